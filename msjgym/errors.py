@@ -1,0 +1,18 @@
+"""Errors that msjgym raises for bad user input.
+
+Every error a user can cause by a scenario, a command-line option or a parameter is a :class:`MsjgymError`;
+its message names the offending key and the valid range, in one line. The command line prints it and exits
+with status 2, without a traceback.
+"""
+
+
+class MsjgymError(ValueError):
+    """Bad user input: the message names the key, the value given, and what is valid."""
+
+
+class ScenarioError(MsjgymError):
+    """A scenario (built-in parameters, TOML file, or ``--param`` override) is invalid."""
+
+
+class PolicyError(MsjgymError):
+    """A policy name is unknown, or the policy cannot run on the given scenario."""
