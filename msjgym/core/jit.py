@@ -14,14 +14,20 @@ from pathlib import Path
 import numba
 from numba.core import caching
 
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+# In a source checkout (editable install) ``msjgym.policies`` lives in ../policies; installed, it is msjgym/policies.
+_POLICIES_DIR = _PACKAGE_DIR / "policies"
+if not _POLICIES_DIR.is_dir():
+    _POLICIES_DIR = _PACKAGE_DIR.parent / "policies"
+_ROOTS = (str(_PACKAGE_DIR) + os.sep, str(_POLICIES_DIR) + os.sep)
 
 
 def _package_stamp() -> str:
     h = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(Path(_PACKAGE_ROOT).rglob("*.py")):
-        h.update(str(path.relative_to(_PACKAGE_ROOT)).encode())
-        h.update(path.read_bytes())
+    for root in _ROOTS:
+        for path in sorted(Path(root).rglob("*.py")) if Path(root).is_dir() else ():
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
     return h.hexdigest()
 
 
@@ -36,7 +42,7 @@ class _PackageCacheLocator(caching.InTreeCacheLocator):
 
     @classmethod
     def from_function(cls, py_func, py_file):
-        if not os.path.realpath(py_file).startswith(_PACKAGE_ROOT):
+        if not os.path.realpath(py_file).startswith(_ROOTS):
             return None
         return super().from_function(py_func, py_file)
 
@@ -45,8 +51,15 @@ if _PackageCacheLocator not in caching.CacheImpl._locator_classes:
     caching.CacheImpl._locator_classes.insert(0, _PackageCacheLocator)
 
 
+_CACHE = os.environ.get("MSJGYM_JIT_CACHE", "1") != "0"
+
+
 def njit(*args, **kwargs):
-    """``numba.njit`` with ``cache=True`` and ``error_model='numpy'`` (no Python exception checks on division)."""
-    kwargs.setdefault("cache", True)
+    """``numba.njit`` with on-disk caching and ``error_model='numpy'`` (no Python exception checks on division).
+
+    Set the environment variable ``MSJGYM_JIT_CACHE=0`` to compile without the cache (to inspect generated code).
+    """
+    kwargs.setdefault("cache", _CACHE)
     kwargs.setdefault("error_model", "numpy")
+    kwargs.setdefault("_nrt", False)
     return numba.njit(*args, **kwargs)

@@ -1,0 +1,562 @@
+"""Scenarios: the papers' systems as built-ins, and user systems as TOML files.
+
+A scenario is a built-in name (see :func:`list_scenarios`) or the path of a TOML file of this shape::
+
+    system = "msj"               # optional, default "msj" (the only system so far)
+    description = "my cluster"   # optional one-line description
+    servers = 10                 # n, identical servers
+    arrival_rate = 2.33          # total Poisson rate λ, jobs per unit time; OR `load = 0.8`; OR arrival_rate per class
+    [[classes]]
+    name = "small"               # optional, default "class1", "class2", ... (1-based)
+    need = 1                     # servers held at once, an integer in [1, servers]
+    probability = 0.9            # fraction of arrivals (or give arrival_rate per class instead, in every class)
+    service = { dist = "exp", rate = 1.0 }
+    [[classes]]
+    need = 10
+    probability = 0.1
+    service = { dist = "hyperexp", mean = 1.0, scv = 10.0 }
+
+Rules:
+    * Give the arrival rate in exactly one way: top-level ``arrival_rate`` (λ), top-level ``load``
+      (ρ = λ Σ_i p_i m_i E[S_i] / n, so λ = ρ n / Σ_i p_i m_i E[S_i]; any ρ in (0, ∞): ρ >= 1 is a valid but unstable
+      scenario), or ``arrival_rate`` in every class (λ_i; then λ = Σ_i λ_i and p_i = λ_i / λ, and classes give no
+      ``probability``).
+    * Probabilities must lie in (0, 1] and sum to 1 within 1e-6 (they are then renormalised to sum to 1 exactly).
+      A single class may omit its probability (it is 1).
+    * ``service`` is a distribution table (see :mod:`msjgym.core.distributions`); relative ``file = ...`` paths
+      are resolved against the TOML file's directory.
+    * Unknown keys are errors. Every error is a :class:`~msjgym.errors.ScenarioError` with a one-line message naming
+      the key path (``classes[1].need``, list indices 0-based), the value and the valid range.
+
+Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_override`):
+    * for a file, KEY is a dotted path into the TOML table, list indices 0-based: ``servers``, ``arrival_rate``,
+      ``classes.1.probability``, ``classes.0.service.rate``. The path must exist, except that setting ``load``
+      replaces ``arrival_rate`` and vice versa (per-class arrival rates then become probabilities p_i = λ_i/λ);
+    * for a built-in, KEY is one of its parameters.
+
+Built-ins (parameters and defaults; each builds a TOML-shaped spec that goes through :func:`model_from_spec`, so
+validation is shared):
+    * ``one-and-n``: servers=10, p_n=0.1, mu_1=1.0, mu_n=1.0, arrival_rate = 0.8 × the FCFS stability threshold μ of
+      Grosof & Ayhan's Lemma 5.3 (≈ 2.33 for the defaults);
+    * ``finite-skip-fig6``, ``finite-skip-fig7``: load=0.6 (ρ = λE[VX]/k with k = 4);
+    * ``zero-queueing-set1``, ``-set2``, ``-set3``: servers=256, load = the set's formula at n,
+      load_split=[1/3, 1/3, 1/3] (class i carries load · load_split_i; the paper does not give its class mix), and
+      for set 3 m3 in {"sqrt", "4th-root", "log"} (√n, 3n^(1/4), log₂ n + 2; default "sqrt").
+      Needs that are not integers (log₂ n for n not a power of 2, 3n^(1/4), ...) are rounded to the nearest
+      integer (halves up) and clipped to [1, n].
+"""
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from msjgym.core.distributions import Distribution, from_spec
+from msjgym.errors import ScenarioError
+from msjgym.systems.msj_model import JobClass, MSJModel
+from msjgym.theory.saturated import one_and_n_throughput
+
+SYSTEMS = ("msj",)
+_TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes")
+_CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
+_PROBABILITY_TOLERANCE = 1e-6
+_CLASS_RATES = "classes[*].arrival_rate"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A resolved scenario.
+
+    Attributes:
+        name: the built-in name, or the file path as given.
+        description: one line.
+        params: for a built-in, its parameters (defaults + overrides, derived defaults filled in); for a file, the
+            full TOML-shaped spec after overrides.
+        model: the validated system model.
+    """
+
+    name: str
+    description: str
+    params: dict
+    model: MSJModel
+
+
+# =====================================================================================================================
+# Shared validation helpers: each raises a one-line ScenarioError "PATH = VALUE: requirement".
+
+
+def _path(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _show(value: object) -> str:
+    text = repr(value.item() if isinstance(value, np.generic) else value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _bad(path: str, value: object, requirement: str) -> ScenarioError:
+    return ScenarioError(f"{path} = {_show(value)}: {requirement}")
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _fmt(x: float) -> str:
+    return "inf" if x == math.inf else f"{x:g}"
+
+
+def _real(value: object, path: str, low: float = 0.0, high: float = math.inf, *,
+          closed: tuple[bool, bool] = (False, False)) -> float:
+    """``value`` as a finite float in the interval (low, high), ends included where ``closed`` says."""
+    ok = (_is_real(value) and math.isfinite(value)
+          and (low <= value if closed[0] else low < value)
+          and (value <= high if closed[1] else value < high))
+    if not ok:
+        interval = f"{'[' if closed[0] else '('}{_fmt(low)}, {_fmt(high)}{']' if closed[1] else ')'}"
+        raise _bad(path, value, f"must be a finite number in {interval}")
+    return float(value)
+
+
+def _integer(value: object, path: str, low: int = 1, high: int | None = None, high_name: str = "") -> int:
+    """``value`` as an int in [low, high] (integral floats such as 10.0 accepted; bools rejected)."""
+    ok = (_is_real(value) and math.isfinite(value) and float(value).is_integer()
+          and low <= value and (high is None or value <= high))
+    if not ok:
+        upper = f"{high_name}={high}" if high_name else f"{high}"
+        rule = f"an integer >= {low}" if high is None else f"an integer in [{low}, {upper}]"
+        raise _bad(path, value, f"must be {rule}")
+    return int(value)
+
+
+def _string(value: object, path: str) -> str:
+    if not isinstance(value, str) or not value.strip() or "\n" in value:
+        raise _bad(path, value, "must be a non-empty one-line string")
+    return value
+
+
+def _choice(value: object, path: str, options: Sequence[str]) -> str:
+    if value not in options:
+        raise _bad(path, value, f"must be one of {', '.join(repr(o) for o in options)}")
+    return str(value)
+
+
+def _table(value: object, path: str) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise _bad(path, value, "must be a table")
+    return value
+
+
+def _check_keys(table: Mapping, where: str, valid: Sequence[str]) -> None:
+    for key in table:
+        if key not in valid:
+            place = f" of {where}" if where else ""
+            raise ScenarioError(f"{_path(where, str(key))}: unknown key; valid keys{place}: {', '.join(valid)}")
+
+
+def _required(table: Mapping, where: str, key: str) -> object:
+    if key not in table:
+        raise ScenarioError(f"{_path(where, key)}: missing (required)")
+    return table[key]
+
+
+def _fractions(value: object, path: str, count: int) -> list[float]:
+    """A list of ``count`` numbers in (0, 1] summing to 1 (within 1e-6), renormalised to sum to 1 exactly."""
+    if not isinstance(value, (list, tuple)) or len(value) != count:
+        raise _bad(path, value, f"must be a list of {count} numbers in (0, 1] summing to 1")
+    parts = [_real(v, f"{path}[{i}]", 0.0, 1.0, closed=(False, True)) for i, v in enumerate(value)]
+    total = math.fsum(parts)
+    if abs(total - 1.0) > _PROBABILITY_TOLERANCE:
+        raise _bad(path, value, f"must sum to 1 (within {_PROBABILITY_TOLERANCE:g}); sum is {total!r}")
+    return [p / total for p in parts]
+
+
+# =====================================================================================================================
+# TOML spec -> MSJModel
+
+
+@dataclass(frozen=True)
+class _ClassSpec:
+    name: str
+    need: int
+    service: Distribution
+    probability: float | None
+    arrival_rate: float | None
+
+
+def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None) -> MSJModel:
+    """Validate a TOML-shaped scenario table (module docstring) and build its :class:`MSJModel`.
+
+    Args:
+        spec: the table, e.g. from ``tomllib.load``.
+        where: key path of ``spec`` inside a larger document, prefixed to every error's key path ("" for a file).
+        base_dir: directory against which relative ``file = ...`` paths of empirical services are resolved.
+    Raises:
+        ScenarioError: one line naming the key path, the value and the valid range.
+    """
+    spec = _table(spec, where or "scenario")
+    _check_keys(spec, where, _TOP_KEYS)
+    _choice(spec.get("system", "msj"), _path(where, "system"), SYSTEMS)
+    if "description" in spec:
+        _string(spec["description"], _path(where, "description"))
+    servers = _integer(_required(spec, where, "servers"), _path(where, "servers"))
+    classes = [_class_from_spec(table, f"{_path(where, 'classes')}[{i}]", i, servers, base_dir)
+               for i, table in enumerate(_class_tables(spec, where))]
+    arrival_rate, probabilities = _arrival_rates(spec, where, classes, servers)
+    job_classes = tuple(JobClass(c.name, c.need, p, c.service) for c, p in zip(classes, probabilities))
+    try:
+        return MSJModel(servers=servers, arrival_rate=arrival_rate, classes=job_classes)
+    except ScenarioError as exc:  # e.g. duplicate class names: the model names the key relative to the spec
+        raise ScenarioError(_path(where, str(exc))) from None
+
+
+def _class_tables(spec: Mapping, where: str) -> list[Mapping]:
+    path = _path(where, "classes")
+    tables = _required(spec, where, "classes")
+    if not isinstance(tables, list) or not tables:
+        raise _bad(path, tables, "must be a non-empty array of tables ([[classes]])")
+    return [_table(t, f"{path}[{i}]") for i, t in enumerate(tables)]
+
+
+def _class_from_spec(table: Mapping, path: str, index: int, servers: int, base_dir: Path | None) -> _ClassSpec:
+    _check_keys(table, path, _CLASS_KEYS)
+    name = _string(table.get("name", f"class{index + 1}"), _path(path, "name"))
+    need = _integer(_required(table, path, "need"), _path(path, "need"), 1, servers, "servers")
+    service_path = _path(path, "service")
+    service = from_spec(_table(_required(table, path, "service"), service_path), where=service_path,
+                        base_dir=base_dir)
+    probability = table.get("probability")
+    if probability is not None:
+        probability = _real(probability, _path(path, "probability"), 0.0, 1.0, closed=(False, True))
+    rate = table.get("arrival_rate")
+    if rate is not None:
+        rate = _real(rate, _path(path, "arrival_rate"))
+    return _ClassSpec(name, need, service, probability, rate)
+
+
+def _arrival_rates(spec: Mapping, where: str, classes: list[_ClassSpec], servers: int) -> tuple[float, list[float]]:
+    """(λ, [p_i]) from exactly one of: top-level arrival_rate, top-level load, per-class arrival_rate."""
+    given = [_path(where, k) for k in ("arrival_rate", "load") if k in spec]
+    if any(c.arrival_rate is not None for c in classes):
+        given.append(_path(where, _CLASS_RATES))
+    if len(given) != 1:
+        problem = f"{', '.join(given)}:" if given else f"{_path(where, 'arrival_rate')}: missing;"
+        raise ScenarioError(f"{problem} give the arrival rate in exactly one way: arrival_rate (λ), load (ρ), or "
+                            f"arrival_rate in every class")
+    if given[0].endswith(_CLASS_RATES):
+        return _rates_from_classes(classes, _path(where, "classes"))
+    probabilities = _probabilities(classes, _path(where, "classes"))
+    if "arrival_rate" in spec:
+        return _real(spec["arrival_rate"], _path(where, "arrival_rate")), probabilities
+    load = _real(spec["load"], _path(where, "load"))
+    offered_per_job = math.fsum(p * c.need * c.service.mean for p, c in zip(probabilities, classes))
+    return load * servers / offered_per_job, probabilities
+
+
+def _rates_from_classes(classes: list[_ClassSpec], where: str) -> tuple[float, list[float]]:
+    for i, c in enumerate(classes):
+        if c.arrival_rate is None:
+            raise ScenarioError(f"{where}[{i}].arrival_rate: missing; per-class arrival rates must be given in "
+                                f"every class")
+        if c.probability is not None:
+            raise ScenarioError(f"{where}[{i}].probability: not allowed with per-class arrival_rate "
+                                f"(p_i = λ_i/λ is derived)")
+    total = math.fsum(c.arrival_rate for c in classes)
+    return total, [c.arrival_rate / total for c in classes]
+
+
+def _probabilities(classes: list[_ClassSpec], where: str) -> list[float]:
+    if len(classes) == 1 and classes[0].probability is None:
+        return [1.0]
+    for i, c in enumerate(classes):
+        if c.probability is None:
+            raise ScenarioError(f"{where}[{i}].probability: missing; required when there are several classes "
+                                f"and no per-class arrival_rate")
+    return _fractions([c.probability for c in classes], f"{where}[*].probability", len(classes))
+
+
+# =====================================================================================================================
+# Overrides
+
+
+_BARE_WORD = re.compile(r"[\w.+\-/:~]+")
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """Parse ``KEY=VALUE``; VALUE is a TOML value (int, float, "string", bool, [list]) or a bare word (a string).
+
+    >>> parse_override("servers=32")
+    ('servers', 32)
+    >>> parse_override("m3=4th-root")
+    ('m3', '4th-root')
+    """
+    key, sep, raw = text.partition("=")
+    key, raw = key.strip(), raw.strip()
+    if not sep or not key:
+        raise ScenarioError(f"override {text!r}: expected KEY=VALUE, e.g. servers=32")
+    if not raw or "\n" in raw:
+        raise ScenarioError(f"override {key} = {raw!r}: expected one TOML value or a bare word after '='")
+    try:
+        return key, tomllib.loads(f"value = {raw}")["value"]
+    except tomllib.TOMLDecodeError:
+        if not _BARE_WORD.fullmatch(raw):
+            raise ScenarioError(f"override {key} = {raw!r}: not a TOML value (number, \"string\", true/false, "
+                                f"[list]) nor a bare word") from None
+        return key, raw
+
+
+def _apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
+    """A deep copy of ``spec`` with each dotted-path override set (module docstring)."""
+    spec = copy.deepcopy(spec)
+    for key, value in overrides.items():
+        if key in ("load", "arrival_rate"):
+            _set_total_rate(spec, key, value)
+            continue
+        container, leaf = _locate(spec, key)
+        container[leaf] = copy.deepcopy(value)
+    return spec
+
+
+def _locate(spec: dict, key: str) -> tuple[dict | list, str | int]:
+    """The container holding dotted path ``key`` and the leaf key/index in it; the path must exist."""
+    parts = key.split(".")
+    node: object = spec
+    for depth, part in enumerate(parts[:-1]):
+        node = node[_step(node, part, key, ".".join(parts[:depth + 1]))]
+    return node, _step(node, parts[-1], key, key)
+
+
+def _step(node: object, part: str, key: str, here: str) -> str | int:
+    """The key or 0-based index ``part`` into ``node``, which must exist (``here`` is the path so far)."""
+    if isinstance(node, list):
+        if part.isdigit() and int(part) < len(node):
+            return int(part)
+        raise ScenarioError(f"override {key}: no entry {here} (list indices are 0-based, {len(node)} entries)")
+    if isinstance(node, dict):
+        if part in node:
+            return part
+        valid = ", ".join(str(k) for k in node) or "(none)"
+        raise ScenarioError(f"override {key}: no key {here} in the scenario; keys there: {valid}")
+    raise ScenarioError(f"override {key}: {here.rpartition('.')[0]} is a value, not a table or array")
+
+
+def _set_total_rate(spec: dict, key: str, value: object) -> None:
+    """Set top-level ``load`` or ``arrival_rate``, dropping the other and turning per-class rates into probabilities."""
+    spec.pop("load" if key == "arrival_rate" else "arrival_rate", None)
+    spec[key] = value
+    classes = spec.get("classes")
+    if not isinstance(classes, list) or not all(isinstance(c, dict) and "arrival_rate" in c for c in classes):
+        return
+    rates = [c["arrival_rate"] for c in classes]
+    if all(_is_real(r) and math.isfinite(r) and r > 0 for r in rates):
+        total = math.fsum(rates)
+        for c, rate in zip(classes, rates):
+            del c["arrival_rate"]
+            c["probability"] = rate / total
+
+
+# =====================================================================================================================
+# Built-ins
+
+
+@dataclass(frozen=True)
+class _Param:
+    """A built-in's parameter: its default (None: derived from the other parameters by the builder)."""
+
+    default: object
+    label: str = ""  # how the default is shown in error messages (required for a derived default)
+
+    def shown(self) -> str:
+        return self.label or repr(self.default)
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    description: str
+    params: Mapping[str, _Param]
+    build: Callable[[dict[str, object]], tuple[dict, dict]]  # merged params -> (resolved params, TOML-shaped spec)
+
+
+def _exp(rate: float) -> dict:
+    return {"dist": "exp", "rate": rate}
+
+
+def _build_one_and_n(p: dict[str, object]) -> tuple[dict, dict]:
+    """Grosof & Ayhan's "1 and n" system (notes §1.1): class "1" needs 1 server (Exp(mu_1) durations) w.p. 1 − p_n,
+    class "n" needs all n (Exp(mu_n)) w.p. p_n; a class of probability 0 is left out. Default λ = 0.8 μ, μ of Lemma 5.3.
+    """
+    n = _integer(p["servers"], "servers")
+    p_n = _real(p["p_n"], "p_n", 0.0, 1.0, closed=(True, True))
+    mu_1, mu_n = _real(p["mu_1"], "mu_1"), _real(p["mu_n"], "mu_n")
+    rate = p["arrival_rate"]
+    rate = _real(0.8 * one_and_n_throughput(n, p_n, mu_1, mu_n) if rate is None else rate, "arrival_rate")
+    classes = [{"name": "1", "need": 1, "probability": 1.0 - p_n, "service": _exp(mu_1)},
+               {"name": "n", "need": n, "probability": p_n, "service": _exp(mu_n)}]
+    spec = {"system": "msj", "servers": n, "arrival_rate": rate,
+            "classes": [c for c in classes if c["probability"] > 0]}  # p_n in {0, 1} leaves one class
+    return {"servers": n, "p_n": p_n, "mu_1": mu_1, "mu_n": mu_n, "arrival_rate": rate}, spec
+
+
+# (need, rate of the Exp duration, probability) per class; Grosof, Harchol-Balter & Scheller-Wolf, Figs. 6 and 7.
+_FINITE_SKIP_MIXES = {
+    "finite-skip-fig6": ((1, 5.0, 1 / 3), (2, 2.0, 1 / 3), (4, 0.5, 1 / 3)),
+    "finite-skip-fig7": ((1, 1.0, 4 / 7), (2, 8.0, 2 / 7), (4, 64.0, 1 / 7)),
+}
+
+
+def _finite_skip_builder(figure: str) -> Callable[[dict[str, object]], tuple[dict, dict]]:
+    def build(p: dict[str, object]) -> tuple[dict, dict]:
+        """k = 4 servers, Exp(rate) durations; λ from ρ = λE[VX]/k (finite-skip notes §4, Figs. 6 and 7)."""
+        load = _real(p["load"], "load")
+        classes = [{"name": f"v{need}", "need": need, "probability": prob, "service": _exp(rate)}
+                   for need, rate, prob in _FINITE_SKIP_MIXES[figure]]
+        return {"load": load}, {"system": "msj", "servers": 4, "load": load, "classes": classes}
+    return build
+
+
+_ZQ_RATES = (0.25, 0.5, 1.0)
+_ZQ_M3 = {"sqrt": lambda n: math.sqrt(n), "4th-root": lambda n: 3.0 * n ** 0.25, "log": lambda n: math.log2(n) + 2}
+_ZQ_LOAD = {
+    1: ("1 − n^(−0.1)/4", lambda n: 1.0 - 0.25 * n ** -0.1),
+    2: ("1 − n^(−0.3)", lambda n: 1.0 - n ** -0.3),
+    3: ("1 − n^(−0.1)/4", lambda n: 1.0 - 0.25 * n ** -0.1),
+}
+
+
+def _round_need(x: float, servers: int) -> int:
+    """Nearest integer (halves up), clipped to [1, servers]."""
+    return min(max(math.floor(x + 0.5), 1), servers)
+
+
+def _zero_queueing_builder(set_number: int) -> Callable[[dict[str, object]], tuple[dict, dict]]:
+    def build(p: dict[str, object]) -> tuple[dict, dict]:
+        """Sets I–III of Wang, Xie & Harchol-Balter §7 (notes §4): μ = (0.25, 0.5, 1), needs (3, log₂ n, m3) rounded
+        to the nearest integer and clipped to [1, n]; class i carries load ρ_i = load · load_split_i, so
+        λ_i = n ρ_i μ_i / m_i. The paper does not state its class mix (notes §5 item 1): equal thirds by default.
+        """
+        n = _integer(p["servers"], "servers")
+        m3_rule = _choice(p.get("m3", "sqrt"), "m3", tuple(_ZQ_M3))
+        load = _real(_ZQ_LOAD[set_number][1](n) if p["load"] is None else p["load"], "load")
+        split = _fractions(p["load_split"], "load_split", 3)
+        needs = [_round_need(x, n) for x in (3.0, math.log2(n), _ZQ_M3[m3_rule](n))]
+        classes = [{"name": f"c{i + 1}", "need": m, "arrival_rate": n * load * share * mu / m,  # λ_i = nρ_iμ_i/m_i
+                    "service": _exp(mu)}
+                   for i, (m, mu, share) in enumerate(zip(needs, _ZQ_RATES, split))]
+        params = {"servers": n, "load": load, "load_split": split} | ({"m3": m3_rule} if set_number == 3 else {})
+        return params, {"system": "msj", "servers": n, "classes": classes}
+    return build
+
+
+def _zero_queueing_params(set_number: int) -> dict[str, _Param]:
+    params = {"servers": _Param(256),
+              "load": _Param(None, f"{_ZQ_LOAD[set_number][0]} at n=servers"),
+              "load_split": _Param([1 / 3, 1 / 3, 1 / 3], "[1/3, 1/3, 1/3]")}
+    return params | ({"m3": _Param("sqrt")} if set_number == 3 else {})
+
+
+_FS_CITE = ("the MSJ setting of Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver "
+            "analysis',")
+_ZQ_CITE = "Wang, Xie & Harchol-Balter, 'Zero Queueing for Multi-Server Jobs' (2021) §7"
+_ZQ_MIX = "the paper does not give the class load split (notes §5 item 1): load_split, default equal thirds"
+_BUILTINS: dict[str, _Builtin] = {
+    "one-and-n": _Builtin(
+        "the '1 and n' FCFS system of Grosof & Ayhan, 'Multiserver-job Response Time under Multilevel Scaling': "
+        "jobs need 1 or all n servers, Exp durations; default λ = 0.8 × the FCFS stability threshold μ (Lemma 5.3)",
+        {"servers": _Param(10), "p_n": _Param(0.1), "mu_1": _Param(1.0), "mu_n": _Param(1.0),
+         "arrival_rate": _Param(None, "0.8 × the FCFS stability threshold μ (Lemma 5.3)")},
+        _build_one_and_n),
+    "finite-skip-fig6": _Builtin(
+        f"{_FS_CITE} Fig. 6: k=4, (need, duration) = (1, Exp(5)), (2, Exp(2)), (4, Exp(0.5)) each w.p. 1/3",
+        {"load": _Param(0.6)}, _finite_skip_builder("finite-skip-fig6")),
+    "finite-skip-fig7": _Builtin(
+        f"{_FS_CITE} Fig. 7: k=4, (need, duration) = (1, Exp(1)) w.p. 4/7, (2, Exp(8)) w.p. 2/7, (4, Exp(64)) "
+        "w.p. 1/7",
+        {"load": _Param(0.6)}, _finite_skip_builder("finite-skip-fig7")),
+    "zero-queueing-set1": _Builtin(
+        f"{_ZQ_CITE} Set I: K=3, μ=(0.25, 0.5, 1), needs (3, log2 n, √n), ρ = 1 − n^(−0.1)/4; {_ZQ_MIX}",
+        _zero_queueing_params(1), _zero_queueing_builder(1)),
+    "zero-queueing-set2": _Builtin(
+        f"{_ZQ_CITE} Set II: K=3, μ=(0.25, 0.5, 1), needs (3, log2 n, √n), ρ = 1 − n^(−0.3); {_ZQ_MIX}",
+        _zero_queueing_params(2), _zero_queueing_builder(2)),
+    "zero-queueing-set3": _Builtin(
+        f"{_ZQ_CITE} Set III: K=3, μ=(0.25, 0.5, 1), needs (3, log2 n, m3 ∈ {{√n, 3n^(1/4), log2 n + 2}}), "
+        f"ρ = 1 − n^(−0.1)/4; {_ZQ_MIX}",
+        _zero_queueing_params(3), _zero_queueing_builder(3)),
+}
+
+
+# =====================================================================================================================
+# Public entry points
+
+
+def list_scenarios() -> list[tuple[str, str]]:
+    """The built-in scenarios as (name, one-line description)."""
+    return [(name, b.description) for name, b in _BUILTINS.items()]
+
+
+def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = None) -> Scenario:
+    """Resolve a built-in name or a TOML file path, apply ``overrides``, and validate.
+
+    Args:
+        name_or_path: a built-in name (:func:`list_scenarios`) or the path of a TOML scenario file.
+        overrides: for a built-in, parameter values by name; for a file, values by dotted key path.
+    Raises:
+        ScenarioError: one line naming the scenario, the key and the valid values.
+    """
+    name = str(name_or_path)
+    overrides = dict(overrides or {})
+    if name in _BUILTINS:
+        return _load_builtin(name, overrides)
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise ScenarioError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "
+                            f"{', '.join(_BUILTINS)}")
+    return _load_file(name, path, overrides)
+
+
+def _load_builtin(name: str, overrides: dict[str, object]) -> Scenario:
+    builtin = _BUILTINS[name]
+    unknown = [key for key in overrides if key not in builtin.params]
+    if unknown:
+        valid = ", ".join(f"{k}={p.shown()}" for k, p in builtin.params.items())
+        raise ScenarioError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}")
+    merged = {key: param.default for key, param in builtin.params.items()} | overrides
+    try:
+        params, spec = builtin.build(merged)
+        model = model_from_spec(spec)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{name}: {exc}") from None
+    return Scenario(name=name, description=builtin.description, params=params, model=model)
+
+
+def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
+    try:
+        with path.open("rb") as f:
+            raw = tomllib.load(f)
+        spec = _apply_file_overrides(raw, overrides)
+        model = model_from_spec(spec, base_dir=path.resolve().parent)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{name}: malformed TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
+    except ScenarioError as exc:
+        raise ScenarioError(f"{name}: {exc}") from None
+    description = spec.get("description") or _summary(model)
+    return Scenario(name=name, description=description, params=spec, model=model)
+
+
+def _summary(model: MSJModel) -> str:
+    classes = ", ".join(f"{c.name}: need {c.need}, p={c.probability:.3g}, {c.service}" for c in model.classes)
+    return (f"MSJ scenario file: n={model.servers}, λ={model.arrival_rate:.4g}, ρ={model.load:.3g}; "
+            f"classes {classes}")

@@ -1,0 +1,105 @@
+"""Output analysis: metrics from a replication's accumulators, and Student-t confidence intervals.
+
+Each replication (or, with a single replication, each measurement batch) yields one value per metric, computed as
+a ratio of sums over its measured jobs or time (e.g. mean response time = Σ response times / jobs completed).
+The reported mean is the mean of those values and the CI half-width is t_{0.975, r-1} · s / √r over the r values
+(independent replications, or batch means within one replication; Law, *Simulation Modeling and Analysis*, §9.4–9.5).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from msjgym.core import histogram
+from msjgym.systems.msj import (
+    B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W)
+
+PERCENTILES = {"response_time_p95": 0.95, "response_time_p99": 0.99}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with the half-width of its 95 % confidence interval (NaN when it cannot be computed)."""
+
+    mean: float
+    ci95: float
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"mean": _json_float(self.mean), "ci95": _json_float(self.ci95)}
+
+
+def _json_float(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def t_interval(values: np.ndarray, level: float = 0.95) -> Estimate:
+    """Mean and Student-t CI half-width of i.i.d. ``values`` (NaN entries are an error, not dropped)."""
+    values = np.asarray(values, dtype=np.float64)
+    r = values.size
+    if r == 0:
+        return Estimate(math.nan, math.nan)
+    if np.isnan(values).any():
+        return Estimate(math.nan, math.nan)
+    mean = float(values.mean())
+    if r < 2:
+        return Estimate(mean, math.nan)
+    if np.isinf(values).any():
+        return Estimate(mean, math.nan)
+    half = float(stats.t.ppf(0.5 + level / 2, r - 1) * values.std(ddof=1) / math.sqrt(r))
+    return Estimate(mean, half)
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den > 0 else math.nan
+
+
+def open_metrics(bstat: np.ndarray, time: float, hist: np.ndarray, needs: np.ndarray, servers: int,
+                 class_names: list[str]) -> dict[str, float]:
+    """Metrics of an open system from accumulators summed over a set of batches.
+
+    Args:
+        bstat: ``float[K, NBS]`` per-class sums (see ``msjgym.systems.msj`` B_* fields).
+        time: measured time.
+        hist: ``int[K, NBINS]`` response-time histograms.
+        needs: servers held by a job of each class.
+        servers: n.
+        class_names: names for the per-class metrics ``NAME[CLASS]``.
+
+    Times are in the scenario's time unit; counts are time averages; ``queueing_probability`` is the fraction of
+    measured arrivals that did not start service at once.
+    """
+    out: dict[str, float] = {}
+
+    def put(name: str, rows: np.ndarray | slice, suffix: str = "") -> None:
+        s = bstat[rows].reshape(-1, bstat.shape[-1]).sum(axis=0)
+        h = hist[rows].reshape(-1, hist.shape[-1]).sum(axis=0)
+        busy = float(np.sum(bstat[rows, B_AREA_X] * needs[rows]))
+        out["response_time" + suffix] = _ratio(s[B_SUM_T], s[B_NDONE])
+        out["waiting_time" + suffix] = _ratio(s[B_SUM_W], s[B_NDONE])
+        out["number_in_system" + suffix] = _ratio(s[B_AREA_N], time)
+        out["number_in_queue" + suffix] = _ratio(s[B_AREA_N] - s[B_AREA_X], time)
+        out["utilization" + suffix] = _ratio(busy, time * servers)
+        out["queueing_probability" + suffix] = _ratio(s[B_NQUEUED], s[B_NARR])
+        out["throughput" + suffix] = _ratio(s[B_NCOMP], time)
+        for pname, q in PERCENTILES.items():
+            out[pname + suffix] = histogram.quantile(h, q) if h.sum() else math.nan
+
+    put("", slice(None))
+    for c, name in enumerate(class_names):
+        put(name, np.array([c]), f"[{name}]")
+    return out
+
+
+def saturated_metrics(bstat: np.ndarray, time: float, needs: np.ndarray, servers: int,
+                      class_names: list[str]) -> dict[str, float]:
+    """Metrics of a saturated (closed) system: throughput (jobs per unit time), per class, and utilization."""
+    out = {
+        "throughput": _ratio(bstat[:, B_NCOMP].sum(), time),
+        "utilization": _ratio(float(np.sum(bstat[:, B_AREA_X] * needs)), time * servers),
+    }
+    for c, name in enumerate(class_names):
+        out[f"throughput[{name}]"] = _ratio(bstat[c, B_NCOMP], time)
+    return out

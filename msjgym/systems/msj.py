@@ -1,0 +1,432 @@
+"""State layout and compiled transitions of the multiserver-job (MSJ) system.
+
+State is plain data: a few numpy arrays with a leading batch axis B (independent systems that advance together;
+one simulation is the batch of one). Index constants name the fields of each array.
+
+Jobs of each class form a doubly linked list in arrival order. Every built-in policy keeps, within each class,
+the jobs in service as a *prefix* of that list (the oldest ``x_c`` class-c jobs are the ones served), so a
+policy is fully described by per-class target counts, and ``C_BOUND`` points at the first waiting job of the class.
+Starting a job takes the first waiting job of its class; preempting takes the youngest served one
+(preempt-resume: its remaining duration is kept). Jobs in service sit in a binary heap keyed on completion time
+(ties: older job first), so general duration laws need no event calendar beyond it.
+
+Time-average statistics are integrated lazily per class (an area is updated only when a class's counts change).
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from msjgym.core.jit import njit
+
+# ---------------------------------------------------------------- state fields
+# sys_i[b, :] (int64 scalars per system)
+S_NJOBS = 0  # jobs in system
+S_NSERV = 1  # jobs in service
+S_BUSY = 2  # busy servers
+S_SEQ = 3  # next arrival sequence number
+S_NARR = 4  # jobs generated so far (arrivals, or backlog refills in saturated mode)
+S_NCOMP = 5  # completions so far
+S_EVENTS = 6  # events processed (arrivals + completions)
+S_HEAPN = 7  # heap size (== S_NSERV)
+S_NFREE = 8  # free job slots
+S_BATCH = 9  # current measurement batch: -1 during warm-up, NB after the window
+S_MEAS = 10  # measured jobs still in system
+S_STATUS = 11  # RUNNING, DONE, UNSTABLE, NEED_CAPACITY, INVARIANT
+S_FRONT_NEED = 12  # total need of the jobs in the front (ServerFilling)
+S_NCHK = 13  # checkpoints recorded (instability detector)
+S_NEXT_CHK = 14  # event count of the next checkpoint
+S_ERROR = 15  # debug: code of the violated invariant
+NSI = 16
+
+# sys_f[b, :] (float64 scalars per system)
+T_NOW = 0  # current time
+T_NEXT_ARR = 1  # time of the next arrival (inf in saturated mode)
+T_BATCH = 2  # start time of the current batch
+T_GROWTH = 3  # growth rate of the number in system when flagged unstable (jobs per unit time)
+NSF = 4
+
+# cls_i[b, c, :]
+C_HEAD = 0  # oldest class-c job (-1: none)
+C_TAIL = 1  # youngest class-c job
+C_BOUND = 2  # first waiting class-c job (-1: none waiting)
+C_N = 3  # class-c jobs in system
+C_X = 4  # class-c jobs in service
+C_FEND = 5  # first class-c job outside the front (-1: all in front) (ServerFilling)
+C_F = 6  # class-c jobs in the front (ServerFilling)
+NCI = 7
+
+# cls_f[b, c, :]
+C_LAST = 0  # time up to which the class's areas are integrated
+C_AREA_N = 1  # ∫ (class-c jobs in system) dt since the last flush
+C_AREA_X = 2  # ∫ (class-c jobs in service) dt since the last flush
+NCF = 3
+
+# job_i[b, j, :]
+J_CLS = 0
+J_SEQ = 1
+J_NEXT = 2  # next (younger) job of the same class, -1 if none
+J_PREV = 3  # previous (older) job of the same class, -1 if none
+J_HPOS = 4  # position in the heap when in service, -1 when waiting
+J_BATCH = 5  # measurement batch of the job's arrival, -1 if not measured
+NJI = 6
+
+# job_f[b, j, :]
+J_ARR = 0  # arrival time
+J_SIZE = 1  # service duration (time units, holding `need` servers)
+J_REM = 2  # remaining duration at the last start (or preemption)
+J_START = 3  # time of the last start
+J_DONE = 4  # completion time while in service
+NJF = 5
+
+# bstat[b, batch, c, :] (per measurement batch and class)
+B_SUM_T = 0  # sum of response times of measured jobs that completed
+B_SUM_W = 1  # sum of waiting times (response − duration)
+B_NDONE = 2  # measured jobs completed
+B_NARR = 3  # measured arrivals
+B_NQUEUED = 4  # measured arrivals that did not start service at once
+B_AREA_N = 5  # ∫ jobs in system dt over the batch
+B_AREA_X = 6  # ∫ jobs in service dt over the batch
+B_NCOMP = 7  # completions during the batch (any job)
+NBS = 8
+
+# statuses
+RUNNING = 0
+DONE = 1
+UNSTABLE = 2
+NEED_CAPACITY = 3
+INVARIANT = 4
+
+# params.ints[:]
+P_SERVERS = 0
+P_K = 1
+P_POLICY = 2
+P_SATURATED = 3
+P_BACKLOG = 4
+P_WARMUP = 5
+P_JOBS = 6
+P_NBATCH = 7
+P_DEBUG = 8
+P_GROUPS = 9
+P_DETECT = 10  # instability detection on/off
+NPI = 11
+
+# params.floats[:]
+P_LAMBDA = 0
+NPF = 1
+
+MSJState = namedtuple(
+    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat btime hist chk")
+MSJState.__doc__ = "Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis)."
+
+MSJParams = namedtuple(
+    "MSJParams", "ints floats need cumprob dkind dstart ddata grp_of grp_need grp_ptr grp_cls")
+MSJParams.__doc__ = """Read-only parameters shared by the B systems.
+
+need[K], cumprob[K] (cumulative class probabilities), dkind/dstart/ddata (encoded duration laws), and need groups
+(classes with equal need, groups ordered by decreasing need): grp_of[K], grp_need[G], grp_ptr[G+1], grp_cls[K].
+"""
+
+INF = np.inf
+
+
+# ---------------------------------------------------------------- lazy integration
+@njit(inline="always")
+def touch(st, b, c):
+    """Integrate class c's counts up to now (call before changing C_N or C_X)."""
+    now = st.sys_f[b, T_NOW]
+    dt = now - st.cls_f[b, c, C_LAST]
+    if dt > 0.0:
+        st.cls_f[b, c, C_AREA_N] += st.cls_i[b, c, C_N] * dt
+        st.cls_f[b, c, C_AREA_X] += st.cls_i[b, c, C_X] * dt
+    st.cls_f[b, c, C_LAST] = now
+
+
+# ---------------------------------------------------------------- completion-time heap
+@njit(inline="always")
+def _before(st, b, i, j):
+    """Does job i complete before job j (older first on equal times)?"""
+    di = st.job_f[b, i, J_DONE]
+    dj = st.job_f[b, j, J_DONE]
+    return di < dj or (di == dj and st.job_i[b, i, J_SEQ] < st.job_i[b, j, J_SEQ])
+
+
+@njit(inline="always")
+def _sift_up(st, b, pos):
+    h = st.heap
+    j = h[b, pos]
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        p = h[b, parent]
+        if not _before(st, b, j, p):
+            break
+        h[b, pos] = p
+        st.job_i[b, p, J_HPOS] = pos
+        pos = parent
+    h[b, pos] = j
+    st.job_i[b, j, J_HPOS] = pos
+
+
+@njit(inline="always")
+def _sift_down(st, b, pos):
+    h = st.heap
+    n = st.sys_i[b, S_HEAPN]
+    j = h[b, pos]
+    while True:
+        child = 2 * pos + 1
+        if child >= n:
+            break
+        if child + 1 < n and _before(st, b, h[b, child + 1], h[b, child]):
+            child += 1
+        cj = h[b, child]
+        if not _before(st, b, cj, j):
+            break
+        h[b, pos] = cj
+        st.job_i[b, cj, J_HPOS] = pos
+        pos = child
+    h[b, pos] = j
+    st.job_i[b, j, J_HPOS] = pos
+
+
+@njit(inline="always")
+def heap_push(st, b, j):
+    pos = st.sys_i[b, S_HEAPN]
+    st.sys_i[b, S_HEAPN] = pos + 1
+    st.heap[b, pos] = j
+    _sift_up(st, b, pos)
+
+
+@njit(inline="always")
+def heap_remove(st, b, j):
+    pos = st.job_i[b, j, J_HPOS]
+    last = st.sys_i[b, S_HEAPN] - 1
+    st.sys_i[b, S_HEAPN] = last
+    st.job_i[b, j, J_HPOS] = -1
+    if pos == last:
+        return
+    moved = st.heap[b, last]
+    st.heap[b, pos] = moved
+    st.job_i[b, moved, J_HPOS] = pos
+    if pos > 0 and _before(st, b, moved, st.heap[b, (pos - 1) >> 1]):
+        _sift_up(st, b, pos)
+    else:
+        _sift_down(st, b, pos)
+
+
+@njit(inline="always")
+def next_completion_time(st, b):
+    if st.sys_i[b, S_HEAPN] == 0:
+        return INF
+    return st.job_f[b, st.heap[b, 0], J_DONE]
+
+
+# ---------------------------------------------------------------- starting and preempting
+@njit(inline="always")
+def start_next(st, pr, b, c):
+    """Start the oldest waiting class-c job (there must be one and it must fit)."""
+    j = st.cls_i[b, c, C_BOUND]
+    touch(st, b, c)
+    now = st.sys_f[b, T_NOW]
+    st.job_f[b, j, J_START] = now
+    st.job_f[b, j, J_DONE] = now + st.job_f[b, j, J_REM]
+    heap_push(st, b, j)
+    st.cls_i[b, c, C_BOUND] = st.job_i[b, j, J_NEXT]
+    st.cls_i[b, c, C_X] += 1
+    st.sys_i[b, S_NSERV] += 1
+    st.sys_i[b, S_BUSY] += pr.need[c]
+
+
+@njit(inline="always")
+def preempt_last(st, pr, b, c):
+    """Preempt the youngest class-c job in service (preempt-resume: its remaining duration is kept)."""
+    bound = st.cls_i[b, c, C_BOUND]
+    j = st.cls_i[b, c, C_TAIL] if bound < 0 else st.job_i[b, bound, J_PREV]
+    touch(st, b, c)
+    heap_remove(st, b, j)
+    st.job_f[b, j, J_REM] -= st.sys_f[b, T_NOW] - st.job_f[b, j, J_START]
+    st.cls_i[b, c, C_BOUND] = j
+    st.cls_i[b, c, C_X] -= 1
+    st.sys_i[b, S_NSERV] -= 1
+    st.sys_i[b, S_BUSY] -= pr.need[c]
+
+
+@njit(inline="always")
+def apply_targets(st, pr, b):
+    """Make the oldest ``scratch[b, c]`` class-c jobs the ones in service: preempt first, then start."""
+    K = pr.ints[P_K]
+    for c in range(K):
+        while st.cls_i[b, c, C_X] > st.scratch[b, c]:
+            preempt_last(st, pr, b, c)
+    for c in range(K):
+        while st.cls_i[b, c, C_X] < st.scratch[b, c]:
+            start_next(st, pr, b, c)
+
+
+# ---------------------------------------------------------------- jobs entering and leaving
+@njit(inline="always")
+def add_job(st, pr, b, c, size, batch):
+    """Append a class-c job of duration ``size`` arriving now; returns its slot. Does not schedule it.
+
+    The caller must have checked that a free slot exists (``sys_i[b, S_NFREE] > 0``).
+    """
+    nfree = st.sys_i[b, S_NFREE] - 1
+    st.sys_i[b, S_NFREE] = nfree
+    j = st.slots[b, nfree]
+    touch(st, b, c)
+    st.job_i[b, j, J_CLS] = c
+    st.job_i[b, j, J_SEQ] = st.sys_i[b, S_SEQ]
+    st.sys_i[b, S_SEQ] += 1
+    st.job_i[b, j, J_HPOS] = -1
+    st.job_i[b, j, J_BATCH] = batch
+    now = st.sys_f[b, T_NOW]
+    st.job_f[b, j, J_ARR] = now
+    st.job_f[b, j, J_SIZE] = size
+    st.job_f[b, j, J_REM] = size
+    tail = st.cls_i[b, c, C_TAIL]
+    st.job_i[b, j, J_PREV] = tail
+    st.job_i[b, j, J_NEXT] = -1
+    if tail < 0:
+        st.cls_i[b, c, C_HEAD] = j
+    else:
+        st.job_i[b, tail, J_NEXT] = j
+    st.cls_i[b, c, C_TAIL] = j
+    if st.cls_i[b, c, C_BOUND] < 0:
+        st.cls_i[b, c, C_BOUND] = j
+    st.cls_i[b, c, C_N] += 1
+    st.sys_i[b, S_NJOBS] += 1
+    if batch >= 0:
+        st.sys_i[b, S_MEAS] += 1
+    return j
+
+
+@njit(inline="always")
+def remove_job(st, pr, b, j):
+    """Take job j (in service, already out of the heap) out of the system and free its slot."""
+    c = st.job_i[b, j, J_CLS]
+    touch(st, b, c)
+    prev = st.job_i[b, j, J_PREV]
+    nxt = st.job_i[b, j, J_NEXT]
+    if prev < 0:
+        st.cls_i[b, c, C_HEAD] = nxt
+    else:
+        st.job_i[b, prev, J_NEXT] = nxt
+    if nxt < 0:
+        st.cls_i[b, c, C_TAIL] = prev
+    else:
+        st.job_i[b, nxt, J_PREV] = prev
+    st.cls_i[b, c, C_N] -= 1
+    st.cls_i[b, c, C_X] -= 1
+    st.sys_i[b, S_NJOBS] -= 1
+    st.sys_i[b, S_NSERV] -= 1
+    st.sys_i[b, S_BUSY] -= pr.need[c]
+    if st.job_i[b, j, J_BATCH] >= 0:
+        st.sys_i[b, S_MEAS] -= 1
+    st.slots[b, st.sys_i[b, S_NFREE]] = j
+    st.sys_i[b, S_NFREE] += 1
+
+
+# ---------------------------------------------------------------- queries used by policies
+@njit(inline="always")
+def seq_of(st, b, j):
+    return st.job_i[b, j, J_SEQ]
+
+
+@njit
+def check_invariants(st, pr, b):
+    """Debug mode: return 0 if the state is consistent, else a code naming the first violated invariant.
+
+    1 over-allocation (busy > servers); 2 busy != Σ need·in-service; 3 class list count mismatch; 4 in-service jobs
+    are not a prefix of their class list; 5 class list out of arrival order; 6 heap size mismatch; 7 heap order.
+    """
+    n = pr.ints[P_SERVERS]
+    K = pr.ints[P_K]
+    if st.sys_i[b, S_BUSY] > n or st.sys_i[b, S_BUSY] < 0:
+        return 1
+    busy = 0
+    nserv = 0
+    for c in range(K):
+        busy += st.cls_i[b, c, C_X] * pr.need[c]
+        nserv += st.cls_i[b, c, C_X]
+        j = st.cls_i[b, c, C_HEAD]
+        count = 0
+        last_seq = -1
+        while j >= 0:
+            in_service = st.job_i[b, j, J_HPOS] >= 0
+            if in_service != (count < st.cls_i[b, c, C_X]):
+                return 4
+            if count == st.cls_i[b, c, C_X] and st.cls_i[b, c, C_BOUND] != j:
+                return 4
+            if st.job_i[b, j, J_SEQ] <= last_seq:
+                return 5
+            last_seq = st.job_i[b, j, J_SEQ]
+            count += 1
+            j = st.job_i[b, j, J_NEXT]
+        if count != st.cls_i[b, c, C_N]:
+            return 3
+        if count == st.cls_i[b, c, C_X] and st.cls_i[b, c, C_BOUND] != -1:
+            return 4
+    if busy != st.sys_i[b, S_BUSY]:
+        return 2
+    if nserv != st.sys_i[b, S_HEAPN] or nserv != st.sys_i[b, S_NSERV]:
+        return 6
+    for pos in range(1, st.sys_i[b, S_HEAPN]):
+        if _before(st, b, st.heap[b, pos], st.heap[b, (pos - 1) >> 1]):
+            return 7
+    return 0
+
+
+INVARIANT_NAMES = {
+    1: "a server is over-allocated (busy servers > servers)",
+    2: "busy servers differ from the sum of the needs of the jobs in service",
+    3: "a class's job list does not match its count",
+    4: "the jobs in service are not the oldest of their class",
+    5: "a class's job list is out of arrival order",
+    6: "the completion heap does not hold exactly the jobs in service",
+    7: "the completion heap is out of order",
+}
+
+
+def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch: int, nbins: int,
+              scratch: int, rng: np.ndarray) -> MSJState:
+    """Allocate an empty state for ``batch`` systems (time 0, no jobs)."""
+    B, K = batch, num_classes
+    cls_i = np.zeros((B, K, NCI), dtype=np.int64)
+    cls_i[:, :, [C_HEAD, C_TAIL, C_BOUND, C_FEND]] = -1
+    slots = np.tile(np.arange(capacity - 1, -1, -1, dtype=np.int64), (B, 1))
+    sys_i = np.zeros((B, NSI), dtype=np.int64)
+    sys_i[:, S_NFREE] = capacity
+    sys_i[:, S_BATCH] = -1
+    return MSJState(
+        sys_i=sys_i,
+        sys_f=np.zeros((B, NSF), dtype=np.float64),
+        cls_i=cls_i,
+        cls_f=np.zeros((B, K, NCF), dtype=np.float64),
+        job_i=np.full((B, capacity, NJI), -1, dtype=np.int64),
+        job_f=np.zeros((B, capacity, NJF), dtype=np.float64),
+        heap=np.full((B, servers), -1, dtype=np.int64),
+        slots=slots,
+        rng=rng,
+        scratch=np.zeros((B, scratch), dtype=np.int64),
+        bstat=np.zeros((B, nbatch, K, NBS), dtype=np.float64),
+        btime=np.zeros((B, nbatch), dtype=np.float64),
+        hist=np.zeros((B, nbatch, K, nbins), dtype=np.int64),
+        chk=np.zeros((B, 64, 3), dtype=np.float64),
+    )
+
+
+def grow(st: MSJState) -> MSJState:
+    """Double the job capacity of every system; slot numbers of existing jobs are kept."""
+    B, cap, _ = st.job_i.shape
+    job_i = np.full((B, 2 * cap, NJI), -1, dtype=np.int64)
+    job_f = np.zeros((B, 2 * cap, NJF), dtype=np.float64)
+    job_i[:, :cap] = st.job_i
+    job_f[:, :cap] = st.job_f
+    slots = np.zeros((B, 2 * cap), dtype=np.int64)
+    new_slots = np.arange(2 * cap - 1, cap - 1, -1, dtype=np.int64)
+    for b in range(B):
+        nfree = st.sys_i[b, S_NFREE]
+        slots[b, :cap] = new_slots
+        slots[b, cap:cap + nfree] = st.slots[b, :nfree]
+        st.sys_i[b, S_NFREE] = nfree + cap
+    return st._replace(job_i=job_i, job_f=job_f, slots=slots)

@@ -1,0 +1,413 @@
+"""The compiled event loop of the MSJ system, and ``MSJSimulation``, the Python handle that drives it.
+
+One call of ``run`` advances one system by up to ``max_events`` events (an arrival, or the completions at one
+instant), calling the policy's compiled scheduler after each. Per-job and time-average statistics are collected
+into measurement batches; an instability detector stops a system whose number of jobs keeps growing.
+
+Measurement window (open mode): arrivals ``warmup .. warmup + jobs - 1`` are measured; time averages cover the
+interval from the first measured arrival to the first arrival after the window; the run continues (with arrivals)
+until every measured job has completed, so per-job statistics are not biased toward short jobs.
+Saturated mode (a closed system: the queue is refilled so it always holds ``backlog`` waiting jobs) measures
+completions ``warmup .. warmup + jobs - 1`` instead, for the maximum throughput of a policy.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from msjgym.core import histogram, rng
+from msjgym.core.jit import njit
+from msjgym.core.distributions import encode_all
+from msjgym.core.sampling import sample
+from msjgym.errors import MsjgymError
+from msjgym.policies import Policy
+from msjgym.policies.dispatch import on_arrival, on_departure, schedule, schedule_call
+from msjgym.systems import msj
+from msjgym.systems.msj import (
+    B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, C_AREA_N, C_AREA_X, DONE,
+    INVARIANT, J_ARR, J_BATCH, J_CLS, J_HPOS, J_SIZE, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
+    P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_WARMUP, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS, S_NARR,
+    S_NCHK, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_BATCH, T_GROWTH, T_NEXT_ARR, T_NOW,
+    UNSTABLE, add_job, check_invariants, next_completion_time, heap_remove, remove_job, touch)
+from msjgym.systems.msj_model import MSJModel
+
+FIRST_CHECKPOINT = 1024  # events
+DETECT_WINDOWS = 4  # consecutive doubling windows of growth that flag instability
+DETECT_SIGMAS = 3.0
+DETECT_RATE_RATIO = 0.75
+
+
+# ---------------------------------------------------------------- measurement batches
+@njit(inline="always")
+def _batch_of(pr, i):
+    """Batch of the i-th progress event (0-based): -1 in warm-up, NB after the window."""
+    w = pr.ints[P_WARMUP]
+    n = pr.ints[P_JOBS]
+    if i < w:
+        return -1
+    if i >= w + n:
+        return pr.ints[P_NBATCH]
+    return (i - w) * pr.ints[P_NBATCH] // n
+
+
+@njit(inline="always")
+def _flush(st, pr, b, new_batch):
+    """Close the current batch's time averages at now and open ``new_batch``."""
+    old = st.sys_i[b, S_BATCH]
+    measured = 0 <= old < pr.ints[P_NBATCH]
+    for c in range(pr.ints[P_K]):
+        touch(st, b, c)
+        if measured:
+            st.bstat[b, old, c, B_AREA_N] += st.cls_f[b, c, C_AREA_N]
+            st.bstat[b, old, c, B_AREA_X] += st.cls_f[b, c, C_AREA_X]
+        st.cls_f[b, c, C_AREA_N] = 0.0
+        st.cls_f[b, c, C_AREA_X] = 0.0
+    now = st.sys_f[b, T_NOW]
+    if measured:
+        st.btime[b, old] += now - st.sys_f[b, T_BATCH]
+    st.sys_f[b, T_BATCH] = now
+    st.sys_i[b, S_BATCH] = new_batch
+
+
+@njit(inline="always")
+def _progress(st, pr, b, i):
+    """Register the i-th progress event (arrival, or completion in saturated mode); returns its batch."""
+    batch = _batch_of(pr, i)
+    if batch != st.sys_i[b, S_BATCH]:
+        _flush(st, pr, b, batch)
+    return batch
+
+
+# ---------------------------------------------------------------- events
+@njit(inline="always")
+def _draw_job(st, pr, b):
+    """Draw the class and the duration of a new job."""
+    u = rng.uniform(st.rng, b)
+    K = pr.ints[P_K]
+    c = K - 1
+    for k in range(K - 1):
+        if u < pr.cumprob[k]:
+            c = k
+            break
+    return c, sample(pr.dkind[c], pr.ddata, pr.dstart[c], st.rng, b)
+
+
+@njit(inline="always")
+def _join(st, pr, b, c, size, batch):
+    """A class-c job of duration ``size`` joins now (measured in ``batch`` if >= 0); returns its slot."""
+    j = add_job(st, pr, b, c, size, batch)
+    st.sys_i[b, S_NARR] += 1
+    on_arrival(st, pr, b, j)
+    return j
+
+
+@njit(inline="always")
+def _arrival(st, pr, b):
+    """The next Poisson arrival happens; returns the new job's slot (not yet scheduled)."""
+    now = st.sys_f[b, T_NEXT_ARR]
+    st.sys_f[b, T_NOW] = now
+    batch = _progress(st, pr, b, st.sys_i[b, S_NARR])
+    if batch >= pr.ints[P_NBATCH]:
+        batch = -1
+    c, size = _draw_job(st, pr, b)
+    st.sys_f[b, T_NEXT_ARR] = now + rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
+    return _join(st, pr, b, c, size, batch)
+
+
+@njit(inline="always")
+def _record_admission(st, b, j):
+    """After scheduling a new job's arrival: count it, and whether it had to wait."""
+    batch = st.job_i[b, j, J_BATCH]
+    if batch >= 0:
+        c = st.job_i[b, j, J_CLS]
+        st.bstat[b, batch, c, B_NARR] += 1.0
+        if st.job_i[b, j, J_HPOS] < 0:
+            st.bstat[b, batch, c, B_NQUEUED] += 1.0
+
+
+@njit(inline="always")
+def finish_job(st, pr, b, j):
+    """Job j (in service) completes now: record its statistics and remove it (does not reschedule)."""
+    heap_remove(st, b, j)
+    if pr.ints[P_SATURATED]:
+        _progress(st, pr, b, st.sys_i[b, S_NCOMP])
+    c = st.job_i[b, j, J_CLS]
+    batch = st.sys_i[b, S_BATCH]
+    if 0 <= batch < pr.ints[P_NBATCH]:
+        st.bstat[b, batch, c, B_NCOMP] += 1.0
+    mb = st.job_i[b, j, J_BATCH]
+    if mb >= 0:
+        t = st.sys_f[b, T_NOW] - st.job_f[b, j, J_ARR]
+        st.bstat[b, mb, c, B_SUM_T] += t
+        st.bstat[b, mb, c, B_SUM_W] += t - st.job_f[b, j, J_SIZE]
+        st.bstat[b, mb, c, B_NDONE] += 1.0
+        st.hist[b, mb, c, histogram.bin_index(t)] += 1
+    remove_job(st, pr, b, j)
+    st.sys_i[b, S_NCOMP] += 1
+    on_departure(st, pr, b, c)
+
+
+@njit(inline="always")
+def _completions(st, pr, b, now):
+    """Complete every job whose completion time is ``now`` (the earliest); does not reschedule."""
+    st.sys_f[b, T_NOW] = now
+    while next_completion_time(st, b) == now:
+        finish_job(st, pr, b, st.heap[b, 0])
+
+
+# ---------------------------------------------------------------- instability detection
+@njit
+def _checkpoint(st, pr, b):
+    """Record (time, jobs in system, events) and flag the system unstable if it keeps growing.
+
+    Unstable when, over each of the last ``DETECT_WINDOWS`` doubling windows, the number in system grew by more
+    than ``DETECT_SIGMAS`` standard deviations of a driftless walk with as many ±1 steps as events in the window,
+    and the growth rate did not fall by more than ``DETECT_RATE_RATIO`` from window to window (a stable system's
+    transient grows diffusively, its rate halving at each doubling).
+    """
+    k = st.sys_i[b, S_NCHK]
+    if k >= st.chk.shape[1]:
+        return
+    st.chk[b, k, 0] = st.sys_f[b, T_NOW]
+    st.chk[b, k, 1] = st.sys_i[b, S_NJOBS]
+    st.chk[b, k, 2] = st.sys_i[b, S_EVENTS]
+    st.sys_i[b, S_NCHK] = k + 1
+    st.sys_i[b, S_NEXT_CHK] *= 2
+    if not pr.ints[P_DETECT] or pr.ints[P_SATURATED] or k < DETECT_WINDOWS:
+        return
+    last_rate = 0.0
+    for i in range(k - DETECT_WINDOWS + 1, k + 1):
+        dn = st.chk[b, i, 1] - st.chk[b, i - 1, 1]
+        de = st.chk[b, i, 2] - st.chk[b, i - 1, 2]
+        dt = st.chk[b, i, 0] - st.chk[b, i - 1, 0]
+        if dt <= 0.0 or dn <= DETECT_SIGMAS * math.sqrt(de):
+            return
+        rate = dn / dt
+        if i > k - DETECT_WINDOWS + 1 and rate < DETECT_RATE_RATIO * last_rate:
+            return
+        last_rate = rate
+    first = k - DETECT_WINDOWS
+    st.sys_f[b, T_GROWTH] = (st.chk[b, k, 1] - st.chk[b, first, 1]) / (st.chk[b, k, 0] - st.chk[b, first, 0])
+    st.sys_i[b, S_STATUS] = UNSTABLE
+
+
+# ---------------------------------------------------------------- the loop
+@njit
+def run(st, pr, b, max_events):
+    """Advance system b by up to ``max_events`` events; returns its status (RUNNING, DONE, UNSTABLE, ...).
+
+    An event is an arrival, the completions at one instant, or (saturated mode) a refill of the backlog; the
+    policy's scheduler runs once after each.
+    """
+    saturated = pr.ints[P_SATURATED]
+    backlog = pr.ints[P_BACKLOG]
+    debug = pr.ints[P_DEBUG]
+    nbatch = pr.ints[P_NBATCH]
+    limit = st.sys_i[b, S_EVENTS] + max_events
+    while st.sys_i[b, S_STATUS] == RUNNING and st.sys_i[b, S_EVENTS] < limit:
+        joined = -1
+        t_completion = next_completion_time(st, b)
+        if saturated and st.sys_i[b, S_NJOBS] - st.sys_i[b, S_NSERV] < backlog:
+            if st.sys_i[b, S_NFREE] == 0:
+                st.sys_i[b, S_STATUS] = NEED_CAPACITY
+                break
+            c, size = _draw_job(st, pr, b)
+            _join(st, pr, b, c, size, -1)
+        elif t_completion <= st.sys_f[b, T_NEXT_ARR]:
+            if t_completion == np.inf:
+                st.sys_i[b, S_STATUS] = DONE  # nothing can happen any more
+                break
+            _completions(st, pr, b, t_completion)
+        elif st.sys_i[b, S_NFREE] == 0:
+            st.sys_i[b, S_STATUS] = NEED_CAPACITY
+            break
+        else:
+            joined = _arrival(st, pr, b)
+        schedule(st, pr, b)
+        if joined >= 0:
+            _record_admission(st, b, joined)
+        st.sys_i[b, S_EVENTS] += 1
+        if debug:
+            code = check_invariants(st, pr, b)
+            if code:
+                st.sys_i[b, S_ERROR] = code
+                st.sys_i[b, S_STATUS] = INVARIANT
+                break
+        if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
+            _checkpoint(st, pr, b)
+        if st.sys_i[b, S_BATCH] == nbatch and st.sys_i[b, S_MEAS] == 0:
+            st.sys_i[b, S_STATUS] = DONE
+    return st.sys_i[b, S_STATUS]
+
+
+@njit
+def force_arrival(st, pr, b, c, size):
+    """A class-c job of duration ``size`` arrives at the current time (unmeasured); the policy reacts."""
+    j = _join(st, pr, b, c, size, -1)
+    schedule_call(st, pr, b)
+    return j
+
+
+@njit
+def force_completion(st, pr, b, j):
+    """Job j (in service) completes at the current time; the policy reacts."""
+    finish_job(st, pr, b, j)
+    schedule_call(st, pr, b)
+
+
+# ---------------------------------------------------------------- Python handle
+@dataclass(frozen=True)
+class RunConfig:
+    """How long to run and how to measure.
+
+    Attributes:
+        jobs: measured jobs per replication (arrivals; completions in saturated mode).
+        warmup: jobs discarded before measuring.
+        batches: measurement batches per replication (for batch-means CIs and the warm-up check).
+        saturated: run the closed system in which ``backlog`` jobs always wait (maximum throughput).
+        backlog: waiting jobs kept in saturated mode (1 gives the saturated system of Grosof & Ayhan §3.2).
+        detect_instability: stop a replication whose number of jobs keeps growing.
+        debug: check the state's invariants after every event (slow; used by the tests).
+    """
+
+    jobs: int = 100_000
+    warmup: int = 10_000
+    batches: int = 20
+    saturated: bool = False
+    backlog: int = 1
+    detect_instability: bool = True
+    debug: bool = False
+
+    def __post_init__(self) -> None:
+        for key, low in (("jobs", 1), ("warmup", 0), ("batches", 1), ("backlog", 1)):
+            value = getattr(self, key)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
+                raise MsjgymError(f"{key} = {value!r}: must be an integer >= {low}")
+        if self.batches > self.jobs:
+            raise MsjgymError(f"batches = {self.batches}: must be <= jobs = {self.jobs}")
+
+
+def _need_groups(needs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Group classes by need, groups ordered by decreasing need: (grp_of, grp_need, grp_ptr, grp_cls)."""
+    grp_need = np.array(sorted(set(needs.tolist()), reverse=True), dtype=np.int64)
+    grp_of = np.array([int(np.where(grp_need == m)[0][0]) for m in needs], dtype=np.int64)
+    grp_cls = np.argsort(grp_of, kind="stable").astype(np.int64)
+    grp_ptr = np.searchsorted(grp_of[grp_cls], np.arange(len(grp_need) + 1)).astype(np.int64)
+    return grp_of, grp_need, grp_ptr, grp_cls
+
+
+def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJParams:
+    """Encode a model, a policy and a run configuration for the compiled kernels."""
+    ints = np.zeros(msj.NPI, dtype=np.int64)
+    grp_of, grp_need, grp_ptr, grp_cls = _need_groups(model.needs)
+    ints[msj.P_SERVERS] = model.servers
+    ints[P_K] = model.num_classes
+    ints[msj.P_POLICY] = policy.kernel_id
+    ints[P_SATURATED] = int(config.saturated)
+    ints[P_BACKLOG] = config.backlog
+    ints[P_WARMUP] = config.warmup
+    ints[P_JOBS] = config.jobs
+    ints[P_NBATCH] = config.batches
+    ints[P_DEBUG] = int(config.debug)
+    ints[msj.P_GROUPS] = len(grp_need)
+    ints[P_DETECT] = int(config.detect_instability)
+    floats = np.zeros(msj.NPF, dtype=np.float64)
+    floats[P_LAMBDA] = model.arrival_rate
+    dkind, dstart, ddata = encode_all([c.service for c in model.classes])
+    return msj.MSJParams(
+        ints=ints, floats=floats, need=model.needs, cumprob=np.cumsum(model.probabilities),
+        dkind=dkind, dstart=dstart, ddata=ddata,
+        grp_of=grp_of, grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls)
+
+
+class MSJSimulation:
+    """B independent replications of one MSJ model under one built-in policy, advanced by the compiled loop.
+
+    Args:
+        model: the system.
+        policy: a built-in policy (validated against the model).
+        config: run length and measurement settings.
+        streams: ``uint64[B, 4]`` RNG states, one row per replication (see ``msjgym.core.rng.spawn_states``).
+        capacity: initial job slots per replication (doubled as needed).
+    """
+
+    def __init__(self, model: MSJModel, policy: Policy, config: RunConfig, streams: np.ndarray,
+                 capacity: int = 1024) -> None:
+        policy.validate(model)
+        self.model, self.policy, self.config = model, policy, config
+        self.params = make_params(model, policy, config)
+        B = streams.shape[0]
+        self.state = msj.new_state(
+            B, model.num_classes, model.servers, capacity, config.batches, histogram.NBINS,
+            3 * model.num_classes + policy.scratch_size(model), streams.copy())
+        first_arrival = np.inf if config.saturated else 0.0
+        for b in range(B):
+            self.state.sys_i[b, S_NEXT_CHK] = FIRST_CHECKPOINT
+            if not config.saturated:
+                first_arrival = rng.exponential(self.state.rng, b) / model.arrival_rate
+            self.state.sys_f[b, T_NEXT_ARR] = first_arrival
+
+    @property
+    def batch(self) -> int:
+        return self.state.sys_i.shape[0]
+
+    def status(self, b: int = 0) -> int:
+        return int(self.state.sys_i[b, S_STATUS])
+
+    def advance(self, b: int, max_events: int) -> int:
+        """Run replication b for up to ``max_events`` events (growing job storage as needed); returns its status."""
+        while True:
+            status = run(self.state, self.params, b, max_events)
+            if status == NEED_CAPACITY:
+                self.state = msj.grow(self.state)
+                self.state.sys_i[b, S_STATUS] = RUNNING
+                continue
+            if status == INVARIANT:
+                code = int(self.state.sys_i[b, S_ERROR])
+                raise AssertionError(
+                    f"replication {b}: invariant violated after event {int(self.state.sys_i[b, S_EVENTS])}: "
+                    f"{msj.INVARIANT_NAMES.get(code, code)}")
+            return status
+
+    def events(self, b: int = 0) -> int:
+        return int(self.state.sys_i[b, S_EVENTS])
+
+    def progress(self, b: int = 0) -> int:
+        """Jobs processed so far (arrivals; completions in saturated mode), for progress bars."""
+        return int(self.state.sys_i[b, S_NCOMP if self.config.saturated else S_NARR])
+
+    def growth_rate(self, b: int = 0) -> float:
+        """Growth rate of the number in system (jobs per unit time) of a replication flagged unstable."""
+        return float(self.state.sys_f[b, T_GROWTH])
+
+    # ---- direct control, for tests and environments
+    def arrive(self, cls: int, size: float, b: int = 0) -> int:
+        """A class-``cls`` job of duration ``size`` arrives now and the policy reacts; returns the job's slot."""
+        if self.state.sys_i[b, S_NFREE] == 0:
+            self.state = msj.grow(self.state)
+        return int(force_arrival(self.state, self.params, b, cls, size))
+
+    def complete(self, slot: int, b: int = 0) -> None:
+        """The job in ``slot`` (which must be in service) completes now and the policy reacts."""
+        if self.state.job_i[b, slot, J_HPOS] < 0:
+            raise ValueError(f"job slot {slot} is not in service")
+        force_completion(self.state, self.params, b, slot)
+
+    def jobs(self, b: int = 0) -> list[tuple[int, int, bool]]:
+        """All jobs in system in arrival order: (slot, class, in service)."""
+        st = self.state
+        out = []
+        for c in range(self.model.num_classes):
+            j = st.cls_i[b, c, msj.C_HEAD]
+            while j >= 0:
+                out.append((int(st.job_i[b, j, msj.J_SEQ]), int(j), c, bool(st.job_i[b, j, J_HPOS] >= 0)))
+                j = st.job_i[b, j, msj.J_NEXT]
+        return [(j, c, s) for _, j, c, s in sorted(out)]
+
+    def check(self, b: int = 0) -> None:
+        """Raise ``AssertionError`` if the state of replication b violates an invariant."""
+        code = check_invariants(self.state, self.params, b)
+        if code:
+            raise AssertionError(msj.INVARIANT_NAMES[code])

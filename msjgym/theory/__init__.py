@@ -1,0 +1,1 @@
+"""Analytical references: exact results, bounds, asymptotics and approximations from the queueing literature."""

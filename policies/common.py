@@ -1,0 +1,129 @@
+"""Compiled helpers shared by the built-in policies: greedy admission and per-need-group packing.
+
+Per-system scratch (``st.scratch[b]``): entries [0, K) hold per-class target counts (read by
+``msjgym.systems.msj.apply_targets``), [K, 2K) per-class walk pointers, [2K, 3K) free for a policy, and
+[3K, ...) the policy's own ``scratch_size``. Kernels index the scratch directly: they never make array views
+(msjgym's kernels run without numba's reference counting, see ``msjgym.core.jit``).
+"""
+from __future__ import annotations
+
+from msjgym.core.jit import njit
+from msjgym.systems.msj import (
+    C_BOUND, C_HEAD, C_N, C_TAIL, J_NEXT, J_SEQ, P_K, P_SERVERS, S_BUSY, start_next)
+
+ORDER_ARRIVAL = 0  # oldest first
+ORDER_LARGEST = 1  # largest need first, then oldest
+ORDER_SMALLEST = 2  # smallest need first, then oldest
+
+
+@njit(inline="always")
+def _prefer(order, v, s, best_v, best_s):
+    if order == ORDER_LARGEST and v != best_v:
+        return v > best_v
+    if order == ORDER_SMALLEST and v != best_v:
+        return v < best_v
+    return s < best_s
+
+
+@njit(inline="always")
+def admit(st, pr, b, order, stop_at_misfit):
+    """Start waiting jobs, best first by ``order``, while they fit (non-preemptive).
+
+    ``stop_at_misfit``: stop at the first job that does not fit (head-of-line blocking, FCFS) instead of
+    skipping it. Cost O(K) per started job.
+    """
+    K = pr.ints[P_K]
+    n = pr.ints[P_SERVERS]
+    while True:
+        free = n - st.sys_i[b, S_BUSY]
+        best = -1
+        best_s = 0
+        for c in range(K):
+            j = st.cls_i[b, c, C_BOUND]
+            if j < 0:
+                continue
+            v = pr.need[c]
+            if v > free and not stop_at_misfit:
+                continue
+            s = st.job_i[b, j, J_SEQ]
+            if best < 0 or _prefer(order, v, s, pr.need[best], best_s):
+                best = c
+                best_s = s
+        if best < 0 or pr.need[best] > free:
+            return
+        start_next(st, pr, b, best)
+
+
+@njit(inline="always")
+def group_count(st, pr, b, g):
+    """Jobs in system whose need is that of group g."""
+    total = 0
+    for i in range(pr.grp_ptr[g], pr.grp_ptr[g + 1]):
+        total += st.cls_i[b, pr.grp_cls[i], C_N]
+    return total
+
+
+@njit(inline="always")
+def split_group(st, pr, b, g, count):
+    """Set the targets of group g's classes so that the ``count`` oldest jobs of the group are chosen."""
+    lo = pr.grp_ptr[g]
+    hi = pr.grp_ptr[g + 1]
+    if hi - lo == 1:
+        st.scratch[b, pr.grp_cls[lo]] = count
+        return
+    K = pr.ints[P_K]
+    sc = st.scratch
+    for i in range(lo, hi):
+        c = pr.grp_cls[i]
+        sc[b, K + c] = st.cls_i[b, c, C_HEAD]
+        sc[b, c] = 0
+    for _ in range(count):
+        best = -1
+        for i in range(lo, hi):
+            c = pr.grp_cls[i]
+            j = sc[b, K + c]
+            if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, sc[b, K + best], J_SEQ]):
+                best = c
+        sc[b, best] += 1
+        sc[b, K + best] = st.job_i[b, sc[b, K + best], J_NEXT]
+
+
+@njit
+def kth_oldest_seq(st, pr, b, g, k):
+    """Arrival sequence number of the k-th oldest job (k >= 1) of need group g; the group must hold >= k jobs."""
+    K = pr.ints[P_K]
+    sc = st.scratch
+    lo = pr.grp_ptr[g]
+    hi = pr.grp_ptr[g + 1]
+    for i in range(lo, hi):
+        c = pr.grp_cls[i]
+        sc[b, K + c] = st.cls_i[b, c, C_HEAD]
+    seq = -1
+    for _ in range(k):
+        best = -1
+        for i in range(lo, hi):
+            c = pr.grp_cls[i]
+            j = sc[b, K + c]
+            if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, sc[b, K + best], J_SEQ]):
+                best = c
+        seq = st.job_i[b, sc[b, K + best], J_SEQ]
+        sc[b, K + best] = st.job_i[b, sc[b, K + best], J_NEXT]
+    return seq
+
+
+@njit
+def newest_seq(st, pr, b, g):
+    """Arrival sequence number of the youngest job of need group g (-1 if the group is empty)."""
+    seq = -1
+    for i in range(pr.grp_ptr[g], pr.grp_ptr[g + 1]):
+        j = st.cls_i[b, pr.grp_cls[i], C_TAIL]
+        if j >= 0 and st.job_i[b, j, J_SEQ] > seq:
+            seq = st.job_i[b, j, J_SEQ]
+    return seq
+
+
+@njit(inline="always")
+def clear_targets(st, pr, b):
+    """Zero the per-class target counts ``st.scratch[b, 0:K]``."""
+    for c in range(pr.ints[P_K]):
+        st.scratch[b, c] = 0

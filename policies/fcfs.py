@@ -1,0 +1,27 @@
+"""FCFS with head-of-line blocking: jobs start in arrival order; the first job that does not fit blocks all others.
+
+Sources: Wang, Xie & Harchol-Balter, "Zero Queueing for Multi-Server Jobs" (2021), §3 (FCFS-MSJ, Fig. 2);
+Grosof & Ayhan, "Multiserver-job Response Time under Multilevel Scaling", §3.1.
+"""
+from __future__ import annotations
+
+from msjgym.core.jit import njit
+from .base import Policy
+from .common import ORDER_ARRIVAL, admit
+
+KERNEL_ID = 0
+
+
+@njit(inline="always")
+def schedule(st, pr, b):
+    """Admit waiting jobs in arrival order until the oldest waiting job does not fit (non-preemptive)."""
+    admit(st, pr, b, ORDER_ARRIVAL, True)
+
+
+FCFS = Policy(
+    name="fcfs",
+    summary="FCFS with head-of-line blocking: start jobs in arrival order; a job that does not fit blocks the queue",
+    preemptive=False,
+    kernel_id=KERNEL_ID,
+    source="Wang, Xie & Harchol-Balter (2021) §3; Grosof & Ayhan §3.1",
+)
