@@ -2,8 +2,11 @@
 
 Numba keys a cached kernel on the source of the file that defines it, but not on the files of the functions it
 calls. msjgym's kernels call across modules (the event loop calls the policies' scheduling kernels), so a stale
-cache could run old code after an edit or an upgrade. Here every kernel of this package is keyed on a hash of all of
-the package's source files together: any change anywhere recompiles everything, once.
+cache could run old code after an edit or an upgrade. Here every kernel of this package is keyed on one hash of all
+the package's source files that touch kernels: a change in any of them recompiles every kernel, once.
+
+Kernels are compiled without numba's reference counting (``_nrt=False``): they cannot allocate, which is the rule
+for the event loop anyway, and passing the state record costs no atomic reference-count updates.
 """
 from __future__ import annotations
 
@@ -23,11 +26,14 @@ _ROOTS = (str(_PACKAGE_DIR) + os.sep, str(_POLICIES_DIR) + os.sep)
 
 
 def _package_stamp() -> str:
+    """Hash of numba's version and of every package source file that mentions ``njit`` (defines kernels)."""
     h = hashlib.sha256(numba.__version__.encode())
     for root in _ROOTS:
         for path in sorted(Path(root).rglob("*.py")) if Path(root).is_dir() else ():
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
+            source = path.read_bytes()
+            if b"njit" in source:
+                h.update(str(path.relative_to(root)).encode())
+                h.update(source)
     return h.hexdigest()
 
 

@@ -32,7 +32,9 @@ class EvaluationResult:
 
     Attributes:
         replications: each replication's own metric values (for checks across replications).
-        growth_rate: growth of the number in system, jobs per unit time, over the unstable replications.
+        unstable_replications: indices of the replications stopped for unbounded growth.
+        growth_rates: their growth rates of the number in system, jobs per unit time.
+        growth_rate: mean and CI of ``growth_rates`` (None when every replication was stable).
         events: simulated events (arrivals + completion instants) over all replications.
     """
 
@@ -44,6 +46,7 @@ class EvaluationResult:
     replications: list[dict[str, float]]
     growth_rate: Estimate | None
     unstable_replications: list[int]
+    growth_rates: list[float]
     config: RunConfig
     reps: int
     seed: int
@@ -129,10 +132,9 @@ def _result(scenario: Scenario | MSJModel, policy: Policy, sim: MSJSimulation, r
     per_rep = [unit_metrics(st.bstat[b].sum(axis=0), float(st.btime[b].sum()), st.hist[b].sum(axis=0))
                for b in range(reps)]
     metrics: dict[str, Estimate] = {}
-    growth = None
-    if unstable:
-        growth = t_interval(np.array([sim.growth_rate(b) for b in unstable]))
-    else:
+    rates = [sim.growth_rate(b) for b in unstable]
+    growth = t_interval(np.array(rates)) if unstable else None
+    if not unstable:
         units = per_rep if reps > 1 else [
             unit_metrics(st.bstat[0, i], float(st.btime[0, i]), st.hist[0, i]) for i in range(config.batches)]
         metrics = {k: t_interval(np.array([u[k] for u in units])) for k in units[0]}
@@ -143,5 +145,6 @@ def _result(scenario: Scenario | MSJModel, policy: Policy, sim: MSJSimulation, r
     params.setdefault("load", model.load)
     return EvaluationResult(
         scenario=name, policy=policy.name, params=params, stable=not unstable, metrics=metrics,
-        replications=per_rep, growth_rate=growth, unstable_replications=unstable, config=config, reps=reps,
+        replications=per_rep, growth_rate=growth, unstable_replications=unstable, growth_rates=rates,
+        config=config, reps=reps,
         seed=seed, events=sum(sim.events(b) for b in range(reps)), wall_seconds=wall)

@@ -1,0 +1,1 @@
+"""Evaluation: scenarios, statistics, replications, reports."""

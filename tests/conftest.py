@@ -1,0 +1,38 @@
+"""Shared helpers for the test suite."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from msjgym.core import rng
+from msjgym.core.distributions import from_spec
+from msjgym.policies import get_policy
+from msjgym.systems.msj_engine import MSJSimulation, RunConfig
+from msjgym.systems.msj_model import JobClass, MSJModel
+
+
+def exp_class(name: str, need: int, probability: float, rate: float = 1.0) -> JobClass:
+    return JobClass(name, need, probability, from_spec({"dist": "exp", "rate": rate}))
+
+
+def model(servers: int, arrival_rate: float, *classes: JobClass) -> MSJModel:
+    return MSJModel(servers=servers, arrival_rate=arrival_rate, classes=tuple(classes))
+
+
+def sim(m: MSJModel, policy: str, debug: bool = True, **config) -> MSJSimulation:
+    """A single-replication simulation for driving events by hand (no arrivals unless run)."""
+    return MSJSimulation(m, get_policy(policy), RunConfig(debug=debug, **config), rng.spawn_states(0, 1)[0])
+
+
+def covers(values: np.ndarray, target: float, level: float = 0.999) -> tuple[bool, float, float]:
+    """Does the Student-t CI at ``level`` of the i.i.d. ``values`` cover ``target``? Returns (ok, mean, half)."""
+    values = np.asarray(values, dtype=float)
+    half = stats.t.ppf(0.5 + level / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
+    mean = float(values.mean())
+    return abs(mean - target) <= half, mean, float(half)
+
+
+@pytest.fixture
+def exp_class_factory():
+    return exp_class

@@ -1,0 +1,111 @@
+"""The command line: `list`, `evaluate` (table and JSON), and one-line errors with exit status 2 (acceptance 8)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GOOD = """\
+servers = 10
+arrival_rate = 2.0
+[[classes]]
+name = "small"
+need = 1
+probability = 0.9
+service = { dist = "exp", rate = 1.0 }
+[[classes]]
+need = 10
+probability = 0.1
+service = { dist = "hyperexp", mean = 1.0, scv = 10.0 }
+"""
+
+
+def msjgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "msjgym", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def test_list_names_every_builtin():
+    out = msjgym("list")
+    assert out.returncode == 0
+    for name in ("one-and-n", "finite-skip-fig6", "finite-skip-fig7", "zero-queueing-set1", "zero-queueing-set2",
+                 "zero-queueing-set3", "fcfs", "first-fit", "preemptive-first-fit", "msf", "lsf",
+                 "server-filling", "server-filling-divisible", "maxweight"):
+        assert f"  {name} " in out.stdout
+
+
+def test_evaluate_json_is_one_parseable_object():
+    out = msjgym("evaluate", "one-and-n", "--policy", "fcfs", "--json", "--reps", "3", "--jobs", "20000",
+                 "--seed", "1", "--param", "servers=16")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert {"scenario", "policy", "params", "stable", "metrics", "references"} <= data.keys()
+    assert data["params"]["servers"] == 16 and data["references"] == [] and data["stable"] is True
+    for name in ("response_time", "waiting_time", "number_in_system", "number_in_queue", "utilization",
+                 "queueing_probability", "response_time_p95", "response_time_p99", "response_time[1]",
+                 "queueing_probability[n]"):
+        assert set(data["metrics"][name]) == {"mean", "ci95"}
+
+
+def test_evaluate_table_from_toml(tmp_path):
+    (tmp_path / "c.toml").write_text(GOOD)
+    out = msjgym("evaluate", "c.toml", "--policy", "server-filling", "--reps", "2", "--jobs", "20000",
+                 "--seed", "7", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "response_time" in out.stdout and "[small]" in out.stdout and "[class2]" in out.stdout
+
+
+def test_unstable_run_is_reported():
+    out = msjgym("evaluate", "one-and-n", "--policy", "fcfs", "--param", "arrival_rate=3.5", "--reps", "2",
+                 "--jobs", "5000000", "--seed", "3")
+    assert out.returncode == 0 and "UNSTABLE" in out.stdout and "jobs per unit time" in out.stdout
+
+
+BAD_FILES = {
+    "negative rate": (GOOD.replace("rate = 1.0", "rate = -1.0"), "classes[0].service.rate"),
+    "need above servers": (GOOD.replace("need = 10", "need = 12"), "classes[1].need"),
+    "probabilities": (GOOD.replace("probability = 0.1", "probability = 0.3"), "probabilit"),
+    "unknown distribution": (GOOD.replace('"hyperexp"', '"hyperexpo"'), "classes[1].service.dist"),
+    "malformed toml": (GOOD.replace("servers = 10", "servers = = 10"), "line 1"),
+    "unknown key": (GOOD.replace("servers = 10", "servers = 10\nsevrers = 3"), "sevrers"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_scenario_file_is_one_line_exit_2(tmp_path, case):
+    text, key = BAD_FILES[case]
+    (tmp_path / "bad.toml").write_text(text)
+    out = msjgym("evaluate", "bad.toml", "--policy", "fcfs", cwd=tmp_path)
+    _assert_clean_error(out, key)
+
+
+@pytest.mark.parametrize("args, key", [
+    (("--policy", "fcsf"), "fcsf"),
+    (("--policy", "fcfs", "--param", "servers=-3"), "servers"),
+    (("--policy", "fcfs", "--param", "mu_1=0"), "mu_1"),
+    (("--policy", "fcfs", "--param", "nope=1"), "nope"),
+    (("--policy", "fcfs", "--reps", "0"), "--reps"),
+])
+def test_bad_options_are_one_line_exit_2(args, key):
+    _assert_clean_error(msjgym("evaluate", "one-and-n", *args), key)
+
+
+def test_policy_outside_its_setting_is_refused():
+    """ServerFilling needs every need to divide n; zero-queueing Set I has need 3 on 256 servers."""
+    _assert_clean_error(msjgym("evaluate", "zero-queueing-set1", "--policy", "server-filling"), "servers=256")
+
+
+def test_unknown_scenario_lists_builtins():
+    out = msjgym("evaluate", "no-such-thing", "--policy", "fcfs")
+    _assert_clean_error(out, "one-and-n")
+
+
+def _assert_clean_error(out: subprocess.CompletedProcess, key: str) -> None:
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("msjgym: error:"), out.stderr
+    assert key in lines[0], lines[0]
