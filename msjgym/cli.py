@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
                     help="jobs discarded at the start of each replication (default: jobs/10)")
     ev.add_argument("--seed", type=_nonnegative_int, default=None,
-                    help="root seed (default: fresh entropy, printed so the run can be repeated)")
+                    help="root seed (default: a random seed, printed so the run can be repeated)")
     ev.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="override a scenario key (repeatable), e.g. --param servers=32")
     ev.add_argument("--batches", type=_positive_int, default=20, help="measurement batches per replication")
@@ -118,7 +118,8 @@ def format_table(result: EvaluationResult) -> str:
         f"policy    {result.policy}",
         f"run       {result.reps} replication(s) x {result.config.jobs:,} jobs "
         f"(warm-up {result.config.warmup:,}), seed {result.seed}; "
-        f"{result.events:,} events in {result.wall_seconds:.2f} s",
+        f"{result.events:,} events in {result.wall_seconds:.2f} s"
+        + (f" (+{result.compile_seconds:.0f} s compiling, first run only)" if result.compile_seconds > 1 else ""),
         "",
     ]
     if not result.stable:

@@ -6,7 +6,9 @@ A replication whose number of jobs keeps growing is stopped and reported unstabl
 """
 from __future__ import annotations
 
+import secrets
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +38,7 @@ class EvaluationResult:
         growth_rates: their growth rates of the number in system, jobs per unit time.
         growth_rate: mean and CI of ``growth_rates`` (None when every replication was stable).
         events: simulated events (arrivals + completion instants) over all replications.
+        wall_seconds: time spent simulating; compile_seconds: compiling or loading the kernels before that.
     """
 
     scenario: str
@@ -52,6 +55,7 @@ class EvaluationResult:
     seed: int
     events: int
     wall_seconds: float
+    compile_seconds: float
     references: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -72,6 +76,7 @@ class EvaluationResult:
             "seed": self.seed,
             "events": self.events,
             "wall_seconds": round(self.wall_seconds, 3),
+            "compile_seconds": round(self.compile_seconds, 3),
         }
 
 
@@ -87,7 +92,7 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
         reps: independent replications (>= 1; with 1, CIs come from batch means).
         jobs: measured jobs per replication.
         warmup: jobs discarded first in each replication (default ``jobs // 10``).
-        seed: root seed; None draws fresh entropy (reported in the result, so the run can be repeated).
+        seed: root seed; None draws a random 32-bit seed (reported in the result, so the run can be repeated).
         batches: measurement batches per replication.
         saturated: measure the closed system that always has ``backlog`` waiting jobs (maximum throughput).
         detect_instability: stop and report replications whose number in system keeps growing.
@@ -102,8 +107,11 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
     pol = get_policy(policy) if isinstance(policy, str) else policy
     config = RunConfig(jobs=jobs, warmup=jobs // 10 if warmup is None else warmup, batches=batches,
                        saturated=saturated, backlog=backlog, detect_instability=detect_instability, debug=debug)
-    streams, entropy = rng.spawn_states(seed, reps)
+    if seed is None:
+        seed = secrets.randbits(32)
+    streams, _ = rng.spawn_states(seed, reps)
     sim = MSJSimulation(model, pol, config, streams)
+    compile_seconds = _compile(sim, progress)
 
     start = time.perf_counter()
     per_rep = config.warmup + config.jobs
@@ -114,11 +122,28 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
                 bar.update(min(sim.progress(b), per_rep) + b * per_rep - bar.n)
             bar.update((b + 1) * per_rep - bar.n)
     wall = time.perf_counter() - start
-    return _result(scenario, pol, sim, reps, entropy, wall)
+    return _result(scenario, pol, sim, reps, seed, wall, compile_seconds)
+
+
+def _compile(sim: MSJSimulation, progress: bool) -> float:
+    """Compile (or load from the cache) the event loop before timing; returns the seconds it took.
+
+    The first run after installing compiles for about a minute; with ``progress`` a note says so after 2 s.
+    """
+    start = time.perf_counter()
+    note = threading.Timer(2.0, lambda: print(
+        "msjgym: compiling the simulation kernels (first run only; cached afterwards) ...", file=sys.stderr))
+    if progress:
+        note.start()
+    try:
+        sim.advance(0, 0)
+    finally:
+        note.cancel()
+    return time.perf_counter() - start
 
 
 def _result(scenario: Scenario | MSJModel, policy: Policy, sim: MSJSimulation, reps: int, seed: int,
-            wall: float) -> EvaluationResult:
+            wall: float, compile_seconds: float) -> EvaluationResult:
     model, config, st = sim.model, sim.config, sim.state
     unstable = [b for b in range(reps) if sim.status(b) == UNSTABLE]
     assert all(sim.status(b) in (DONE, UNSTABLE) for b in range(reps))
@@ -147,4 +172,5 @@ def _result(scenario: Scenario | MSJModel, policy: Policy, sim: MSJSimulation, r
         scenario=name, policy=policy.name, params=params, stable=not unstable, metrics=metrics,
         replications=per_rep, growth_rate=growth, unstable_replications=unstable, growth_rates=rates,
         config=config, reps=reps,
-        seed=seed, events=sum(sim.events(b) for b in range(reps)), wall_seconds=wall)
+        seed=seed, events=sum(sim.events(b) for b in range(reps)), wall_seconds=wall,
+        compile_seconds=compile_seconds)
