@@ -64,50 +64,56 @@ def group_count(st, pr, b, g):
 
 
 @njit(inline="always")
+def _start_walk(st, pr, b, g):
+    """Point each class of need group g at its oldest job (walk pointers ``scratch[b, K + c]``)."""
+    K = pr.ints[P_K]
+    for i in range(pr.grp_ptr[g], pr.grp_ptr[g + 1]):
+        c = pr.grp_cls[i]
+        st.scratch[b, K + c] = st.cls_i[b, c, C_HEAD]
+
+
+@njit(inline="always")
+def _walk_oldest(st, pr, b, g):
+    """The class of group g whose walk pointer holds the oldest job (the group must not be exhausted)."""
+    K = pr.ints[P_K]
+    sc = st.scratch
+    best = -1
+    for i in range(pr.grp_ptr[g], pr.grp_ptr[g + 1]):
+        c = pr.grp_cls[i]
+        j = sc[b, K + c]
+        if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, sc[b, K + best], J_SEQ]):
+            best = c
+    return best
+
+
+@njit(inline="always")
 def split_group(st, pr, b, g, count):
     """Set the targets of group g's classes so that the ``count`` oldest jobs of the group are chosen."""
     lo = pr.grp_ptr[g]
-    hi = pr.grp_ptr[g + 1]
-    if hi - lo == 1:
+    if pr.grp_ptr[g + 1] - lo == 1:
         st.scratch[b, pr.grp_cls[lo]] = count
         return
     K = pr.ints[P_K]
-    sc = st.scratch
-    for i in range(lo, hi):
-        c = pr.grp_cls[i]
-        sc[b, K + c] = st.cls_i[b, c, C_HEAD]
-        sc[b, c] = 0
+    _start_walk(st, pr, b, g)
+    for i in range(lo, pr.grp_ptr[g + 1]):
+        st.scratch[b, pr.grp_cls[i]] = 0
     for _ in range(count):
-        best = -1
-        for i in range(lo, hi):
-            c = pr.grp_cls[i]
-            j = sc[b, K + c]
-            if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, sc[b, K + best], J_SEQ]):
-                best = c
-        sc[b, best] += 1
-        sc[b, K + best] = st.job_i[b, sc[b, K + best], J_NEXT]
+        c = _walk_oldest(st, pr, b, g)
+        st.scratch[b, c] += 1
+        st.scratch[b, K + c] = st.job_i[b, st.scratch[b, K + c], J_NEXT]
 
 
 @njit
 def kth_oldest_seq(st, pr, b, g, k):
     """Arrival sequence number of the k-th oldest job (k >= 1) of need group g; the group must hold >= k jobs."""
     K = pr.ints[P_K]
-    sc = st.scratch
-    lo = pr.grp_ptr[g]
-    hi = pr.grp_ptr[g + 1]
-    for i in range(lo, hi):
-        c = pr.grp_cls[i]
-        sc[b, K + c] = st.cls_i[b, c, C_HEAD]
+    _start_walk(st, pr, b, g)
     seq = -1
     for _ in range(k):
-        best = -1
-        for i in range(lo, hi):
-            c = pr.grp_cls[i]
-            j = sc[b, K + c]
-            if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, sc[b, K + best], J_SEQ]):
-                best = c
-        seq = st.job_i[b, sc[b, K + best], J_SEQ]
-        sc[b, K + best] = st.job_i[b, sc[b, K + best], J_NEXT]
+        c = _walk_oldest(st, pr, b, g)
+        j = st.scratch[b, K + c]
+        seq = st.job_i[b, j, J_SEQ]
+        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]
     return seq
 
 

@@ -11,6 +11,21 @@ from msjgym.policies import get_policy
 from msjgym.systems.msj_engine import MSJSimulation, RunConfig
 from msjgym.systems.msj_model import JobClass, MSJModel
 
+EXAMPLE = """\
+system = "msj"
+servers = 10
+arrival_rate = 2.33
+[[classes]]
+name = "small"
+need = 1
+probability = 0.9
+service = { dist = "exp", rate = 1.0 }
+[[classes]]
+need = 10
+probability = 0.1
+service = { dist = "hyperexp", mean = 1.0, scv = 10.0 }
+"""  # the README's TOML example
+
 
 def exp_class(name: str, need: int, probability: float, rate: float = 1.0) -> JobClass:
     return JobClass(name, need, probability, from_spec({"dist": "exp", "rate": rate}))

@@ -8,20 +8,7 @@ from pathlib import Path
 
 import pytest
 
-GOOD = """\
-servers = 10
-arrival_rate = 2.0
-[[classes]]
-name = "small"
-need = 1
-probability = 0.9
-service = { dist = "exp", rate = 1.0 }
-[[classes]]
-need = 10
-probability = 0.1
-service = { dist = "hyperexp", mean = 1.0, scv = 10.0 }
-"""
-
+from conftest import EXAMPLE
 
 def msjgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "msjgym", *args], capture_output=True, text=True, cwd=cwd,
@@ -51,7 +38,7 @@ def test_evaluate_json_is_one_parseable_object():
 
 
 def test_evaluate_table_from_toml(tmp_path):
-    (tmp_path / "c.toml").write_text(GOOD)
+    (tmp_path / "c.toml").write_text(EXAMPLE)
     out = msjgym("evaluate", "c.toml", "--policy", "server-filling", "--reps", "2", "--jobs", "20000",
                  "--seed", "7", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -65,12 +52,12 @@ def test_unstable_run_is_reported():
 
 
 BAD_FILES = {
-    "negative rate": (GOOD.replace("rate = 1.0", "rate = -1.0"), "classes[0].service.rate"),
-    "need above servers": (GOOD.replace("need = 10", "need = 12"), "classes[1].need"),
-    "probabilities": (GOOD.replace("probability = 0.1", "probability = 0.3"), "probabilit"),
-    "unknown distribution": (GOOD.replace('"hyperexp"', '"hyperexpo"'), "classes[1].service.dist"),
-    "malformed toml": (GOOD.replace("servers = 10", "servers = = 10"), "line 1"),
-    "unknown key": (GOOD.replace("servers = 10", "servers = 10\nsevrers = 3"), "sevrers"),
+    "negative rate": (EXAMPLE.replace("rate = 1.0", "rate = -1.0"), "classes[0].service.rate"),
+    "need above servers": (EXAMPLE.replace("need = 10", "need = 12"), "classes[1].need"),
+    "probabilities": (EXAMPLE.replace("probability = 0.1", "probability = 0.3"), "probabilit"),
+    "unknown distribution": (EXAMPLE.replace('"hyperexp"', '"hyperexpo"'), "classes[1].service.dist"),
+    "malformed toml": (EXAMPLE.replace("servers = 10", "servers = = 10"), "line 2"),
+    "unknown key": (EXAMPLE.replace("servers = 10", "servers = 10\nsevrers = 3"), "sevrers"),
 }
 
 

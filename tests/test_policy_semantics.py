@@ -114,3 +114,15 @@ def test_server_filling_rejects_settings_it_does_not_cover(policy, needs, server
     m = model(servers, 1.0, *(exp_class(f"v{v}", v, 1 / len(needs)) for v in needs))
     with pytest.raises(PolicyError, match="must divide"):
         get_policy(policy).validate(m)
+
+
+def test_classes_sharing_a_need_are_served_oldest_first():
+    """Two classes with the same need form one need group: preemptive policies take its oldest jobs across classes."""
+    m = model(2, 1.0, exp_class("a", 1, 0.4), exp_class("b", 1, 0.4), exp_class("big", 2, 0.2))
+    for policy in ("msf", "lsf", "server-filling", "maxweight", "preemptive-first-fit"):
+        s = sim(m, policy)
+        s.arrive(1, LONG)
+        s.arrive(0, LONG)
+        s.arrive(1, LONG)
+        assert [c for _, c, serving in s.jobs() if serving] == [1, 0], policy  # b (oldest), then a
+        s.check()

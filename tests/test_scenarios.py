@@ -8,22 +8,8 @@ import pytest
 from msjgym.errors import ScenarioError
 from msjgym.evaluate.scenarios import list_scenarios, load_scenario, model_from_spec, parse_override
 from msjgym.systems.msj_model import MSJModel
+from conftest import EXAMPLE
 from test_theory_queues import saturated_one_and_n_chain_throughput
-
-EXAMPLE = """\
-system = "msj"
-servers = 10
-arrival_rate = 2.33
-[[classes]]
-name = "small"
-need = 1
-probability = 0.9
-service = { dist = "exp", rate = 1.0 }
-[[classes]]
-need = 10
-probability = 0.1
-service = { dist = "hyperexp", mean = 1.0, scv = 10.0 }
-"""
 
 CLASS_RATES = """\
 servers = 4
