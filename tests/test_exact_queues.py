@@ -6,6 +6,7 @@ by chance). Seeds are fixed, so the tests are repeatable.
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conftest import covers, exp_class, model
@@ -58,3 +59,17 @@ def test_one_server_two_classes_is_mg1(policy):
     exact = queues.mg1_mean_number_in_system(lam, mean, second)
     ok, got, half = covers(_values(result, "number_in_system"), exact)
     assert ok, f"{policy}: E[N] {got} ± {half} vs Pollaczek–Khinchine {exact}"
+
+
+@pytest.mark.parametrize("q, name", [(0.95, "response_time_p95"), (0.99, "response_time_p99")])
+def test_mm1_response_time_percentiles(q, name):
+    """FCFS M/M/1: the response time is Exp(μ − λ), so its q-quantile is −ln(1 − q)/(μ − λ).
+
+    Tolerance: the 99.9 % CI over replications plus the histogram's relative resolution (2.3 %, documented).
+    """
+    from msjgym.core.histogram import RELATIVE_RESOLUTION
+    lam, mu = 0.7, 1.0
+    result = evaluate(model(1, lam, exp_class("a", 1, 1.0, mu)), "fcfs", reps=REPS, jobs=JOBS, seed=14)
+    exact = -np.log(1 - q) / (mu - lam)
+    ok, mean, half = covers(_values(result, name), exact)
+    assert abs(mean - exact) <= half + RELATIVE_RESOLUTION * exact, f"{name} {mean} ± {half} vs {exact}"

@@ -121,11 +121,12 @@ MSJState = namedtuple(
 MSJState.__doc__ = "Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis)."
 
 MSJParams = namedtuple(
-    "MSJParams", "ints floats need cumprob dkind dstart ddata grp_of grp_need grp_ptr grp_cls")
+    "MSJParams", "ints floats need cumprob dkind dstart ddata grp_need grp_ptr grp_cls")
 MSJParams.__doc__ = """Read-only parameters shared by the B systems.
 
 need[K], cumprob[K] (cumulative class probabilities), dkind/dstart/ddata (encoded duration laws), and need groups
-(classes with equal need, groups ordered by decreasing need): grp_of[K], grp_need[G], grp_ptr[G+1], grp_cls[K].
+(classes with equal need, groups ordered by decreasing need): grp_need[G], and group g's classes
+grp_cls[grp_ptr[g]:grp_ptr[g + 1]].
 """
 
 INF = np.inf

@@ -265,7 +265,7 @@ class RunConfig:
     Attributes:
         jobs: measured jobs per replication (arrivals; completions in saturated mode).
         warmup: jobs discarded before measuring.
-        batches: measurement batches per replication (for batch-means CIs and the warm-up check).
+        batches: measurement batches per replication (for batch-means CIs when there is one replication).
         saturated: run the closed system in which ``backlog`` jobs always wait (maximum throughput).
         backlog: waiting jobs kept in saturated mode (1 gives the saturated system of Grosof & Ayhan §3.2).
         detect_instability: stop a replication whose number of jobs keeps growing.
@@ -289,19 +289,22 @@ class RunConfig:
             raise MsjgymError(f"batches = {self.batches}: must be <= jobs = {self.jobs}")
 
 
-def _need_groups(needs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Group classes by need, groups ordered by decreasing need: (grp_of, grp_need, grp_ptr, grp_cls)."""
+def _need_groups(needs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group classes by need, groups ordered by decreasing need: (grp_need, grp_ptr, grp_cls).
+
+    Group g holds the classes ``grp_cls[grp_ptr[g]:grp_ptr[g + 1]]`` (in class order), all of need ``grp_need[g]``.
+    """
     grp_need = np.array(sorted(set(needs.tolist()), reverse=True), dtype=np.int64)
     grp_of = np.array([int(np.where(grp_need == m)[0][0]) for m in needs], dtype=np.int64)
     grp_cls = np.argsort(grp_of, kind="stable").astype(np.int64)
     grp_ptr = np.searchsorted(grp_of[grp_cls], np.arange(len(grp_need) + 1)).astype(np.int64)
-    return grp_of, grp_need, grp_ptr, grp_cls
+    return grp_need, grp_ptr, grp_cls
 
 
 def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJParams:
     """Encode a model, a policy and a run configuration for the compiled kernels."""
     ints = np.zeros(msj.NPI, dtype=np.int64)
-    grp_of, grp_need, grp_ptr, grp_cls = _need_groups(model.needs)
+    grp_need, grp_ptr, grp_cls = _need_groups(model.needs)
     ints[msj.P_SERVERS] = model.servers
     ints[P_K] = model.num_classes
     ints[msj.P_POLICY] = policy.kernel_id
@@ -319,7 +322,7 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     return msj.MSJParams(
         ints=ints, floats=floats, need=model.needs, cumprob=np.cumsum(model.probabilities),
         dkind=dkind, dstart=dstart, ddata=ddata,
-        grp_of=grp_of, grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls)
+        grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls)
 
 
 class MSJSimulation:
