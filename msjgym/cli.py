@@ -2,6 +2,8 @@
 
     msjgym list
     msjgym evaluate SCENARIO --policy NAME [--reps R] [--jobs J] [--seed S] [--param KEY=VALUE ...] [--json]
+    msjgym theory SCENARIO [--policy NAME] [--param KEY=VALUE ...] [--json]
+    msjgym reproduce NAME [--out DIR] [--reps R] [--jobs J] [--max-servers N]
 
 Bad input (an unknown policy, a scenario error, an invalid option) prints one ``msjgym: error: ...`` line and exits
 with status 2.
@@ -13,12 +15,16 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from msjgym.errors import MsjgymError
+from msjgym.evaluate import scorecard
 from msjgym.evaluate.runner import EvaluationResult, evaluate
+from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
 from msjgym.evaluate.scenarios import list_scenarios, load_scenario, parse_override
 from msjgym.policies import BUILTIN_POLICIES, get_policy
+from msjgym.reproduce import REPRODUCTIONS, Settings
 
 METRIC_ORDER = ("response_time", "waiting_time", "number_in_system", "number_in_queue", "utilization",
                 "queueing_probability", "throughput", "response_time_p95", "response_time_p99")
@@ -72,6 +78,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="do not stop replications whose number in system keeps growing")
     ev.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     ev.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+    th = sub.add_parser("theory", help="the theory's references for a scenario and policy, without simulating")
+    th.add_argument("scenario", help="a built-in scenario name or a TOML file")
+    th.add_argument("--policy", default="fcfs", help="a built-in policy name (default fcfs)")
+    th.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key")
+    th.add_argument("--json", action="store_true", help="print one JSON object")
+
+    rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers")
+    rp.add_argument("name", help="what to reproduce (see `msjgym list`)")
+    rp.add_argument("--out", default=None, help="output folder (default results/reproduce/NAME)")
+    rp.add_argument("--reps", type=_positive_int, default=5, help="replications per simulated point (default 5)")
+    rp.add_argument("--jobs", type=_positive_int, default=200_000, help="measured jobs per replication")
+    rp.add_argument("--seed", type=_nonnegative_int, default=1, help="root seed (default 1)")
+    rp.add_argument("--max-servers", type=_positive_int, default=4096,
+                    help="largest n simulated (default 4096; the zero-queueing paper goes to 65536)")
+    rp.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     return parser
 
 
@@ -85,6 +107,10 @@ def _cmd_list() -> None:
     width = max(len(name) for name in BUILTIN_POLICIES)
     for name, policy in BUILTIN_POLICIES.items():
         print(f"  {name:<{width}}  {policy.summary}")
+    print("\nReproductions (msjgym reproduce NAME):")
+    width = max(len(name) for name in REPRODUCTIONS)
+    for name, (description, _) in REPRODUCTIONS.items():
+        print(f"  {name:<{width}}  {description}")
 
 
 def _fmt(x: float | None) -> str:
@@ -128,8 +154,7 @@ def format_table(result: EvaluationResult) -> str:
         return "\n".join(lines)
     classes = list(dict.fromkeys(k[k.index("[") + 1:-1] for k in result.metrics if "[" in k))
     rows = [["metric", "all"] + [f"[{c}]" for c in classes]]
-    names = [m for m in METRIC_ORDER if m in result.metrics] + \
-        [m for m in result.metrics if "[" not in m and m not in METRIC_ORDER]
+    names = [m for m in METRIC_ORDER if m in result.metrics]
     for name in names:
         rows.append([name, _cell(result.metrics[name])] +
                     [_cell(result.metrics.get(f"{name}[{c}]")) for c in classes])
@@ -141,20 +166,77 @@ def format_table(result: EvaluationResult) -> str:
     return "\n".join(lines)
 
 
+def _reference_value(ref: Reference) -> str:
+    if ref.kind == "condition":
+        return f"{_fmt(ref.value)} < {_fmt(ref.upper)}" if ref.upper is not None else _fmt(ref.value)
+    if ref.kind == "bound":
+        if ref.lower is None:
+            return f"<= {_fmt(ref.upper)}"
+        return f">= {_fmt(ref.lower)}" if ref.upper is None else f"[{_fmt(ref.lower)}, {_fmt(ref.upper)}]"
+    return _fmt(ref.value)
+
+
+def format_references(refs: list[Reference], title: str = "references (theory beside the simulation):") -> str:
+    """The scorecard: the references' descriptions and sources, numbered, then one row per reference."""
+    if not refs:
+        return ""
+    labels: dict[tuple[str, str], int] = {}
+    for r in refs:
+        labels.setdefault((r.description, r.source), len(labels) + 1)
+    lines = ["", title]
+    lines += [f"  [{i}] {d}; source: {src}" for (d, src), i in labels.items()]
+    rows = [["ref", "kind", "quantity", "theory", "verdict"]]
+    rows += [[f"[{labels[(r.description, r.source)]}]", r.kind, r.quantity, _reference_value(r), r.verdict]
+             for r in refs]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines.append("")
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> None:
     overrides = dict(parse_override(text) for text in args.param)
     scenario = load_scenario(args.scenario, overrides)
     policy = get_policy(args.policy)
     policy.validate(scenario.model)
+    refs = [] if args.saturated else scorecard.references(scenario.model, policy)
+    for ref in scorecard.unstable_predictions(refs):
+        print(f"msjgym: note: outside the stability region before simulating: {ref.description} "
+              f"[{ref.source}]", file=sys.stderr)
     result = evaluate(
         scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
         batches=args.batches, saturated=args.saturated, backlog=args.backlog,
         detect_instability=not args.no_instability_check,
-        progress=not args.no_progress and sys.stderr.isatty())
+        progress=not args.no_progress and sys.stderr.isatty(), references=refs)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=float))
     else:
-        print(format_table(result))
+        print(format_table(result) + format_references(result.references))
+
+
+def _cmd_theory(args: argparse.Namespace) -> None:
+    scenario = load_scenario(args.scenario, dict(parse_override(text) for text in args.param))
+    policy = get_policy(args.policy)
+    policy.validate(scenario.model)
+    refs = scorecard.references(scenario.model, policy)
+    if args.json:
+        print(json.dumps({"scenario": scenario.name, "policy": policy.name, "params": scenario.params,
+                          "load": scenario.model.load, "references": [r.to_dict() for r in refs]},
+                         indent=2, default=float))
+        return
+    print(f"scenario  {scenario.name}  (load {scenario.model.load:.4g})\npolicy    {policy.name}")
+    print(format_references(refs, "references (no simulation; `msjgym evaluate` adds verdicts):")
+          if refs else "\nno reference applies")
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> None:
+    if args.name not in REPRODUCTIONS:
+        raise MsjgymError(f"reproduce {args.name!r}: unknown; valid: {', '.join(REPRODUCTIONS)}")
+    out = Path(args.out) if args.out else Path("results") / "reproduce" / args.name
+    settings = Settings(out=out, reps=args.reps, jobs=args.jobs, seed=args.seed, max_servers=args.max_servers,
+                        progress=not args.no_progress and sys.stderr.isatty())
+    for path in REPRODUCTIONS[args.name][1](settings):
+        print(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -165,6 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_list()
         elif args.command == "evaluate":
             _cmd_evaluate(args)
+        elif args.command == "theory":
+            _cmd_theory(args)
+        elif args.command == "reproduce":
+            _cmd_reproduce(args)
     except MsjgymError as exc:
         print(f"msjgym: error: {exc}", file=sys.stderr)
         return 2

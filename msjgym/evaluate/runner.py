@@ -18,7 +18,9 @@ from tqdm import tqdm
 
 from msjgym.core import rng
 from msjgym.errors import MsjgymError
+from msjgym.evaluate import scorecard
 from msjgym.evaluate.scenarios import Scenario
+from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate, open_metrics, saturated_metrics, t_interval
 from msjgym.policies import Policy, get_policy
 from msjgym.systems.msj import DONE, RUNNING, UNSTABLE
@@ -56,7 +58,7 @@ class EvaluationResult:
     events: int
     wall_seconds: float
     compile_seconds: float
-    references: list[dict[str, Any]] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object printed by ``msjgym evaluate --json``."""
@@ -66,7 +68,7 @@ class EvaluationResult:
             "params": self.params,
             "stable": self.stable,
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
-            "references": self.references,
+            "references": [r.to_dict() for r in self.references],
             "growth_rate": None if self.growth_rate is None else self.growth_rate.to_dict(),
             "unstable_replications": self.unstable_replications,
             "mode": "saturated" if self.config.saturated else "open",
@@ -83,7 +85,7 @@ class EvaluationResult:
 def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int = 10, jobs: int = 100_000,
              warmup: int | None = None, seed: int | None = None, batches: int = 20, saturated: bool = False,
              backlog: int = 1, detect_instability: bool = True, debug: bool = False,
-             progress: bool = False) -> EvaluationResult:
+             progress: bool = False, references: bool | list[Reference] = True) -> EvaluationResult:
     """Simulate ``reps`` independent replications of ``scenario`` under ``policy`` and estimate its metrics.
 
     Args:
@@ -98,6 +100,8 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
         detect_instability: stop and report replications whose number in system keeps growing.
         debug: check the state invariants after every event (slow).
         progress: show a progress bar on stderr (after one second).
+        references: put the theory's references beside the results (``msjgym.evaluate.scorecard``): True computes
+            them, a list uses those (computed beforehand), False skips them. Saturated runs have none.
     """
     if not isinstance(reps, (int, np.integer)) or isinstance(reps, bool) or reps < 1:
         raise MsjgymError(f"reps = {reps!r}: must be an integer >= 1")
@@ -122,7 +126,12 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
                 bar.update(min(sim.progress(b), per_rep) + b * per_rep - bar.n)
             bar.update((b + 1) * per_rep - bar.n)
     wall = time.perf_counter() - start
-    return _result(scenario, pol, sim, reps, seed, wall, compile_seconds)
+    result = _result(scenario, pol, sim, reps, seed, wall, compile_seconds)
+    if references is True:
+        references = scorecard.references(model, pol)
+    if references and not saturated:
+        result.references = scorecard.judge(references, result)
+    return result
 
 
 def _compile(sim: MSJSimulation, progress: bool) -> float:
@@ -149,19 +158,19 @@ def _result(scenario: Scenario | MSJModel, policy: Policy, sim: MSJSimulation, r
     assert all(sim.status(b) in (DONE, UNSTABLE) for b in range(reps))
     names = [c.name for c in model.classes]
 
-    def unit_metrics(bstat: np.ndarray, btime: float, hist: np.ndarray) -> dict[str, float]:
+    def unit_metrics(bstat: np.ndarray, bsys: np.ndarray, hist: np.ndarray) -> dict[str, float]:
         if config.saturated:
-            return saturated_metrics(bstat, btime, model.needs, model.servers, names)
-        return open_metrics(bstat, btime, hist, model.needs, model.servers, names)
+            return saturated_metrics(bstat, bsys, model.needs, model.servers, names)
+        return open_metrics(bstat, bsys, hist, model.needs, model.servers, names)
 
-    per_rep = [unit_metrics(st.bstat[b].sum(axis=0), float(st.btime[b].sum()), st.hist[b].sum(axis=0))
+    per_rep = [unit_metrics(st.bstat[b].sum(axis=0), st.bsys[b].sum(axis=0), st.hist[b].sum(axis=0))
                for b in range(reps)]
     metrics: dict[str, Estimate] = {}
     rates = [sim.growth_rate(b) for b in unstable]
     growth = t_interval(np.array(rates)) if unstable else None
     if not unstable:
         units = per_rep if reps > 1 else [
-            unit_metrics(st.bstat[0, i], float(st.btime[0, i]), st.hist[0, i]) for i in range(config.batches)]
+            unit_metrics(st.bstat[0, i], st.bsys[0, i], st.hist[0, i]) for i in range(config.batches)]
         metrics = {k: t_interval(np.array([u[k] for u in units])) for k in units[0]}
     if isinstance(scenario, Scenario):
         name, params = scenario.name, dict(scenario.params)

@@ -38,14 +38,17 @@ S_FRONT_NEED = 12  # total need of the jobs in the front (ServerFilling)
 S_NCHK = 13  # checkpoints recorded (instability detector)
 S_NEXT_CHK = 14  # event count of the next checkpoint
 S_ERROR = 15  # debug: code of the violated invariant
-NSI = 16
+S_NEED = 16  # Σ need over the jobs in system (waiting or not)
+NSI = 17
 
 # sys_f[b, :] (float64 scalars per system)
 T_NOW = 0  # current time
 T_NEXT_ARR = 1  # time of the next arrival (inf in saturated mode)
 T_BATCH = 2  # start time of the current batch
 T_GROWTH = 3  # growth rate of the number in system when flagged unstable (jobs per unit time)
-NSF = 4
+T_NEED = 4  # time up to which the high-occupancy area is integrated
+T_AREA_HIGH = 5  # ∫ 1{S_NEED > servers − max need} dt since the last flush
+NSF = 6
 
 # cls_i[b, c, :]
 C_HEAD = 0  # oldest class-c job (-1: none)
@@ -61,7 +64,8 @@ NCI = 7
 C_LAST = 0  # time up to which the class's areas are integrated
 C_AREA_N = 1  # ∫ (class-c jobs in system) dt since the last flush
 C_AREA_X = 2  # ∫ (class-c jobs in service) dt since the last flush
-NCF = 3
+C_AREA_DEF = 3  # ∫ (offered_c − need_c · class-c jobs in system)^+ dt since the last flush
+NCF = 4
 
 # job_i[b, j, :]
 J_CLS = 0
@@ -89,7 +93,13 @@ B_NQUEUED = 4  # measured arrivals that did not start service at once
 B_AREA_N = 5  # ∫ jobs in system dt over the batch
 B_AREA_X = 6  # ∫ jobs in service dt over the batch
 B_NCOMP = 7  # completions during the batch (any job)
-NBS = 8
+B_AREA_DEF = 8  # ∫ (offered servers − servers needed by the class's jobs)^+ dt (zero-queueing Lemma 5.4)
+NBS = 9
+
+# bsys[b, batch, :] (per measurement batch, whole system)
+BS_TIME = 0  # measured time of the batch
+BS_AREA_HIGH = 1  # ∫ 1{jobs present need more than servers − max need} dt (zero-queueing eq. (3))
+NBSYS = 2
 
 # statuses
 RUNNING = 0
@@ -110,21 +120,23 @@ P_NBATCH = 7
 P_DEBUG = 8
 P_GROUPS = 9
 P_DETECT = 10  # instability detection on/off
-NPI = 11
+P_MMAX = 11  # largest need
+NPI = 12
 
 # params.floats[:]
 P_LAMBDA = 0
 NPF = 1
 
 MSJState = namedtuple(
-    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat btime hist chk")
+    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk")
 MSJState.__doc__ = "Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis)."
 
 MSJParams = namedtuple(
-    "MSJParams", "ints floats need cumprob dkind dstart ddata grp_need grp_ptr grp_cls")
+    "MSJParams", "ints floats need offered cumprob dkind dstart ddata grp_need grp_ptr grp_cls")
 MSJParams.__doc__ = """Read-only parameters shared by the B systems.
 
-need[K], cumprob[K] (cumulative class probabilities), dkind/dstart/ddata (encoded duration laws), and need groups
+need[K], offered[K] (λ_c·need_c·E[S_c], the servers class c occupies on average), cumprob[K] (cumulative class
+probabilities), dkind/dstart/ddata (encoded duration laws), and need groups
 (classes with equal need, groups ordered by decreasing need): grp_need[G], and group g's classes
 grp_cls[grp_ptr[g]:grp_ptr[g + 1]].
 """
@@ -134,14 +146,27 @@ INF = np.inf
 
 # ---------------------------------------------------------------- lazy integration
 @njit(inline="always")
-def touch(st, b, c):
+def touch(st, pr, b, c):
     """Integrate class c's counts up to now (call before changing C_N or C_X)."""
     now = st.sys_f[b, T_NOW]
     dt = now - st.cls_f[b, c, C_LAST]
     if dt > 0.0:
-        st.cls_f[b, c, C_AREA_N] += st.cls_i[b, c, C_N] * dt
+        n_c = st.cls_i[b, c, C_N]
+        st.cls_f[b, c, C_AREA_N] += n_c * dt
         st.cls_f[b, c, C_AREA_X] += st.cls_i[b, c, C_X] * dt
+        deficit = pr.offered[c] - pr.need[c] * n_c
+        if deficit > 0.0:
+            st.cls_f[b, c, C_AREA_DEF] += deficit * dt
     st.cls_f[b, c, C_LAST] = now
+
+
+@njit(inline="always")
+def touch_need(st, pr, b):
+    """Integrate the high-occupancy indicator up to now (call before changing S_NEED)."""
+    now = st.sys_f[b, T_NOW]
+    if st.sys_i[b, S_NEED] > pr.ints[P_SERVERS] - pr.ints[P_MMAX]:
+        st.sys_f[b, T_AREA_HIGH] += now - st.sys_f[b, T_NEED]
+    st.sys_f[b, T_NEED] = now
 
 
 # ---------------------------------------------------------------- completion-time heap
@@ -227,7 +252,7 @@ def next_completion_time(st, b):
 def start_next(st, pr, b, c):
     """Start the oldest waiting class-c job (there must be one and it must fit)."""
     j = st.cls_i[b, c, C_BOUND]
-    touch(st, b, c)
+    touch(st, pr, b, c)
     now = st.sys_f[b, T_NOW]
     st.job_f[b, j, J_START] = now
     st.job_f[b, j, J_DONE] = now + st.job_f[b, j, J_REM]
@@ -243,7 +268,7 @@ def preempt_last(st, pr, b, c):
     """Preempt the youngest class-c job in service (preempt-resume: its remaining duration is kept)."""
     bound = st.cls_i[b, c, C_BOUND]
     j = st.cls_i[b, c, C_TAIL] if bound < 0 else st.job_i[b, bound, J_PREV]
-    touch(st, b, c)
+    touch(st, pr, b, c)
     heap_remove(st, b, j)
     st.job_f[b, j, J_REM] -= st.sys_f[b, T_NOW] - st.job_f[b, j, J_START]
     st.cls_i[b, c, C_BOUND] = j
@@ -274,7 +299,7 @@ def add_job(st, pr, b, c, size, batch):
     nfree = st.sys_i[b, S_NFREE] - 1
     st.sys_i[b, S_NFREE] = nfree
     j = st.slots[b, nfree]
-    touch(st, b, c)
+    touch(st, pr, b, c)
     st.job_i[b, j, J_CLS] = c
     st.job_i[b, j, J_SEQ] = st.sys_i[b, S_SEQ]
     st.sys_i[b, S_SEQ] += 1
@@ -296,6 +321,8 @@ def add_job(st, pr, b, c, size, batch):
         st.cls_i[b, c, C_BOUND] = j
     st.cls_i[b, c, C_N] += 1
     st.sys_i[b, S_NJOBS] += 1
+    touch_need(st, pr, b)
+    st.sys_i[b, S_NEED] += pr.need[c]
     if batch >= 0:
         st.sys_i[b, S_MEAS] += 1
     return j
@@ -305,7 +332,7 @@ def add_job(st, pr, b, c, size, batch):
 def remove_job(st, pr, b, j):
     """Take job j (in service, already out of the heap) out of the system and free its slot."""
     c = st.job_i[b, j, J_CLS]
-    touch(st, b, c)
+    touch(st, pr, b, c)
     prev = st.job_i[b, j, J_PREV]
     nxt = st.job_i[b, j, J_NEXT]
     if prev < 0:
@@ -319,6 +346,8 @@ def remove_job(st, pr, b, j):
     st.cls_i[b, c, C_N] -= 1
     st.cls_i[b, c, C_X] -= 1
     st.sys_i[b, S_NJOBS] -= 1
+    touch_need(st, pr, b)
+    st.sys_i[b, S_NEED] -= pr.need[c]
     st.sys_i[b, S_NSERV] -= 1
     st.sys_i[b, S_BUSY] -= pr.need[c]
     if st.job_i[b, j, J_BATCH] >= 0:
@@ -410,7 +439,7 @@ def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch:
         rng=rng,
         scratch=np.zeros((B, scratch), dtype=np.int64),
         bstat=np.zeros((B, nbatch, K, NBS), dtype=np.float64),
-        btime=np.zeros((B, nbatch), dtype=np.float64),
+        bsys=np.zeros((B, nbatch, NBSYS), dtype=np.float64),
         hist=np.zeros((B, nbatch, K, nbins), dtype=np.int64),
         chk=np.zeros((B, 64, 3), dtype=np.float64),
     )

@@ -26,11 +26,12 @@ from msjgym.policies import Policy
 from msjgym.policies.dispatch import on_arrival, on_departure, schedule, schedule_call
 from msjgym.systems import msj
 from msjgym.systems.msj import (
-    B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, C_AREA_N, C_AREA_X, DONE,
+    B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME,
+    C_AREA_DEF, C_AREA_N, C_AREA_X, DONE,
     INVARIANT, J_ARR, J_BATCH, J_CLS, J_HPOS, J_SIZE, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
     P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_WARMUP, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS, S_NARR,
-    S_NCHK, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_BATCH, T_GROWTH, T_NEXT_ARR, T_NOW,
-    UNSTABLE, add_job, check_invariants, next_completion_time, heap_remove, remove_job, touch)
+    S_NCHK, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_AREA_HIGH, T_BATCH, T_GROWTH, T_NEXT_ARR,
+    T_NOW, UNSTABLE, add_job, check_invariants, next_completion_time, heap_remove, remove_job, touch, touch_need)
 from msjgym.systems.msj_model import MSJModel
 
 FIRST_CHECKPOINT = 1024  # events
@@ -58,15 +59,20 @@ def _flush(st, pr, b, new_batch):
     old = st.sys_i[b, S_BATCH]
     measured = 0 <= old < pr.ints[P_NBATCH]
     for c in range(pr.ints[P_K]):
-        touch(st, b, c)
+        touch(st, pr, b, c)
         if measured:
             st.bstat[b, old, c, B_AREA_N] += st.cls_f[b, c, C_AREA_N]
             st.bstat[b, old, c, B_AREA_X] += st.cls_f[b, c, C_AREA_X]
+            st.bstat[b, old, c, B_AREA_DEF] += st.cls_f[b, c, C_AREA_DEF]
         st.cls_f[b, c, C_AREA_N] = 0.0
         st.cls_f[b, c, C_AREA_X] = 0.0
+        st.cls_f[b, c, C_AREA_DEF] = 0.0
+    touch_need(st, pr, b)
     now = st.sys_f[b, T_NOW]
     if measured:
-        st.btime[b, old] += now - st.sys_f[b, T_BATCH]
+        st.bsys[b, old, BS_TIME] += now - st.sys_f[b, T_BATCH]
+        st.bsys[b, old, BS_AREA_HIGH] += st.sys_f[b, T_AREA_HIGH]
+    st.sys_f[b, T_AREA_HIGH] = 0.0
     st.sys_f[b, T_BATCH] = now
     st.sys_i[b, S_BATCH] = new_batch
 
@@ -316,11 +322,13 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     ints[P_DEBUG] = int(config.debug)
     ints[msj.P_GROUPS] = len(grp_need)
     ints[P_DETECT] = int(config.detect_instability)
+    ints[msj.P_MMAX] = int(model.needs.max())
     floats = np.zeros(msj.NPF, dtype=np.float64)
     floats[P_LAMBDA] = model.arrival_rate
     dkind, dstart, ddata = encode_all([c.service for c in model.classes])
     return msj.MSJParams(
-        ints=ints, floats=floats, need=model.needs, cumprob=np.cumsum(model.probabilities),
+        ints=ints, floats=floats, need=model.needs, offered=model.offered_servers_per_class,
+        cumprob=np.cumsum(model.probabilities),
         dkind=dkind, dstart=dstart, ddata=ddata,
         grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls)
 

@@ -86,9 +86,14 @@ class MSJModel:
         return np.array([c.service.mean for c in self.classes], dtype=np.float64)
 
     @property
+    def offered_servers_per_class(self) -> np.ndarray:
+        """λ_i m_i E[S_i]: the time-average number of servers class i occupies under any stable policy."""
+        return self.class_arrival_rates * self.needs * self.mean_service
+
+    @property
     def offered_servers(self) -> float:
         """λ Σ_i p_i m_i E[S_i]: the time-average number of busy servers of any stable policy."""
-        return float(self.arrival_rate * np.sum(self.probabilities * self.needs * self.mean_service))
+        return float(self.offered_servers_per_class.sum())
 
     @property
     def load(self) -> float:

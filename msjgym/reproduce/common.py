@@ -1,0 +1,74 @@
+"""Shared plumbing of the ``msjgym reproduce`` figures: output folder, CSV rows, progress, figure style."""
+from __future__ import annotations
+
+import csv
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a reproduction may spend: simulation length and seeds, and the largest system it builds.
+
+    Attributes:
+        out: folder for the PNG figures and the CSV of numbers.
+        reps: independent replications per simulated point.
+        jobs: measured jobs per replication.
+        seed: root seed; each point derives its own seed from it and its index.
+        max_servers: the largest n a reproduction simulates (the papers go further; say so in the output).
+        progress: show a progress bar on stderr.
+    """
+
+    out: Path
+    reps: int = 5
+    jobs: int = 200_000
+    seed: int = 1
+    max_servers: int = 4096
+    progress: bool = True
+
+
+class CsvTable:
+    """Rows of numbers written to ``path`` as CSV (header from the first row's keys)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, **row: Any) -> None:
+        self.rows.append(row)
+
+    def write(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(dict.fromkeys(k for row in self.rows for k in row))
+        with self.path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=keys)
+            writer.writeheader()
+            writer.writerows(self.rows)
+        return self.path
+
+
+def progress(items: Sequence, settings: Settings, desc: str) -> Iterable:
+    """Iterate over ``items`` with a progress bar on stderr (when enabled)."""
+    return tqdm(items, desc=desc, unit="point", disable=not settings.progress, file=sys.stderr, leave=False)
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Save a matplotlib figure as PNG (150 dpi) and close it."""
+    import matplotlib.pyplot as plt
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot with a non-interactive backend (figures are only written to files)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
