@@ -168,7 +168,11 @@ def format_table(result: EvaluationResult) -> str:
 
 def _reference_value(ref: Reference) -> str:
     if ref.kind == "condition":
-        return f"{_fmt(ref.value)} < {_fmt(ref.upper)}" if ref.upper is not None else _fmt(ref.value)
+        if ref.upper is None:
+            return _fmt(ref.value)
+        return f"{_fmt(ref.value)} {'<' if ref.value < ref.upper else '>='} {_fmt(ref.upper)}"
+    if ref.upper_metric is not None:
+        return f"<= {ref.upper_metric}"
     if ref.kind == "bound":
         if ref.lower is None:
             return f"<= {_fmt(ref.upper)}"
@@ -199,7 +203,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.scenario, overrides)
     policy = get_policy(args.policy)
     policy.validate(scenario.model)
-    refs = [] if args.saturated else scorecard.references(scenario.model, policy)
+    refs = scorecard.references(scenario.model, policy, regime=scenario.regime, saturated=args.saturated)
     for ref in scorecard.unstable_predictions(refs):
         print(f"msjgym: note: outside the stability region before simulating: {ref.description} "
               f"[{ref.source}]", file=sys.stderr)
@@ -218,7 +222,7 @@ def _cmd_theory(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.scenario, dict(parse_override(text) for text in args.param))
     policy = get_policy(args.policy)
     policy.validate(scenario.model)
-    refs = scorecard.references(scenario.model, policy)
+    refs = scorecard.references(scenario.model, policy, regime=scenario.regime)
     if args.json:
         print(json.dumps({"scenario": scenario.name, "policy": policy.name, "params": scenario.params,
                           "load": scenario.model.load, "references": [r.to_dict() for r in refs]},

@@ -101,7 +101,7 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
         debug: check the state invariants after every event (slow).
         progress: show a progress bar on stderr (after one second).
         references: put the theory's references beside the results (``msjgym.evaluate.scorecard``): True computes
-            them, a list uses those (computed beforehand), False skips them. Saturated runs have none.
+            them, a list uses those (computed beforehand), False skips them.
     """
     if not isinstance(reps, (int, np.integer)) or isinstance(reps, bool) or reps < 1:
         raise MsjgymError(f"reps = {reps!r}: must be an integer >= 1")
@@ -128,8 +128,9 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
     wall = time.perf_counter() - start
     result = _result(scenario, pol, sim, reps, seed, wall, compile_seconds)
     if references is True:
-        references = scorecard.references(model, pol)
-    if references and not saturated:
+        regime = scenario.regime if isinstance(scenario, Scenario) else None
+        references = scorecard.references(model, pol, regime=regime, saturated=saturated)
+    if references:
         result.references = scorecard.judge(references, result)
     return result
 

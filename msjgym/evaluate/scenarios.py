@@ -66,6 +66,7 @@ from msjgym.core.distributions import Distribution, from_spec
 from msjgym.errors import ScenarioError
 from msjgym.systems.msj_model import JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
+from msjgym.theory.zero_queueing import ScalingRegime
 
 SYSTEMS = ("msj",)
 _TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes")
@@ -84,12 +85,15 @@ class Scenario:
         params: for a built-in, its parameters (defaults + overrides, derived defaults filled in); for a file, the
             full TOML-shaped spec after overrides.
         model: the validated system model.
+        regime: the scaling sequence of the scenario's family, when it has one (the zero-queueing sets at their
+            papers' loads): the scorecard classifies it.
     """
 
     name: str
     description: str
     params: dict
     model: MSJModel
+    regime: ScalingRegime | None = None
 
 
 # =====================================================================================================================
@@ -537,7 +541,22 @@ def _load_builtin(name: str, overrides: dict[str, object]) -> Scenario:
         model = model_from_spec(spec)
     except ScenarioError as exc:
         raise ScenarioError(f"{name}: {exc}") from None
-    return Scenario(name=name, description=builtin.description, params=params, model=model)
+    return Scenario(name=name, description=builtin.description, params=params, model=model,
+                    regime=_regime(name, params, overrides))
+
+
+# (β, α) of ρ = 1 − βn^(−α) per zero-queueing set, and (c, γ) of m_max ≈ c·n^γ per m3 rule (log n: γ = 0).
+_ZQ_SCALING = {"zero-queueing-set1": (0.25, 0.1), "zero-queueing-set2": (1.0, 0.3), "zero-queueing-set3": (0.25, 0.1)}
+_ZQ_M3_SCALING = {"sqrt": (1.0, 0.5), "4th-root": (3.0, 0.25), "log": (1.0, 0.0)}
+
+
+def _regime(name: str, params: dict, overrides: Mapping[str, object]) -> ScalingRegime | None:
+    """The scaling sequence of a zero-queueing set (Wang, Xie & Harchol-Balter §7), unless its load was overridden."""
+    if name not in _ZQ_SCALING or "load" in overrides:
+        return None
+    beta, alpha = _ZQ_SCALING[name]
+    c, gamma = _ZQ_M3_SCALING[params.get("m3", "sqrt")]
+    return ScalingRegime(beta=beta, alpha=alpha, gamma=gamma, c=c)
 
 
 def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:

@@ -16,7 +16,6 @@ exact value, when there is one).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -24,12 +23,18 @@ from msjgym.core.distributions import Exponential
 from msjgym.evaluate.statistics import Estimate
 from msjgym.policies import Policy
 from msjgym.systems.msj_model import MSJModel
-from msjgym.theory import queues
+from msjgym.theory import multilevel, queues, zero_queueing
+from msjgym.theory.open_fcfs import solve_open_fcfs
+from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
+from msjgym.theory.zero_queueing import ScalingRegime
 
 if TYPE_CHECKING:
     from msjgym.evaluate.runner import EvaluationResult
 
 KINDS = ("exact", "bound", "asymptotic", "approximation", "condition")
+MAX_SATURATED_STATES = 100_000  # the generic saturated solver is skipped above this many (configuration, head) states
+MAX_OPEN_PHASES = 2_000  # the exact open solver is skipped above this many (configuration, head) phases per level:
+MAX_OPEN_STATES = 400_000  # its sparse LU fills in within a level, so its cost grows with the square of the phases
 THROUGHPUT_OPTIMAL = {
     "server-filling": "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.2 (ServerFilling is WCFS)",
     "server-filling-divisible": "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip App. B.2",
@@ -49,7 +54,8 @@ class Reference:
         source: paper and equation (or "standard").
         value: the predicted value (exact, asymptotic, approximation).
         lower, upper: the interval of a bound (None: unbounded on that side).
-        predicts_stable: for a condition, its prediction.
+        upper_metric: for a bound given by another simulated quantity (``upper`` is then None).
+        predicts_stable: for a condition, its prediction (None: the condition says nothing either way).
         verdict: the comparison with the simulation (empty until judged).
         agrees: whether the simulation agrees (None: nothing to compare, or not judged yet).
     """
@@ -61,6 +67,7 @@ class Reference:
     value: float | None = None
     lower: float | None = None
     upper: float | None = None
+    upper_metric: str | None = None
     predicts_stable: bool | None = None
     verdict: str = ""
     agrees: bool | None = None
@@ -137,16 +144,169 @@ def _equal_needs(model: MSJModel) -> list[Reference]:
     return refs
 
 
-PROVIDERS: list[Callable[[MSJModel, Policy], list[Reference]]] = [
-    lambda model, policy: [_capacity(model)],
-    _throughput_optimal,
-    lambda model, policy: _equal_needs(model),
-]
+def _configurations(servers: int, needs: list[int], least: int = 0) -> int:
+    """Number of vectors x >= 0 with least <= Σ_i needs_i x_i <= servers (configurations of jobs in service)."""
+    ways = [1] + [0] * servers
+    for m in needs:
+        for total in range(m, servers + 1):
+            ways[total] += ways[total - m]
+    return sum(ways[max(least, 0):])
 
 
-def references(model: MSJModel, policy: Policy) -> list[Reference]:
-    """Every reference that applies to ``model`` under ``policy`` (computed before any simulation)."""
-    return [r for provider in PROVIDERS for r in provider(model, policy)]
+@dataclass(frozen=True)
+class _FCFSTheory:
+    """The saturated-system quantities of an FCFS model: μ (threshold) and E[Δ(Y_d)], with how they were computed."""
+
+    throughput: float
+    mean_relative_completions: float
+    method: str
+    one_and_n: bool
+
+
+def _fcfs_theory(model: MSJModel, rates: list[float]) -> _FCFSTheory | None:
+    n, needs, probs = model.servers, [int(m) for m in model.needs], list(model.probabilities)
+    if len(needs) == 2 and sorted(needs) == [1, n] and n > 1:
+        i = needs.index(n)
+        args = (n, probs[i], rates[1 - i], rates[i])
+        return _FCFSTheory(one_and_n_throughput(*args), one_and_n_mean_relative_completions(*args),
+                           "Lemmas 5.3 and 5.5, closed forms", True)
+    blocked = _configurations(n, needs, least=n - max(needs) + 1)  # a blocked head leaves < m_max servers free
+    if blocked * len(needs) > MAX_SATURATED_STATES:
+        return None
+    sat = saturated_fcfs(n, needs, probs, rates)
+    return _FCFSTheory(sat.throughput, sat.mean_relative_completions, "saturated-system CTMC", False)
+
+
+_GA = "Grosof & Ayhan, 'Multiserver-job Response Time under Multilevel Scaling'"
+_WXH = "Wang, Xie & Harchol-Balter, 'Zero Queueing for Multi-Server Jobs'"
+
+
+def _fcfs_stability(model: MSJModel, theory: _FCFSTheory) -> list[Reference]:
+    ratio = model.arrival_rate / theory.throughput
+    refs = [Reference(
+        "stability", "condition",
+        f"FCFS stability threshold μ = {theory.throughput:.6g} jobs/time ({theory.method}): λ/μ = {ratio:.4g}",
+        f"{_GA} §3.1–3.3 (saturated system)", value=ratio, upper=1.0, predicts_stable=ratio < 1)]
+    if ratio < 1:
+        refs.append(Reference(
+            "number_in_queue", "approximation",
+            f"heavy-traffic law E[Q] ≈ (E[Δ(Y_d)] + 1)ρ/(1 − ρ) with E[Δ(Y_d)] = {theory.mean_relative_completions:.4g},"
+            f" ρ = λ/μ (exact as ρ → 1; an additive O(1) error below)", f"{_GA} eq. (2)",
+            value=(theory.mean_relative_completions + 1) * ratio / (1 - ratio)))
+    return refs
+
+
+def _multilevel_asymptotics(model: MSJModel, rates: list[float], theory: _FCFSTheory) -> list[Reference]:
+    """For the '1 and n' system, Thms 4.1/4.2 (regime by α = ln(1/p_n)/ln n) beside the exact closed forms."""
+    n = model.servers
+    i = [int(m) for m in model.needs].index(n)
+    p_n = float(model.probabilities[i])
+    if not (0 < p_n < 1):
+        return []
+    regime = multilevel.classify_regime(math.log(1 / p_n) / math.log(n))
+    mu_1, mu_n = rates[1 - i], rates[i]
+    out = []
+    for quantity, exact, predicted, source in (
+            ("fcfs_threshold", theory.throughput, regime.throughput(n, mu_1, mu_n), regime.throughput_source),
+            ("mean_relative_completions", theory.mean_relative_completions, regime.mean_relative_completions(n),
+             regime.relative_completions_source)):
+        out.append(Reference(
+            quantity, "asymptotic",
+            f"regime {regime.number} ({regime.name}, p_n = n^-α with α = {regime.alpha:.3g}) as n → ∞",
+            f"{_GA} {source}", value=predicted,
+            verdict=f"exact/asymptotic = {exact / predicted:.4g} (exact {exact:.6g})"))
+    return out
+
+
+def _open_fcfs_exact(model: MSJModel, rates: list[float]) -> list[Reference]:
+    needs = [int(m) for m in model.needs]
+    if _configurations(model.servers, needs) * len(needs) > MAX_OPEN_PHASES:
+        return []
+    try:
+        sol = solve_open_fcfs(model.servers, model.needs, model.probabilities, rates, model.arrival_rate,
+                              max_states=MAX_OPEN_STATES)
+    except ValueError:  # state space too large (or unstable: reported by the stability condition)
+        return []
+    label = (f"exact FCFS CTMC, queue truncated at {sol.truncation_level} jobs "
+             f"(boundary mass {sol.truncation_mass:.1e}, {sol.states:,} states)")
+    source = f"{_GA} §2.1, §3.11 (deferred-decision chain); msjgym.theory.open_fcfs"
+    values = {"number_in_system": sol.mean_number_in_system, "number_in_queue": sol.mean_number_in_queue,
+              "queueing_probability": sol.queueing_probability, "utilization": sol.utilization}
+    for c, name in enumerate(cls.name for cls in model.classes):
+        values[f"number_in_system[{name}]"] = sol.mean_number_in_system_per_class[c]
+        values[f"queueing_probability[{name}]"] = sol.queueing_probability_per_class[c]
+    return [Reference(q, "exact", label, source, value=v) for q, v in values.items()]
+
+
+def _zero_queueing(model: MSJModel, regime: ScalingRegime | None) -> list[Reference]:
+    n, needs, load = model.servers, [int(m) for m in model.needs], model.load
+    m_max = max(needs)
+    limit = zero_queueing.sufficient_load_limit(m_max, n)
+    refs = [Reference(
+        "stability", "condition", f"ρ = {load:.4g} {'<' if load < limit else '>='} 1 − m_max/n = {limit:.4g}"
+        " (sufficient for FCFS stability)", f"{_WXH}, Thm 4.1", value=load, upper=limit,
+        predicts_stable=True if load < limit else None)]
+    if load < limit:
+        bound = zero_queueing.queueing_probability_bound(load, needs, n)
+        refs.append(Reference(
+            "queueing_probability", "bound", "P_Q <= (3K√(m_max/n) + m_max/n)/(1 − ρ)"
+            + (" — vacuous (> 1)" if bound.vacuous else ""), f"{_WXH}, Thm 4.2 eq. (5) (erratum of eq. (2))",
+            upper=bound.value))
+        refs.append(Reference(
+            "queueing_probability", "bound", "P_Q <= [m_max + 3Σ_i √(n m_i)]/(n(1 − ρ))"
+            + (" — vacuous (> 1)" if bound.combined_vacuous else ""), f"{_WXH}, eqs. (13)–(14)",
+            upper=bound.combined))
+    refs.append(Reference(
+        "queueing_probability", "bound", "P_Q <= P(Σ_i m_i X_i > n − m_max), the simulated event probability",
+        f"{_WXH}, eq. (3)", upper_metric="high_occupancy_probability"))
+    for c in model.classes:
+        refs.append(Reference(
+            f"server_deficit[{c.name}]", "bound", "E[(nρ_i − m_i X_i)^+] <= 3√(n m_i)", f"{_WXH}, Lemma 5.4",
+            upper=zero_queueing.lemma_5_4_bound(n, c.need)))
+    if regime is not None:
+        cls = regime.classify()
+        trend = (f"P_Q → 0 as n → ∞, the bound decaying like n^-{cls.bound_exponent:.3g} (Thm 4.2, Cor. (6))"
+                 if cls.diminishing else "P_Q need not vanish (proved for K = 1 only; Set II simulations)")
+        refs.append(Reference(
+            "queueing_probability", "asymptotic",
+            f"scaling ρ = 1 − {regime.beta:g}n^-{regime.alpha:g}, m_max ≈ {regime.c:g}n^{regime.gamma:g}: region "
+            f"{cls.region}, 2α + γ = {2 * regime.alpha + regime.gamma:.3g}: {trend}", f"{_WXH} §1, Thm 4.2",
+            verdict="a trend over n, not a value at one n: see `msjgym reproduce zero-queueing`"))
+    return refs
+
+
+def _fcfs(model: MSJModel, policy: Policy, regime: ScalingRegime | None) -> list[Reference]:
+    """FCFS with exponential durations: stability threshold, exact values, heavy traffic, zero queueing."""
+    rates = _exponential_rates(model)
+    if policy.name != "fcfs" or rates is None:
+        return []
+    theory = _fcfs_theory(model, rates)
+    refs: list[Reference] = []
+    if theory is not None:
+        refs += _fcfs_stability(model, theory)
+        if theory.one_and_n:
+            refs += _multilevel_asymptotics(model, rates, theory)
+        if model.arrival_rate < theory.throughput and len(set(int(m) for m in model.needs)) > 1:
+            refs += _open_fcfs_exact(model, rates)
+    return refs + _zero_queueing(model, regime)
+
+
+def references(model: MSJModel, policy: Policy, regime: ScalingRegime | None = None,
+               saturated: bool = False) -> list[Reference]:
+    """Every reference that applies to ``model`` under ``policy`` (computed before any simulation).
+
+    Args:
+        regime: the scaling sequence the model belongs to, when known (zero-queueing built-ins).
+        saturated: references for a saturated (closed) run instead: the FCFS saturated throughput.
+    """
+    if saturated:
+        rates = _exponential_rates(model)
+        theory = _fcfs_theory(model, rates) if policy.name == "fcfs" and rates else None
+        return [] if theory is None else [Reference(
+            "throughput", "exact", f"saturated FCFS throughput μ ({theory.method})", f"{_GA} §3.2–3.3",
+            value=theory.throughput)]
+    return ([_capacity(model)] + _throughput_optimal(model, policy) + _equal_needs(model)
+            + _fcfs(model, policy, regime))
 
 
 def unstable_predictions(refs: list[Reference]) -> list[Reference]:
@@ -161,16 +321,28 @@ def _pct(x: float, ref: float) -> str:
 
 def _judge_one(ref: Reference, result: EvaluationResult) -> Reference:
     if ref.kind == "condition":
-        if ref.predicts_stable is None:
-            return replace(ref, verdict="satisfied (necessary only)" if result.stable else
-                           "satisfied, but the run was unstable (the condition is necessary, not sufficient)")
-        agrees = ref.predicts_stable == result.stable
         what = "stable" if result.stable else "unstable"
+        if ref.predicts_stable is None:
+            holds = ref.upper is None or ref.value < ref.upper
+            return replace(ref, verdict=f"{'holds' if holds else 'does not hold'}, which predicts nothing here "
+                                        f"(run {what})")
+        agrees = ref.predicts_stable == result.stable
         return replace(ref, agrees=agrees,
-                       verdict=f"run {what}: {'confirmed' if agrees else 'CONTRADICTED'}")
+                       verdict=f"predicts {'stable' if ref.predicts_stable else 'unstable'}; run {what}: "
+                               f"{'confirmed' if agrees else 'CONTRADICTED'}")
+    if ref.verdict:  # judged before simulating (a theoretical quantity, or a trend over n)
+        return ref
     est = result.metrics.get(ref.quantity)
     if est is None:
         return replace(ref, verdict="no simulated estimate" + ("" if result.stable else " (run unstable)"))
+    if ref.upper_metric is not None:
+        other = result.metrics.get(ref.upper_metric)
+        if other is None:
+            return replace(ref, verdict=f"no simulated {ref.upper_metric}")
+        ref = replace(ref, upper=other.mean)
+        inside = est.mean <= other.mean
+        return replace(ref, agrees=inside, verdict=(
+            f"{'inside' if inside else 'OUTSIDE'}: {est.mean:.4g} vs {ref.upper_metric} {other.mean:.4g}"))
     return replace(ref, **_compare(ref, est))
 
 
@@ -184,7 +356,8 @@ def _compare(ref: Reference, est: Estimate) -> dict[str, Any]:
             + ("consistent" if covered else "INCONSISTENT"))}
     if ref.kind == "bound":
         inside = (ref.lower is None or est.mean >= ref.lower) and (ref.upper is None or est.mean <= ref.upper)
-        return {"agrees": bool(inside), "verdict": "inside" if inside else "OUTSIDE"}
+        where = f" ({est.mean / ref.upper:.3g} of the bound)" if ref.upper and ref.lower is None else ""
+        return {"agrees": bool(inside), "verdict": ("inside" if inside else "OUTSIDE") + where}
     ratio = est.mean / ref.value if ref.value else math.nan
     return {"verdict": f"simulated/predicted = {ratio:.4g}"}
 

@@ -1,0 +1,113 @@
+"""The scorecard: which references apply, their values, and the verdicts beside a simulation."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import exp_class, model
+from msjgym.core.distributions import from_spec
+from msjgym.evaluate import scorecard
+from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.scenarios import load_scenario
+from msjgym.policies import get_policy
+from msjgym.systems.msj_model import JobClass
+from msjgym.theory import queues
+from msjgym.theory.saturated import one_and_n_throughput
+
+
+def _refs(refs, quantity=None, kind=None):
+    return [r for r in refs if (quantity is None or r.quantity == quantity) and (kind is None or r.kind == kind)]
+
+
+def test_fcfs_beyond_threshold_is_flagged_before_simulating_and_confirmed():
+    """Issue 5 acceptance 6."""
+    mu = one_and_n_throughput(10, 0.1, 1.0, 1.0)
+    scenario = load_scenario("one-and-n", {"arrival_rate": 1.2 * mu})
+    refs = scorecard.references(scenario.model, get_policy("fcfs"))
+    flagged = scorecard.unstable_predictions(refs)
+    assert len(flagged) == 1 and "FCFS stability threshold" in flagged[0].description
+    assert flagged[0].value == pytest.approx(1.2)
+    result = evaluate(scenario, "fcfs", reps=4, jobs=1_000_000, seed=61)
+    judged = [r for r in result.references if r.description == flagged[0].description][0]
+    assert not result.stable and judged.agrees is True and "confirmed" in judged.verdict
+
+
+def test_exact_verdicts_follow_the_confidence_interval():
+    """An exact reference 'agrees' exactly when the simulated 95 % CI covers the value, and it holds the solver's
+    numbers."""
+    scenario = load_scenario("one-and-n")
+    result = evaluate(scenario, "fcfs", reps=5, jobs=100_000, seed=62)
+    exact = _refs(result.references, kind="exact")
+    assert {r.quantity for r in exact} >= {"number_in_system", "number_in_queue", "queueing_probability",
+                                           "number_in_system[1]", "queueing_probability[n]"}
+    for r in exact:
+        est = result.metrics[r.quantity]
+        assert r.agrees == (abs(est.mean - r.value) <= est.ci95)
+        assert ("consistent" in r.verdict) == r.agrees
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "server-filling", "maxweight", "lsf"])
+def test_single_class_is_erlang_c_for_every_policy(policy):
+    m = model(8, 5.0, exp_class("a", 2, 1.0, 1.5))
+    refs = scorecard.references(m, get_policy(policy))
+    p_wait = _refs(refs, "queueing_probability", "exact")
+    assert p_wait and p_wait[0].value == pytest.approx(queues.erlang_c(4, 5.0 / 1.5))
+
+
+def test_equal_needs_with_general_durations_is_pollaczek_khinchine():
+    det = from_spec({"dist": "det", "value": 1.0})
+    m = model(4, 0.5, JobClass("a", 4, 1.0, det))
+    refs = scorecard.references(m, get_policy("first-fit"))
+    wait = _refs(refs, "waiting_time", "exact")[0]
+    assert wait.value == pytest.approx(queues.mg1_mean_wait(0.5, 1.0, 1.0))
+
+
+def test_throughput_optimal_policies_get_rho_below_one():
+    scenario = load_scenario("finite-skip-fig7", {"load": 0.9})
+    for name, predicted in (("server-filling", True), ("maxweight", True), ("lsf", None)):
+        conds = _refs(scorecard.references(scenario.model, get_policy(name)), "stability", "condition")
+        assert [c.predicts_stable for c in conds if "throughput-optimal" in c.description] == \
+            ([predicted] if predicted is not None else [])
+
+
+def test_fcfs_theory_needs_exponential_durations():
+    h2 = from_spec({"dist": "hyperexp", "mean": 1.0, "scv": 4.0})
+    m = model(4, 1.0, JobClass("a", 1, 0.5, h2), JobClass("b", 4, 0.5, h2))
+    refs = scorecard.references(m, get_policy("fcfs"))
+    assert [r.description.split(":")[0] for r in refs] == ["capacity"]
+
+
+@pytest.mark.parametrize("name, diminishing", [("zero-queueing-set1", True), ("zero-queueing-set2", False)])
+def test_zero_queueing_regime_and_vacuous_bound(name, diminishing):
+    refs = scorecard.references(load_scenario(name).model, get_policy("fcfs"),
+                                regime=load_scenario(name).regime)
+    regime = _refs(refs, "queueing_probability", "asymptotic")
+    assert len(regime) == 1 and ("P_Q → 0" in regime[0].description) == diminishing
+    theorem = [r for r in _refs(refs, "queueing_probability", "bound") if "eq. (5)" in r.source]
+    assert theorem and theorem[0].upper > 1 and "vacuous" in theorem[0].description
+
+
+@pytest.mark.parametrize("name, params", [("zero-queueing-set1", {}), ("zero-queueing-set2", {}),
+                                          ("zero-queueing-set3", {"m3": "4th-root"})])
+def test_zero_queueing_bound_event_and_lemma_5_4_hold_with_margin(name, params):
+    """Issue 5 acceptance 5 (n = 256): simulated P_Q <= simulated P(Σ m_i X_i > n − m_max); Lemma 5.4 holds with
+    the simulated E[(nρ_i − m_i X_i)^+] below a tenth of 3√(n m_i)."""
+    result = evaluate(load_scenario(name, params), "fcfs", reps=5, jobs=200_000, seed=63)
+    event = [r for r in result.references if r.upper_metric == "high_occupancy_probability"]
+    assert len(event) == 1 and event[0].agrees is True
+    lemma = [r for r in result.references if r.quantity.startswith("server_deficit[")]
+    assert len(lemma) == 3
+    for r in lemma:
+        est = result.metrics[r.quantity]
+        assert r.agrees is True and est.mean + est.ci95 < 0.1 * r.upper
+
+
+def test_saturated_fcfs_throughput_is_within_half_a_percent_of_mu():
+    """Issue 5 acceptance 3: the saturated-mode throughput matches μ (Lemma 5.3) within 0.5 %; the 95 % CI
+    half-width is below 0.2 % here, so the check has power."""
+    scenario = load_scenario("one-and-n")
+    result = evaluate(scenario, "fcfs", reps=10, jobs=1_000_000, seed=64, saturated=True)
+    ref = _refs(result.references, "throughput", "exact")[0]
+    est = result.metrics["throughput"]
+    assert ref.value == pytest.approx(one_and_n_throughput(10, 0.1, 1.0, 1.0), rel=1e-12)
+    assert est.ci95 < 0.002 * ref.value
+    assert abs(est.mean - ref.value) < 0.005 * ref.value
