@@ -99,3 +99,22 @@ def _assert_clean_error(out: subprocess.CompletedProcess, key: str) -> None:
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("msjgym: error:"), out.stderr
     assert key in lines[0], lines[0]
+
+
+def test_theory_lists_references_without_simulating():
+    out = msjgym("theory", "one-and-n", "--json", "--param", "servers=8")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    threshold = [r for r in data["references"] if r["description"].startswith("FCFS stability threshold")]
+    assert len(threshold) == 1 and threshold[0]["value"] == pytest.approx(0.8) and threshold[0]["verdict"] == ""
+    assert any(r["quantity"] == "number_in_system" and r["kind"] == "exact" for r in data["references"])
+    table = msjgym("theory", "zero-queueing-set2")
+    assert table.returncode == 0 and "region 4" in table.stdout and "need not vanish" in table.stdout
+
+
+def test_evaluate_notes_predicted_instability_before_simulating():
+    out = msjgym("evaluate", "one-and-n", "--policy", "fcfs", "--param", "arrival_rate=3.5", "--reps", "2",
+                 "--jobs", "2000000", "--seed", "4")
+    assert out.returncode == 0
+    assert "msjgym: note: outside the stability region before simulating: FCFS stability threshold" in out.stderr
+    assert "predicts unstable; run unstable: confirmed" in out.stdout
