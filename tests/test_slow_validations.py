@@ -17,8 +17,8 @@ pytestmark = pytest.mark.slow
 SIZES = (64, 256, 1024, 4096)
 
 
-def _queueing(set_number: int, n: int, seed: int) -> dict[str, np.ndarray]:
-    scenario = load_scenario(f"zero-queueing-set{set_number}", {"servers": n})
+def _queueing(set_number: int, n: int, seed: int, **params: object) -> dict[str, np.ndarray]:
+    scenario = load_scenario(f"zero-queueing-set{set_number}", {"servers": n, **params})
     result = evaluate(scenario, "fcfs", reps=8, jobs=1_000_000, seed=seed)
     assert result.stable
     names = ["queueing_probability"] + [f"queueing_probability[c{i}]" for i in (1, 2, 3)]
@@ -47,6 +47,17 @@ def test_zero_queueing_set2_probability_does_not_vanish():
     small = _queueing(2, 64, seed=1)["queueing_probability"].mean()
     large = _queueing(2, 4096, seed=2)["queueing_probability"].mean()
     assert large > 0.5 * small
+
+
+@pytest.mark.parametrize("n", SIZES[1:])
+def test_zero_queueing_set3_class3_ordered_by_max_need(n):
+    """Set III (Fig. 8): the class-3 queueing probability is ordered by m_3: √n >= 3n^(1/4) >= log2 n + 2
+    (for n >= 256, where the three needs differ)."""
+    pq = [_queueing(3, n, seed=n + i, m3=rule)["queueing_probability[c3]"]
+          for i, rule in enumerate(("sqrt", "4th-root", "log"))]
+    for larger, smaller in ((pq[0], pq[1]), (pq[1], pq[2])):
+        ok, mean, half = covers(larger - smaller, 0.0)
+        assert mean - half > 0, f"n={n}: difference {mean} ± {half}"
 
 
 @pytest.mark.parametrize("load", [0.95, 0.98])

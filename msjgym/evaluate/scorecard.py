@@ -31,10 +31,10 @@ from msjgym.theory.zero_queueing import ScalingRegime
 if TYPE_CHECKING:
     from msjgym.evaluate.runner import EvaluationResult
 
-KINDS = ("exact", "bound", "asymptotic", "approximation", "condition")
-MAX_SATURATED_STATES = 100_000  # the generic saturated solver is skipped above this many (configuration, head) states
-MAX_OPEN_PHASES = 2_000  # the exact open solver is skipped above this many (configuration, head) phases per level:
-MAX_OPEN_STATES = 400_000  # its sparse LU fills in within a level, so its cost grows with the square of the phases
+# Exact solvers are skipped beyond these sizes, so that listing the references takes about a second at most.
+MAX_SATURATED_STATES = 100_000  # (configuration, blocked head) states of the generic saturated chain
+MAX_OPEN_PHASES = 2_000  # (configuration, head) phases per queue level of the open chain (its LU fills in per level)
+MAX_OPEN_STATES = 400_000  # states of the truncated open chain
 THROUGHPUT_OPTIMAL = {
     "server-filling": "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.2 (ServerFilling is WCFS)",
     "server-filling-divisible": "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip App. B.2",
