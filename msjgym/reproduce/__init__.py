@@ -7,12 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from msjgym.reproduce import zero_queueing
+from msjgym.reproduce import multilevel, zero_queueing
 from msjgym.reproduce.common import Settings
 
 REPRODUCTIONS: dict[str, tuple[str, Callable[[Settings], list[Path]]]] = {
     "zero-queueing": ("Wang, Xie & Harchol-Balter §7, Figs. 5–8: FCFS queueing probability vs n, Sets I–III "
                       "(simulation)", zero_queueing.reproduce),
+    "multilevel-n": ("Grosof & Ayhan §9 / App. A, Figs. 2–4, 10–15: exact vs asymptotic μ and E[Δ(Y_d)] over n "
+                     "(closed forms, no simulation)", multilevel.reproduce_n),
+    "multilevel-alpha": ("Grosof & Ayhan §10, Figs. 5–9: exact α sweeps and simulated FCFS E[Q] vs α at n = 10",
+                         multilevel.reproduce_alpha),
 }
 
 __all__ = ["REPRODUCTIONS", "Settings"]
