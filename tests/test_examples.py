@@ -1,0 +1,35 @@
+"""The files in examples/ load, and the scripts run."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from msjgym.evaluate import scorecard
+from msjgym.evaluate.scenarios import load_scenario
+from msjgym.policies import get_policy
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
+def test_example_scenarios_load(path):
+    assert load_scenario(str(path)).model.load < 1
+
+
+@pytest.mark.parametrize("name, source", [("single_class.toml", "Erlang C"),
+                                          ("one_server_mg1.toml", "Pollaczek–Khinchine"),
+                                          ("three_class.toml", "open_fcfs")])
+def test_example_scenarios_have_exact_references(name, source):
+    scenario = load_scenario(str(EXAMPLES / name))
+    refs = scorecard.references(scenario.model, get_policy("fcfs"))
+    assert any(r.kind == "exact" and source in r.source for r in refs)
+
+
+def test_compare_policies_script_runs():
+    out = subprocess.run([sys.executable, str(EXAMPLES / "compare_policies.py"), "finite-skip-fig6", "--reps", "2",
+                          "--jobs", "2000"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "server-filling" in out.stdout and "E[T]" in out.stdout
