@@ -61,8 +61,8 @@ def bench_generic(repeat: int) -> None:
     print(f"{'needs':<13}{'probabilities':<18}{'rates':<16}{'states':>7}{'μ':>10}{'E[Δ(Y_d)]':>11}"
           f"{'full s':>9}{'μ-only s':>10}")
     for needs, probabilities, rates in GENERIC:
-        system, full_s = fastest(lambda: saturated_fcfs(needs, probabilities, rates, n), repeat)
-        _, mu_s = fastest(lambda: fcfs_stability_threshold(needs, probabilities, rates, n), repeat)
+        system, full_s = fastest(lambda: saturated_fcfs(n, needs, probabilities, rates), repeat)
+        _, mu_s = fastest(lambda: fcfs_stability_threshold(n, needs, probabilities, rates), repeat)
         print(f"{str(needs):<13}{str(probabilities):<18}{str(rates):<16}{len(system.states):>7}"
               f"{system.throughput:>10.4f}{system.mean_relative_completions:>11.4f}{full_s:>9.4f}{mu_s:>10.4f}")
 
