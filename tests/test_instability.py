@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
 
 from conftest import covers, exp_class, model

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 import tracemalloc
 from decimal import Decimal, localcontext
 

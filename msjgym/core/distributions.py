@@ -23,6 +23,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from msjgym.core import sampling
+from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 
 PROB_TOL = 1e-9
@@ -52,7 +53,7 @@ class _FieldError(ScenarioError):
 
     def render(self, where: str) -> str:
         path = _path(where, self.key)
-        shown = "" if self.value is _NO_VALUE else f" = {_show(self.value)}"
+        shown = "" if self.value is _NO_VALUE else f" = {show(self.value, 60)}"
         return f"{path}{shown}: {self.problem}"
 
     def __str__(self) -> str:
@@ -63,17 +64,6 @@ def _path(where: str, key: str) -> str:
     if not key:
         return where
     return f"{where}{key}" if key.startswith("[") or not where else f"{where}.{key}"
-
-
-def _show(value: object, limit: int = 60) -> str:
-    if isinstance(value, np.generic):
-        value = value.item()
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def _range_text(gt: float | None = None, ge: float | None = None,
@@ -92,7 +82,7 @@ def _range_text(gt: float | None = None, ge: float | None = None,
 def _real(value: Any, key: str, *, gt: float | None = None, ge: float | None = None,
           lt: float | None = None, le: float | None = None, note: str = "") -> float:
     """``value`` as a float, if it is a finite real number (not a bool or string) within the given bounds."""
-    ok = (_is_real(value) and math.isfinite(value)
+    ok = (is_real(value) and math.isfinite(value)
           and (gt is None or value > gt) and (ge is None or value >= ge)
           and (lt is None or value < lt) and (le is None or value <= le))
     if not ok:
@@ -137,7 +127,7 @@ def _same_length(key: str, values: Sequence, ref_key: str, ref: Sequence) -> Non
 
 def _low_high(low: Any, high: Any, **low_bounds: float) -> tuple[float, float]:
     low = _real(low, "low", **low_bounds)
-    if not (_is_real(high) and math.isfinite(high) and high > low):
+    if not (is_real(high) and math.isfinite(high) and high > low):
         raise _FieldError("high", f"must be a finite number > low ({low:g})", high)
     return low, float(high)
 
@@ -868,7 +858,7 @@ def _read_values(file: Any, base_dir: Path | None) -> tuple[float, ...]:
         except ValueError:
             value = math.nan
         if not (math.isfinite(value) and value >= 0.0):
-            raise _FieldError("file", f"line {number} of {path}: {_show(text)} is not a finite number >= 0", file)
+            raise _FieldError("file", f"line {number} of {path}: {show(text, 60)} is not a finite number >= 0", file)
         values.append(value)
     if not any(values):
         raise _FieldError("file", f"{path} has no value > 0", file)
@@ -902,7 +892,7 @@ def from_spec(spec: Mapping[str, Any], where: str = "service", base_dir: Path | 
     Raises ``ScenarioError`` with a one-line message naming the offending key path and the valid range.
     """
     if not isinstance(spec, Mapping):
-        raise ScenarioError(f"{where} = {_show(spec)}: must be a table with a 'dist' key, "
+        raise ScenarioError(f"{where} = {show(spec, 60)}: must be a table with a 'dist' key, "
                             "e.g. {dist = \"exp\", rate = 1.0}")
     try:
         law = _law(spec)

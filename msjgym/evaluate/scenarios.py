@@ -49,13 +49,11 @@ from __future__ import annotations
 
 import copy
 import math
-import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 try:
     import tomllib
@@ -63,6 +61,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from msjgym.core.distributions import Distribution, from_spec
+from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 from msjgym.systems.msj_model import JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
@@ -104,17 +103,8 @@ def _path(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
-def _show(value: object) -> str:
-    text = repr(value.item() if isinstance(value, np.generic) else value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _bad(path: str, value: object, requirement: str) -> ScenarioError:
-    return ScenarioError(f"{path} = {_show(value)}: {requirement}")
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return ScenarioError(f"{path} = {show(value)}: {requirement}")
 
 
 def _fmt(x: float) -> str:
@@ -124,7 +114,7 @@ def _fmt(x: float) -> str:
 def _real(value: object, path: str, low: float = 0.0, high: float = math.inf, *,
           closed: tuple[bool, bool] = (False, False)) -> float:
     """``value`` as a finite float in the interval (low, high), ends included where ``closed`` says."""
-    ok = (_is_real(value) and math.isfinite(value)
+    ok = (is_real(value) and math.isfinite(value)
           and (low <= value if closed[0] else low < value)
           and (value <= high if closed[1] else value < high))
     if not ok:
@@ -135,7 +125,7 @@ def _real(value: object, path: str, low: float = 0.0, high: float = math.inf, *,
 
 def _integer(value: object, path: str, low: int = 1, high: int | None = None, high_name: str = "") -> int:
     """``value`` as an int in [low, high] (integral floats such as 10.0 accepted; bools rejected)."""
-    ok = (_is_real(value) and math.isfinite(value) and float(value).is_integer()
+    ok = (is_real(value) and math.isfinite(value) and float(value).is_integer()
           and low <= value and (high is None or value <= high))
     if not ok:
         upper = f"{high_name}={high}" if high_name else f"{high}"
@@ -363,7 +353,7 @@ def _set_total_rate(spec: dict, key: str, value: object) -> None:
     if not isinstance(classes, list) or not all(isinstance(c, dict) and "arrival_rate" in c for c in classes):
         return
     rates = [c["arrival_rate"] for c in classes]
-    if all(_is_real(r) and math.isfinite(r) and r > 0 for r in rates):
+    if all(is_real(r) and math.isfinite(r) and r > 0 for r in rates):
         total = math.fsum(rates)
         for c, rate in zip(classes, rates):
             del c["arrival_rate"]

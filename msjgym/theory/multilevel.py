@@ -27,12 +27,11 @@ Implemented here:
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 from scipy.special import exp1
 
-from msjgym.theory.queues import require_count, require_positive
+from msjgym.theory.checks import is_real, require_count, require_in, require_positive
 
 EULER_GAMMA = 0.5772156649015329
 """Euler–Mascheroni constant γ (the paper prints 0.57726, a typo: notes §0)."""
@@ -54,7 +53,7 @@ def throughput_regimes_1_2(p_n: float, mu_1: float) -> float:
     Returns:
         Approximate μ, jobs per unit time.
     """
-    p_n = _require_open_probability("p_n", p_n)
+    p_n = _open_probability("p_n", p_n)
     return require_positive("mu_1", mu_1) / (p_n * -math.log(p_n))
 
 
@@ -69,7 +68,7 @@ def mean_relative_completions_regimes_1_2(p_n: float) -> float:
     Returns:
         Approximate E[Δ(Y_d)], dimensionless.
     """
-    return 0.5 / _require_open_probability("p_n", p_n)
+    return 0.5 / _open_probability("p_n", p_n)
 
 
 def balanced_throughput(servers: int, c: float, mu_1: float, mu_n: float) -> float:
@@ -92,7 +91,7 @@ def balanced_throughput(servers: int, c: float, mu_1: float, mu_n: float) -> flo
     n = require_count("servers", servers)
     c = require_positive("c", c)
     mu_1, mu_n = require_positive("mu_1", mu_1), require_positive("mu_n", mu_n)
-    p_n = _require_open_probability("c/servers", c / n)
+    p_n = _open_probability("c/servers", c / n)
     return 1.0 / (p_n * (1.0 / mu_n + math.exp(-c) / (c * mu_1) + (math.log(n / c) - exp1(c)) / mu_1))
 
 
@@ -115,7 +114,7 @@ def throughput_regime_3(servers: int, p_n: float, mu_1: float) -> float:
         Approximate μ, jobs per unit time.
     """
     n = require_count("servers", servers)
-    p_n = _require_probability_below_1("p_n", p_n)
+    p_n = _probability_below_1("p_n", p_n)
     return n * require_positive("mu_1", mu_1) / (1.0 + n * p_n * math.log(n))
 
 
@@ -246,7 +245,7 @@ def classify_regime(alpha: float) -> Regime:
     Returns:
         A :class:`Regime`.
     """
-    if not (isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and math.isfinite(alpha) and alpha > 0):
+    if not (is_real(alpha) and math.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha = {alpha!r}: must be a finite number > 0 (p_n = n^-alpha must tend to 0)")
     alpha = float(alpha)
     if alpha < 1.0:
@@ -257,23 +256,15 @@ def classify_regime(alpha: float) -> Regime:
                   "Thm 4.2 / Thm 8.1", _REGIME_3)
 
 
-# =====================================================================================================================
-# Input checks
+def _open_probability(name: str, value: object) -> float:
+    return require_in(name, value, 0.0, 1.0, closed=(False, False))
 
 
-def _require_open_probability(name: str, value: object) -> float:
-    if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 < value < 1):
-        raise ValueError(f"{name} = {value!r}: must be a probability in (0, 1)")
-    return float(value)
-
-
-def _require_probability_below_1(name: str, value: object) -> float:
-    if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 <= value < 1):
-        raise ValueError(f"{name} = {value!r}: must be a probability in [0, 1)")
-    return float(value)
+def _probability_below_1(name: str, value: object) -> float:
+    return require_in(name, value, 0.0, 1.0, closed=(True, False))
 
 
 def _require_alpha_above_1(alpha: object) -> float:
-    if not (isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and math.isfinite(alpha) and alpha > 1):
+    if not (is_real(alpha) and math.isfinite(alpha) and alpha > 1):
         raise ValueError(f"alpha = {alpha!r}: must be a finite number > 1 (regime 3, p_n = n^-alpha = o(1/n))")
     return float(alpha)

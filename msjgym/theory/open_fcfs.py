@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from msjgym.theory.queues import require_count, require_positive
+from msjgym.theory.checks import require_count, require_positive
 from msjgym.theory.saturated import fcfs_stability_threshold
 
 _PROBABILITY_TOLERANCE = 1e-9

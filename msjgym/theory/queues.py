@@ -3,58 +3,11 @@
 Units: rates are per unit time, sizes and waits are times, offered loads are in Erlangs (a = λ/μ, the mean number of
 busy servers). All results here are [exact] and standard (see e.g. Kleinrock, *Queueing Systems* Vol. 1, §§3.5–3.7
 and §5.6; Harchol-Balter, *Performance Modeling and Design of Computer Systems*, Chs. 14 and 23).
-
-The ``require_*`` helpers are the shared input checks of :mod:`msjgym.theory`; they raise ``ValueError`` naming the
-argument, its value and the valid range.
 """
 from __future__ import annotations
 
-import math
-import numbers
 
-# ---------------------------------------------------------------------------------------------------------------------
-# Shared input checks
-
-
-def require_count(name: str, value: object, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum`` (integral floats accepted, bools rejected)."""
-    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-          and float(value).is_integer() and value >= minimum)
-    if not ok:
-        raise ValueError(f"{name} = {value!r}: must be an integer >= {minimum}")
-    return int(value)
-
-
-def require_positive(name: str, value: object) -> float:
-    """``value`` as a finite float > 0."""
-    if not (_is_real(value) and math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} = {value!r}: must be a finite number > 0")
-    return float(value)
-
-
-def require_nonnegative(name: str, value: object) -> float:
-    """``value`` as a finite float >= 0."""
-    if not (_is_real(value) and math.isfinite(value) and value >= 0):
-        raise ValueError(f"{name} = {value!r}: must be a finite number >= 0")
-    return float(value)
-
-
-def require_probability(name: str, value: object) -> float:
-    """``value`` as a float in [0, 1]."""
-    if not (_is_real(value) and 0 <= value <= 1):
-        raise ValueError(f"{name} = {value!r}: must be a probability in [0, 1]")
-    return float(value)
-
-
-def require_stable(load: float, what: str) -> None:
-    """Raise ``ValueError`` unless the utilisation ``load`` (ρ) is < 1."""
-    if load >= 1:
-        raise ValueError(f"{what}: load ρ = {load!r} >= 1, the queue is unstable (needs ρ < 1)")
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
+from msjgym.theory.checks import require_count, require_nonnegative, require_positive, require_stable
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Erlang B / Erlang C

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msjgym.theory.queues import erlang_c, require_count, require_nonnegative, require_positive
+from msjgym.theory.checks import is_real, require_count, require_nonnegative, require_positive
+from msjgym.theory.queues import erlang_c
 
 # =====================================================================================================================
 # Stability (Thm 4.1; K = 1 exact)
@@ -341,10 +342,10 @@ class ScalingRegime:
     c: float = 1.0
 
     def __post_init__(self) -> None:
-        if not (_real(self.beta) and 0 < self.beta <= 1):
+        if not (is_real(self.beta) and math.isfinite(self.beta) and 0 < self.beta <= 1):
             raise ValueError(f"beta = {self.beta!r}: must be in (0, 1]")
         require_nonnegative("alpha", self.alpha)
-        if not (_real(self.gamma) and 0 <= self.gamma <= 1):
+        if not (is_real(self.gamma) and math.isfinite(self.gamma) and 0 <= self.gamma <= 1):
             raise ValueError(f"gamma = {self.gamma!r}: must be in [0, 1]")
         require_positive("c", self.c)
 
@@ -374,10 +375,6 @@ class ScalingRegime:
 
 # =====================================================================================================================
 # Input checks
-
-
-def _real(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _servers_and_need(n: int, m: int, name: str) -> tuple[int, int]:
