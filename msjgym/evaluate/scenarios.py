@@ -54,7 +54,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
