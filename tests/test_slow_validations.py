@@ -69,3 +69,4 @@ def test_erlang_c_in_heavy_traffic(load):
                         ("waiting_time", queues.mmc_mean_wait(n, load * n, 1.0))):
         ok, mean, half = covers([r[name] for r in result.replications], exact)
         assert ok, f"{name}: {mean} ± {half} vs {exact}"
+
