@@ -4,6 +4,7 @@
     msjgym evaluate SCENARIO --policy NAME [--reps R] [--jobs J] [--seed S] [--param KEY=VALUE ...] [--json]
     msjgym theory SCENARIO [--policy NAME] [--param KEY=VALUE ...] [--json]
     msjgym reproduce NAME [--out DIR] [--reps R] [--jobs J] [--max-servers N]
+    msjgym plot RESULTS --x NAME --y METRIC [--by policy] [--theory] [--out FILE]
 
 Bad input (an unknown policy, a scenario error, an invalid option) prints one ``msjgym: error: ...`` line and exits
 with status 2.
@@ -17,8 +18,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
+from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
-from msjgym.evaluate import scorecard
+from msjgym.evaluate import plot, scorecard
 from msjgym.evaluate.runner import EvaluationResult, evaluate
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
@@ -61,11 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("evaluate", help="simulate a policy on a scenario and report metrics with 95%% CIs")
     ev.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
     ev.add_argument("--policy", required=True, help="a built-in policy name (see `msjgym list`)")
-    ev.add_argument("--reps", type=_positive_int, default=10,
-                    help="independent replications (default 10; with 1, CIs come from batch means)")
-    ev.add_argument("--jobs", type=_positive_int, default=100_000, help="measured jobs per replication (default 100000)")
+    ev.add_argument("--reps", type=_positive_int, default=None,
+                    help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means)")
+    ev.add_argument("--jobs", type=_positive_int, default=None,
+                    help="measured jobs per replication (default 100000; for a trace, all of its jobs)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
-                    help="jobs discarded at the start of each replication (default: jobs/10)")
+                    help="jobs discarded at the start of each replication (default: jobs/10; 0 for a trace)")
     ev.add_argument("--seed", type=_nonnegative_int, default=None,
                     help="root seed (default: a random seed, printed so the run can be repeated)")
     ev.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -77,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-instability-check", action="store_true",
                     help="do not stop replications whose number in system keeps growing")
     ev.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    ev.add_argument("--per-job", metavar="FILE.csv", default=None,
+                    help="trace replays: write each job's arrival, need, duration, completion and response time")
+    ev.add_argument("--skip-bad-lines", action="store_true",
+                    help="trace replays: skip malformed trace lines (and count them) instead of stopping")
     ev.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
     th = sub.add_parser("theory", help="the theory's references for a scenario and policy, without simulating")
@@ -84,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--policy", default="fcfs", help="a built-in policy name (default fcfs)")
     th.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key")
     th.add_argument("--json", action="store_true", help="print one JSON object")
+
+    plot.add_arguments(sub.add_parser("plot", help="draw a metric against a parameter from sweep results"))
 
     rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers")
     rp.add_argument("name", help="what to reproduce (see `msjgym list`)")
@@ -200,7 +211,11 @@ def format_references(refs: list[Reference], title: str = "references (theory be
 
 def _cmd_evaluate(args: argparse.Namespace) -> None:
     overrides = dict(parse_override(text) for text in args.param)
+    if args.skip_bad_lines:
+        overrides["arrivals.skip_bad_lines"] = True
     scenario = load_scenario(args.scenario, overrides)
+    if args.per_job and scenario.model.trace is None:
+        raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")
     policy = get_policy(args.policy)
     policy.validate(scenario.model)
     refs = scorecard.references(scenario.model, policy, regime=scenario.regime, saturated=args.saturated)
@@ -212,10 +227,36 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
         batches=args.batches, saturated=args.saturated, backlog=args.backlog,
         detect_instability=not args.no_instability_check,
         progress=not args.no_progress and sys.stderr.isatty(), references=refs)
+    if args.per_job:
+        _write_per_job(result, Path(args.per_job))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=float))
     else:
         print(format_table(result) + format_references(result.references))
+        if scenario.model.trace is not None:
+            print(_trace_summary(scenario.model.trace, result, args.per_job))
+
+
+def _write_per_job(result: EvaluationResult, path: Path) -> None:
+    """One CSV row per trace job (replication 0)."""
+    columns = result.per_job
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        f.write("job," + ",".join(columns) + "\n")
+        for i in range(len(columns["arrival_time"])):
+            f.write(f"{i + 1}," + ",".join(f"{columns[c][i]:.10g}" for c in columns) + "\n")
+
+
+def _trace_summary(trace: Trace, result: EvaluationResult, per_job: str | None) -> str:
+    response = result.per_job["response_time"]
+    done = int(np.isfinite(response).sum())
+    lines = [f"\ntrace {trace.source}: {len(trace):,} jobs replayed ({done:,} completed); skipped "
+             f"{trace.skipped_unusable:,} jobs that never ran or had unknown processors and "
+             f"{trace.skipped_malformed:,} malformed lines"]
+    lines += [f"note: {n}" for n in trace.notes]
+    if per_job:
+        lines.append(f"per-job response times written to {per_job}")
+    return "\n".join(lines)
 
 
 def _cmd_theory(args: argparse.Namespace) -> None:
@@ -255,6 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_theory(args)
         elif args.command == "reproduce":
             _cmd_reproduce(args)
+        elif args.command == "plot":
+            return plot.command(args)
     except MsjgymError as exc:
         print(f"msjgym: error: {exc}", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from msjgym.core import rng
+from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.scenarios import Scenario
@@ -41,6 +42,8 @@ class EvaluationResult:
         growth_rate: mean and CI of ``growth_rates`` (None when every replication was stable).
         events: simulated events (arrivals + completion instants) over all replications.
         wall_seconds: time spent simulating; compile_seconds: compiling or loading the kernels before that.
+        per_job: for a replayed trace, each job's arrival, need, duration, completion, response and waiting time
+            (NaN for a job that had not completed when the run stopped).
     """
 
     scenario: str
@@ -59,6 +62,7 @@ class EvaluationResult:
     wall_seconds: float
     compile_seconds: float
     references: list[Reference] = field(default_factory=list)
+    per_job: dict[str, np.ndarray] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object printed by ``msjgym evaluate --json``."""
@@ -82,8 +86,8 @@ class EvaluationResult:
         }
 
 
-def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int = 10, jobs: int = 100_000,
-             warmup: int | None = None, seed: int | None = None, batches: int = 20, saturated: bool = False,
+def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int | None = None,
+             jobs: int | None = None, warmup: int | None = None, seed: int | None = None, batches: int = 20, saturated: bool = False,
              backlog: int = 1, detect_instability: bool = True, debug: bool = False,
              progress: bool = False, references: bool | list[Reference] = True) -> EvaluationResult:
     """Simulate ``reps`` independent replications of ``scenario`` under ``policy`` and estimate its metrics.
@@ -91,9 +95,10 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
     Args:
         scenario: a loaded scenario, or a bare model.
         policy: a built-in policy or its name.
-        reps: independent replications (>= 1; with 1, CIs come from batch means).
-        jobs: measured jobs per replication.
-        warmup: jobs discarded first in each replication (default ``jobs // 10``).
+        reps: independent replications (default 10; with 1, CIs come from batch means). A replayed trace is
+            deterministic: it takes one replication.
+        jobs: measured jobs per replication (default 100,000; for a trace, all its jobs after the warm-up).
+        warmup: jobs discarded first in each replication (default ``jobs // 10``; 0 for a trace).
         seed: root seed; None draws a random 32-bit seed (reported in the result, so the run can be repeated).
         batches: measurement batches per replication.
         saturated: measure the closed system that always has ``backlog`` waiting jobs (maximum throughput).
@@ -103,14 +108,26 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
         references: put the theory's references beside the results (``msjgym.evaluate.scorecard``): True computes
             them, a list uses those (computed beforehand), False skips them.
     """
+    model = scenario.model if isinstance(scenario, Scenario) else scenario
+    trace = model.trace
+    if reps is None:
+        reps = 1 if trace is not None else 10
     if not isinstance(reps, (int, np.integer)) or isinstance(reps, bool) or reps < 1:
         raise MsjgymError(f"reps = {reps!r}: must be an integer >= 1")
+    if trace is not None and (reps != 1 or saturated):
+        raise MsjgymError(f"reps = {reps}{', saturated' if saturated else ''}: a trace replay is deterministic and "
+                          "open: use one replication (CIs come from batch means)")
     if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
         raise MsjgymError(f"seed = {seed!r}: must be an integer >= 0")
-    model = scenario.model if isinstance(scenario, Scenario) else scenario
     pol = get_policy(policy) if isinstance(policy, str) else policy
-    config = RunConfig(jobs=jobs, warmup=jobs // 10 if warmup is None else warmup, batches=batches,
-                       saturated=saturated, backlog=backlog, detect_instability=detect_instability, debug=debug)
+    if trace is not None:
+        warmup = 0 if warmup is None else warmup
+        jobs = len(trace) - warmup if jobs is None else jobs
+    else:
+        jobs = 100_000 if jobs is None else jobs
+        warmup = jobs // 10 if warmup is None else warmup
+    config = RunConfig(jobs=jobs, warmup=warmup, batches=batches, saturated=saturated, backlog=backlog,
+                       detect_instability=detect_instability, debug=debug)
     if seed is None:
         seed = secrets.randbits(32)
     streams, _ = rng.spawn_states(seed, reps)
@@ -132,7 +149,15 @@ def evaluate(scenario: Scenario | MSJModel, policy: str | Policy, *, reps: int =
         references = scorecard.references(model, pol, regime=regime, saturated=saturated)
     if references:
         result.references = scorecard.judge(references, result)
+    if trace is not None:
+        result.per_job = _per_job(trace, sim.completion_times(0))
     return result
+
+
+def _per_job(trace: Trace, completion: np.ndarray) -> dict[str, np.ndarray]:
+    response = completion - trace.arrival
+    return {"arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
+            "completion_time": completion, "response_time": response, "waiting_time": response - trace.duration}
 
 
 def _compile(sim: MSJSimulation, progress: bool) -> float:

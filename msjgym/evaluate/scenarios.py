@@ -31,8 +31,14 @@ Rules:
 Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_override`):
     * for a file, KEY is a dotted path into the TOML table, list indices 0-based: ``servers``, ``arrival_rate``,
       ``classes.1.probability``, ``classes.0.service.rate``. The path must exist, except that setting ``load``
-      replaces ``arrival_rate`` and vice versa (per-class arrival rates then become probabilities p_i = λ_i/λ);
+      replaces ``arrival_rate`` and vice versa (per-class arrival rates then become probabilities p_i = λ_i/λ),
+      and that the optional keys of a trace (``arrivals.time_scale``, ``arrivals.skip_bad_lines``) may be added;
     * for a built-in, KEY is one of its parameters.
+
+Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf", scale_servers = 64 }`` replays
+the jobs of an SWF or CSV trace (:mod:`msjgym.core.traces`) on ``scale_servers`` servers, each job's processors
+scaled by scale_servers / (the traced machine's size) and rounded up; optional ``time_scale`` (multiplies the
+arrival times) and ``skip_bad_lines``. The classes are the trace's distinct needs, with empirical durations.
 
 Built-ins (parameters and defaults; each builds a TOML-shaped spec that goes through :func:`model_from_spec`, so
 validation is shared):
@@ -54,12 +60,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from msjgym.core.distributions import Distribution, from_spec
+from msjgym.core.distributions import Distribution, Empirical, from_spec
+from msjgym.core.traces import read_trace
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 from msjgym.systems.msj_model import JobClass, MSJModel
@@ -67,7 +76,8 @@ from msjgym.theory.saturated import one_and_n_throughput
 from msjgym.theory.zero_queueing import ScalingRegime
 
 SYSTEMS = ("msj",)
-_TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes")
+_TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals")
+_TRACE_KEYS = ("trace", "scale_servers", "time_scale", "skip_bad_lines")
 _CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
 _PROBABILITY_TOLERANCE = 1e-6
 _CLASS_RATES = "classes[*].arrival_rate"
@@ -203,6 +213,8 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
     _choice(spec.get("system", "msj"), _path(where, "system"), SYSTEMS)
     if "description" in spec:
         _string(spec["description"], _path(where, "description"))
+    if "arrivals" in spec:
+        return _trace_model(spec, where, base_dir)
     servers = _integer(_required(spec, where, "servers"), _path(where, "servers"))
     classes = [_class_from_spec(table, f"{_path(where, 'classes')}[{i}]", i, servers, base_dir)
                for i, table in enumerate(_class_tables(spec, where))]
@@ -212,6 +224,39 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
         return MSJModel(servers=servers, arrival_rate=arrival_rate, classes=job_classes)
     except ScenarioError as exc:  # e.g. duplicate class names: the model names the key relative to the spec
         raise ScenarioError(_path(where, str(exc))) from None
+
+
+def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
+    """A scenario whose arrivals replay a trace: ``arrivals = {trace = FILE, scale_servers = S}`` (see
+    :mod:`msjgym.core.traces`); its classes are the trace's distinct needs, with empirical durations."""
+    path = _path(where, "arrivals")
+    table = _table(spec["arrivals"], path)
+    _check_keys(table, path, _TRACE_KEYS)
+    for key in ("classes", "arrival_rate", "load"):
+        if key in spec:
+            raise ScenarioError(f"{_path(where, key)}: not allowed with arrivals = {{trace = ...}} (the trace gives "
+                                f"the jobs)")
+    servers = _integer(_required(table, path, "scale_servers"), _path(path, "scale_servers"))
+    if "servers" in spec and _integer(spec["servers"], _path(where, "servers")) != servers:
+        raise _bad(_path(where, "servers"), spec["servers"], f"must equal arrivals.scale_servers ({servers}) or be "
+                   "left out")
+    file = Path(_string(_required(table, path, "trace"), _path(path, "trace"))).expanduser()
+    if not file.is_absolute() and base_dir is not None:
+        file = base_dir / file
+    skip = table.get("skip_bad_lines", False)
+    if not isinstance(skip, bool):
+        raise _bad(_path(path, "skip_bad_lines"), skip, "must be true or false")
+    time_scale = _real(table.get("time_scale", 1.0), _path(path, "time_scale"))
+    trace = read_trace(file, skip_bad_lines=skip).scaled(servers, time_scale)
+    if len(trace) < 2 or trace.arrival[-1] <= 0:
+        raise ScenarioError(f"{_path(path, 'trace')}: {file} needs at least two jobs arriving at different times")
+    needs, counts = np.unique(trace.need, return_counts=True)
+    classes = tuple(
+        JobClass(f"need{m}", int(m), float(k / len(trace)),
+                 Empirical(values=tuple(float(x) for x in trace.duration[trace.need == m])))
+        for m, k in zip(needs, counts))
+    rate = (len(trace) - 1) / float(trace.arrival[-1])
+    return MSJModel(servers=servers, arrival_rate=rate, classes=classes, trace=trace)
 
 
 def _class_tables(spec: Mapping, where: str) -> list[Mapping]:
@@ -315,6 +360,10 @@ def _apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
     for key, value in overrides.items():
         if key in ("load", "arrival_rate"):
             _set_total_rate(spec, key, value)
+            continue
+        if key.startswith("arrivals.") and key.count(".") == 1 and isinstance(spec.get("arrivals"), dict) \
+                and key.partition(".")[2] in _TRACE_KEYS:
+            spec["arrivals"][key.partition(".")[2]] = copy.deepcopy(value)  # optional trace keys may be added
             continue
         container, leaf = _locate(spec, key)
         container[leaf] = copy.deepcopy(value)

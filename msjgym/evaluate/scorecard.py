@@ -298,7 +298,11 @@ def references(model: MSJModel, policy: Policy, regime: ScalingRegime | None = N
     Args:
         regime: the scaling sequence the model belongs to, when known (zero-queueing built-ins).
         saturated: references for a saturated (closed) run instead: the FCFS saturated throughput.
+
+    A replayed trace has none: the theory is about stationary Poisson systems, a trace is a finite sequence.
     """
+    if model.trace is not None:
+        return []
     if saturated:
         rates = _exponential_rates(model)
         theory = _fcfs_theory(model, rates) if policy.name == "fcfs" and rates else None
@@ -327,9 +331,14 @@ def _judge_one(ref: Reference, result: EvaluationResult) -> Reference:
             return replace(ref, verdict=f"{'holds' if holds else 'does not hold'}, which predicts nothing here "
                                         f"(run {what})")
         agrees = ref.predicts_stable == result.stable
+        if agrees:
+            outcome = "confirmed"
+        elif result.stable:  # the detector needs the growth to stand out of the noise within the run
+            outcome = "NOT CONFIRMED: no growth detected in this run length (slow growth needs more jobs)"
+        else:
+            outcome = "CONTRADICTED"
         return replace(ref, agrees=agrees,
-                       verdict=f"predicts {'stable' if ref.predicts_stable else 'unstable'}; run {what}: "
-                               f"{'confirmed' if agrees else 'CONTRADICTED'}")
+                       verdict=f"predicts {'stable' if ref.predicts_stable else 'unstable'}; run {what}: {outcome}")
     if ref.verdict:  # judged before simulating (a theoretical quantity, or a trend over n)
         return ref
     est = result.metrics.get(ref.quantity)

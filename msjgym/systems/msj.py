@@ -74,7 +74,8 @@ J_NEXT = 2  # next (younger) job of the same class, -1 if none
 J_PREV = 3  # previous (older) job of the same class, -1 if none
 J_HPOS = 4  # position in the heap when in service, -1 when waiting
 J_BATCH = 5  # measurement batch of the job's arrival, -1 if not measured
-NJI = 6
+J_ID = 6  # index of the job in a replayed trace (-1 otherwise)
+NJI = 7
 
 # job_f[b, j, :]
 J_ARR = 0  # arrival time
@@ -121,24 +122,27 @@ P_DEBUG = 8
 P_GROUPS = 9
 P_DETECT = 10  # instability detection on/off
 P_MMAX = 11  # largest need
-NPI = 12
+P_TRACE = 12  # arrivals replay params.trace_t/trace_c/trace_s
+NPI = 13
 
 # params.floats[:]
 P_LAMBDA = 0
 NPF = 1
 
 MSJState = namedtuple(
-    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk")
+    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone")
 MSJState.__doc__ = "Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis)."
 
 MSJParams = namedtuple(
-    "MSJParams", "ints floats need offered cumprob dkind dstart ddata grp_need grp_ptr grp_cls")
+    "MSJParams",
+    "ints floats need offered cumprob dkind dstart ddata grp_need grp_ptr grp_cls trace_t trace_c trace_s")
 MSJParams.__doc__ = """Read-only parameters shared by the B systems.
 
 need[K], offered[K] (λ_c·need_c·E[S_c], the servers class c occupies on average), cumprob[K] (cumulative class
 probabilities), dkind/dstart/ddata (encoded duration laws), and need groups
 (classes with equal need, groups ordered by decreasing need): grp_need[G], and group g's classes
-grp_cls[grp_ptr[g]:grp_ptr[g + 1]].
+grp_cls[grp_ptr[g]:grp_ptr[g + 1]]; a replayed trace's arrival times, classes and durations trace_t/c/s[L]
+(empty without a trace).
 """
 
 INF = np.inf
@@ -291,8 +295,10 @@ def apply_targets(st, pr, b):
 
 # ---------------------------------------------------------------- jobs entering and leaving
 @njit(inline="always")
-def add_job(st, pr, b, c, size, batch):
+def add_job(st, pr, b, c, size, batch, ident):
     """Append a class-c job of duration ``size`` arriving now; returns its slot. Does not schedule it.
+
+    ``ident`` is the job's index in a replayed trace (-1 otherwise).
 
     The caller must have checked that a free slot exists (``sys_i[b, S_NFREE] > 0``).
     """
@@ -305,6 +311,7 @@ def add_job(st, pr, b, c, size, batch):
     st.sys_i[b, S_SEQ] += 1
     st.job_i[b, j, J_HPOS] = -1
     st.job_i[b, j, J_BATCH] = batch
+    st.job_i[b, j, J_ID] = ident
     now = st.sys_f[b, T_NOW]
     st.job_f[b, j, J_ARR] = now
     st.job_f[b, j, J_SIZE] = size
@@ -418,8 +425,9 @@ INVARIANT_NAMES = {
 
 
 def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch: int, nbins: int,
-              scratch: int, rng: np.ndarray) -> MSJState:
-    """Allocate an empty state for ``batch`` systems (time 0, no jobs)."""
+              scratch: int, rng: np.ndarray, trace_jobs: int = 0) -> MSJState:
+    """Allocate an empty state for ``batch`` systems (time 0, no jobs); ``trace_jobs`` completion times are kept
+    for a replayed trace (``jobdone``, NaN until the job completes)."""
     B, K = batch, num_classes
     cls_i = np.zeros((B, K, NCI), dtype=np.int64)
     cls_i[:, :, [C_HEAD, C_TAIL, C_BOUND, C_FEND]] = -1
@@ -442,6 +450,7 @@ def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch:
         bsys=np.zeros((B, nbatch, NBSYS), dtype=np.float64),
         hist=np.zeros((B, nbatch, K, nbins), dtype=np.int64),
         chk=np.zeros((B, 64, 3), dtype=np.float64),
+        jobdone=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
     )
 
 

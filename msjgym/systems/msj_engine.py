@@ -28,8 +28,8 @@ from msjgym.systems import msj
 from msjgym.systems.msj import (
     B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME,
     C_AREA_DEF, C_AREA_N, C_AREA_X, DONE,
-    INVARIANT, J_ARR, J_BATCH, J_CLS, J_HPOS, J_SIZE, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
-    P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_WARMUP, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS, S_NARR,
+    INVARIANT, J_ARR, J_BATCH, J_CLS, J_HPOS, J_ID, J_SIZE, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
+    P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_TRACE, P_WARMUP, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS, S_NARR,
     S_NCHK, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_AREA_HIGH, T_BATCH, T_GROWTH, T_NEXT_ARR,
     T_NOW, UNSTABLE, add_job, check_invariants, next_completion_time, heap_remove, remove_job, touch, touch_need)
 from msjgym.systems.msj_model import MSJModel
@@ -101,9 +101,9 @@ def _draw_job(st, pr, b):
 
 
 @njit(inline="always")
-def _join(st, pr, b, c, size, batch):
+def _join(st, pr, b, c, size, batch, ident):
     """A class-c job of duration ``size`` joins now (measured in ``batch`` if >= 0); returns its slot."""
-    j = add_job(st, pr, b, c, size, batch)
+    j = add_job(st, pr, b, c, size, batch, ident)
     st.sys_i[b, S_NARR] += 1
     on_arrival(st, pr, b, j)
     return j
@@ -114,12 +114,18 @@ def _arrival(st, pr, b):
     """The next Poisson arrival happens; returns the new job's slot (not yet scheduled)."""
     now = st.sys_f[b, T_NEXT_ARR]
     st.sys_f[b, T_NOW] = now
-    batch = _progress(st, pr, b, st.sys_i[b, S_NARR])
+    i = st.sys_i[b, S_NARR]
+    batch = _progress(st, pr, b, i)
     if batch >= pr.ints[P_NBATCH]:
         batch = -1
+    if pr.ints[P_TRACE]:
+        c = pr.trace_c[i]
+        size = pr.trace_s[i]
+        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[i + 1] if i + 1 < pr.trace_t.size else np.inf
+        return _join(st, pr, b, c, size, batch, i)
     c, size = _draw_job(st, pr, b)
     st.sys_f[b, T_NEXT_ARR] = now + rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
-    return _join(st, pr, b, c, size, batch)
+    return _join(st, pr, b, c, size, batch, -1)
 
 
 @njit(inline="always")
@@ -150,6 +156,9 @@ def finish_job(st, pr, b, j):
         st.bstat[b, mb, c, B_SUM_W] += t - st.job_f[b, j, J_SIZE]
         st.bstat[b, mb, c, B_NDONE] += 1.0
         st.hist[b, mb, c, histogram.bin_index(t)] += 1
+    ident = st.job_i[b, j, J_ID]
+    if ident >= 0:
+        st.jobdone[b, ident] = st.sys_f[b, T_NOW]
     remove_job(st, pr, b, j)
     st.sys_i[b, S_NCOMP] += 1
     on_departure(st, pr, b, c)
@@ -220,10 +229,11 @@ def run(st, pr, b, max_events):
                 st.sys_i[b, S_STATUS] = NEED_CAPACITY
                 break
             c, size = _draw_job(st, pr, b)
-            _join(st, pr, b, c, size, -1)
+            _join(st, pr, b, c, size, -1, -1)
         elif t_completion <= st.sys_f[b, T_NEXT_ARR]:
-            if t_completion == np.inf:
-                st.sys_i[b, S_STATUS] = DONE  # nothing can happen any more
+            if t_completion == np.inf:  # nothing can happen any more (a replayed trace has ended)
+                _flush(st, pr, b, nbatch)
+                st.sys_i[b, S_STATUS] = DONE
                 break
             _completions(st, pr, b, t_completion)
         elif st.sys_i[b, S_NFREE] == 0:
@@ -251,7 +261,7 @@ def run(st, pr, b, max_events):
 @njit
 def force_arrival(st, pr, b, c, size):
     """A class-c job of duration ``size`` arrives at the current time (unmeasured); the policy reacts."""
-    j = _join(st, pr, b, c, size, -1)
+    j = _join(st, pr, b, c, size, -1, -1)
     schedule_call(st, pr, b)
     return j
 
@@ -321,16 +331,28 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     ints[P_NBATCH] = config.batches
     ints[P_DEBUG] = int(config.debug)
     ints[msj.P_GROUPS] = len(grp_need)
-    ints[P_DETECT] = int(config.detect_instability)
+    ints[P_DETECT] = int(config.detect_instability and model.trace is None)  # a trace is finite: replay it all
     ints[msj.P_MMAX] = int(model.needs.max())
+    ints[msj.P_TRACE] = int(model.trace is not None)
     floats = np.zeros(msj.NPF, dtype=np.float64)
     floats[P_LAMBDA] = model.arrival_rate
     dkind, dstart, ddata = encode_all([c.service for c in model.classes])
+    trace_t, trace_c, trace_s = _trace_arrays(model)
     return msj.MSJParams(
         ints=ints, floats=floats, need=model.needs, offered=model.offered_servers_per_class,
         cumprob=np.cumsum(model.probabilities),
         dkind=dkind, dstart=dstart, ddata=ddata,
-        grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls)
+        grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls, trace_t=trace_t, trace_c=trace_c, trace_s=trace_s)
+
+
+def _trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A replayed trace's arrival times, class indices (the class of each job's need) and durations."""
+    if model.trace is None:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
+    trace = model.trace
+    class_of_need = {int(c.need): k for k, c in enumerate(model.classes)}
+    classes = np.array([class_of_need[int(m)] for m in trace.need], dtype=np.int64)
+    return trace.arrival.astype(np.float64), classes, trace.duration.astype(np.float64)
 
 
 class MSJSimulation:
@@ -350,13 +372,19 @@ class MSJSimulation:
         self.model, self.policy, self.config = model, policy, config
         self.params = make_params(model, policy, config)
         B = streams.shape[0]
+        trace_jobs = 0 if model.trace is None else len(model.trace)
+        if trace_jobs and config.warmup + config.jobs > trace_jobs:
+            raise MsjgymError(f"warmup + jobs = {config.warmup + config.jobs}: the trace has {trace_jobs} jobs")
         self.state = msj.new_state(
             B, model.num_classes, model.servers, capacity, config.batches, histogram.NBINS,
-            3 * model.num_classes + policy.scratch_size(model), streams.copy())
-        first_arrival = np.inf if config.saturated else 0.0
+            3 * model.num_classes + policy.scratch_size(model), streams.copy(), trace_jobs)
         for b in range(B):
             self.state.sys_i[b, S_NEXT_CHK] = FIRST_CHECKPOINT
-            if not config.saturated:
+            if config.saturated:
+                first_arrival = np.inf
+            elif trace_jobs:
+                first_arrival = float(model.trace.arrival[0])
+            else:
                 first_arrival = rng.exponential(self.state.rng, b) / model.arrival_rate
             self.state.sys_f[b, T_NEXT_ARR] = first_arrival
 
@@ -388,6 +416,10 @@ class MSJSimulation:
     def progress(self, b: int = 0) -> int:
         """Jobs processed so far (arrivals; completions in saturated mode), for progress bars."""
         return int(self.state.sys_i[b, S_NCOMP if self.config.saturated else S_NARR])
+
+    def completion_times(self, b: int = 0) -> np.ndarray:
+        """A replayed trace's completion time of each job (NaN if it has not completed)."""
+        return self.state.jobdone[b].copy()
 
     def growth_rate(self, b: int = 0) -> float:
         """Growth rate of the number in system (jobs per unit time) of a replication flagged unstable."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msjgym.core.distributions import Distribution
+from msjgym.core.traces import Trace
 from msjgym.errors import ScenarioError
 
 
@@ -34,11 +35,15 @@ class MSJModel:
         servers: number of identical servers n (>= 1).
         arrival_rate: total Poisson arrival rate λ, jobs per unit time (> 0).
         classes: the K job classes; their probabilities sum to 1.
+        trace: when given, the arrivals are this trace's jobs, replayed exactly (class i is the jobs of the i-th
+            need, in increasing order); λ, the probabilities and the duration laws are then the trace's empirical
+            ones, used only by the theory and for the load.
     """
 
     servers: int
     arrival_rate: float
     classes: tuple[JobClass, ...]
+    trace: Trace | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.servers, (int, np.integer)) or isinstance(self.servers, bool) or self.servers < 1:

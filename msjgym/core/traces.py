@@ -1,0 +1,171 @@
+"""Workload traces: the Standard Workload Format (SWF) of the Parallel Workloads Archive, and a plain CSV.
+
+A trace is a finite list of jobs (arrival time, servers needed, duration). Times are relative to the first arrival
+and in the trace's unit (seconds for SWF). Replaying a trace through a policy is deterministic.
+
+SWF (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html): one job per line, 18 whitespace-separated fields;
+lines starting with ``;`` are header comments (``; MaxProcs: 128`` gives the machine size). msjgym uses field 2
+(submit time), field 4 (run time) and field 5 (allocated processors). The archive marks unknown values with -1 and
+has jobs that never ran (run time 0, typically cancelled): such jobs carry no workload and are always skipped, and
+counted. A *malformed* line (wrong number of fields, a value that is not a number) is an error naming the line,
+unless ``skip_bad_lines`` is set: then it is skipped and counted.
+
+CSV: a header ``arrival_time,need,duration`` then one job per line.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from msjgym.errors import MsjgymError
+
+SWF_FIELDS = 18
+CSV_COLUMNS = ("arrival_time", "need", "duration")
+
+
+class TraceError(MsjgymError):
+    """A trace file cannot be read; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Jobs in arrival order.
+
+    Attributes:
+        arrival: arrival times, non-decreasing, the first one 0 (trace time units).
+        need: servers each job holds (after scaling to the simulated system).
+        duration: service durations (trace time units), > 0.
+        source: the file it came from.
+        machine: the number of processors of the traced machine (SWF ``MaxProcs``, or the largest need).
+        skipped_malformed, skipped_unusable: lines skipped (malformed with skip_bad_lines; jobs that never ran or
+            have unknown processors).
+    """
+
+    arrival: np.ndarray
+    need: np.ndarray
+    duration: np.ndarray
+    source: str
+    machine: int
+    skipped_malformed: int = 0
+    skipped_unusable: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.arrival.size)
+
+    def scaled(self, servers: int, time_scale: float = 1.0) -> Trace:
+        """The trace on a system of ``servers`` servers: need ⌈p·servers/machine⌉ (clipped to [1, servers]);
+        arrival times multiplied by ``time_scale`` (< 1 compresses time: a heavier load)."""
+        need = np.clip(np.ceil(self.need * servers / self.machine), 1, servers).astype(np.int64)
+        return Trace(self.arrival * time_scale, need, self.duration, self.source, servers, self.skipped_malformed,
+                     self.skipped_unusable, list(self.notes))
+
+
+def read_trace(path: str | Path, skip_bad_lines: bool = False) -> Trace:
+    """Read an SWF (``.swf``) or CSV (``.csv``) trace; see the module docstring for what is skipped."""
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(f"trace {str(path)!r}: no such file")
+    suffix = path.suffix.lower()
+    if suffix == ".swf":
+        return _read_swf(path, skip_bad_lines)
+    if suffix == ".csv":
+        return _read_csv(path, skip_bad_lines)
+    raise TraceError(f"trace {str(path)!r}: unknown format {suffix!r}; valid: .swf, .csv")
+
+
+def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
+    rows: list[tuple[float, int, float]] = []
+    machine = 0
+    malformed = unusable = 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, start=1):
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith(";"):
+                key, _, value = text[1:].partition(":")
+                if key.strip().lower() == "maxprocs" and value.strip().lstrip("-").isdigit():
+                    machine = int(value)
+                continue
+            try:
+                submit, procs, run = _swf_job(text)
+            except ValueError as exc:
+                if not skip_bad_lines:
+                    raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
+                malformed += 1
+                continue
+            if run <= 0 or procs <= 0 or submit < 0:
+                unusable += 1
+                continue
+            rows.append((submit, procs, run))
+    return _trace(rows, path, machine, malformed, unusable)
+
+
+def _swf_job(text: str) -> tuple[float, int, float]:
+    fields = text.split()
+    if len(fields) != SWF_FIELDS:
+        raise ValueError(f"expected {SWF_FIELDS} whitespace-separated fields, got {len(fields)}")
+    try:
+        submit, run, procs = float(fields[1]), float(fields[3]), float(fields[4])
+    except ValueError:
+        raise ValueError("submit time, run time and allocated processors (fields 2, 4, 5) must be numbers") from None
+    if not all(math.isfinite(x) for x in (submit, run, procs)) or procs != int(procs):
+        raise ValueError("fields 2 and 4 must be finite numbers and field 5 an integer")
+    return submit, int(procs), run
+
+
+def _read_csv(path: Path, skip_bad_lines: bool) -> Trace:
+    rows: list[tuple[float, int, float]] = []
+    malformed = 0
+    with path.open(newline="", encoding="utf-8", errors="replace") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None or tuple(h.strip() for h in header) != CSV_COLUMNS:
+            raise TraceError(f"{path} line 1: the header must be {','.join(CSV_COLUMNS)}")
+        for number, fields in enumerate(reader, start=2):
+            if not fields or all(not x.strip() for x in fields):
+                continue
+            try:
+                rows.append(_csv_job(fields))
+            except ValueError as exc:
+                if not skip_bad_lines:
+                    raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
+                malformed += 1
+    return _trace(rows, path, 0, malformed, 0)
+
+
+def _csv_job(fields: list[str]) -> tuple[float, int, float]:
+    if len(fields) != len(CSV_COLUMNS):
+        raise ValueError(f"expected {len(CSV_COLUMNS)} fields ({','.join(CSV_COLUMNS)}), got {len(fields)}")
+    try:
+        arrival, need, duration = float(fields[0]), float(fields[1]), float(fields[2])
+    except ValueError:
+        raise ValueError("arrival_time, need and duration must be numbers") from None
+    if not (math.isfinite(arrival) and arrival >= 0):
+        raise ValueError(f"arrival_time = {fields[0]}: must be a finite number >= 0")
+    if not (need == int(need) and need >= 1):
+        raise ValueError(f"need = {fields[1]}: must be an integer >= 1")
+    if not (math.isfinite(duration) and duration > 0):
+        raise ValueError(f"duration = {fields[2]}: must be a finite number > 0")
+    return arrival, int(need), duration
+
+
+def _trace(rows: list[tuple[float, int, float]], path: Path, machine: int, malformed: int, unusable: int) -> Trace:
+    if not rows:
+        raise TraceError(f"{path}: no usable job ({malformed} malformed and {unusable} unusable lines skipped)")
+    data = np.array(rows, dtype=np.float64)
+    order = np.argsort(data[:, 0], kind="stable")
+    data = data[order]
+    need = data[:, 1].astype(np.int64)
+    largest = int(need.max())
+    notes = []
+    if machine and largest > machine:
+        notes.append(f"MaxProcs {machine} is below the largest allocation {largest}; using {largest}")
+        machine = largest
+    return Trace(arrival=data[:, 0] - data[0, 0], need=need, duration=data[:, 2], source=str(path),
+                 machine=machine or largest, skipped_malformed=malformed, skipped_unusable=unusable, notes=notes)

@@ -1,0 +1,164 @@
+"""The results store of sweeps: one SQLite file, one row per finished (point, policy, replication) task.
+
+Each row is inserted in its own transaction as its task finishes, so an interrupted sweep (Ctrl-C, SIGKILL, a lost
+worker) never loses a finished task and never leaves the file half-written (SQLite's write-ahead log). A task is
+identified by its *key*: scenario, point (the parameter overrides, as canonical JSON), policy, replication, run
+length (jobs, warm-up, batches) and root seed; rerunning a sweep skips every key already present.
+
+Schema (table ``tasks``): the key columns, then ``task_seed`` (the seed the replication ran with), ``stable``,
+``growth_rate`` (jobs per unit time, unstable runs), ``metrics`` (JSON object of the replication's metric values, as
+``EvaluationResult.replications[0]``), ``events``, ``wall_seconds``, ``finished_at`` (UTC ISO time).
+"""
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from msjgym.evaluate.statistics import Estimate, t_interval
+
+KEY = ("scenario", "point", "policy", "rep", "jobs", "warmup", "batches", "seed")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    scenario TEXT NOT NULL, point TEXT NOT NULL, policy TEXT NOT NULL, rep INTEGER NOT NULL,
+    jobs INTEGER NOT NULL, warmup INTEGER NOT NULL, batches INTEGER NOT NULL, seed INTEGER NOT NULL,
+    task_seed INTEGER NOT NULL, stable INTEGER NOT NULL, growth_rate REAL, metrics TEXT NOT NULL,
+    events INTEGER NOT NULL, wall_seconds REAL NOT NULL, finished_at TEXT NOT NULL,
+    PRIMARY KEY (scenario, point, policy, rep, jobs, warmup, batches, seed)
+);
+"""
+
+
+def canonical_point(point: Mapping[str, Any]) -> str:
+    """A point's overrides as canonical JSON (sorted keys), the form stored in the ``point`` column."""
+    return json.dumps(dict(point), sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """One finished task: its key, the seed it ran with, and what it measured."""
+
+    scenario: str
+    point: dict[str, Any]
+    policy: str
+    rep: int
+    jobs: int
+    warmup: int
+    batches: int
+    seed: int
+    task_seed: int
+    stable: bool
+    growth_rate: float | None
+    metrics: dict[str, float]
+    events: int
+    wall_seconds: float
+
+    def key(self) -> tuple:
+        return (self.scenario, canonical_point(self.point), self.policy, self.rep, self.jobs, self.warmup,
+                self.batches, self.seed)
+
+
+class ResultStore:
+    """A sweep's SQLite results file (created on first use)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None)  # autocommit; explicit transactions below
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def done_keys(self) -> set[tuple]:
+        """Keys of every finished task."""
+        return set(self._db.execute(f"SELECT {', '.join(KEY)} FROM tasks"))
+
+    def add(self, row: TaskRow) -> None:
+        """Insert one finished task atomically (a task already present is left as it is)."""
+        values = row.key() + (row.task_seed, int(row.stable), _finite_or_none(row.growth_rate),
+                              json.dumps(_jsonable(row.metrics)), row.events, row.wall_seconds,
+                              datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        with self._db:  # one transaction
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(f"INSERT OR IGNORE INTO tasks VALUES ({', '.join('?' * len(values))})", values)
+
+    def rows(self) -> Iterator[TaskRow]:
+        """Every finished task, in key order."""
+        cursor = self._db.execute(
+            f"SELECT {', '.join(KEY)}, task_seed, stable, growth_rate, metrics, events, wall_seconds FROM tasks "
+            f"ORDER BY {', '.join(KEY)}")
+        for (scenario, point, policy, rep, jobs, warmup, batches, seed, task_seed, stable, growth, metrics, events,
+             wall) in cursor:
+            yield TaskRow(scenario, json.loads(point), policy, rep, jobs, warmup, batches, seed, task_seed,
+                          bool(stable), growth, _from_json(json.loads(metrics)), events, wall)
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+
+
+@dataclass(frozen=True)
+class PointSummary:
+    """The replications of one (scenario, point, policy, run length): Student-t CIs over replications.
+
+    ``metrics`` is empty when any replication was unstable (then ``growth_rate`` summarises them).
+    """
+
+    scenario: str
+    point: dict[str, Any]
+    policy: str
+    reps: int
+    stable: bool
+    metrics: dict[str, Estimate]
+    growth_rate: Estimate | None
+
+
+def summarize(rows: Iterable[TaskRow]) -> list[PointSummary]:
+    """Group task rows by everything but the replication, and put a 95 % CI on every metric."""
+    groups: dict[tuple, list[TaskRow]] = {}
+    for row in rows:
+        key = row.key()
+        groups.setdefault(key[:3] + key[4:], []).append(row)
+    out = []
+    for group in groups.values():
+        first = group[0]
+        stable = all(r.stable for r in group)
+        metrics: dict[str, Estimate] = {}
+        growth = None
+        if stable:
+            names = list(dict.fromkeys(name for r in group for name in r.metrics))
+            metrics = {n: t_interval(np.array([r.metrics.get(n, math.nan) for r in group])) for n in names}
+        else:
+            growth = t_interval(np.array([r.growth_rate for r in group if not r.stable], dtype=float))
+        out.append(PointSummary(first.scenario, first.point, first.policy, len(group), stable, metrics, growth))
+    return out
+
+
+def _finite_or_none(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _jsonable(metrics: Mapping[str, float]) -> dict[str, Any]:
+    """NaN and ±inf as strings, since JSON has no such numbers."""
+    return {k: (v if math.isfinite(v) else str(v)) for k, v in ((k, float(v)) for k, v in metrics.items())}
+
+
+def _from_json(metrics: Mapping[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in metrics.items()}
+

@@ -1,0 +1,626 @@
+"""``msjgym sweep``: run a policy comparison over a grid of scenario parameters, resumably, on several cores.
+
+    msjgym sweep SCENARIO --grid load=0.5:0.95:10 --grid servers=16,32,64 --policy fcfs,server-filling \\
+        --reps 20 --jobs 100000 --out results/ [--seed S] [--backend local|ray] [--workers N]
+
+* **Grid**: each ``--grid NAME=...`` is one axis; the points are their Cartesian product. ``NAME=a:b:k`` is k
+  evenly spaced values from a to b inclusive (``numpy.linspace``, rounded to 12 significant digits; ints when a and
+  b are ints and every value is integral), ``NAME=v1,v2,...`` a list, ``NAME=v`` one value; values are parsed like
+  ``--param`` values (TOML: ``16`` is an int, ``0.5`` a float, ``[0.2,0.8]`` a list). NAME is a scenario override
+  key (a built-in's parameter or a dotted TOML path). ``--param`` fixes further keys for every point.
+* **Validation** happens before anything runs: every point's scenario is loaded and every policy is checked against
+  every point's model; a policy that cannot run on a point is an error, or, with ``--skip-invalid``, a warning and
+  that (point, policy) is left out.
+* **Tasks**: each (point, policy, replication r) is one independent task. Its seed comes from
+  ``SeedSequence(root_seed, spawn_key=(h(point), h(policy), r))`` with h a 32-bit SHA-256 hash of the point's
+  canonical JSON and of the policy's name, so a task's numbers do not depend on the grid's order or extent, nor on
+  the backend or the order tasks finish in; a replication of a task is ``evaluate(..., reps=1, seed=task_seed)``.
+* **Results**: ``DIR/results.sqlite`` (:class:`~msjgym.evaluate.results.ResultStore`), one row per task, written by
+  the main process as each task finishes. Rerunning the same command (or a larger grid) skips finished tasks.
+* **Backends**: ``local`` (a pool of ``--workers`` spawned processes; ``--workers 1`` runs in this process) or
+  ``ray`` (one Ray task per sweep task; ``--address`` to join a cluster whose nodes have msjgym installed).
+* **Ctrl-C** stops the sweep, keeps every finished task and exits with status 130.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import logging
+import math
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Hashable, Iterator, Sequence
+from concurrent import futures
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from tqdm import tqdm
+
+from msjgym.errors import MsjgymError
+from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonical_point, summarize
+from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.scenarios import Scenario, list_scenarios, load_scenario, parse_override
+from msjgym.evaluate.statistics import Estimate
+from msjgym.policies import get_policy
+
+RESULTS_FILE = "results.sqlite"
+RAY_INSTALL = 'pip install "msjgym[ray]"'
+_GRID_SYNTAX = "expected NAME=a:b:k (k values from a to b), NAME=v1,v2,... or NAME=v"
+
+
+# =====================================================================================================================
+# The grid
+
+
+def parse_grid(text: str) -> tuple[str, list[Any]]:
+    """Parse one ``--grid`` option into (key, values); raises ``MsjgymError`` naming the option."""
+    name, sep, raw = text.partition("=")
+    name, raw = name.strip(), raw.strip()
+    if not sep or not name or not raw:
+        raise MsjgymError(f"--grid {text!r}: {_GRID_SYNTAX}")
+    parts = _split_top_level(raw, ",")
+    if len(parts) == 1 and len(_split_top_level(raw, ":")) > 1:
+        values = _linspace(text, _split_top_level(raw, ":"))
+    else:
+        values = [_value(text, part) for part in parts]
+    seen: set[str] = set()
+    for v in values:
+        shown = canonical_point({"v": v})
+        if shown in seen:
+            raise MsjgymError(f"--grid {text!r}: value {v!r} appears twice")
+        seen.add(shown)
+    return name, values
+
+
+def _split_top_level(raw: str, sep: str) -> list[str]:
+    """``raw`` split at ``sep`` outside brackets and quotes, each part stripped."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(raw):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(raw[start:i].strip())
+            start = i + 1
+    parts.append(raw[start:].strip())
+    return parts
+
+
+def _value(text: str, raw: str) -> Any:
+    """One grid value, parsed like a ``--param`` value."""
+    if not raw:
+        raise MsjgymError(f"--grid {text!r}: empty value; {_GRID_SYNTAX}")
+    try:
+        return parse_override(f"v={raw}")[1]
+    except MsjgymError:
+        raise MsjgymError(f"--grid {text!r}: {raw!r} is not a TOML value (number, \"string\", true/false, [list]) "
+                          f"nor a bare word") from None
+
+
+def _linspace(text: str, parts: list[str]) -> list[float | int]:
+    """``a:b:k``: k values from a to b inclusive, rounded to 12 significant digits (ints for integral int ranges)."""
+    if len(parts) != 3:
+        raise MsjgymError(f"--grid {text!r}: {_GRID_SYNTAX}")
+    a, b, k = (_value(text, p) for p in parts)
+    if not all(_is_number(x) for x in (a, b)):
+        raise MsjgymError(f"--grid {text!r}: a and b of a:b:k must be finite numbers")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise MsjgymError(f"--grid {text!r}: k of a:b:k must be an integer >= 1")
+    values = [float(f"{x:.12g}") for x in np.linspace(a, b, k)]
+    if isinstance(a, int) and isinstance(b, int) and all(v.is_integer() for v in values):
+        return [int(v) for v in values]
+    return values
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def grid_points(axes: Sequence[tuple[str, list[Any]]], fixed: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The Cartesian product of the axes (first axis slowest), each point merged into the ``fixed`` overrides."""
+    fixed = dict(fixed or {})
+    names = [name for name, _ in axes]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise MsjgymError(f"--grid {name}: given twice; put all its values in one --grid")
+        if name in fixed:
+            raise MsjgymError(f"--grid {name}: also given as --param {name}; give it once")
+    return [fixed | dict(zip(names, combo)) for combo in itertools.product(*(values for _, values in axes))]
+
+
+# =====================================================================================================================
+# Tasks and their seeds
+
+
+def stable_hash(text: str) -> int:
+    """A 32-bit hash of ``text`` that is the same in every process and Python version (SHA-256, first 4 bytes)."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def task_seed(root_seed: int, point: dict[str, Any], policy: str, rep: int) -> int:
+    """The seed of one task: from the root seed and the task's identity only (point, policy, replication).
+
+    ``SeedSequence(root_seed, spawn_key=(h(point), h(policy), rep))``, drawn as a 63-bit integer (64 bits would not
+    fit SQLite's INTEGER; 63 make a collision between two tasks of a sweep negligible).
+    """
+    seq = np.random.SeedSequence(root_seed, spawn_key=(stable_hash(canonical_point(point)), stable_hash(policy), rep))
+    return int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    """One replication of one policy at one grid point (the loaded scenario travels with it to the worker)."""
+
+    scenario: Scenario
+    point: dict[str, Any]
+    policy: str
+    rep: int
+    jobs: int
+    warmup: int
+    batches: int
+    seed: int
+    task_seed: int
+
+    def key(self) -> tuple:
+        """The results-store key (:meth:`TaskRow.key`)."""
+        return (self.scenario.name, canonical_point(self.point), self.policy, self.rep, self.jobs, self.warmup,
+                self.batches, self.seed)
+
+
+def run_task(task: Task) -> TaskRow:
+    """Simulate one task (in a worker or in-process) and return its row; the caller stores it."""
+    result = evaluate(task.scenario, task.policy, reps=1, jobs=task.jobs, warmup=task.warmup, batches=task.batches,
+                      seed=task.task_seed, references=False)
+    return TaskRow(
+        scenario=task.scenario.name, point=task.point, policy=task.policy, rep=task.rep, jobs=task.jobs,
+        warmup=task.warmup, batches=task.batches, seed=task.seed, task_seed=task.task_seed, stable=result.stable,
+        growth_rate=float(result.growth_rates[0]) if result.growth_rates else None,
+        metrics={k: float(v) for k, v in result.replications[0].items()}, events=int(result.events),
+        wall_seconds=float(result.wall_seconds))
+
+
+@dataclass
+class Plan:
+    """A validated sweep: its points (grid values only, for display), policies and tasks, in run order."""
+
+    scenario: str
+    axes: list[str]
+    combos: list[tuple[dict[str, Any], dict[str, Any], str]]  # (grid values, full point, policy)
+    reps: int
+    tasks: list[Task] = field(default_factory=list)
+
+
+def make_plan(args: argparse.Namespace) -> Plan:
+    """Parse and validate the whole sweep before anything runs (``MsjgymError`` on any bad input)."""
+    _check_scenario_exists(args.scenario)
+    fixed = dict(parse_override(text) for text in args.param)
+    axes = [parse_grid(text) for text in args.grid]
+    points = grid_points(axes, fixed)
+    policies = _policy_names(args.policy)
+    names = [name for name, _ in axes]
+    scenarios = [_load_point(args.scenario, point, names) for point in points]
+    if args.reps > 1 and any(getattr(s.model, "trace", None) is not None for s in scenarios):
+        raise MsjgymError(f"--reps {args.reps}: a replayed trace is deterministic; use --reps 1")
+    combos = []
+    for point, scenario in zip(points, scenarios):
+        for name in policies:
+            if _applicable(name, scenario, point, names, args.skip_invalid):
+                combos.append(({k: point[k] for k in names}, point, name))
+    if not combos:
+        raise MsjgymError("no (point, policy) left to run: every policy was refused at every point")
+    warmup = args.jobs // 10 if args.warmup is None else args.warmup
+    by_point = {canonical_point(p): s for p, s in zip(points, scenarios)}
+    plan = Plan(args.scenario, names, combos, args.reps)
+    plan.tasks = [Task(by_point[canonical_point(point)], point, policy, rep, args.jobs, warmup, args.batches,
+                       args.seed, task_seed(args.seed, point, policy, rep))
+                  for rep in range(args.reps) for _, point, policy in combos]  # replication-major: even coverage
+    return plan
+
+
+def _check_scenario_exists(name: str) -> None:
+    builtins = [n for n, _ in list_scenarios()]
+    if name not in builtins and not Path(name).expanduser().is_file():
+        raise MsjgymError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "
+                          f"{', '.join(builtins)}")
+
+
+def _policy_names(options: Sequence[str]) -> list[str]:
+    names = list(dict.fromkeys(n.strip() for text in options for n in text.split(",") if n.strip()))
+    if not names:
+        raise MsjgymError("--policy: give at least one policy name")
+    for name in names:
+        get_policy(name)  # PolicyError for an unknown name
+    return names
+
+
+def _show_point(point: dict[str, Any], names: Sequence[str]) -> str:
+    return ", ".join(f"{k}={point[k]}" for k in names)
+
+
+def _load_point(scenario: str, point: dict[str, Any], names: Sequence[str]) -> Scenario:
+    try:
+        return load_scenario(scenario, point)
+    except MsjgymError as exc:
+        where = f"grid point {_show_point(point, names)}: " if names else ""
+        raise MsjgymError(f"{where}{exc}") from None
+
+
+def _applicable(policy: str, scenario: Scenario, point: dict[str, Any], names: Sequence[str], skip: bool) -> bool:
+    """Whether ``policy`` can run at this point; an error unless ``skip`` (then a warning on stderr)."""
+    try:
+        get_policy(policy).validate(scenario.model)
+        return True
+    except MsjgymError as exc:
+        where = f" at grid point {_show_point(point, names)}" if names else ""
+        if not skip:
+            raise MsjgymError(f"{exc}{where} (--skip-invalid leaves such combinations out)") from None
+        print(f"msjgym: warning: skipping {policy}{where}: {exc}", file=sys.stderr)
+        return False
+
+
+# =====================================================================================================================
+# Backends: submit tasks, collect finished rows
+
+
+class Backend(Protocol):
+    capacity: int  # tasks kept in flight
+
+    def submit(self, task: Task) -> Hashable: ...
+
+    def wait(self, handles: list[Hashable]) -> list[tuple[Hashable, TaskRow]]: ...
+
+    def close(self, pending: list[Hashable]) -> None: ...
+
+
+class InProcess:
+    """``--workers 1``: each task runs in this process when waited for."""
+
+    capacity = 1
+
+    def __init__(self) -> None:
+        self._tasks: dict[int, Task] = {}
+        self._count = itertools.count()
+
+    def submit(self, task: Task) -> Hashable:
+        handle = next(self._count)
+        self._tasks[handle] = task
+        return handle
+
+    def wait(self, handles: list[Hashable]) -> list[tuple[Hashable, TaskRow]]:
+        return [(handles[0], run_task(self._tasks.pop(handles[0])))]
+
+    def close(self, pending: list[Hashable]) -> None:
+        self._tasks.clear()
+
+
+class LocalPool:
+    """``--backend local``: a pool of spawned processes (fork is unsafe with numba's threads)."""
+
+    def __init__(self, workers: int) -> None:
+        self.capacity = 2 * workers
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_init_worker, initargs=(os.getpid(),))
+
+    def submit(self, task: Task) -> Hashable:
+        return self._pool.submit(run_task, task)
+
+    def wait(self, handles: list[Hashable]) -> list[tuple[Hashable, TaskRow]]:
+        done, _ = futures.wait(handles, return_when=futures.FIRST_COMPLETED)
+        first = min(done, key=lambda f: f.exception() is not None)  # store successes before raising a failure
+        return [(first, first.result())]
+
+    def close(self, pending: list[Hashable]) -> None:
+        if pending:  # interrupted or failed: drop queued tasks and stop the running ones now
+            for f in pending:
+                f.cancel()
+            _terminate_workers(self._pool)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _init_worker(parent: int) -> None:
+    """In each worker: leave Ctrl-C to the main process, and exit if the main process dies (e.g. SIGKILL).
+
+    tqdm (the runner's progress bar, disabled here) would otherwise create a multiprocessing lock in each worker,
+    which a terminated worker leaks (a resource_tracker warning at exit): a thread lock does in a worker.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    tqdm.set_lock(threading.RLock())
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="msjgym-parent-watch").start()
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    if hasattr(pool, "terminate_workers"):  # Python 3.14+
+        pool.terminate_workers()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+
+
+class RayBackend:
+    """``--backend ray``: one Ray task per sweep task, on a local Ray instance or the cluster at ``address``."""
+
+    def __init__(self, address: str | None, workers: int | None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise MsjgymError(f"--backend ray: Ray is not installed; install it with: {RAY_INSTALL}") from None
+        self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
+                     **({"num_cpus": workers} if address is None and workers else {}))
+        self._remote = ray.remote(num_cpus=1)(run_task)
+        self.capacity = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+    def submit(self, task: Task) -> Hashable:
+        return self._remote.remote(task)
+
+    def wait(self, handles: list[Hashable]) -> list[tuple[Hashable, TaskRow]]:
+        done, _ = self._ray.wait(handles, num_returns=1)
+        return [(ref, self._ray.get(ref)) for ref in done]
+
+    def close(self, pending: list[Hashable]) -> None:
+        for ref in pending:
+            self._ray.cancel(ref, force=True)
+        if self._started:
+            self._ray.shutdown()
+
+
+def make_backend(args: argparse.Namespace) -> Backend:
+    if args.backend == "ray":
+        return RayBackend(args.address, args.workers)
+    workers = args.workers or os.cpu_count() or 1
+    return InProcess() if workers == 1 else LocalPool(workers)
+
+
+# =====================================================================================================================
+# Running
+
+
+class _SigintShield:
+    """SIGINT raises KeyboardInterrupt as usual, except inside :meth:`protected`, which delays it to the block's end
+    (so a finished task's row is never half-written). Installed only in the main thread."""
+
+    def __init__(self) -> None:
+        self._protected = False
+        self._pending = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _SigintShield:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self._protected:
+            self._pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def protected(self) -> Iterator[None]:
+        self._protected = True
+        try:
+            yield
+        finally:
+            self._protected = False
+            if self._pending:
+                self._pending = False
+                raise KeyboardInterrupt
+
+
+def run_tasks(tasks: list[Task], backend: Backend, store: ResultStore, bar: tqdm) -> None:
+    """Run ``tasks`` on ``backend``, at most ``backend.capacity`` at a time, storing each row as it arrives.
+
+    On any exception (KeyboardInterrupt included) outstanding work is cancelled and the exception propagates; every
+    row stored so far stays stored.
+    """
+    todo = iter(tasks)
+    pending: dict[Hashable, Task] = {}
+    with _SigintShield() as shield:
+        try:
+            while True:
+                for task in itertools.islice(todo, backend.capacity - len(pending)):
+                    pending[backend.submit(task)] = task
+                if not pending:
+                    break
+                for handle, row in backend.wait(list(pending)):
+                    with shield.protected():
+                        store.add(row)
+                        del pending[handle]
+                    bar.update(1)
+        finally:
+            backend.close(list(pending))
+
+
+# =====================================================================================================================
+# Output
+
+
+def _cell(estimate: Estimate | None) -> str:
+    """``mean ± half-width``, rounded to the half-width's second significant digit."""
+    if estimate is None or not math.isfinite(estimate.mean):
+        return "n/a"
+    mean, half = estimate.mean, estimate.ci95
+    if not math.isfinite(half) or half <= 0:
+        return f"{mean:.4g}"
+    decimals = max(0, 1 - math.floor(math.log10(half)))
+    return f"{mean:.{decimals}f} ± {half:.{decimals}f}"
+
+
+def format_summary(plan: Plan, rows: list[TaskRow]) -> str:
+    """One line per (point, policy) in grid order: the grid values, policy, reps, stability, E[T] ± 95 % CI."""
+    summaries: dict[tuple[str, str], PointSummary] = {
+        (canonical_point(s.point), s.policy): s for s in summarize(rows)}
+    unstable: dict[tuple[str, str], int] = {}
+    for r in rows:
+        key = (canonical_point(r.point), r.policy)
+        unstable[key] = unstable.get(key, 0) + (not r.stable)
+    table = [plan.axes + ["policy", "reps", "stable", "response_time"]]
+    for grid, point, policy in plan.combos:
+        key = (canonical_point(point), policy)
+        s = summaries.get(key)
+        if s is None:
+            table.append([str(grid[k]) for k in plan.axes] + [policy, "0", "", ""])
+            continue
+        stable = "yes" if s.stable else f"no ({unstable[key]} of {s.reps})"
+        value = (_cell(s.metrics.get("response_time")) if s.stable
+                 else f"grows at {_cell(s.growth_rate)} jobs per unit time")
+        table.append([str(grid[k]) for k in plan.axes] + [policy, str(s.reps), stable, value])
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    return "\n".join(lines + ["", "response_time: mean ± 95% CI half-width over replications (scenario time unit)."])
+
+
+def _describe(plan: Plan, args: argparse.Namespace) -> str:
+    points = len({canonical_point(p) for _, p, _ in plan.combos})
+    policies = len({p for _, _, p in plan.combos})
+    warmup = plan.tasks[0].warmup
+    return (f"sweep    {plan.scenario}: {points} point(s) x {policies} policy(ies) x {plan.reps} replication(s) = "
+            f"{len(plan.tasks):,} tasks; {args.jobs:,} jobs each (warm-up {warmup:,}); seed {args.seed}")
+
+
+def _backend_name(args: argparse.Namespace) -> str:
+    if args.backend == "ray":
+        return f"ray ({args.address or 'local instance'})"
+    workers = args.workers or os.cpu_count() or 1
+    return "local, in-process" if workers == 1 else f"local, {workers} worker processes"
+
+
+# =====================================================================================================================
+# Command line
+
+
+def _int_at_least(low: int):
+    """An argparse type: an integer >= ``low`` (underscores allowed, as in 1_000_000)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} must be >= {low}")
+        return value
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``msjgym sweep``."""
+    positive, nonnegative = _int_at_least(1), _int_at_least(0)
+    parser.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
+    parser.add_argument("--grid", action="append", default=[], metavar="NAME=VALUES",
+                        help="a grid axis (repeatable; points are the Cartesian product): NAME=a:b:k (k evenly "
+                             "spaced values from a to b), NAME=v1,v2,... or NAME=v; NAME is a scenario key")
+    parser.add_argument("--policy", action="append", required=True, metavar="NAME[,NAME...]",
+                        help="policies to compare, comma-separated or repeated (see `msjgym list`)")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="fix a scenario key at every point (repeatable)")
+    parser.add_argument("--reps", type=positive, default=10, help="replications per point and policy (default 10)")
+    parser.add_argument("--jobs", type=positive, default=100_000, help="measured jobs per replication (default 100000)")
+    parser.add_argument("--warmup", type=nonnegative, default=None,
+                        help="jobs discarded at the start of each replication (default: jobs/10)")
+    parser.add_argument("--batches", type=positive, default=20, help="measurement batches per replication")
+    parser.add_argument("--seed", type=nonnegative, default=0,
+                        help="root seed (default 0; fixed so that rerunning the command resumes the sweep)")
+    parser.add_argument("--out", required=True, metavar="DIR", help=f"output folder; results in DIR/{RESULTS_FILE}")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="local: a process pool on this machine (default); ray: Ray tasks "
+                             f"(optional dependency: {RAY_INSTALL})")
+    parser.add_argument("--workers", type=positive, default=None,
+                        help="local: worker processes (default: CPU count; 1 runs in this process); "
+                             "ray: CPUs of the local Ray instance (default: all)")
+    parser.add_argument("--address", default=None, help="ray: address of a running Ray cluster (default: start a "
+                                                        "local instance)")
+    parser.add_argument("--skip-invalid", action="store_true",
+                        help="leave out (point, policy) combinations the policy cannot run on, with a warning, "
+                             "instead of refusing the sweep")
+    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run ``msjgym sweep``; returns the exit status (0, or 130 when interrupted). Bad input raises MsjgymError."""
+    if args.address is not None and args.backend != "ray":
+        raise MsjgymError("--address: only with --backend ray")
+    plan = make_plan(args)
+    path = Path(args.out) / RESULTS_FILE
+    print(_describe(plan, args), flush=True)
+    with ResultStore(path) as store:
+        done_keys = store.done_keys()
+        todo = [t for t in plan.tasks if t.key() not in done_keys]
+        done = len(plan.tasks) - len(todo)
+        print(f"results  {path}: {done:,} of {len(plan.tasks):,} tasks already done; running {len(todo):,} "
+              f"({_backend_name(args)})", flush=True)
+        start = time.perf_counter()
+        progress = not args.no_progress and sys.stderr.isatty()
+        with tqdm(total=len(plan.tasks), initial=done, unit="task", file=sys.stderr, disable=not progress,
+                  dynamic_ncols=True, smoothing=0.1) as bar:
+            try:
+                if todo:
+                    run_tasks(todo, make_backend(args), store, bar)
+            except KeyboardInterrupt:
+                bar.close()
+                finished = len({t.key() for t in plan.tasks} & store.done_keys())
+                print(f"msjgym: interrupted: {finished} of {len(plan.tasks)} tasks done (results in {path}); "
+                      "rerun the same command to resume", file=sys.stderr)
+                return 130
+        wanted = {t.key() for t in plan.tasks}
+        rows = [r for r in store.rows() if r.key() in wanted]
+    print(f"ran      {len(todo):,} tasks in {time.perf_counter() - start:.1f} s\n")
+    print(format_summary(plan, rows))
+    print(f"\nresults  {path}")
+    return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with msjgym's one-line error format."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"msjgym: error: {message}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m msjgym.evaluate.sweep ...``: the sweep command on its own; returns the exit status."""
+    parser = _Parser(prog="msjgym sweep", description="Sweep policies over a grid of scenario parameters.")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return command(args)
+    except MsjgymError as exc:
+        print(f"msjgym: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # before any task ran
+        print("msjgym: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    from msjgym.evaluate.sweep import main as _main  # the module itself, so pickled tasks name it, not __main__
+
+    sys.exit(_main())

@@ -1,0 +1,167 @@
+"""`msjgym plot` (issue 3): curves with CIs from a results store, unstable points, the theory, and one-line errors."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from msjgym.evaluate.plot import build_curves, plot_summaries
+from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, summarize
+from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.scenarios import load_scenario
+from msjgym.evaluate.statistics import Estimate
+from msjgym.theory.saturated import one_and_n_throughput
+
+RATES = (1.0, 2.0, 2.6)
+POLICIES = ("fcfs", "server-filling")
+UNSTABLE_RATE = 3.5  # beyond the FCFS threshold μ ≈ 2.913 of the default one-and-n (n = 10, p_n = 0.1)
+MU = one_and_n_throughput(10, 0.1, 1.0, 1.0)
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _add_task(store: ResultStore, rate: float, policy: str, rep: int, jobs: int) -> None:
+    result = evaluate(load_scenario("one-and-n", {"arrival_rate": rate}), policy, reps=1, jobs=jobs, seed=rep,
+                      references=False)
+    store.add(TaskRow("one-and-n", {"arrival_rate": rate}, policy, rep, jobs, result.config.warmup,
+                      result.config.batches, 1, rep, result.stable,
+                      result.growth_rate.mean if result.growth_rate else None, result.replications[0],
+                      result.events, result.wall_seconds))
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """A sweep-like store: 3 rates x 2 policies x 3 reps, plus FCFS at an unstable rate (stopped early)."""
+    path = tmp_path_factory.mktemp("sweep") / "results.sqlite"
+    with ResultStore(path) as store:
+        for rate in RATES:
+            for policy in POLICIES:
+                for rep in range(3):
+                    _add_task(store, rate, policy, rep, jobs=2000)
+        for rep in range(3):
+            _add_task(store, UNSTABLE_RATE, "fcfs", rep, jobs=200_000)
+    return path
+
+
+@pytest.fixture(scope="module")
+def summaries(results) -> list[PointSummary]:
+    with ResultStore(results) as store:
+        out = summarize(store.rows())
+    unstable = [s for s in out if not s.stable]
+    assert [(s.point["arrival_rate"], s.policy) for s in unstable] == [(UNSTABLE_RATE, "fcfs")]
+    return out
+
+
+def run_plot(*args: str) -> subprocess.CompletedProcess:
+    code = "import sys; from msjgym.evaluate.plot import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_png_and_svg_with_unstable_point_marked(summaries, tmp_path):
+    record = plot_summaries(summaries, "arrival_rate", "response_time", out=tmp_path / "rt.png")
+    assert record.path.read_bytes()[:8] == PNG_MAGIC
+    assert [c.label for c in record.curves] == ["fcfs", "server-filling"]
+    assert len(record.points) == 2
+    (marker,) = record.unstable  # FCFS at 3.5: an 'x', not dropped
+    assert list(marker.get_xdata()) == [UNSTABLE_RATE] and marker.get_marker() == "x"
+    assert not (record.exact or record.bounds or record.unstable_regions)
+    fcfs = record.points[0].lines[0]
+    assert list(fcfs.get_xdata()) == list(RATES)
+
+    svg = plot_summaries(summaries, "arrival_rate", "response_time", out=tmp_path / "rt.svg", logy=True).path
+    assert b"<svg" in svg.read_bytes()[:2000]
+
+
+def test_theory_lines_bands_and_unstable_range(summaries, tmp_path):
+    record = plot_summaries(summaries, "arrival_rate", "queueing_probability", theory=True,
+                            out=tmp_path / "pq.png")
+    assert record.path.read_bytes()[:8] == PNG_MAGIC
+    (exact,) = record.exact  # FCFS: the exact CTMC at its three stable rates, in the curve's colour
+    assert list(exact.get_xdata()) == list(RATES)
+    assert exact.get_color() == record.curves[0].color
+    assert record.bounds  # P_Q <= the simulated P(Σ m_i X_i > n − m_max) (Wang, Xie & Harchol-Balter eq. (3))
+    (start, end), = record.unstable_ranges  # FCFS beyond μ, interpolated exactly (λ/μ is linear in λ)
+    assert start == pytest.approx(MU, rel=1e-9) and end > UNSTABLE_RATE
+    assert len(record.unstable_regions) == 1
+    assert any(s.startswith("exact: ") for s in record.sources)
+    assert any(s.startswith("stability: ") for s in record.sources)
+
+
+def test_theory_exact_values_sit_on_the_line(summaries, tmp_path):
+    from msjgym.evaluate import scorecard
+    from msjgym.policies import get_policy
+    record = plot_summaries(summaries, "arrival_rate", "number_in_system", theory=True, out=tmp_path / "n.png")
+    (exact,) = record.exact
+    for x, value in zip(exact.get_xdata(), exact.get_ydata()):
+        scenario = load_scenario("one-and-n", {"arrival_rate": x})
+        (ref,) = [r for r in scorecard.references(scenario.model, get_policy("fcfs"))
+                  if r.quantity == "number_in_system" and r.kind == "exact"]
+        assert value == pytest.approx(ref.value)
+
+
+def test_x_load_computed_from_the_scenario(results, tmp_path):
+    out = run_plot(results.parent, "--x", "load", "--y", "number_in_system", "--theory")
+    assert out.returncode == 0, out.stderr
+    written = Path(out.stdout.strip())
+    assert written == results.parent / "number_in_system-vs-load.png"
+    assert written.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_x_load_values(summaries, tmp_path):
+    curves, _ = build_curves(summaries, "load", "policy")
+    fcfs = curves[0]
+    rho_per_rate = load_scenario("one-and-n", {"arrival_rate": 1.0}).model.load
+    assert [x for x, _ in fcfs.points] == pytest.approx([rho_per_rate * r for r in RATES + (UNSTABLE_RATE,)])
+
+
+def _fake(point: dict, policy: str, reps: int = 3, mean: float = 1.0) -> PointSummary:
+    return PointSummary("one-and-n", point, policy, reps, True, {"response_time": Estimate(mean, 0.1)}, None)
+
+
+def test_other_varying_keys_split_curves():
+    summaries = [_fake({"arrival_rate": a, "servers": n}, p)
+                 for a in (1.0, 2.0) for n in (10, 16) for p in POLICIES]
+    curves, notes = build_curves(summaries, "arrival_rate", "policy")
+    assert [c.label for c in curves] == ["fcfs, servers=10", "fcfs, servers=16",
+                                         "server-filling, servers=10", "server-filling, servers=16"]
+    assert curves[0].color == curves[1].color != curves[2].color
+    assert curves[0].marker != curves[1].marker and not notes
+    # with a computed load, arrival_rate moves the load along a curve: only servers splits
+    curves, _ = build_curves(summaries, "load", "policy")
+    assert len(curves) == 4 and all(len(c.points) == 2 for c in curves)
+    # --by a point key: one colour per value, the policy splits
+    curves, _ = build_curves(summaries, "arrival_rate", "servers")
+    assert [c.label for c in curves][:2] == ["servers=10, policy=fcfs", "servers=10, policy=server-filling"]
+
+
+def test_duplicate_points_keep_the_most_replications():
+    summaries = [_fake({"arrival_rate": 1.0}, "fcfs", reps=3, mean=1.0),
+                 _fake({"arrival_rate": 1.0}, "fcfs", reps=10, mean=2.0)]
+    (curve,), notes = build_curves(summaries, "arrival_rate", "policy")
+    assert [s.reps for _, s in curve.points] == [10] and len(notes) == 1
+
+
+def _one_line_error(out: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("msjgym: error: "), out.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_errors_are_one_line_with_status_2(results, tmp_path):
+    _one_line_error(run_plot(tmp_path / "nowhere", "--x", "load", "--y", "response_time"), "no such results file")
+    _one_line_error(run_plot(results, "--x", "load", "--y", "bogus"), "--y 'bogus'", "response_time",
+                    "queueing_probability[n]")
+    _one_line_error(run_plot(results, "--x", "servers", "--y", "response_time"), "--x 'servers'",
+                    "arrival_rate, load")
+    _one_line_error(run_plot(results, "--x", "load", "--y", "response_time", "--out", tmp_path / "a.jpg"),
+                    ".png, .svg")
+    _one_line_error(run_plot(results, "--x", "load"), "--y")
+    empty = tmp_path / "empty" / "results.sqlite"
+    ResultStore(empty).close()
+    _one_line_error(run_plot(empty.parent, "--x", "load", "--y", "response_time"), "empty")
+    (tmp_path / "junk.sqlite").write_text("not a database")
+    _one_line_error(run_plot(tmp_path / "junk.sqlite", "--x", "load", "--y", "response_time"), "not a results file")
