@@ -4,6 +4,7 @@
     msjgym evaluate SCENARIO --policy NAME [--reps R] [--jobs J] [--seed S] [--param KEY=VALUE ...] [--json]
     msjgym theory SCENARIO [--policy NAME] [--param KEY=VALUE ...] [--json]
     msjgym reproduce NAME [--out DIR] [--reps R] [--jobs J] [--max-servers N]
+    msjgym sweep SCENARIO --grid NAME=a:b:k ... --policy P[,P...] --reps R --out DIR [--backend local|ray]
     msjgym plot RESULTS --x NAME --y METRIC [--by policy] [--theory] [--out FILE]
 
 Bad input (an unknown policy, a scenario error, an invalid option) prints one ``msjgym: error: ...`` line and exits
@@ -22,7 +23,7 @@ import numpy as np
 
 from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
-from msjgym.evaluate import plot, scorecard
+from msjgym.evaluate import plot, scorecard, sweep
 from msjgym.evaluate.runner import EvaluationResult, evaluate
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
@@ -94,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key")
     th.add_argument("--json", action="store_true", help="print one JSON object")
 
+    sweep.add_arguments(sub.add_parser(
+        "sweep", help="run a grid of scenario points × policies × replications; resumable; local pool or Ray"))
     plot.add_arguments(sub.add_parser("plot", help="draw a metric against a parameter from sweep results"))
 
     rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers")
@@ -298,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_reproduce(args)
         elif args.command == "plot":
             return plot.command(args)
+        elif args.command == "sweep":
+            return sweep.command(args)
     except MsjgymError as exc:
         print(f"msjgym: error: {exc}", file=sys.stderr)
         return 2

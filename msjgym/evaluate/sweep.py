@@ -17,8 +17,10 @@
   the backend or the order tasks finish in; a replication of a task is ``evaluate(..., reps=1, seed=task_seed)``.
 * **Results**: ``DIR/results.sqlite`` (:class:`~msjgym.evaluate.results.ResultStore`), one row per task, written by
   the main process as each task finishes. Rerunning the same command (or a larger grid) skips finished tasks.
-* **Backends**: ``local`` (a pool of ``--workers`` spawned processes; ``--workers 1`` runs in this process) or
-  ``ray`` (one Ray task per sweep task; ``--address`` to join a cluster whose nodes have msjgym installed).
+* **Backends**: ``local`` (a pool of ``--workers`` processes forked from a forkserver; ``--workers 1`` runs in this process) or
+  ``ray`` (one Ray task per sweep task, on a local Ray instance, or with ``--address HOST:PORT`` on a running
+  cluster whose nodes have msjgym installed; a cluster with token authentication, the default of ``ray start`` in
+  recent Ray, also needs ``RAY_AUTH_MODE=token`` in the environment of the sweep).
 * **Ctrl-C** stops the sweep, keeps every finished task and exits with status 130.
 """
 from __future__ import annotations
@@ -31,14 +33,16 @@ import math
 import multiprocessing
 import os
 import signal
+import socket
 import sys
 import threading
 import time
 from collections.abc import Hashable, Iterator, Sequence
 from concurrent import futures
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -193,42 +197,53 @@ def run_task(task: Task) -> TaskRow:
         wall_seconds=float(result.wall_seconds))
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
+class Combo:
+    """One (point, policy) of a sweep: ``grid`` holds the point's grid values (for display), ``point`` every
+    override (grid values and ``--param``), ``scenario`` the point's loaded scenario."""
+
+    grid: dict[str, Any]
+    point: dict[str, Any]
+    policy: str
+    scenario: Scenario
+
+
+@dataclass(frozen=True)
 class Plan:
-    """A validated sweep: its points (grid values only, for display), policies and tasks, in run order."""
+    """A validated sweep: the grid's axis names, its (point, policy) combinations in grid order, and the tasks."""
 
     scenario: str
     axes: list[str]
-    combos: list[tuple[dict[str, Any], dict[str, Any], str]]  # (grid values, full point, policy)
+    combos: list[Combo]
     reps: int
-    tasks: list[Task] = field(default_factory=list)
+    tasks: list[Task]
 
 
 def make_plan(args: argparse.Namespace) -> Plan:
-    """Parse and validate the whole sweep before anything runs (``MsjgymError`` on any bad input)."""
+    """Parse and validate the whole sweep before anything runs (``MsjgymError`` on any bad input).
+
+    Tasks are ordered replication-major (replication 0 of every combination first), so a sweep stopped early has
+    covered the whole grid evenly.
+    """
     _check_scenario_exists(args.scenario)
-    fixed = dict(parse_override(text) for text in args.param)
     axes = [parse_grid(text) for text in args.grid]
-    points = grid_points(axes, fixed)
+    points = grid_points(axes, dict(parse_override(text) for text in args.param))
     policies = _policy_names(args.policy)
     names = [name for name, _ in axes]
-    scenarios = [_load_point(args.scenario, point, names) for point in points]
-    if args.reps > 1 and any(getattr(s.model, "trace", None) is not None for s in scenarios):
-        raise MsjgymError(f"--reps {args.reps}: a replayed trace is deterministic; use --reps 1")
     combos = []
-    for point, scenario in zip(points, scenarios):
-        for name in policies:
-            if _applicable(name, scenario, point, names, args.skip_invalid):
-                combos.append(({k: point[k] for k in names}, point, name))
+    for point in points:
+        scenario = _load_point(args.scenario, point, names)
+        if args.reps > 1 and getattr(scenario.model, "trace", None) is not None:
+            raise MsjgymError(f"--reps {args.reps}: a replayed trace is deterministic; use --reps 1")
+        combos += [Combo({k: point[k] for k in names}, point, policy, scenario) for policy in policies
+                   if _applicable(policy, scenario, point, names, args.skip_invalid)]
     if not combos:
         raise MsjgymError("no (point, policy) left to run: every policy was refused at every point")
     warmup = args.jobs // 10 if args.warmup is None else args.warmup
-    by_point = {canonical_point(p): s for p, s in zip(points, scenarios)}
-    plan = Plan(args.scenario, names, combos, args.reps)
-    plan.tasks = [Task(by_point[canonical_point(point)], point, policy, rep, args.jobs, warmup, args.batches,
-                       args.seed, task_seed(args.seed, point, policy, rep))
-                  for rep in range(args.reps) for _, point, policy in combos]  # replication-major: even coverage
-    return plan
+    tasks = [Task(c.scenario, c.point, c.policy, rep, args.jobs, warmup, args.batches, args.seed,
+                  task_seed(args.seed, c.point, c.policy, rep))
+             for rep in range(args.reps) for c in combos]
+    return Plan(args.scenario, names, combos, args.reps, tasks)
 
 
 def _check_scenario_exists(name: str) -> None:
@@ -265,10 +280,11 @@ def _applicable(policy: str, scenario: Scenario, point: dict[str, Any], names: S
         get_policy(policy).validate(scenario.model)
         return True
     except MsjgymError as exc:
-        where = f" at grid point {_show_point(point, names)}" if names else ""
+        where = f"grid point {_show_point(point, names)}" if names else ""
         if not skip:
-            raise MsjgymError(f"{exc}{where} (--skip-invalid leaves such combinations out)") from None
-        print(f"msjgym: warning: skipping {policy}{where}: {exc}", file=sys.stderr)
+            raise MsjgymError(f"{where + ': ' if where else ''}{exc} (--skip-invalid leaves such combinations out)"
+                              ) from None
+        print(f"msjgym: warning: skipping {policy}{' at ' + where if where else ''}: {exc}", file=sys.stderr)
         return False
 
 
@@ -308,11 +324,17 @@ class InProcess:
 
 
 class LocalPool:
-    """``--backend local``: a pool of spawned processes (fork is unsafe with numba's threads)."""
+    """``--backend local``: a pool of worker processes forked from a *forkserver* that has imported msjgym once.
+
+    Forking this (threaded) process would be unsafe, and spawning re-imports msjgym in every worker (about a second
+    each); the forkserver is a clean single-threaded process, so its forks start at once with msjgym loaded.
+    """
 
     def __init__(self, workers: int) -> None:
         self.capacity = 2 * workers
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["msjgym.evaluate._warm_worker"])
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                          initializer=_init_worker, initargs=(os.getpid(),))
 
     def submit(self, task: Task) -> Hashable:
@@ -334,18 +356,35 @@ class LocalPool:
 def _init_worker(parent: int) -> None:
     """In each worker: leave Ctrl-C to the main process, and exit if the main process dies (e.g. SIGKILL).
 
-    tqdm (the runner's progress bar, disabled here) would otherwise create a multiprocessing lock in each worker,
-    which a terminated worker leaks (a resource_tracker warning at exit): a thread lock does in a worker.
+    tqdm's default lock (taken by the runner's disabled progress bar) includes a multiprocessing lock, which a
+    terminated worker would leak (a resource_tracker warning at exit); a thread lock is all a worker needs.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     tqdm.set_lock(threading.RLock())
 
     def watch() -> None:
-        while os.getppid() == parent:
+        while _alive(parent):
             time.sleep(0.5)
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True, name="msjgym-parent-watch").start()
+
+
+def _alive(pid: int) -> bool:
+    """Is process ``pid`` running? A killed process whose parent has not reaped it yet (a zombie) is not."""
+    if os.path.isdir("/proc/self"):  # Linux: the state letter follows the command name in /proc/PID/stat
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+        except FileNotFoundError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _terminate_workers(pool: ProcessPoolExecutor) -> None:
@@ -360,15 +399,15 @@ class RayBackend:
     """``--backend ray``: one Ray task per sweep task, on a local Ray instance or the cluster at ``address``."""
 
     def __init__(self, address: str | None, workers: int | None) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise MsjgymError(f"--backend ray: Ray is not installed; install it with: {RAY_INSTALL}") from None
+        ray = import_ray()
         self._ray = ray
         self._started = not ray.is_initialized()
         if self._started:
-            ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
-                     **({"num_cpus": workers} if address is None and workers else {}))
+            try:
+                ray.init(address=address or "local", include_dashboard=False, logging_level=logging.ERROR,
+                         log_to_driver=False, **({"num_cpus": workers} if address is None and workers else {}))
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise MsjgymError(f"--address {address}: cannot start or join Ray: {exc}") from None
         self._remote = ray.remote(num_cpus=1)(run_task)
         self.capacity = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
 
@@ -384,6 +423,27 @@ class RayBackend:
             self._ray.cancel(ref, force=True)
         if self._started:
             self._ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a HOST:PORT (or ray://HOST:PORT) where nothing listens: Ray would wait for it forever."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", "local": Ray itself says when there is no cluster
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise MsjgymError(f"--address {address}: nothing answers there ({exc}); start a cluster with "
+                          "`ray start --head`, or leave --address out for a local Ray instance") from None
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a one-line ``MsjgymError`` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise MsjgymError(f"--backend ray: Ray is not installed; install it with: {RAY_INSTALL}") from None
+    return ray
 
 
 def make_backend(args: argparse.Namespace) -> Backend:
@@ -404,16 +464,18 @@ class _SigintShield:
     def __init__(self) -> None:
         self._protected = False
         self._pending = False
+        self._installed = False
         self._previous: Any = None
 
     def __enter__(self) -> _SigintShield:
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        if self._installed:  # None: a handler not set from Python; the default is the closest
+            signal.signal(signal.SIGINT, signal.SIG_DFL if self._previous is None else self._previous)
 
     def _handle(self, signum: int, frame: object) -> None:
         if self._protected:
@@ -481,24 +543,25 @@ def format_summary(plan: Plan, rows: list[TaskRow]) -> str:
         key = (canonical_point(r.point), r.policy)
         unstable[key] = unstable.get(key, 0) + (not r.stable)
     table = [plan.axes + ["policy", "reps", "stable", "response_time"]]
-    for grid, point, policy in plan.combos:
-        key = (canonical_point(point), policy)
+    for c in plan.combos:
+        key = (canonical_point(c.point), c.policy)
+        values = [str(c.grid[k]) for k in plan.axes] + [c.policy]
         s = summaries.get(key)
         if s is None:
-            table.append([str(grid[k]) for k in plan.axes] + [policy, "0", "", ""])
+            table.append(values + ["0", "", ""])
             continue
         stable = "yes" if s.stable else f"no ({unstable[key]} of {s.reps})"
         value = (_cell(s.metrics.get("response_time")) if s.stable
                  else f"grows at {_cell(s.growth_rate)} jobs per unit time")
-        table.append([str(grid[k]) for k in plan.axes] + [policy, str(s.reps), stable, value])
+        table.append(values + [str(s.reps), stable, value])
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     return "\n".join(lines + ["", "response_time: mean ± 95% CI half-width over replications (scenario time unit)."])
 
 
 def _describe(plan: Plan, args: argparse.Namespace) -> str:
-    points = len({canonical_point(p) for _, p, _ in plan.combos})
-    policies = len({p for _, _, p in plan.combos})
+    points = len({canonical_point(c.point) for c in plan.combos})
+    policies = len({c.policy for c in plan.combos})
     warmup = plan.tasks[0].warmup
     return (f"sweep    {plan.scenario}: {points} point(s) x {policies} policy(ies) x {plan.reps} replication(s) = "
             f"{len(plan.tasks):,} tasks; {args.jobs:,} jobs each (warm-up {warmup:,}); seed {args.seed}")
@@ -553,8 +616,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=positive, default=None,
                         help="local: worker processes (default: CPU count; 1 runs in this process); "
                              "ray: CPUs of the local Ray instance (default: all)")
-    parser.add_argument("--address", default=None, help="ray: address of a running Ray cluster (default: start a "
-                                                        "local instance)")
+    parser.add_argument("--address", default=None,
+                        help="ray: HOST:PORT of a running Ray cluster, or auto for the one started on this machine "
+                             "(default: start a new local Ray instance)")
     parser.add_argument("--skip-invalid", action="store_true",
                         help="leave out (point, policy) combinations the policy cannot run on, with a warning, "
                              "instead of refusing the sweep")
@@ -562,36 +626,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """Run ``msjgym sweep``; returns the exit status (0, or 130 when interrupted). Bad input raises MsjgymError."""
+    """Run ``msjgym sweep``; returns the exit status (0; 130 when interrupted; 1 when a worker process died).
+
+    Bad input raises ``MsjgymError`` before anything runs or any file is created.
+    """
     if args.address is not None and args.backend != "ray":
         raise MsjgymError("--address: only with --backend ray")
+    if args.backend == "ray":
+        import_ray()
+        if args.address:
+            _check_reachable(args.address)
     plan = make_plan(args)
     path = Path(args.out) / RESULTS_FILE
     print(_describe(plan, args), flush=True)
     with ResultStore(path) as store:
         done_keys = store.done_keys()
         todo = [t for t in plan.tasks if t.key() not in done_keys]
-        done = len(plan.tasks) - len(todo)
-        print(f"results  {path}: {done:,} of {len(plan.tasks):,} tasks already done; running {len(todo):,} "
-              f"({_backend_name(args)})", flush=True)
+        print(f"results  {path}: {len(plan.tasks) - len(todo):,} of {len(plan.tasks):,} tasks already done; "
+              f"running {len(todo):,} ({_backend_name(args)})", flush=True)
         start = time.perf_counter()
-        progress = not args.no_progress and sys.stderr.isatty()
-        with tqdm(total=len(plan.tasks), initial=done, unit="task", file=sys.stderr, disable=not progress,
-                  dynamic_ncols=True, smoothing=0.1) as bar:
-            try:
-                if todo:
-                    run_tasks(todo, make_backend(args), store, bar)
-            except KeyboardInterrupt:
-                bar.close()
-                finished = len({t.key() for t in plan.tasks} & store.done_keys())
-                print(f"msjgym: interrupted: {finished} of {len(plan.tasks)} tasks done (results in {path}); "
-                      "rerun the same command to resume", file=sys.stderr)
-                return 130
+        status = _run(plan, todo, args, store)
+        if status:
+            finished = len({t.key() for t in plan.tasks} & store.done_keys())
+            what = "interrupted" if status == 130 else "error: a worker process died (out of memory?)"
+            print(f"msjgym: {what}: {finished} of {len(plan.tasks)} tasks done (results in {path}); "
+                  "rerun the same command to resume", file=sys.stderr)
+            return status
         wanted = {t.key() for t in plan.tasks}
         rows = [r for r in store.rows() if r.key() in wanted]
     print(f"ran      {len(todo):,} tasks in {time.perf_counter() - start:.1f} s\n")
     print(format_summary(plan, rows))
     print(f"\nresults  {path}")
+    return 0
+
+
+def _run(plan: Plan, todo: list[Task], args: argparse.Namespace, store: ResultStore) -> int:
+    """Run the unfinished tasks under a progress bar; 0, or 130 on Ctrl-C, or 1 if a worker process died."""
+    progress = not args.no_progress and sys.stderr.isatty()
+    with tqdm(total=len(plan.tasks), initial=len(plan.tasks) - len(todo), unit="task", file=sys.stderr,
+              disable=not progress, dynamic_ncols=True, smoothing=0.1) as bar:
+        try:
+            if todo:
+                run_tasks(todo, make_backend(args), store, bar)
+        except KeyboardInterrupt:
+            return 130
+        except BrokenProcessPool:
+            return 1
     return 0
 
 

@@ -1,0 +1,355 @@
+"""``msjgym sweep``: grid parsing, task seeds, identical numbers on every backend, resuming after Ctrl-C and SIGKILL,
+and one-line errors for bad input."""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from msjgym.errors import MsjgymError
+from msjgym.evaluate.results import ResultStore
+from msjgym.evaluate.sweep import add_arguments, grid_points, main, make_plan, parse_grid, task_seed
+
+MAIN = "import sys; from msjgym.evaluate.sweep import main; sys.exit(main(sys.argv[1:]))"
+SMALL = ["one-and-n", "--grid", "arrival_rate=1.0,1.5,2.0", "--policy", "fcfs,server-filling", "--reps", "5",
+         "--jobs", "2000", "--seed", "11", "--no-progress"]
+# ~0.1 s per task: long enough to interrupt a sweep part-way, short enough to rerun it whole.
+LONG = ["one-and-n", "--grid", "arrival_rate=1.0,1.5,2.0", "--policy", "fcfs,server-filling", "--reps", "5",
+        "--jobs", "600000", "--seed", "5", "--no-progress", "--workers", "2"]
+TASKS = 30
+
+
+def sweep_command(*args: str) -> list[str]:
+    return [sys.executable, "-c", MAIN, *args]
+
+
+def sweep(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(sweep_command(*args), capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def stored(out: Path) -> dict[tuple, tuple]:
+    """Every stored task: key -> (task seed, stable, growth rate, metrics, events)."""
+    with ResultStore(out / "results.sqlite") as store:
+        return {r.key(): (r.task_seed, r.stable, r.growth_rate, r.metrics, r.events) for r in store.rows()}
+
+
+def table_rows(stdout: str) -> list[list[str]]:
+    """The data rows of the final summary table (between its header and the blank line after it)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["arrival_rate", "policy"])
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        rows.append(line.split())
+    return rows
+
+
+# =====================================================================================================================
+# Grid
+
+
+def test_linspace_grid_is_rounded_and_inclusive():
+    name, values = parse_grid("load=0.5:0.95:10")
+    assert name == "load" and len(values) == 10
+    assert values[0] == 0.5 and values[1] == 0.55 and values[-1] == 0.95 and values[7] == 0.85  # no 0.8500000001
+    assert parse_grid("servers=16:64:4") == ("servers", [16, 32, 48, 64])  # int ends, integral values: ints
+    assert parse_grid("servers=16:64:3") == ("servers", [16.0, 40.0, 64.0])
+    assert parse_grid("load=0.7:0.9:1") == ("load", [0.7])
+
+
+def test_list_and_single_value_grids():
+    assert parse_grid("servers=16,32,64") == ("servers", [16, 32, 64])
+    assert parse_grid(" load = 0.7 ") == ("load", [0.7])
+    assert parse_grid("m3=sqrt,4th-root,log") == ("m3", ["sqrt", "4th-root", "log"])
+    assert parse_grid("load_split=[0.2,0.3,0.5],[0.5,0.25,0.25]") == (
+        "load_split", [[0.2, 0.3, 0.5], [0.5, 0.25, 0.25]])
+    assert parse_grid('name="a,b",c') == ("name", ["a,b", "c"])
+
+
+@pytest.mark.parametrize("text", ["load", "=0.5", "load=", "load=0.5:0.9", "load=0.5:0.9:0", "load=0.5:0.9:2.5",
+                                  "load=a:b:3", "load=0.5:0.9:3:4", "load=1,,2", "load=0.5,0.5", "load=@@",
+                                  "load=0.5:inf:3"])
+def test_bad_grids_are_refused(text):
+    with pytest.raises(MsjgymError, match="--grid"):
+        parse_grid(text)
+
+
+def test_points_are_the_cartesian_product():
+    points = grid_points([("servers", [8, 16]), ("load", [0.5, 0.6, 0.7])], {"p_n": 0.2})
+    assert len(points) == 6 and points[0] == {"p_n": 0.2, "servers": 8, "load": 0.5}
+    assert points[-1] == {"p_n": 0.2, "servers": 16, "load": 0.7}
+    assert grid_points([]) == [{}]
+    with pytest.raises(MsjgymError, match="twice"):
+        grid_points([("load", [0.5]), ("load", [0.6])])
+    with pytest.raises(MsjgymError, match="--param"):
+        grid_points([("load", [0.5])], {"load": 0.6})
+
+
+# =====================================================================================================================
+# Seeds
+
+
+def plan_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args([*argv, "--out", "unused"])
+
+
+def seeds(*argv: str) -> dict[tuple, int]:
+    return {t.key(): t.task_seed for t in make_plan(plan_args(*argv)).tasks}
+
+
+def test_task_seed_depends_only_on_the_task():
+    base = seeds("one-and-n", "--grid", "servers=8,16", "--grid", "p_n=0.1,0.2", "--policy", "fcfs,msf",
+                 "--reps", "3")
+    reordered = seeds("one-and-n", "--grid", "p_n=0.2,0.1", "--grid", "servers=16,8", "--policy", "msf,fcfs",
+                      "--reps", "3")
+    extended = seeds("one-and-n", "--grid", "servers=8,12,16", "--grid", "p_n=0.1,0.2", "--policy",
+                     "lsf,fcfs,msf", "--reps", "5")
+    assert len(base) == 2 * 2 * 2 * 3 and reordered == base
+    assert {k: extended[k] for k in base} == base
+    assert len(set(extended.values())) == len(extended)  # different tasks, different seeds
+    assert task_seed(0, {"servers": 8}, "fcfs", 0) != task_seed(1, {"servers": 8}, "fcfs", 0)
+    assert task_seed(0, {"servers": 8}, "fcfs", 0) != task_seed(0, {"servers": 8.0}, "fcfs", 0)
+    assert 0 <= task_seed(2**40, {}, "fcfs", 10**6) < 2**63
+
+
+# =====================================================================================================================
+# Same numbers on every backend, in any order, and when a grid is extended
+
+
+def test_pool_and_in_process_store_identical_numbers(tmp_path):
+    pool = sweep(*SMALL, "--out", str(tmp_path / "pool"), "--workers", "2")
+    assert pool.returncode == 0, pool.stderr
+    assert "0 of 30 tasks already done" in pool.stdout
+    rows = table_rows(pool.stdout)
+    assert len(rows) == 6 and all(r[2] == "5" and r[3] == "yes" for r in rows)
+    assert str(tmp_path / "pool" / "results.sqlite") in pool.stdout.splitlines()[-1]
+
+    # In-process: first part of the grid, then the whole grid in another order, reusing the finished tasks.
+    part = sweep(*SMALL[:2], "arrival_rate=2.0,1.0", *SMALL[3:], "--out", str(tmp_path / "one"), "--workers", "1")
+    assert part.returncode == 0, part.stderr
+    whole = sweep(*SMALL[:2], "arrival_rate=2.0,1.5,1.0", SMALL[3], "server-filling,fcfs", *SMALL[5:],
+                  "--out", str(tmp_path / "one"), "--workers", "1")
+    assert whole.returncode == 0, whole.stderr
+    assert "20 of 30 tasks already done; running 10" in whole.stdout
+    reference = stored(tmp_path / "pool")
+    assert len(reference) == TASKS and stored(tmp_path / "one") == reference  # bit for bit
+
+
+def test_unstable_replications_are_stored_with_their_growth_rate(tmp_path, capsys):
+    status = main(["one-and-n", "--grid", "arrival_rate=3.5", "--policy", "fcfs", "--reps", "2", "--jobs", "3000000",
+                   "--workers", "1", "--no-progress", "--out", str(tmp_path)])
+    assert status == 0
+    rows = list(stored(tmp_path).values())
+    assert len(rows) == 2 and all(not stable and growth > 0 for _, stable, growth, _, _ in rows)
+    assert table_rows(capsys.readouterr().out)[0][:6] == ["3.5", "fcfs", "2", "no", "(2", "of"]
+
+
+@pytest.mark.ray
+def test_ray_stores_identical_numbers(tmp_path):
+    pytest.importorskip("ray")
+    ray = sweep(*SMALL, "--out", str(tmp_path / "ray"), "--backend", "ray", "--workers", "2")
+    assert ray.returncode == 0, ray.stderr
+    one = sweep(*SMALL, "--out", str(tmp_path / "one"), "--workers", "1")
+    assert one.returncode == 0, one.stderr
+    assert table_rows(ray.stdout) == table_rows(one.stdout)
+    assert len(stored(tmp_path / "ray")) == TASKS and stored(tmp_path / "ray") == stored(tmp_path / "one")
+
+
+@pytest.mark.ray
+def test_unreachable_ray_address_is_one_line(tmp_path, capsys):
+    pytest.importorskip("ray")
+    assert main([*SMALL, "--out", str(tmp_path), "--backend", "ray", "--address", "127.0.0.1:1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("msjgym: error: --address 127.0.0.1:1: nothing answers there")
+    assert len(err.splitlines()) == 1
+
+
+def test_missing_ray_is_one_line_with_the_install_command(tmp_path):
+    block = "import sys; sys.modules['ray'] = None; " + MAIN
+    out = subprocess.run([sys.executable, "-c", block, *SMALL, "--out", str(tmp_path), "--backend", "ray"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.splitlines() == [
+        'msjgym: error: --backend ray: Ray is not installed; install it with: pip install "msjgym[ray]"']
+
+
+# =====================================================================================================================
+# Interrupt and resume
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> dict[tuple, tuple]:
+    out = tmp_path_factory.mktemp("reference")
+    run = sweep(*LONG, "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    return stored(out)
+
+
+def start_and_wait_for_rows(out: Path, rows: int) -> subprocess.Popen:
+    """Start the LONG sweep and return once ``rows`` tasks are stored (and the sweep is still running)."""
+    proc = subprocess.Popen(sweep_command(*LONG, "--out", str(out)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 300  # the workers may first compile the kernels (about a minute)
+    while stored_count(out / "results.sqlite") < rows:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the sweep stored no rows in time"
+        time.sleep(0.02)
+    return proc
+
+
+def stored_count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            return db.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+    except sqlite3.OperationalError:  # created but the table not yet
+        return 0
+
+
+def resume_and_check(out: Path, done_before: int, reference: dict[tuple, tuple]) -> None:
+    rerun = sweep(*LONG, "--out", str(out))
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{done_before} of {TASKS} tasks already done; running {TASKS - done_before}" in rerun.stdout
+    rows = table_rows(rerun.stdout)
+    assert len(rows) == 6 and all(r[2] == "5" for r in rows)
+    assert stored(out) == reference
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+def test_ctrl_c_keeps_finished_tasks_and_resumes(tmp_path, uninterrupted):
+    proc = start_and_wait_for_rows(tmp_path, 3)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    done = stored_count(tmp_path / "results.sqlite")
+    assert 3 <= done < TASKS
+    assert stderr.splitlines() == [
+        f"msjgym: interrupted: {done} of {TASKS} tasks done (results in {tmp_path / 'results.sqlite'}); "
+        "rerun the same command to resume"]
+    resume_and_check(tmp_path, done, uninterrupted)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds worker processes through /proc")
+def test_sigkill_leaves_a_valid_file_and_resumes(tmp_path, uninterrupted):
+    proc = start_and_wait_for_rows(tmp_path, 3)
+    workers = children(proc.pid)
+    proc.kill()
+    proc.communicate(timeout=60)
+    with sqlite3.connect(tmp_path / "results.sqlite") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        done = db.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+    assert 3 <= done < TASKS
+    deadline = time.monotonic() + 10  # orphaned workers notice and exit
+    while any(Path(f"/proc/{w}").exists() and "zombie" not in _state(w) for w in workers):
+        assert time.monotonic() < deadline, "worker processes outlived the killed sweep"
+        time.sleep(0.1)
+    resume_and_check(tmp_path, done, uninterrupted)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds worker processes through /proc")
+def test_a_dead_worker_stops_the_sweep_with_one_line(tmp_path):
+    proc = start_and_wait_for_rows(tmp_path, 1)
+    workers = [c for c in children(proc.pid) if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert len(stderr.splitlines()) == 1 and stderr.startswith("msjgym: error: a worker process died"), stderr
+    assert "rerun the same command to resume" in stderr
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split("\n")[0].lower()
+    except (OSError, IndexError):
+        return "zombie"
+
+
+# =====================================================================================================================
+# Bad input
+
+
+TWO_NEEDS = """\
+servers = 8
+arrival_rate = 0.5
+[[classes]]
+need = 1
+probability = 0.5
+service = { dist = "exp", rate = 1.0 }
+[[classes]]
+need = 4
+probability = 0.5
+service = { dist = "exp", rate = 1.0 }
+"""
+
+
+@pytest.mark.parametrize("args, key", [
+    (["one-and-n", "--grid", "servers=8:16", "--policy", "fcfs"], "servers=8:16"),
+    (["one-and-n", "--grid", "servers", "--policy", "fcfs"], "--grid"),
+    (["one-and-n", "--grid", "arrival_rate=1.0", "--policy", "fcfs,fcsf"], "fcsf"),
+    (["one-and-n", "--grid", "servers=8,-3", "--policy", "fcfs"], "servers=-3"),
+    (["one-and-n", "--grid", "nope=1,2", "--policy", "fcfs"], "nope"),
+    (["no-such-scenario", "--policy", "fcfs"], "one-and-n"),
+    (["zero-queueing-set1", "--policy", "server-filling"], "server-filling"),
+    (["one-and-n", "--policy", "fcfs", "--address", "auto"], "--address"),
+    (["one-and-n", "--policy", "fcfs", "--reps", "0"], "--reps"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, key):
+    try:
+        status = main([*args, "--out", str(tmp_path)])
+    except SystemExit as exc:  # argparse's own errors
+        status = exc.code
+    out, err = capsys.readouterr()
+    assert status == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert out == "" and len(lines) == 1 and lines[0].startswith("msjgym: error:"), err
+    assert key in lines[0], lines[0]
+    assert not (tmp_path / "results.sqlite").exists()
+
+
+def test_bad_input_in_a_subprocess_has_no_traceback(tmp_path):
+    out = sweep("one-and-n", "--grid", "servers=8,-3", "--policy", "fcfs", "--out", str(tmp_path))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == "msjgym: error: grid point servers=-3: one-and-n: servers = -3: must be an integer >= 1\n"
+
+
+def test_inapplicable_policy_is_an_error_unless_skipped(tmp_path):
+    (tmp_path / "two.toml").write_text(TWO_NEEDS)
+    args = ["two.toml", "--grid", "servers=8,10", "--policy", "fcfs,server-filling", "--reps", "2", "--jobs", "2000",
+            "--workers", "1", "--out", "out", "--no-progress"]
+    refused = sweep(*args, cwd=tmp_path)
+    assert refused.returncode == 2 and "servers=10" in refused.stderr and "--skip-invalid" in refused.stderr
+    skipped = sweep(*args, "--skip-invalid", cwd=tmp_path)
+    assert skipped.returncode == 0, skipped.stderr
+    assert skipped.stderr.startswith("msjgym: warning: skipping server-filling at grid point servers=10: ")
+    assert "grid point servers=10: policy server-filling" in refused.stderr
+    assert "= 6 tasks" in skipped.stdout and len(stored(tmp_path / "out")) == 6
+
+
+def test_wired_command_behaves_the_same(tmp_path):
+    """Once the lead wires ``msjgym sweep`` into the CLI, it gives the same output as ``main``."""
+    if subprocess.run([sys.executable, "-m", "msjgym", "sweep", "--help"], capture_output=True).returncode != 0:
+        pytest.skip("msjgym sweep is not wired into msjgym.cli yet")
+    args = ["one-and-n", "--grid", "arrival_rate=1.0,2.0", "--policy", "fcfs", "--reps", "2", "--jobs", "2000",
+            "--workers", "1", "--no-progress"]
+    cli = subprocess.run([sys.executable, "-m", "msjgym", "sweep", *args, "--out", str(tmp_path / "a")],
+                         capture_output=True, text=True, timeout=120)
+    direct = sweep(*args, "--out", str(tmp_path / "b"))
+    assert cli.returncode == direct.returncode == 0, cli.stderr
+    assert table_rows(cli.stdout) == table_rows(direct.stdout)
+    bad = subprocess.run([sys.executable, "-m", "msjgym", "sweep", "one-and-n", "--grid", "servers=8:16",
+                          "--policy", "fcfs", "--out", str(tmp_path / "c")], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("msjgym: error: --grid")
