@@ -2,6 +2,8 @@
 kernels once, so every worker forked from it starts ready to simulate instead of loading them itself."""
 from msjgym.evaluate.runner import evaluate
 from msjgym.evaluate.scenarios import load_scenario
-from msjgym.evaluate.sweep import run_task  # noqa: F401 (the workers' entry point)
+from msjgym.evaluate.sweep import run_task
+
+__all__ = ["run_task"]  # the workers' entry point, loaded here once
 
 evaluate(load_scenario("one-and-n"), "fcfs", reps=1, jobs=10, warmup=0, batches=1, seed=0, references=False)

@@ -675,6 +675,38 @@ def _run(plan: Plan, todo: list[Task], args: argparse.Namespace, store: ResultSt
     return 0
 
 
+def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: str | Path, *, reps: int = 10,
+              jobs: int = 100_000, seed: int = 0, params: Sequence[str] = (), workers: int | None = None,
+              progress: bool = False) -> list[TaskRow]:
+    """Run a sweep from Python (what ``msjgym sweep`` does, without printing): resumable, on the local pool.
+
+    Args:
+        scenario: a built-in name or TOML path.
+        grid: ``NAME=VALUES`` strings as for ``--grid``.
+        policies: policy names.
+        out: the results folder (``out/results.sqlite``).
+        params: ``KEY=VALUE`` overrides fixed at every point.
+    Returns:
+        the rows of every task of the sweep (finished now or before).
+    Raises:
+        MsjgymError: bad input; KeyboardInterrupt or BrokenProcessPool: the sweep stopped (finished rows are kept).
+    """
+    args = argparse.Namespace(
+        scenario=scenario, grid=list(grid), policy=[",".join(policies)], param=list(params), reps=reps, jobs=jobs,
+        warmup=None, batches=20, seed=seed, out=str(out), backend="local", workers=workers, address=None,
+        skip_invalid=False, no_progress=not progress)
+    plan = make_plan(args)
+    with ResultStore(Path(out) / RESULTS_FILE) as store:
+        done = store.done_keys()
+        todo = [t for t in plan.tasks if t.key() not in done]
+        with tqdm(total=len(plan.tasks), initial=len(plan.tasks) - len(todo), unit="task", file=sys.stderr,
+                  disable=not progress, desc=scenario) as bar:
+            if todo:
+                run_tasks(todo, make_backend(args), store, bar)
+        wanted = {t.key() for t in plan.tasks}
+        return [r for r in store.rows() if r.key() in wanted]
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with msjgym's one-line error format."""
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.results import PointSummary, summarize
 from msjgym.evaluate.scenarios import load_scenario
+from msjgym.evaluate.sweep import run_sweep
+from msjgym.systems.msj_model import MSJModel
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 
 PAPER_SIZES = tuple(2**k for k in range(6, 17, 2))  # 64 ... 65536
@@ -18,37 +20,41 @@ SET3_RULES = ("sqrt", "4th-root", "log")
 CLASSES = ("c1", "c2", "c3")
 
 
-def _points(settings: Settings) -> list[tuple[str, int, str | None]]:
-    sizes = [n for n in PAPER_SIZES if n <= settings.max_servers]
-    points = [(s, n, None) for s in ("set1", "set2") for n in sizes]
-    return points + [("set3", n, rule) for rule in SET3_RULES for n in sizes]
+def _sweeps(settings: Settings) -> list[tuple[str, str | None]]:
+    return [("set1", None), ("set2", None)] + [("set3", rule) for rule in SET3_RULES]
 
 
 def reproduce(settings: Settings) -> list[Path]:
-    """Simulate every point, write ``zero-queueing.csv`` and the figures; returns the files written."""
+    """Simulate every point through the sweep runner (resumable, all cores: rerunning skips finished tasks; the
+    simulations land in ``out/results.sqlite``), then write ``zero-queueing.csv`` and the figures."""
+    sizes = [n for n in PAPER_SIZES if n <= settings.max_servers]
     table = CsvTable(settings.out / "zero-queueing.csv")
-    for i, (name, n, rule) in enumerate(progress(_points(settings), settings, "zero-queueing")):
-        overrides: dict[str, object] = {"servers": n}
-        if rule:
-            overrides["m3"] = rule
-        scenario = load_scenario(f"zero-queueing-{name}", overrides)
-        result = evaluate(scenario, "fcfs", reps=settings.reps, jobs=settings.jobs, seed=settings.seed + i,
-                          references=False)
-        model = scenario.model
-        for c, cls in enumerate(model.classes):
-            row = dict(set=name, m3_rule=rule or "", servers=n, load=model.load, cls=cls.name, need=cls.need,
-                       stable=result.stable)
-            if not result.stable:
-                table.add(**row)
-                continue
-            lam = model.class_arrival_rates[c]
-            pq = result.metrics[f"queueing_probability[{cls.name}]"]
-            x = result.metrics[f"number_in_system[{cls.name}]"]
-            table.add(**row, queueing_probability=pq.mean, queueing_probability_ci95=pq.ci95,
-                      x_over_lambda=x.mean / lam, x_over_lambda_ci95=x.ci95 / lam, one_over_mu=1 / cls.service.rate)
+    for name, rule in progress(_sweeps(settings), settings, "zero-queueing"):
+        rows = run_sweep(f"zero-queueing-{name}", [f"servers={','.join(map(str, sizes))}"], ["fcfs"], settings.out,
+                         reps=settings.reps, jobs=settings.jobs, seed=settings.seed,
+                         params=[f"m3={rule}"] if rule else [])
+        for summary in summarize(rows):
+            n = summary.point["servers"]
+            overrides: dict[str, object] = {"servers": n} | ({"m3": rule} if rule else {})
+            _add_rows(table, name, rule, load_scenario(f"zero-queueing-{name}", overrides).model, summary)
+    table.rows.sort(key=lambda r: (r["set"], r["m3_rule"], r["servers"], r["cls"]))
     files = [table.write()]
     files += _figures(table.rows, settings.out, settings.max_servers)
     return files
+
+
+def _add_rows(table: CsvTable, name: str, rule: str | None, model: MSJModel, summary: PointSummary) -> None:
+    for c, cls in enumerate(model.classes):
+        row = dict(set=name, m3_rule=rule or "", servers=model.servers, load=model.load, cls=cls.name,
+                   need=cls.need, stable=summary.stable, reps=summary.reps)
+        if not summary.stable:
+            table.add(**row)
+            continue
+        lam = model.class_arrival_rates[c]
+        pq = summary.metrics[f"queueing_probability[{cls.name}]"]
+        x = summary.metrics[f"number_in_system[{cls.name}]"]
+        table.add(**row, queueing_probability=pq.mean, queueing_probability_ci95=pq.ci95,
+                  x_over_lambda=x.mean / lam, x_over_lambda_ci95=x.ci95 / lam, one_over_mu=1 / cls.service.rate)
 
 
 def _series(rows: list[dict], **match: object) -> tuple[list[float], list[float], list[float]]:
