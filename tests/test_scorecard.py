@@ -111,3 +111,28 @@ def test_saturated_fcfs_throughput_is_within_half_a_percent_of_mu():
     assert ref.value == pytest.approx(one_and_n_throughput(10, 0.1, 1.0, 1.0), rel=1e-12)
     assert est.ci95 < 0.002 * ref.value
     assert abs(est.mean - ref.value) < 0.005 * ref.value
+
+
+def test_wcfs_bound_constants_for_fig6():
+    """Finite-skip note §4: Fig. 6 has rem_max = max_v v/(4μ_v) = 4/(4·0.5) = 2 and E[S] = E[VX]/4."""
+    from msjgym.theory.finite_skip import server_filling_bounds
+    model = load_scenario("finite-skip-fig6", {"load": 0.5}).model
+    bounds = server_filling_bounds(model)
+    mean_s = (1 / 5 + 2 / 2 + 4 / 0.5) / 3 / 4
+    assert bounds.rem_max == pytest.approx(2.0) and bounds.front == 4
+    assert model.job_size_moments[0] == pytest.approx(mean_s)
+    queueing = bounds.mg1 - mean_s
+    assert bounds.upper == pytest.approx(queueing + 3 * 2.0 + 4 * mean_s)
+    assert bounds.lower == pytest.approx(max(mean_s, queueing + mean_s - 3 * 2.0))
+
+
+@pytest.mark.parametrize("name", ["finite-skip-fig6", "finite-skip-fig7"])
+@pytest.mark.parametrize("load", [0.3, 0.6, 0.9])
+@pytest.mark.parametrize("policy", ["server-filling", "server-filling-divisible"])
+def test_server_filling_response_time_inside_wcfs_bounds(name, load, policy):
+    """Cor. 3.8 (generic constants): the simulated E[T] of ServerFilling lies inside its bounds."""
+    result = evaluate(load_scenario(name, {"load": load}), policy, reps=5, jobs=100_000, seed=65)
+    bound = [r for r in result.references if r.kind == "bound" and r.quantity == "response_time"][0]
+    est = result.metrics["response_time"]
+    assert bound.lower <= est.mean - est.ci95 and est.mean + est.ci95 <= bound.upper
+    assert bound.agrees is True

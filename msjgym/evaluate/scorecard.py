@@ -23,7 +23,7 @@ from msjgym.core.distributions import Exponential
 from msjgym.evaluate.statistics import Estimate
 from msjgym.policies import Policy
 from msjgym.systems.msj_model import MSJModel
-from msjgym.theory import multilevel, queues, zero_queueing
+from msjgym.theory import finite_skip, multilevel, queues, zero_queueing
 from msjgym.theory.open_fcfs import solve_open_fcfs
 from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
 from msjgym.theory.zero_queueing import ScalingRegime
@@ -144,6 +144,22 @@ def _equal_needs(model: MSJModel) -> list[Reference]:
     return refs
 
 
+def _server_filling(model: MSJModel, policy: Policy) -> list[Reference]:
+    """ServerFilling is work-conserving finite-skip: the generic-constant bounds of Cor. 3.8 on E[T]."""
+    if policy.name not in ("server-filling", "server-filling-divisible"):
+        return []
+    bounds = finite_skip.server_filling_bounds(model, divisible=policy.name == "server-filling-divisible")
+    if bounds is None:
+        return []
+    source = f"{_GSW}, Cor. 3.8 with §7.2 / App. B generic constants"
+    return [
+        Reference("response_time", "bound", f"WCFS bounds (front size n = {bounds.front}, rem_max = "
+                  f"{bounds.rem_max:.4g}, generic constants)", source, lower=bounds.lower, upper=bounds.upper),
+        Reference("response_time", "approximation", "resource-pooled M/G/1/FCFS with the same λ and job sizes "
+                  "(a WCFS system is within an additive constant of it)", f"{_GSW}, §1.1, Cor. 3.8",
+                  value=bounds.mg1)]
+
+
 def _configurations(servers: int, needs: list[int], least: int = 0) -> int:
     """Number of vectors x >= 0 with least <= Σ_i needs_i x_i <= servers (configurations of jobs in service)."""
     ways = [1] + [0] * servers
@@ -178,6 +194,7 @@ def _fcfs_theory(model: MSJModel, rates: list[float]) -> _FCFSTheory | None:
 
 
 _GA = "Grosof & Ayhan, 'Multiserver-job Response Time under Multilevel Scaling'"
+_GSW = "Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver analysis'"
 _WXH = "Wang, Xie & Harchol-Balter, 'Zero Queueing for Multi-Server Jobs'"
 
 
@@ -230,11 +247,15 @@ def _open_fcfs_exact(model: MSJModel, rates: list[float]) -> list[Reference]:
     label = (f"exact FCFS CTMC, queue truncated at {sol.truncation_level} jobs "
              f"(boundary mass {sol.truncation_mass:.1e}, {sol.states:,} states)")
     source = f"{_GA} §2.1, §3.11 (deferred-decision chain); msjgym.theory.open_fcfs"
+    lam = model.arrival_rate
     values = {"number_in_system": sol.mean_number_in_system, "number_in_queue": sol.mean_number_in_queue,
-              "queueing_probability": sol.queueing_probability, "utilization": sol.utilization}
+              "queueing_probability": sol.queueing_probability, "utilization": sol.utilization,
+              "response_time": sol.mean_number_in_system / lam,  # Little's law
+              "waiting_time": sol.mean_number_in_queue / lam}
     for c, name in enumerate(cls.name for cls in model.classes):
         values[f"number_in_system[{name}]"] = sol.mean_number_in_system_per_class[c]
         values[f"queueing_probability[{name}]"] = sol.queueing_probability_per_class[c]
+        values[f"response_time[{name}]"] = sol.mean_number_in_system_per_class[c] / model.class_arrival_rates[c]
     return [Reference(q, "exact", label, source, value=v) for q, v in values.items()]
 
 
@@ -310,7 +331,7 @@ def references(model: MSJModel, policy: Policy, regime: ScalingRegime | None = N
             "throughput", "exact", f"saturated FCFS throughput μ ({theory.method})", f"{_GA} §3.2–3.3",
             value=theory.throughput)]
     return ([_capacity(model)] + _throughput_optimal(model, policy) + _equal_needs(model)
-            + _fcfs(model, policy, regime))
+            + _fcfs(model, policy, regime) + _server_filling(model, policy))
 
 
 def unstable_predictions(refs: list[Reference]) -> list[Reference]:
