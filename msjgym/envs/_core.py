@@ -1,0 +1,99 @@
+"""What the single and the vector environment share: building the simulation under external control."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from msjgym.core import rng
+from msjgym.errors import MsjgymError
+from msjgym.evaluate.scenarios import Scenario, load_scenario
+from msjgym.policies import Policy
+from msjgym.systems import msj, msj_control
+from msjgym.systems.msj_engine import MSJSimulation, RunConfig
+
+AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym.envs", preemptive=False,
+               kernel_id=-1, source="")
+MODES = {"start": msj_control.MODE_START, "preemptive": msj_control.MODE_SET}
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """A validated environment configuration.
+
+    Attributes:
+        scenario: the loaded scenario (built-in name or TOML path, with parameter overrides).
+        mode: "start" (non-preemptive: start one waiting job or wait) or "preemptive" (choose the set in service).
+        window: W, waiting jobs shown and startable by slot ("start"); L, jobs shown in arrival order ("preemptive").
+        horizon_jobs: an episode is truncated before its (horizon_jobs+1)-th arrival (0: no job horizon).
+        horizon_time: an episode is truncated at this time (inf: no time horizon).
+        config: the measurement of the episode's statistics (``episode_result``); an episode with a finite
+            ``config.jobs`` also ends when that measurement is complete.
+    """
+
+    scenario: Scenario
+    mode: int
+    window: int
+    horizon_jobs: int
+    horizon_time: float
+    config: RunConfig
+
+    @classmethod
+    def make(cls, scenario: str | Scenario = "one-and-n", mode: str = "start", window: int = 8,
+             horizon_jobs: int | None = 1000, horizon_time: float | None = None, jobs: int | None = None,
+             warmup: int = 0, **params: object) -> EnvSpec:
+        if isinstance(scenario, str):
+            scenario = load_scenario(scenario, params)
+        elif params:
+            raise MsjgymError(f"scenario parameters {sorted(params)}: give them with a scenario name, not a Scenario")
+        if mode not in MODES:
+            raise MsjgymError(f"mode = {mode!r}: must be one of {', '.join(map(repr, MODES))}")
+        if not isinstance(window, int) or window < 1:
+            raise MsjgymError(f"window = {window!r}: must be an integer >= 1")
+        horizon_jobs = 0 if horizon_jobs is None else horizon_jobs
+        if not isinstance(horizon_jobs, int) or horizon_jobs < 0:
+            raise MsjgymError(f"horizon_jobs = {horizon_jobs!r}: must be an integer >= 0 (0 or None: no job horizon)")
+        horizon_time = math.inf if horizon_time is None else float(horizon_time)
+        if not horizon_time > 0:
+            raise MsjgymError(f"horizon_time = {horizon_time!r}: must be > 0")
+        if jobs is None and horizon_jobs == 0 and horizon_time == math.inf and scenario.model.trace is None:
+            raise MsjgymError("give a horizon (horizon_jobs or horizon_time) or a measurement (jobs): episodes "
+                              "would never end")
+        measured = jobs if jobs is not None else max(horizon_jobs, 1) if horizon_jobs else 10**15
+        config = RunConfig(jobs=measured, warmup=warmup, batches=1, detect_instability=False)
+        return cls(scenario, MODES[mode], window, horizon_jobs, horizon_time, config)
+
+    @property
+    def observation_size(self) -> int:
+        return msj_control.observation_size(self.mode, self.scenario.model.num_classes, self.window)
+
+    @property
+    def action_count(self) -> int:
+        return msj_control.action_count(self.mode, self.scenario.model.num_classes, self.window)
+
+
+class Batch:
+    """B systems under external control, with their observation and mask buffers."""
+
+    def __init__(self, spec: EnvSpec, batch: int) -> None:
+        self.spec = spec
+        self.sim = MSJSimulation(spec.scenario.model, AGENT, spec.config, rng.spawn_states(0, batch)[0])
+        self.ctl = msj_control.new_control(batch, spec.mode, spec.window, spec.horizon_time, spec.horizon_jobs)
+        self.obs = np.zeros((batch, spec.observation_size), dtype=np.float32)
+        self.masks = np.zeros((batch, spec.action_count), dtype=np.bool_)
+        self.codes = np.zeros(batch, dtype=np.int64)
+
+    def seed(self, seeds: list[np.random.SeedSequence]) -> None:
+        self.sim.state.rng[:] = rng.seed_states(seeds)
+
+    def finish(self) -> None:
+        """Grow the job storage and resume the systems that ran out of it (codes == 2)."""
+        while (self.codes == 2).any():
+            self.sim.state = msj.grow(self.sim.state)
+            msj_control.resume_batch(self.sim.state, self.sim.params, self.ctl, self.codes == 2, self.obs,
+                                     self.masks, self.codes)
+
+    def ended(self) -> np.ndarray:
+        """bool[B]: truncated at the horizon, or the measurement is complete."""
+        return (self.ctl.ints[:, msj_control.X_TRUNCATED] != 0) | (self.sim.state.sys_i[:, msj.S_STATUS] != msj.RUNNING)
