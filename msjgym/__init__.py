@@ -13,14 +13,7 @@ from msjgym.evaluate.scenarios import Scenario, list_scenarios, load_scenario
 
 __version__ = "0.1.0"
 
-try:  # the Gymnasium environments need the optional `rl` extra; registering them costs nothing otherwise
-    import gymnasium as _gymnasium  # noqa: F401
-except ImportError:
-    pass
-else:
-    from msjgym.envs import register as _register_envs
-
-    _register_envs()
+import msjgym.envs  # noqa: E402  registers msjgym/MSJ-v0 when gymnasium (the `rl` extra) is installed
 
 __all__ = ["evaluate", "EvaluationResult", "load_scenario", "list_scenarios", "Scenario",
            "MsjgymError", "ScenarioError", "PolicyError", "__version__"]

@@ -65,7 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="built-in scenarios and policies, one line each")
     ev = sub.add_parser("evaluate", help="simulate a policy on a scenario and report metrics with 95%% CIs")
     ev.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
-    ev.add_argument("--policy", required=True, help="a built-in policy name (see `msjgym list`)")
+    ev.add_argument("--policy", required=True,
+                    help="a built-in policy name (see `msjgym list`), FILE.py:NAME (a class, object or function "
+                         "with act(observation)), or sb3:MODEL.zip")
+    ev.add_argument("--mode", choices=("start", "preemptive"), default="start",
+                    help="for a policy of your own: the decisions it takes (as in msjgym/MSJ-v0; default start)")
+    ev.add_argument("--window", type=_positive_int, default=8,
+                    help="for a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8)")
     ev.add_argument("--reps", type=_positive_int, default=None,
                     help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
@@ -219,6 +225,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.scenario, overrides)
     if args.per_job and scenario.model.trace is None:
         raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")
+    if args.policy not in BUILTIN_POLICIES and (":" in args.policy or args.policy.endswith(".py")):
+        _print_result(_evaluate_agent(scenario, args), args, scenario)
+        return
     policy = get_policy(args.policy)
     policy.validate(scenario.model)
     refs = scorecard.references(scenario.model, policy, regime=scenario.regime, saturated=args.saturated)
@@ -230,6 +239,22 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
         batches=args.batches, saturated=args.saturated, backlog=args.backlog,
         detect_instability=not args.no_instability_check,
         progress=not args.no_progress and sys.stderr.isatty(), references=refs)
+    _print_result(result, args, scenario)
+
+
+def _evaluate_agent(scenario, args: argparse.Namespace) -> EvaluationResult:
+    """``--policy FILE.py:NAME`` or ``sb3:MODEL.zip``: the policy decides through msjgym/MSJ-v0's interface."""
+    from msjgym.envs import agent_runner
+    from msjgym.envs._core import EnvSpec
+    spec = EnvSpec.make(scenario, args.mode, args.window, None, None, args.jobs or 100_000, args.warmup or 0)
+    name, decide = agent_runner.load_policy(args.policy, spec)
+    return agent_runner.evaluate_agent(
+        scenario, name, decide, mode=args.mode, window=args.window, reps=args.reps or 10,
+        jobs=args.jobs or 100_000, warmup=args.warmup, seed=args.seed, batches=args.batches,
+        progress=not args.no_progress and sys.stderr.isatty())
+
+
+def _print_result(result: EvaluationResult, args: argparse.Namespace, scenario) -> None:
     if args.per_job:
         _write_per_job(result, Path(args.per_job))
     if args.json:

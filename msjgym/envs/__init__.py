@@ -1,20 +1,25 @@
-"""Gymnasium environments over msjgym's systems (needs the ``rl`` extra: gymnasium, and SB3 for ``to_sb3``).
+"""Gymnasium environments over msjgym's systems, and the runner that evaluates any policy like a built-in one.
 
-``import msjgym`` registers ``msjgym/MSJ-v0`` when gymnasium is installed.
+The environments need the ``rl`` extra (gymnasium; Stable-Baselines3 for ``to_sb3``). ``import msjgym`` registers
+``msjgym/MSJ-v0`` when gymnasium is installed. ``msjgym.envs.agent_runner`` works without gymnasium.
 """
 from __future__ import annotations
 
-import gymnasium as gym
-
-from msjgym.envs.msj_env import MSJEnv
-from msjgym.envs.vector import MSJVectorEnv
-
 ENV_ID = "msjgym/MSJ-v0"
+
+try:
+    import gymnasium as gym
+except ImportError:  # the environments are optional
+    gym = None
+
+if gym is not None:
+    from msjgym.envs.msj_env import MSJEnv
+    from msjgym.envs.vector import MSJVectorEnv
 
 
 def register() -> None:
     """Register ``msjgym/MSJ-v0`` (single and native vector entry points) with Gymnasium (idempotent)."""
-    if ENV_ID not in gym.registry:
+    if gym is not None and ENV_ID not in gym.registry:
         gym.register(id=ENV_ID, entry_point="msjgym.envs.msj_env:MSJEnv",
                      vector_entry_point="msjgym.envs.vector:MSJVectorEnv")
 

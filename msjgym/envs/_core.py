@@ -28,8 +28,9 @@ class EnvSpec:
         window: W, waiting jobs shown and startable by slot ("start"); L, jobs shown in arrival order ("preemptive").
         horizon_jobs: an episode is truncated before its (horizon_jobs+1)-th arrival (0: no job horizon).
         horizon_time: an episode is truncated at this time (inf: no time horizon).
-        config: the measurement of the episode's statistics (``episode_result``); an episode with a finite
-            ``config.jobs`` also ends when that measurement is complete.
+        config: the measurement of the episode's statistics (``episode_result``), as ``msjgym.evaluate`` makes it
+            (``jobs``, ``warmup``, ``batches``): an episode with ``jobs`` ends when that measurement is complete, or
+            when its number of jobs keeps growing (the instability detector, as in ``evaluate``).
     """
 
     scenario: Scenario
@@ -42,7 +43,7 @@ class EnvSpec:
     @classmethod
     def make(cls, scenario: str | Scenario = "one-and-n", mode: str = "start", window: int = 8,
              horizon_jobs: int | None = 1000, horizon_time: float | None = None, jobs: int | None = None,
-             warmup: int = 0, **params: object) -> EnvSpec:
+             warmup: int = 0, batches: int = 20, **params: object) -> EnvSpec:
         if isinstance(scenario, str):
             scenario = load_scenario(scenario, params)
         elif params:
@@ -61,7 +62,7 @@ class EnvSpec:
             raise MsjgymError("give a horizon (horizon_jobs or horizon_time) or a measurement (jobs): episodes "
                               "would never end")
         measured = jobs if jobs is not None else max(horizon_jobs, 1) if horizon_jobs else 10**15
-        config = RunConfig(jobs=measured, warmup=warmup, batches=1, detect_instability=False)
+        config = RunConfig(jobs=measured, warmup=warmup, batches=min(batches, measured), detect_instability=jobs is not None)
         return cls(scenario, MODES[mode], window, horizon_jobs, horizon_time, config)
 
     @property

@@ -55,8 +55,8 @@ class MSJEnv(gym.Env):
                             ``action_space.sample()`` draws among the allowed actions.
     Arguments               ``scenario`` (built-in name or TOML path, default "one-and-n"), scenario parameters as
                             keywords (e.g. ``servers=16``), ``mode``, ``window`` (W or L, default 8), ``horizon_jobs``
-                            (default 1000), ``horizon_time``, ``jobs``/``warmup`` (measure the episode's statistics,
-                            see ``episode_result``).
+                            (default 1000), ``horizon_time``, ``jobs``/``warmup``/``batches`` (measure the episode's
+                            statistics as ``msjgym evaluate`` does, see ``episode_result``).
     ======================  ===========================================================================================
     """
 
@@ -64,8 +64,8 @@ class MSJEnv(gym.Env):
 
     def __init__(self, scenario: str = "one-and-n", mode: str = "start", window: int = 8,
                  horizon_jobs: int | None = 1000, horizon_time: float | None = None, jobs: int | None = None,
-                 warmup: int = 0, **params: Any) -> None:
-        self.spec_ = EnvSpec.make(scenario, mode, window, horizon_jobs, horizon_time, jobs, warmup, **params)
+                 warmup: int = 0, batches: int = 20, **params: Any) -> None:
+        self.spec_ = EnvSpec.make(scenario, mode, window, horizon_jobs, horizon_time, jobs, warmup, batches, **params)
         self._batch = Batch(self.spec_, 1)
         self.observation_space = gym.spaces.Box(0.0, np.inf, (self.spec_.observation_size,), np.float32)
         self.action_space = MaskedDiscrete(self.spec_.action_count, self.action_masks)

@@ -1,0 +1,152 @@
+"""Evaluate any policy — an object with ``act``, a callable, or a saved Stable-Baselines3 model — exactly like a
+built-in one: the same replications, seeds, warm-up, statistics and scorecard as ``msjgym.evaluate``.
+
+A policy file is named ``path/to/file.py:Name``: ``Name`` is a class (instantiated with the environment's
+``EnvSpec`` if its constructor takes an argument, else with none), or an object or function already built. A saved
+model is named ``sb3:path/to/model.zip`` (MaskablePPO models get the action mask). The policy sees what an agent of
+``msjgym/MSJ-v0`` sees: ``act(observation)``, or ``act(observation, action_mask)`` if it takes two arguments.
+Anything a policy does wrong — it raises, returns something that is not an action, or returns a masked action —
+stops the evaluation with one error naming the replication, the step and the action.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import secrets
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from msjgym.envs._core import AGENT, Batch, EnvSpec
+from msjgym.errors import MsjgymError, PolicyError
+from msjgym.evaluate import scorecard
+from msjgym.evaluate.runner import EvaluationResult, _result
+from msjgym.evaluate.scenarios import Scenario
+from msjgym.policies import Policy
+from msjgym.systems import msj_control
+
+Decide = Callable[[np.ndarray, np.ndarray], Any]
+
+
+def load_policy(text: str, spec: EnvSpec) -> tuple[str, Decide]:
+    """(display name, decide(observation, mask)) for ``file.py:Name`` or ``sb3:model.zip``."""
+    if text.startswith("sb3:"):
+        return text, _sb3_policy(Path(text[4:]))
+    path, sep, name = text.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        raise PolicyError(f"--policy {text!r}: expected a built-in name, FILE.py:NAME or sb3:MODEL.zip")
+    return text, _decider(_load_object(Path(path), name, text), spec, text)
+
+
+def _load_object(path: Path, name: str, text: str) -> Any:
+    if not path.is_file():
+        raise PolicyError(f"--policy {text!r}: no such file {str(path)!r}")
+    module_spec = importlib.util.spec_from_file_location(f"_msjgym_policy_{path.stem}", path)
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # the user's file: any failure is reported in one line
+        raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
+    if not hasattr(module, name):
+        raise PolicyError(f"--policy {text!r}: {path} defines no {name!r}")
+    return getattr(module, name)
+
+
+def _decider(obj: Any, spec: EnvSpec, text: str) -> Decide:
+    if inspect.isclass(obj):
+        takes_spec = len(inspect.signature(obj).parameters) >= 1
+        try:
+            obj = obj(spec) if takes_spec else obj()
+        except Exception as exc:
+            raise PolicyError(f"--policy {text!r}: constructing it failed: {type(exc).__name__}: {exc}") from None
+    act = getattr(obj, "act", obj)
+    if not callable(act):
+        raise PolicyError(f"--policy {text!r}: needs an act(observation) method or to be callable")
+    params = [p for p in inspect.signature(act).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(params) >= 2:
+        return lambda obs, mask: act(obs, mask)
+    return lambda obs, mask: act(obs)
+
+
+def _sb3_policy(path: Path) -> Decide:
+    if not path.is_file():
+        raise PolicyError(f"--policy sb3:{path}: no such file")
+    try:
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3 import A2C, DQN, PPO
+    except ImportError:
+        raise PolicyError("--policy sb3:...: needs stable-baselines3 and sb3-contrib (pip install torch==2.13.0 "
+                          "then pip install \"msjgym[rl]\")") from None
+    for cls in (MaskablePPO, PPO, A2C, DQN):
+        try:
+            model = cls.load(str(path), device="cpu")
+        except Exception:  # not this algorithm's file
+            continue
+        if cls is MaskablePPO:
+            return lambda obs, mask: model.predict(obs, action_masks=mask, deterministic=True)[0]
+        return lambda obs, mask: model.predict(obs, deterministic=True)[0]
+    raise PolicyError(f"--policy sb3:{path}: not a saved MaskablePPO, PPO, A2C or DQN model")
+
+
+def evaluate_agent(scenario: Scenario, name: str, decide: Decide, *, mode: str = "start", window: int = 8,
+                   reps: int = 10, jobs: int = 100_000, warmup: int | None = None, seed: int | None = None,
+                   batches: int = 20, progress: bool = False) -> EvaluationResult:
+    """Run ``decide`` as the scheduler of ``reps`` independent replications (the seeds ``msjgym.evaluate`` uses)."""
+    if seed is None:
+        seed = secrets.randbits(32)
+    warmup = jobs // 10 if warmup is None else warmup
+    spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches)
+    batch = Batch(spec, reps)
+    batch.seed(np.random.SeedSequence(seed).spawn(reps))
+    msj_control.step_batch(batch.sim.state, batch.sim.params, batch.ctl, np.zeros(reps, np.int64),
+                           np.ones(reps, np.bool_), batch.obs, batch.masks, batch.codes)
+    start = time.perf_counter()
+    with tqdm(total=reps * (warmup + jobs), unit="job", unit_scale=True, delay=1.0, disable=not progress,
+              file=sys.stderr, desc=name) as bar:
+        for b in range(reps):
+            _run_replication(batch, b, decide, name, bar)
+    result = _result(scenario, Policy(name, "", False, AGENT.kernel_id, ""), batch.sim, reps, seed,
+                     time.perf_counter() - start, 0.0)
+    result.references = scorecard.judge(scorecard.references(scenario.model, AGENT), result)
+    return result
+
+
+def _run_replication(batch: Batch, b: int, decide: Decide, name: str, bar: tqdm) -> None:
+    state, params, ctl = batch.sim.state, batch.sim.params, batch.ctl
+    steps = 0
+    while not batch.ended()[b]:
+        obs, mask = batch.obs[b], batch.masks[b]
+        try:
+            raw = decide(obs.copy(), mask.copy())
+        except Exception as exc:  # the user's code: report it in one line
+            raise PolicyError(f"policy {name}: replication {b}, step {steps}: it raised {type(exc).__name__}: "
+                              f"{exc}") from None
+        action = _as_action(raw, mask.size, name, b, steps)
+        if not mask[action]:
+            raise PolicyError(f"policy {name}: replication {b}, step {steps}: action {action} is not allowed now "
+                              f"(valid: {np.flatnonzero(mask).tolist()})")
+        batch.codes[b] = msj_control.step_system(state, params, ctl, b, action, batch.obs[b], batch.masks[b])
+        batch.finish()
+        state = batch.sim.state
+        steps += 1
+        if steps % 4096 == 0:
+            bar.update(batch.sim.progress(b) + b * (batch.spec.config.warmup + batch.spec.config.jobs) - bar.n)
+
+
+def _as_action(raw: Any, count: int, name: str, b: int, step: int) -> int:
+    value = np.asarray(raw)
+    if value.size != 1 or not np.issubdtype(value.dtype, np.integer) and not (
+            np.issubdtype(value.dtype, np.floating) and float(value.reshape(-1)[0]).is_integer()):
+        raise PolicyError(f"policy {name}: replication {b}, step {step}: returned {raw!r}, not an action "
+                          f"(an integer in [0, {count - 1}])")
+    action = int(value.reshape(-1)[0])
+    if not 0 <= action < count:
+        raise PolicyError(f"policy {name}: replication {b}, step {step}: action {action} is out of range "
+                          f"[0, {count - 1}]")
+    return action
