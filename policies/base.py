@@ -32,6 +32,13 @@ class Policy:
         """Extra int64 scratch entries the compiled kernel needs per system (beyond 3 per class)."""
         return 0
 
+    def agent(self, spec):
+        """This policy as an agent of ``msjgym/MSJ-v0`` (``spec``: the environment's ``EnvSpec``): a
+        ``Callable[[np.ndarray], int]`` with ``act(observation)``, deciding from the observation alone exactly as
+        the compiled kernel does (``msjgym.policies.agents``)."""
+        from .agents import make_agent
+        return make_agent(self, spec)
+
 
 def require_divisible(policy: str, model: MSJModel, chain: bool) -> None:
     """Check the divisibility setting a ServerFilling variant needs, or raise a ``PolicyError`` saying why.

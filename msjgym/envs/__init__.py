@@ -14,7 +14,9 @@ except ImportError:  # the environments are optional
 
 if gym is not None:
     from msjgym.envs.msj_env import MSJEnv
+    from msjgym.envs.sb3 import to_sb3
     from msjgym.envs.vector import MSJVectorEnv
+    from msjgym.envs.wrappers import ContinuousDiscount
 
 
 def register() -> None:
@@ -26,4 +28,4 @@ def register() -> None:
 
 register()
 
-__all__ = ["MSJEnv", "MSJVectorEnv", "ENV_ID", "register"]
+__all__ = ["MSJEnv", "MSJVectorEnv", "ENV_ID", "register", "to_sb3", "ContinuousDiscount"]

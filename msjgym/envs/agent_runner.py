@@ -23,7 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from msjgym.envs._core import AGENT, Batch, EnvSpec
-from msjgym.errors import MsjgymError, PolicyError
+from msjgym.errors import PolicyError
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.runner import EvaluationResult, _result
 from msjgym.evaluate.scenarios import Scenario

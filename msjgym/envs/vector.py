@@ -72,5 +72,22 @@ class MSJVectorEnv(VectorEnv):
     def action_masks(self) -> np.ndarray:
         return self._batch.masks.copy()
 
+    def reset_ended(self) -> tuple[np.ndarray, np.ndarray]:
+        """Reset now, rather than at the next step, the copies whose episode ended at the last step (same-step
+        autoreset, as Stable-Baselines3 wants; see ``msjgym.envs.to_sb3``).
+
+        Returns their indices and the observations of all copies (theirs: the new episode's first, in the initial
+        state where every action is allowed). Their next step is then the new episode's first step, exactly as the
+        step after a NEXT_STEP autoreset would be: the trajectories are the same, minus the reset step.
+        """
+        ended = np.flatnonzero(self._reset_next)
+        batch = self._batch
+        for b in ended:
+            msj_control.reset_system(batch.sim.state, batch.sim.params, batch.ctl, b)
+            msj_control.observe(batch.sim.state, batch.sim.params, batch.ctl, b, batch.obs[b], batch.masks[b])
+            batch.masks[b, :] = True
+        self._reset_next[ended] = False
+        return ended, batch.obs.copy()
+
     def _infos(self) -> dict:
         return {"dt": self._batch.ctl.floats[:, msj_control.F_DT].copy(), "action_mask": self._batch.masks.copy()}

@@ -44,7 +44,8 @@ X_MAX_ARRIVALS = 4  # horizon in arrivals (0: none)
 X_WINDOW = 5  # window size W (MODE_START) or sequence length L (MODE_SET)
 X_CHOSEN = 6  # MODE_SET: servers chosen so far
 X_INITIAL = 7  # the episode's initial state (time 0, empty): every action is allowed and starts the clock
-NX = 8
+X_POST = 8  # an event was processed; its admission record, count, checkpoint and end check wait for the decisions
+NX = 9
 
 # ctl.floats[b, :]
 F_MAX_TIME = 0  # horizon in time (inf: none)
@@ -114,6 +115,15 @@ def advance(st, pr, ctl, b):
         if not ctl.ints[b, X_NEED_EVENT]:
             if mode == MODE_SET or _fits_somewhere(st, pr, b):
                 return RUNNING
+        if ctl.ints[b, X_POST]:  # the decisions at the last event's instant are taken: finish that event as
+            ctl.ints[b, X_POST] = 0  # msj_engine.run does after the scheduler (admission, count, checkpoint, end)
+            _record_pending(st, ctl, b)
+            st.sys_i[b, S_EVENTS] += 1
+            if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
+                _checkpoint(st, pr, b)
+            if st.sys_i[b, S_BATCH] == nbatch and st.sys_i[b, S_MEAS] == 0:
+                st.sys_i[b, S_STATUS] = DONE
+            continue
         t_completion = next_completion_time(st, b)
         t_arrival = st.sys_f[b, T_NEXT_ARR]
         arrival = t_arrival < t_completion
@@ -135,7 +145,6 @@ def advance(st, pr, ctl, b):
             return RUNNING
         if arrival and st.sys_i[b, S_NFREE] == 0:
             return NEED_CAPACITY
-        _record_pending(st, ctl, b)
         dt = t_event - st.sys_f[b, T_NOW]
         ctl.floats[b, F_REWARD] -= st.sys_i[b, S_NJOBS] * dt
         ctl.floats[b, F_DT] += dt
@@ -144,11 +153,7 @@ def advance(st, pr, ctl, b):
         else:
             _completions(st, pr, b, t_completion)
         ctl.ints[b, X_NEED_EVENT] = 0
-        st.sys_i[b, S_EVENTS] += 1
-        if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
-            _checkpoint(st, pr, b)
-        if st.sys_i[b, S_BATCH] == nbatch and st.sys_i[b, S_MEAS] == 0:
-            st.sys_i[b, S_STATUS] = DONE
+        ctl.ints[b, X_POST] = 1
 
 
 @njit
@@ -375,6 +380,7 @@ def reset_system(st, pr, ctl, b):
     ctl.ints[b, X_NEED_EVENT] = 0
     ctl.ints[b, X_CHOSEN] = 0
     ctl.ints[b, X_INITIAL] = 1
+    ctl.ints[b, X_POST] = 0
     begin_step(ctl, b)
 
 

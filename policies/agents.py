@@ -1,0 +1,522 @@
+"""Every built-in policy as an agent of ``msjgym/MSJ-v0``: it decides from the environment's observation alone.
+
+``make_agent(policy, spec)`` returns an agent (callable, with ``act(observation) -> action``) that takes exactly the
+decisions of the policy's compiled ``schedule`` kernel, tie-breaking included, so that driving the environment with
+it reproduces the fast path's trajectory and statistics bit for bit (the twin test, ``tests/test_twin.py``). The
+agent may use static facts of the scenario from the ``EnvSpec`` (each class's need, the number of servers n, the
+number of classes K, the window size, the mode); everything about the system's current state comes from the
+observation vector (see ``msjgym.envs.msj_env.MSJEnv`` for its layout).
+
+Modes. Non-preemptive policies (``fcfs``, ``first-fit``, ``msf-nonpreemptive``, ``lsf-nonpreemptive``) act in
+``mode="start"``: one job started per step (always the oldest waiting job of the chosen class, action ``W + c``),
+or wait (``W + K``) when the kernel would start nothing more. Preemptive policies (``preemptive-first-fit``,
+``msf``, ``lsf``, ``server-filling``, ``server-filling-divisible``, ``maxweight``) act in ``mode="preemptive"``:
+the agent computes the kernel's per-class target counts (how many of the oldest jobs of each class to serve) from
+the observation, chooses classes one at a time (lowest class index first) until the chosen counts shown in the
+observation reach the targets, then commits (``K``). Only the counts matter: a commit serves the oldest ``target_c``
+class-c jobs, exactly as the kernel's ``apply_targets``.
+
+What the observation shows, and the one limitation. The kernels look at every job; the observation shows only
+the W oldest waiting jobs (``start``) or the L oldest jobs present (``preemptive``), plus per-class counts (and, in
+``start`` mode, the age of each class's oldest waiting job). Counts settle most decisions; where the kernel needs
+the arrival order of jobs beyond the window (for example two classes sharing a need whose oldest jobs are not all
+among the L shown, or ServerFilling's front not reaching n within the L oldest jobs), the agent cannot know what the
+kernel would do and raises ``RuntimeError`` rather than silently diverge. **Built-in agents need a window large
+enough for the system's queue.** In ``preemptive`` mode: with one class per need, ``msf``, ``lsf`` and
+``maxweight`` decide from the per-class counts (any L works); ``server-filling``'s front holds at most n jobs
+(L >= n works); ``preemptive-first-fit``, ``server-filling-divisible`` and classes sharing a need need the arrival
+order of the jobs concerned, so choose L above the number of jobs the system holds (the observation's "truncated"
+flag shows when more are present). In ``start`` mode the window only orders the oldest waiting jobs of the
+candidate classes; beyond it the agent compares the per-class ages shown, and only an exact tie there (float32
+ages) is the error case.
+
+In the episode's initial state (time 0, empty system) every action is allowed and all are equivalent: the agents
+then return wait (``start``) or commit (``preemptive``), as in any empty state.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from msjgym.errors import PolicyError
+from msjgym.systems.msj_control import MODE_SET, MODE_START
+
+from . import BUILTIN_POLICIES
+from .base import Policy
+
+if TYPE_CHECKING:
+    from msjgym.envs._core import EnvSpec
+
+_MODE_NAMES = {MODE_START: "start", MODE_SET: "preemptive"}
+
+
+class BuiltinAgent:
+    """A built-in policy acting on ``msjgym/MSJ-v0`` observations (base class; see the module docstring).
+
+    Call it, or its ``act``, with an observation: it returns the action (an int). Stateless: the action is a function
+    of the observation only (a one-entry cache of the last decision's targets is kept for speed).
+    """
+
+    policy_name: str = ""
+    mode: int = MODE_START
+
+    def __init__(self, spec: EnvSpec) -> None:
+        model = spec.scenario.model
+        if spec.mode != self.mode:
+            raise PolicyError(
+                f"agent {self.policy_name!r}: acts in mode={_MODE_NAMES[self.mode]!r}; the environment is in "
+                f"mode={_MODE_NAMES.get(spec.mode, spec.mode)!r}")
+        BUILTIN_POLICIES[self.policy_name].validate(model)
+        self.spec = spec
+        self.n = int(model.servers)
+        self.K = int(model.num_classes)
+        self.need = [int(m) for m in model.needs]
+        self.window = int(spec.window)
+        self.size = spec.observation_size
+        # need groups exactly as the kernels see them (msj_engine._need_groups): decreasing need, classes in order
+        self.grp_need = sorted(set(self.need), reverse=True)
+        self.grp_cls = [[c for c in range(self.K) if self.need[c] == v] for v in self.grp_need]
+
+    def __call__(self, observation: np.ndarray) -> int:
+        return self.act(observation)
+
+    def act(self, observation: np.ndarray) -> int:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.policy_name!r}, n={self.n}, K={self.K}, window={self.window})"
+
+    def _check(self, obs: np.ndarray) -> np.ndarray:
+        if not isinstance(obs, np.ndarray):
+            obs = np.asarray(obs)
+        if obs.shape != (self.size,):
+            raise ValueError(f"agent {self.policy_name!r}: observation of shape {obs.shape}; expected ({self.size},) "
+                             f"(mode={_MODE_NAMES[self.mode]!r}, K={self.K}, window={self.window})")
+        return obs
+
+    def _not_enough(self, what: str) -> RuntimeError:
+        kind = "W (waiting jobs shown)" if self.mode == MODE_START else "L (jobs shown)"
+        return RuntimeError(
+            f"agent {self.policy_name!r}: the observation is not enough to take the policy's decision: {what}; "
+            f"the window {kind} = {self.window} is too small for this state: make the environment with a larger "
+            f"window")
+
+
+# ==================================================================================================== start mode
+class _StartAgent(BuiltinAgent):
+    """Non-preemptive: start the oldest waiting job of the class the kernel's ``admit`` picks, or wait."""
+
+    mode = MODE_START
+
+    def __init__(self, spec: EnvSpec) -> None:
+        super().__init__(spec)
+        K, W = self.K, self.window
+        self.base = 1 + 3 * K
+        self.row = 3 + K
+        self.wait = W + K
+
+    def _state(self, obs: np.ndarray) -> tuple[int, list[int]]:
+        """(free servers, waiting jobs per class)."""
+        free = int(round(float(obs[0]) * self.n))
+        waiting = [int(obs[1 + 3 * c]) for c in range(self.K)]
+        return free, waiting
+
+    def _window_classes(self, obs: np.ndarray) -> list[int]:
+        """Classes of the waiting jobs shown, oldest first."""
+        rows = obs[self.base:self.base + self.window * self.row].reshape(self.window, self.row)
+        present = rows[:, 0] > 0.5
+        return np.argmax(rows[present, 3:], axis=1).tolist()
+
+    def _oldest_head(self, obs: np.ndarray, candidates: list[int], waiting: list[int]) -> int:
+        """The candidate class whose oldest waiting job arrived first."""
+        if len(candidates) == 1:
+            return candidates[0]
+        chosen = set(candidates)
+        shown = self._window_classes(obs)
+        for c in shown:
+            if c in chosen:
+                return c
+        if len(shown) >= sum(waiting):
+            raise AssertionError(f"agent {self.policy_name!r}: classes {candidates} have waiting jobs, none shown")
+        # every candidate's oldest waiting job is beyond the window: order them by their ages (float32, so a
+        # strict maximum is the true order; an equal maximum cannot be resolved)
+        ages = [float(obs[3 + 3 * c]) for c in candidates]
+        top = max(ages)
+        if ages.count(top) > 1:
+            tied = [c for c, a in zip(candidates, ages) if a == top]
+            raise self._not_enough(f"classes {tied} have their oldest waiting jobs beyond the window with equal "
+                                   f"observed ages ({top})")
+        return candidates[ages.index(top)]
+
+    def act(self, observation: np.ndarray) -> int:
+        obs = self._check(observation)
+        free, waiting = self._state(obs)
+        c = self.pick(obs, free, waiting)
+        return self.wait if c < 0 else self.window + c
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        """The class whose oldest waiting job the kernel starts next (-1: none, wait)."""
+        raise NotImplementedError
+
+
+class FCFSAgent(_StartAgent):
+    """``fcfs``: start the oldest waiting job if it fits; otherwise wait (head-of-line blocking)."""
+
+    policy_name = "fcfs"
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        if obs[self.base] <= 0.5:  # nothing waiting
+            return -1
+        c = int(np.argmax(obs[self.base + 3:self.base + 3 + self.K]))
+        return c if self.need[c] <= free else -1
+
+
+class FirstFitAgent(_StartAgent):
+    """``first-fit``: start the oldest waiting job that fits (skip the others)."""
+
+    policy_name = "first-fit"
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        fit = [c for c in range(self.K) if waiting[c] > 0 and self.need[c] <= free]
+        return self._oldest_head(obs, fit, waiting) if fit else -1
+
+
+class NeedPriorityStartAgent(_StartAgent):
+    """``msf-nonpreemptive`` / ``lsf-nonpreemptive``: among the waiting jobs that fit, the largest (smallest) need
+    first, the oldest first within a need (classes sharing a need merged by arrival order)."""
+
+    largest_first = True
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        fit = [c for c in range(self.K) if waiting[c] > 0 and self.need[c] <= free]
+        if not fit:
+            return -1
+        best = (max if self.largest_first else min)(self.need[c] for c in fit)
+        return self._oldest_head(obs, [c for c in fit if self.need[c] == best], waiting)
+
+
+class MSFNonpreemptiveAgent(NeedPriorityStartAgent):
+    policy_name = "msf-nonpreemptive"
+    largest_first = True
+
+
+class LSFNonpreemptiveAgent(NeedPriorityStartAgent):
+    policy_name = "lsf-nonpreemptive"
+    largest_first = False
+
+
+# ==================================================================================================== preemptive mode
+class _View:
+    """What a preemptive-mode observation says about the system: per class jobs present (``N``), chosen so far,
+    in service; the classes of the L oldest jobs in arrival order (``seq``); whether more jobs are present; jobs
+    present per need group."""
+
+    __slots__ = ("N", "chosen", "seq", "truncated", "groups")
+
+    def __init__(self, N: list[int], chosen: list[int], seq: list[int], truncated: bool,
+                 groups: list[int]) -> None:
+        self.N, self.chosen, self.seq, self.truncated, self.groups = N, chosen, seq, truncated, groups
+
+
+class _SetAgent(BuiltinAgent):
+    """Preemptive: compute the kernel's targets (per-class counts of the oldest jobs to serve), choose up to them
+    one class at a time, then commit."""
+
+    mode = MODE_SET
+
+    def __init__(self, spec: EnvSpec) -> None:
+        super().__init__(spec)
+        K, L = self.K, self.window
+        self.base = 2 + 3 * K
+        self.row = 2 + K
+        self.commit = K
+        self._end = self.base + L * self.row
+        self._key: tuple[bytes, bytes, bytes] | None = None
+        self._targets: list[int] = []
+
+    def _view(self, obs: np.ndarray) -> _View:
+        K = self.K
+        N = [int(x) for x in obs[2:2 + 3 * K:3].tolist()]
+        chosen = [int(x) for x in obs[3:3 + 3 * K:3].tolist()]
+        rows = obs[self.base:self.base + self.window * self.row].reshape(self.window, self.row)
+        seq = np.nonzero(rows[:, 2:])[1].tolist()  # the class one-hots of the jobs shown, in arrival order
+        groups = [sum(N[c] for c in classes) for classes in self.grp_cls]
+        return _View(N, chosen, seq, bool(obs[1] > 0.5), groups)
+
+    def act(self, observation: np.ndarray) -> int:
+        obs = self._check(observation)
+        # the entries that describe the system, not the choice in progress: (truncated flag, in service per class),
+        # jobs per class, the sequence
+        key = (obs[1:2 + 3 * self.K:3].tobytes(), obs[2:2 + 3 * self.K:3].tobytes(), obs[self.base:self._end].tobytes())
+        if key != self._key:
+            self._targets = self.targets(self._view(obs))
+            self._key = key
+        targets = self._targets
+        for c, chosen in enumerate(obs[3:3 + 3 * self.K:3].tolist()):
+            if chosen < targets[c]:
+                return c
+            if chosen > targets[c]:
+                raise RuntimeError(f"agent {self.policy_name!r}: {int(chosen)} class-{c} jobs are chosen, more than "
+                                   f"the policy's {targets[c]} (the choice in progress was not made by this agent)")
+        return self.commit
+
+    def targets(self, view: _View) -> list[int]:
+        """Per-class counts of the oldest jobs the kernel serves."""
+        raise NotImplementedError
+
+    # ---- helpers mirroring policies/common.py
+    def group_count(self, view: _View, g: int) -> int:
+        """Jobs present in need group g."""
+        return view.groups[g]
+
+    def split_group(self, view: _View, g: int, count: int, targets: list[int]) -> None:
+        """``common.split_group``: the ``count`` oldest jobs of need group g (classes merged by arrival order)."""
+        classes = self.grp_cls[g]
+        if len(classes) == 1:
+            targets[classes[0]] = count
+            return
+        if count == self.group_count(view, g):  # the whole group: no order needed
+            for c in classes:
+                targets[c] = view.N[c]
+            return
+        for c in classes:
+            targets[c] = 0
+        if count == 0:
+            return
+        members = set(classes)
+        left = count
+        for c in view.seq:
+            if c in members:
+                targets[c] += 1
+                left -= 1
+                if left == 0:
+                    return
+        raise self._not_enough(f"the {count} oldest jobs of the classes {classes} (need {self.grp_need[g]}) are not "
+                               f"all among the {len(view.seq)} oldest jobs shown")
+
+    def group_positions(self, view: _View, g: int) -> list[int]:
+        """Positions in the shown sequence of need group g's jobs."""
+        members = set(self.grp_cls[g])
+        return [i for i, c in enumerate(view.seq) if c in members]
+
+
+class PreemptiveFirstFitAgent(_SetAgent):
+    """``preemptive-first-fit``: place the jobs in arrival order, skipping those that do not fit what is left."""
+
+    policy_name = "preemptive-first-fit"
+
+    def targets(self, view: _View) -> list[int]:
+        need = self.need
+        targets = [0] * self.K
+        seen = [0] * self.K
+        free = self.n
+        for c in view.seq:
+            seen[c] += 1
+            if need[c] <= free:
+                targets[c] += 1
+                free -= need[c]
+        if view.truncated:  # jobs beyond the window: only classes that still fit matter (free only decreases)
+            rest = {c: view.N[c] - seen[c] for c in range(self.K) if view.N[c] > seen[c] and need[c] <= free}
+            if len(rest) == 1:
+                (c, r), = rest.items()
+                targets[c] += min(r, free // need[c])
+            elif sum(r * need[c] for c, r in rest.items()) <= free:  # all of them fit, in any order
+                for c, r in rest.items():
+                    targets[c] += r
+            else:
+                raise self._not_enough(f"jobs of classes {sorted(rest)} beyond the window would fit the {free} "
+                                       f"servers left, in an arrival order not shown")
+        return targets
+
+
+class NeedPriorityAgent(_SetAgent):
+    """``msf`` / ``lsf``: fill the servers need group by need group (largest or smallest need first), the oldest
+    jobs first within a group."""
+
+    largest_first = True
+
+    def targets(self, view: _View) -> list[int]:
+        G = len(self.grp_need)
+        free = self.n
+        targets = [0] * self.K
+        for i in range(G):
+            g = i if self.largest_first else G - 1 - i
+            v = self.grp_need[g]
+            count = min(self.group_count(view, g), free // v)
+            free -= count * v
+            self.split_group(view, g, count, targets)
+        return targets
+
+
+class MSFAgent(NeedPriorityAgent):
+    policy_name = "msf"
+    largest_first = True
+
+
+class LSFAgent(NeedPriorityAgent):
+    policy_name = "lsf"
+    largest_first = False
+
+
+class ServerFillingAgent(_SetAgent):
+    """``server-filling``: the front is the shortest prefix of the jobs in arrival order whose needs reach n (all
+    jobs if they need fewer); its jobs are placed largest need first, oldest first within a need, while they fit."""
+
+    policy_name = "server-filling"
+
+    def targets(self, view: _View) -> list[int]:
+        n, need = self.n, self.need
+        front = [0] * self.K
+        acc = 0
+        for c in view.seq:
+            if acc >= n:
+                break
+            front[c] += 1
+            acc += need[c]
+        if acc < n and view.truncated:
+            raise self._not_enough(f"the {len(view.seq)} oldest jobs shown need {acc} < n = {n} servers, so the "
+                                   f"front extends beyond them")
+        free = n
+        targets = [0] * self.K
+        for g, v in enumerate(self.grp_need):
+            in_front = sum(front[c] for c in self.grp_cls[g])
+            count = min(in_front, free // v)
+            free -= count * v
+            self.split_group(view, g, count, targets)  # the front's group-g jobs are the group's oldest
+        return targets
+
+
+class ServerFillingDivisibleAgent(_SetAgent):
+    """``server-filling-divisible``: among the need groups with at least n/v jobs, serve the n/v oldest jobs of the
+    group whose (n/v)-th oldest job arrived first; if none can fill the servers, serve all jobs of the group
+    maximising v × (its jobs), ties to the group whose youngest job is oldest."""
+
+    policy_name = "server-filling-divisible"
+
+    def targets(self, view: _View) -> list[int]:
+        n = self.n
+        targets = [0] * self.K
+        known: list[tuple[int, int]] = []  # (position in the sequence of the group's fill-th oldest job, group)
+        beyond: list[int] = []  # qualifying groups whose fill-th oldest job is beyond the window
+        for g, v in enumerate(self.grp_need):
+            fill = n // v
+            if self.group_count(view, g) >= fill:
+                pos = self.group_positions(view, g)
+                if len(pos) >= fill:
+                    known.append((pos[fill - 1], g))
+                else:
+                    beyond.append(g)
+        if known or beyond:
+            if known:
+                best = min(known)[1]
+            elif len(beyond) == 1:
+                best = beyond[0]
+            else:
+                raise self._not_enough(f"the need groups {[self.grp_need[g] for g in beyond]} can each fill the "
+                                       f"servers, and which does first lies beyond the window")
+            self.split_group(view, best, n // self.grp_need[best], targets)
+            return targets
+        # no group fills the servers: the most servers, ties to the group whose youngest job is oldest
+        servers = [v * self.group_count(view, g) for g, v in enumerate(self.grp_need)]
+        top = max(servers)
+        if top == 0:
+            return targets
+        tied = [g for g, s in enumerate(servers) if s == top]
+        if len(tied) == 1:
+            best = tied[0]
+        else:
+            newest: list[tuple[int, int]] = []  # (position of the group's youngest job, group), when all are shown
+            unknown = []
+            for g in tied:
+                pos = self.group_positions(view, g)
+                if len(pos) == self.group_count(view, g):
+                    newest.append((pos[-1], g))
+                else:
+                    unknown.append(g)
+            if newest:
+                best = min(newest)[1]
+            elif len(unknown) == 1:  # pragma: no cover - unknown is only non-empty when truncated
+                best = unknown[0]
+            else:
+                raise self._not_enough(f"the need groups {[self.grp_need[g] for g in unknown]} tie on servers and "
+                                       f"their youngest jobs are beyond the window")
+        for c in self.grp_cls[best]:
+            targets[c] = view.N[c]
+        return targets
+
+
+class MaxWeightAgent(_SetAgent):
+    """``maxweight``: the packing maximising Σ_v (served with need v)·(present with need v), encoded as weight·(n+1)
+    + servers used, by the kernel's dynamic program (groups in decreasing need, the smallest count on ties) and its
+    backtracking from the last group; the oldest jobs of each group are served."""
+
+    policy_name = "maxweight"
+
+    def targets(self, view: _View) -> list[int]:
+        n = self.n
+        W = n + 1
+        G = len(self.grp_need)
+        dp = [[0] * W for _ in range(G + 1)]
+        choice = [[0] * W for _ in range(G + 1)]
+        for g in range(1, G + 1):
+            v = self.grp_need[g - 1]
+            count = self.group_count(view, g - 1)
+            unit = count * W + v
+            prev, row, crow = dp[g - 1], dp[g], choice[g]
+            # the backtracking reads the last group's row at cap = n only: the others are not needed
+            for cap in (range(W) if g < G else (n,)):
+                best = prev[cap]
+                best_c = 0
+                top = cap // v
+                if count < top:
+                    top = count
+                for c in range(1, top + 1):
+                    value = prev[cap - c * v] + c * unit
+                    if value > best:
+                        best = value
+                        best_c = c
+                row[cap] = best
+                crow[cap] = best_c
+        targets = [0] * self.K
+        cap = n
+        for g in range(G, 0, -1):
+            c = choice[g][cap]
+            self.split_group(view, g - 1, c, targets)
+            cap -= c * self.grp_need[g - 1]
+        return targets
+
+
+# ==================================================================================================== registry
+AGENTS: dict[str, type[BuiltinAgent]] = {
+    cls.policy_name: cls
+    for cls in (FCFSAgent, FirstFitAgent, PreemptiveFirstFitAgent, MSFAgent, LSFAgent, MSFNonpreemptiveAgent,
+                LSFNonpreemptiveAgent, ServerFillingAgent, ServerFillingDivisibleAgent, MaxWeightAgent)
+}
+"""Agent class of every built-in policy, by the policy's name (each takes an ``EnvSpec``)."""
+
+assert set(AGENTS) == set(BUILTIN_POLICIES), "every built-in policy needs its agent"
+
+
+def agent_mode(policy: str | Policy) -> str:
+    """The environment mode the policy's agent acts in: "start" (non-preemptive) or "preemptive"."""
+    name = policy.name if isinstance(policy, Policy) else policy
+    return _MODE_NAMES[_factory(name).mode]
+
+
+def make_agent(policy: str | Policy, spec: EnvSpec) -> BuiltinAgent:
+    """The built-in ``policy`` (its name or the ``Policy``) as an agent of the environment described by ``spec``.
+
+    The returned agent is callable and has ``act(observation) -> int``. Raises ``PolicyError`` for an unknown
+    policy, an environment in the wrong mode (non-preemptive policies act in ``mode="start"``, preemptive ones in
+    ``mode="preemptive"``) or a scenario the policy does not accept.
+    """
+    name = policy.name if isinstance(policy, Policy) else policy
+    return _factory(name)(spec)
+
+
+def _factory(name: str) -> type[BuiltinAgent]:
+    try:
+        return AGENTS[name]
+    except KeyError:
+        raise PolicyError(f"agent for policy {name!r}: unknown; built-in agents: {', '.join(AGENTS)}") from None
