@@ -3,10 +3,10 @@
     python baselines/train.py baselines/maskable_ppo_one_and_n.toml [--skip-train] [--out DIR]
 
 Reads a TOML config (see ``maskable_ppo_one_and_n.toml``), trains on the native vector environment through
-``msjgym.envs.to_sb3`` within a wall-clock budget, saves the model (``OUT/NAME.zip``), then evaluates the learned
-policy (greedy: the most likely allowed action) and the built-in policies with the same replications, seeds, jobs
-and warm-up (``msjgym.evaluate`` / ``msjgym.envs.agent_runner.evaluate_agent``: the same statistics as
-``msjgym evaluate``), and writes the comparison table to ``OUT/NAME.md`` (and prints it).
+``msjgym.envs.to_sb3`` for a fixed number of steps (with a wall-clock cap), saves the model (``OUT/NAME.zip``,
+default OUT = baselines/results), then evaluates the learned policy (greedy: its most likely allowed action) exactly
+as ``msjgym evaluate --policy sb3:OUT/NAME.zip`` does, and the built-in policies, with the same replications, seeds,
+jobs and warm-up, and writes the comparison table to ``OUT/NAME.md`` (and prints it).
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
     from msjgym.envs import MSJVectorEnv, to_sb3
-    from msjgym.envs.sb3 import Log1pExtractor
+    from msjgym.envs.sb3 import AverageCostReward, Log1pExtractor
 
     tr, ppo, ev = config["train"], dict(config["ppo"]), config["env"]
     torch.set_num_threads(int(tr.get("torch_threads", 1)))
@@ -113,145 +113,73 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
     model.save(out / f"{name}.zip")
+    if model.num_timesteps < total:
+        print(f"WARNING: the time budget ({budget:.0f} s) stopped training at {model.num_timesteps:,} of {total:,} "
+              "steps", flush=True)
     print(f"trained {model.num_timesteps:,} steps in {seconds:.0f} s; saved {out / (name + '.zip')}", flush=True)
     (out / f"{name}.train_log.json").write_text(json.dumps(log))
     return {"seconds": seconds, "timesteps": model.num_timesteps}
 
 
-def AverageCostReward(venv: Any, average: float | str, rate: float) -> Any:  # noqa: N802 (a class factory)
-    """A VecEnv wrapper: reward −∫ (N − ρ) dt instead of −∫ N dt (the average-cost, or differential, reward).
-
-    Why: PPO discounts per step, and an msjgym step lasts a variable time dt. With the raw reward, a policy that
-    makes more decisions per unit time has its costs discounted away faster; under "1 and n" the agent then learns
-    to keep servers idle (every event becomes a decision epoch) — worse than random. Subtracting ρ·dt, ρ ≈ the
-    policy's own average number in system, makes the rewards average zero per unit time, so that how many steps a
-    unit of time takes no longer matters to first order; it does not change which policy has the lower average
-    number in system. ``average``: a fixed ρ, or "adaptive": ρ tracks Σcost/Σdt with exponential forgetting at
-    ``rate`` per vector step (it starts from the first step's value).
-    """
-    from stable_baselines3.common.vec_env import VecEnvWrapper
-
-    class _AverageCostReward(VecEnvWrapper):
-        def __init__(self) -> None:
-            super().__init__(venv)
-            self.adaptive = average == "adaptive"
-            if not self.adaptive and not isinstance(average, (int, float)):
-                raise ValueError(f"average_cost = {average!r}: a number or \"adaptive\"")
-            self.rho = None if self.adaptive else float(average)
-            self.cost = self.time = 0.0
-
-        def reset(self) -> np.ndarray:
-            return self.venv.reset()
-
-        def step_wait(self):  # noqa: ANN202
-            obs, rewards, dones, infos = self.venv.step_wait()
-            dt = np.array([info["dt"] for info in infos])
-            if self.adaptive:
-                self.cost = (1 - rate) * self.cost - float(rewards.sum())
-                self.time = (1 - rate) * self.time + float(dt.sum())
-                if self.time > 0:
-                    self.rho = self.cost / self.time
-            rho = self.rho or 0.0
-            return obs, (rewards + rho * dt).astype(np.float32), dones, infos
-
-    return _AverageCostReward()
-
-
 # ---------------------------------------------------------------------------------------------------- evaluation
-class GreedyActor:
-    """The saved MaskablePPO model's greedy action (the most likely allowed one), computed in numpy.
-
-    ``model.predict(obs, action_masks=mask, deterministic=True)`` costs ~0.3 ms per call through SB3; the same
-    network in numpy costs ~10 µs, which makes evaluating millions of decisions practical. ``check`` compares the two
-    on given observations.
-    """
-
-    def __init__(self, model: Any) -> None:
-        import torch
-        from msjgym.envs.sb3 import Log1pExtractor
-
-        policy = model.policy
-        self.log1p = isinstance(policy.features_extractor, Log1pExtractor)
-        if not self.log1p and type(policy.features_extractor).__name__ != "FlattenExtractor":
-            raise ValueError(f"unsupported features extractor {type(policy.features_extractor).__name__}")
-        self.layers: list[tuple[np.ndarray, np.ndarray, str]] = []
-        for module in list(policy.mlp_extractor.policy_net) + [policy.action_net]:
-            if isinstance(module, torch.nn.Linear):
-                self.layers.append((module.weight.detach().numpy().T.astype(np.float64),
-                                    module.bias.detach().numpy().astype(np.float64), "linear"))
-            elif isinstance(module, torch.nn.Tanh):
-                self.layers.append((np.empty(0), np.empty(0), "tanh"))
-            elif isinstance(module, torch.nn.ReLU):
-                self.layers.append((np.empty(0), np.empty(0), "relu"))
-            else:
-                raise ValueError(f"unsupported layer {module}")
-        self.model = model
-
-    def logits(self, obs: np.ndarray) -> np.ndarray:
-        x = np.log1p(np.maximum(obs.astype(np.float64), 0.0)) if self.log1p else obs.astype(np.float64)
-        for w, b, kind in self.layers:
-            x = x @ w + b if kind == "linear" else np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
-        return x
-
-    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> int:
-        return int(np.argmax(np.where(mask, self.logits(obs), -np.inf)))
-
-    def check(self, observations: np.ndarray, masks: np.ndarray) -> float:
-        """Fraction of the given states where this and ``model.predict(..., deterministic=True)`` agree."""
-        ours = np.array([self(o, m) for o, m in zip(observations, masks)])
-        theirs = np.array([int(self.model.predict(o, action_masks=m, deterministic=True)[0])
-                           for o, m in zip(observations, masks)])
-        return float(np.mean(ours == theirs))
-
-
-def sample_states(config: dict[str, Any], actor: GreedyActor, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """States visited by the greedy policy (for ``GreedyActor.check``)."""
-    from msjgym.envs import MSJEnv
-    ev = config["env"]
-    env = MSJEnv(config["scenario"]["name"], mode=ev.get("mode", "start"), window=int(ev.get("window", 8)),
-                 horizon_jobs=None, horizon_time=None, jobs=count, warmup=0, batches=1, **scenario_params(config))
-    obs, _ = env.reset(seed=12345)
-    observations, masks = [], []
-    while len(observations) < count:
-        mask = env.action_masks()
-        observations.append(obs)
-        masks.append(mask)
-        obs, _, _, truncated, _ = env.step(actor(obs, mask))
-        if truncated:
-            obs, _ = env.reset()
-    return np.array(observations), np.array(masks)
-
-
 def evaluate_all(config: dict[str, Any], model_path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The learned policy through ``--policy sb3:MODEL.zip``'s code path (``load_policy`` + ``evaluate_agent``,
+    greedy actions), then the built-in policies, all with the same replications, seeds, jobs and warm-up."""
     import msjgym
-    from sb3_contrib import MaskablePPO
-
-    from msjgym.envs.agent_runner import evaluate_agent
+    from msjgym.envs._core import EnvSpec
+    from msjgym.envs.agent_runner import evaluate_agent, load_policy
 
     ev, env = config["evaluate"], config["env"]
-    scenario = msjgym.load_scenario(config["scenario"]["name"], scenario_params(config))
+    params = scenario_params(config)
+    scenario = msjgym.load_scenario(config["scenario"]["name"], params)
+    mode, window = env.get("mode", "start"), int(env.get("window", 8))
     reps, jobs, seed = int(ev.get("reps", 10)), int(ev.get("jobs", 100_000)), int(ev.get("seed", 1))
     warmup = int(ev.get("warmup", jobs // 10))
-    rows = []
-    model = MaskablePPO.load(str(model_path), device="cpu")
-    actor = GreedyActor(model)
-    observations, masks = sample_states(config, actor, int(ev.get("check_states", 2000)))
-    agreement = actor.check(observations, masks)
-    print(f"numpy greedy actor agrees with model.predict(deterministic=True) on {agreement:.2%} of "
-          f"{len(observations)} visited states", flush=True)
+    spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup)
+    _, decide = load_policy(f"sb3:{model_path}", spec)
+    agreement, checked = agreement_with_predict(model_path, decide, scenario, mode, window,
+                                                int(ev.get("check_states", 2000)))
+    print(f"greedy numpy actor = model.predict(deterministic=True) on {agreement:.2%} of {checked} visited states",
+          flush=True)
     start = time.perf_counter()
-    learned = evaluate_agent(scenario, "maskable-ppo (learned)", actor, mode=env.get("mode", "start"),
-                             window=int(env.get("window", 8)), reps=reps, jobs=jobs, warmup=warmup, seed=seed)
+    learned = evaluate_agent(scenario, "maskable-ppo (learned)", decide, mode=mode, window=window, reps=reps,
+                             jobs=jobs, warmup=warmup, seed=seed, progress=True)
     print(f"evaluated the learned policy in {time.perf_counter() - start:.0f} s", flush=True)
-    rows.append(_row("maskable-ppo (learned)", "no", learned))
+    rows = [_row("maskable-ppo (learned)", "no", learned)]
     for policy in ev.get("policies", ["fcfs", "first-fit", "msf-nonpreemptive", "server-filling"]):
         result = msjgym.evaluate(scenario, policy, reps=reps, jobs=jobs, warmup=warmup, seed=seed, references=False)
         preemptive = "yes" if msjgym.policies.get_policy(policy).preemptive else "no"
         rows.append(_row(policy, preemptive, result))
-    meta = {"scenario": scenario.name, "params": {k: v for k, v in scenario.params.items()},
-            "load": scenario.model.load, "reps": reps, "jobs": jobs, "warmup": warmup, "seed": seed,
-            "actor_agreement": agreement, "actor_checked_states": len(observations)}
+    overrides = " ".join(f"--param {k}={v!r}" for k, v in params.items())  # repr: the exact float
+    shown = model_path.resolve()
+    shown = shown.relative_to(HERE.parent) if HERE.parent in shown.parents else shown
+    command = (f"msjgym evaluate {scenario.name} {overrides} --policy sb3:{shown} --mode {mode} "
+               f"--window {window} --reps {reps} --jobs {jobs} --warmup {warmup} --seed {seed}")
+    meta = {"scenario": scenario.name, "params": dict(scenario.params), "load": scenario.model.load, "reps": reps,
+            "jobs": jobs, "warmup": warmup, "seed": seed, "actor_agreement": agreement,
+            "actor_checked_states": checked, "command": command}
     return rows, meta
+
+
+def agreement_with_predict(model_path: Path, decide: Any, scenario: Any, mode: str, window: int,
+                           count: int) -> tuple[float, int]:
+    """Fraction of ``count`` states visited by ``decide`` where it equals ``model.predict(deterministic=True)``."""
+    from sb3_contrib import MaskablePPO
+
+    from msjgym.envs import MSJEnv
+
+    model = MaskablePPO.load(str(model_path), device="cpu")
+    env = MSJEnv(scenario, mode=mode, window=window, horizon_jobs=None, jobs=count, warmup=0, batches=1)
+    obs, _ = env.reset(seed=12345)
+    same = 0
+    for _ in range(count):
+        mask = env.action_masks()
+        action = decide(obs, mask)
+        same += action == int(model.predict(obs, action_masks=mask, deterministic=True)[0])
+        obs, _, _, truncated, _ = env.step(action)
+        if truncated:
+            obs, _ = env.reset()
+    return same / count, count
 
 
 def _row(name: str, preemptive: str, result: Any) -> dict[str, Any]:
@@ -337,10 +265,12 @@ Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args
 {train_line}
 - model: `{name}.zip` (sb3-contrib {sb3_contrib.__version__}, stable-baselines3 {stable_baselines3.__version__}, torch {torch.__version__})
 - evaluation: {meta['reps']} independent replications × {meta['jobs']:,} measured jobs (warm-up {meta['warmup']:,}),
-  seed {meta['seed']}, the same replications and statistics for every policy (`msjgym.evaluate`;
-  the learned policy through `msjgym.envs.agent_runner.evaluate_agent`, acting greedily: its most likely allowed
-  action; the numpy copy of the network agreed with `model.predict(deterministic=True)` on
-  {meta['actor_agreement']:.2%} of {meta['actor_checked_states']:,} visited states)
+  seed {meta['seed']}, the same replications and statistics for every policy. The learned policy acts greedily (its
+  most likely allowed action) through the code path of `msjgym evaluate --policy sb3:...` (a numpy copy of the
+  network, which chose the same action as `model.predict(deterministic=True)` in {meta['actor_agreement']:.2%} of
+  {meta['actor_checked_states']:,} visited states). The same row from the shell:
+
+      {meta['command']}
 
 {table}
 

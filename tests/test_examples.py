@@ -33,3 +33,11 @@ def test_compare_policies_script_runs():
                           "--jobs", "2000"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "server-filling" in out.stdout and "E[T]" in out.stdout
+
+
+def test_training_example_runs(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    out = subprocess.run([sys.executable, str(EXAMPLES / "train_maskable_ppo.py"), "--steps", "2048", "--jobs", "2000"],
+                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "maskable-ppo" in out.stdout and "fcfs" in out.stdout and "first-fit" in out.stdout

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from msjgym.envs._core import AGENT, Batch, EnvSpec
+from msjgym.envs._core import AGENT, MODES, Batch, EnvSpec
 from msjgym.errors import PolicyError
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.runner import EvaluationResult, _result
@@ -36,7 +36,7 @@ Decide = Callable[[np.ndarray, np.ndarray], Any]
 def load_policy(text: str, spec: EnvSpec) -> tuple[str, Decide]:
     """(display name, decide(observation, mask)) for ``file.py:Name`` or ``sb3:model.zip``."""
     if text.startswith("sb3:"):
-        return text, _sb3_policy(Path(text[4:]))
+        return text, _sb3_policy(Path(text[4:]), spec)
     path, sep, name = text.rpartition(":")
     if not sep or not path.endswith(".py"):
         raise PolicyError(f"--policy {text!r}: expected a built-in name, FILE.py:NAME or sb3:MODEL.zip")
@@ -74,12 +74,14 @@ def _decider(obj: Any, spec: EnvSpec, text: str) -> Decide:
     return lambda obs, mask: act(obs)
 
 
-def _sb3_policy(path: Path) -> Decide:
+def _sb3_policy(path: Path, spec: EnvSpec) -> Decide:
     if not path.is_file():
         raise PolicyError(f"--policy sb3:{path}: no such file")
     try:
         from sb3_contrib import MaskablePPO
         from stable_baselines3 import A2C, DQN, PPO
+
+        from msjgym.envs.sb3 import greedy_actor
     except ImportError:
         raise PolicyError("--policy sb3:...: needs stable-baselines3 and sb3-contrib (pip install torch==2.13.0 "
                           "then pip install \"msjgym[rl]\")") from None
@@ -88,10 +90,24 @@ def _sb3_policy(path: Path) -> Decide:
             model = cls.load(str(path), device="cpu")
         except Exception:  # not this algorithm's file
             continue
+        shape, actions = model.observation_space.shape, getattr(model.action_space, "n", None)
+        if shape != (spec.observation_size,) or actions != spec.action_count:
+            raise PolicyError(f"--policy sb3:{path}: the model was trained on observations of shape {shape} and "
+                              f"{actions} actions; this environment (mode={_mode_name(spec)!r}, window={spec.window}) has "
+                              f"({spec.observation_size},) and {spec.action_count}: pass the --mode and --window "
+                              "it was trained with")
+        try:
+            return greedy_actor(model)  # numpy copy of the network: the same greedy actions, ~30x faster
+        except ValueError:
+            pass
         if cls is MaskablePPO:
             return lambda obs, mask: model.predict(obs, action_masks=mask, deterministic=True)[0]
         return lambda obs, mask: model.predict(obs, deterministic=True)[0]
     raise PolicyError(f"--policy sb3:{path}: not a saved MaskablePPO, PPO, A2C or DQN model")
+
+
+def _mode_name(spec: EnvSpec) -> str:
+    return next(name for name, code in MODES.items() if code == spec.mode)
 
 
 def evaluate_agent(scenario: Scenario, name: str, decide: Decide, *, mode: str = "start", window: int = 8,

@@ -15,7 +15,7 @@ of order 1 without a running normalisation that would have to be saved beside th
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -23,7 +23,9 @@ import numpy as np
 
 from msjgym.envs.vector import MSJVectorEnv
 
-__all__ = ["to_sb3", "SB3VecEnv", "Log1pExtractor"]
+__all__ = ["to_sb3", "greedy_actor", "SB3VecEnv", "Log1pExtractor", "AverageCostReward"]
+
+Decide = Callable[[np.ndarray, np.ndarray], int]
 
 
 def to_sb3(venv: MSJVectorEnv) -> Any:
@@ -32,8 +34,49 @@ def to_sb3(venv: MSJVectorEnv) -> Any:
     return _classes()["SB3VecEnv"](venv)
 
 
-def __getattr__(name: str) -> Any:  # SB3VecEnv and Log1pExtractor are defined on first use (they import SB3, torch)
-    if name in ("SB3VecEnv", "Log1pExtractor"):
+def greedy_actor(model: Any) -> Decide:
+    """``decide(observation, mask)``: a saved SB3 actor-critic model's greedy action (its most likely allowed one),
+    computed in numpy from a copy of the policy network.
+
+    The same action as ``model.predict(obs, action_masks=mask, deterministic=True)`` (MaskablePPO; for PPO/A2C the
+    mask is applied to the logits too), at ~10 µs a decision instead of ~0.3 ms through torch, which makes evaluating
+    millions of decisions practical. Supports MLP policies with a Flatten or ``Log1pExtractor`` features extractor,
+    Tanh/ReLU activations and a Discrete action space; raises ``ValueError`` otherwise (then use ``model.predict``).
+    ``tests/test_envs_sb3.py`` checks the agreement with ``predict`` on visited states.
+    """
+    import torch
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    policy = model.policy
+    extractor = getattr(policy, "pi_features_extractor", None) or getattr(policy, "features_extractor", None)
+    log1p = isinstance(extractor, _classes()["Log1pExtractor"])
+    if not log1p and not isinstance(extractor, FlattenExtractor):
+        raise ValueError(f"greedy_actor: unsupported features extractor {type(extractor).__name__}")
+    if not hasattr(policy, "mlp_extractor") or not isinstance(model.action_space, gym.spaces.Discrete):
+        raise ValueError("greedy_actor: needs an actor-critic MLP policy with a Discrete action space")
+    layers: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
+        if isinstance(module, torch.nn.Linear):
+            layers.append(("linear", module.weight.detach().numpy().T.astype(np.float64),
+                           module.bias.detach().numpy().astype(np.float64)))
+        elif isinstance(module, (torch.nn.Tanh, torch.nn.ReLU)):
+            layers.append((type(module).__name__.lower(), np.empty(0), np.empty(0)))
+        else:
+            raise ValueError(f"greedy_actor: unsupported layer {module}")
+
+    def decide(obs: np.ndarray, mask: np.ndarray) -> int:
+        x = obs.astype(np.float32).reshape(-1).astype(np.float64)  # SB3 feeds float32 observations
+        if log1p:
+            x = np.log1p(np.maximum(x, 0.0))
+        for kind, w, b in layers:
+            x = x @ w + b if kind == "linear" else np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
+        return int(np.argmax(np.where(mask, x, -np.inf)))
+
+    return decide
+
+
+def __getattr__(name: str) -> Any:  # the SB3 classes are defined on first use (they import SB3, torch)
+    if name in ("SB3VecEnv", "Log1pExtractor", "AverageCostReward"):
         return _classes()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -42,7 +85,7 @@ def __getattr__(name: str) -> Any:  # SB3VecEnv and Log1pExtractor are defined o
 def _classes() -> dict[str, type]:
     import torch
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-    from stable_baselines3.common.vec_env import VecEnv
+    from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
     from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
     class SB3VecEnv(VecEnv):
@@ -145,7 +188,43 @@ def _classes() -> dict[str, type]:
         def forward(self, observations: torch.Tensor) -> torch.Tensor:
             return torch.log1p(torch.clamp(observations.flatten(1), min=0.0))
 
-    classes = {"SB3VecEnv": SB3VecEnv, "Log1pExtractor": Log1pExtractor}
+    class AverageCostReward(VecEnvWrapper):
+        """Reward −∫ (N − ρ) dt instead of −∫ N dt over each step: the average-cost (differential) reward.
+
+        Why: PPO discounts per step, and an msjgym step lasts a variable time dt. With the raw reward, a policy that
+        makes more decisions per unit time has its costs discounted away faster; on "1 and n" MaskablePPO then
+        learns to keep servers idle (every event becomes a decision epoch), worse than random. Subtracting ρ·dt,
+        ρ ≈ the policy's own time-average number in system, makes rewards average zero per unit time, so that how
+        many steps a unit of time takes no longer matters to first order; it does not change which policy has the
+        lower average number in system. ``average``: a fixed ρ (jobs), or "adaptive": ρ tracks Σcost / Σdt over
+        the vector steps with exponential forgetting at ``rate`` per vector step.
+        """
+
+        def __init__(self, venv: VecEnv, average: float | str = "adaptive", rate: float = 1e-3) -> None:
+            super().__init__(venv)
+            if average != "adaptive" and (isinstance(average, bool) or not isinstance(average, (int, float))
+                                          or not average >= 0):
+                raise ValueError(f"average = {average!r}: a number of jobs >= 0, or \"adaptive\"")
+            if not 0 < rate <= 1:
+                raise ValueError(f"rate = {rate!r}: must be in (0, 1] (forgetting per vector step)")
+            self.adaptive, self.rate = average == "adaptive", float(rate)
+            self.rho = 0.0 if self.adaptive else float(average)
+            self._cost = self._time = 0.0
+
+        def reset(self) -> np.ndarray:
+            return self.venv.reset()
+
+        def step_wait(self) -> VecEnvStepReturn:
+            obs, rewards, dones, infos = self.venv.step_wait()
+            dt = np.array([info["dt"] for info in infos])
+            if self.adaptive:
+                self._cost = (1 - self.rate) * self._cost - float(rewards.sum())
+                self._time = (1 - self.rate) * self._time + float(dt.sum())
+                if self._time > 0:
+                    self.rho = self._cost / self._time
+            return obs, (rewards + self.rho * dt).astype(np.float32), dones, infos
+
+    classes = {"SB3VecEnv": SB3VecEnv, "Log1pExtractor": Log1pExtractor, "AverageCostReward": AverageCostReward}
     for name, cls in classes.items():  # importable (and picklable) as msjgym.envs.sb3.NAME
         cls.__module__, cls.__qualname__ = __name__, name
     globals().update(classes)

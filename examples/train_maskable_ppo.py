@@ -1,0 +1,41 @@
+"""Train a scheduler with sb3-contrib's MaskablePPO on msjgym/MSJ-v0, then evaluate it beside FCFS and first-fit.
+
+    python examples/train_maskable_ppo.py                  # ~1 min of training on one core
+    python examples/train_maskable_ppo.py --steps 5000000  # the baselines/ recipe's budget (~2 min)
+
+Needs the ``rl`` extra (pip install torch==2.13.0, then pip install "msjgym[rl]"). The full recipe, with the
+recorded result table, is ``baselines/train.py``; this is the shortest path from environment to comparison.
+"""
+import argparse
+
+import msjgym
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.vec_env import VecNormalize
+from msjgym.envs import MSJVectorEnv, to_sb3
+from msjgym.envs.agent_runner import evaluate_agent
+from msjgym.envs.sb3 import AverageCostReward, Log1pExtractor, greedy_actor
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--steps", type=int, default=2_000_000, help="environment steps to train for")
+parser.add_argument("--jobs", type=int, default=50_000, help="measured jobs per evaluation replication")
+args = parser.parse_args()
+
+params = {"arrival_rate": 2.7}   # "1 and n" with 10 servers: FCFS is stable only below 2.913 (msjgym theory one-and-n)
+env = to_sb3(MSJVectorEnv(64, scenario="one-and-n", window=2, horizon_jobs=2000, **params))
+env = VecNormalize(AverageCostReward(env), norm_obs=False, gamma=0.995)   # reward −∫(N − ρ)dt, scaled: see the
+                                                                          # AverageCostReward docstring for why
+model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=2048, n_epochs=5, gamma=0.995, seed=1, device="cpu",
+                    policy_kwargs={"net_arch": [64, 64], "features_extractor_class": Log1pExtractor})
+model.learn(args.steps, progress_bar=False)
+model.save("maskable_ppo_one_and_n.zip")   # then: msjgym evaluate one-and-n --param arrival_rate=2.7 --window 2
+                                           #   --policy sb3:maskable_ppo_one_and_n.zip
+
+scenario = msjgym.load_scenario("one-and-n", params)
+learned = evaluate_agent(scenario, "maskable-ppo", greedy_actor(model), window=2, reps=5, jobs=args.jobs, seed=7)
+for name, result in [("maskable-ppo", learned)] + [
+        (p, msjgym.evaluate(scenario, p, reps=5, jobs=args.jobs, seed=7)) for p in ("fcfs", "first-fit")]:
+    if result.stable:
+        t = result.metrics["response_time"]
+        print(f"{name:14s} mean response time {t.mean:.3f} ± {t.ci95:.3f}")
+    else:
+        print(f"{name:14s} unstable (number in system grows at {result.growth_rate.mean:.3g} per unit time)")
