@@ -1,0 +1,911 @@
+"""Queue at the cavity (N → ∞) of four hyper-scalable load balancers with phase-type job sizes.
+
+Source: T. Hellemans, G. Kielanski & B. Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in
+case of Non-Exponential Job Sizes" (cited as "HKV", with equation/theorem numbers), and its note
+``../shared/papers/notes/hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md`` (cited as "note §x"; it
+lists the paper's errata, which are corrected here).
+
+Model (HKV §2): N unit-rate FCFS servers (rate 1 − p under resource pooling), Poisson arrivals at rate λN, i.i.d.
+PH(α, S) job sizes of mean 1 (time units), λ ∈ (0, 1) jobs per server per unit time. Policies:
+
+* ``push``: the dispatcher probes each server at rate δ and sends each job to a server of least estimated length;
+* ``pull``: a server reports its length at a completion with probability δ₁ and at rate δ₀ while idle
+  (overall update rate δ = λδ₁ + (1 − λ)δ₀);
+* ``water_filling``: batches of M tasks fill K = (δ/λ)M sampled servers, one task at a time, shortest first;
+* ``resource_pooling``: random routing, plus a central server at rate pN that removes a job from a longest queue.
+
+The cavity queue of each policy is a finite CTMC with one unknown integer m (the maximum queue length is m + 1, or m
+on the boundary) and one unknown real (ν for push/pull, c for water filling, ω for resource pooling), fixed by
+P[Q = 0] = 1 − λ (resource pooling: (1 − λ)/(1 − p), HKV eq. 32). HKV prove P[Q = 0] strictly monotone in the unknown
+(via their ref. [5]) and (m, ∞) ≡ (m + 1, 0), so the fixed point is unique: the solvers below bracket the root on the
+whole range of the unknown (mapped to [0, 1]) and find it with Brent's method, solving each chain by the GTH
+(Grassmann–Taksar–Heyman) elimination, which is accurate for any rates. Every result reports its residual, its
+balance-equation residual (HKV eq. 2, 26, Thm 5.2's job balance or eq. 33) and whether the solve converged.
+
+All results concern the cavity queue [exact for the cavity]; that it is the exact N → ∞ limit is HKV's conjecture
+(proved for exponential sizes under water filling and resource pooling), supported by their §8 simulations.
+
+Contents (kind in brackets):
+    * :func:`size_below_timer_probability` y = P[Z < X] (eq. 1, 6) and :func:`timer_phase_distribution` α'.
+    * push / water filling: :func:`push_m_tilde` (eq. 8), :func:`push_idle_cumulative` (Prop 4.1, eq. 5),
+      :func:`push_load_threshold` (eq. 12), :func:`push_delta_threshold` (eq. 13), :func:`erlang_m_tilde` (eq. 10),
+      :func:`deterministic_m_tilde` (eq. 11) [exact]; :func:`push_max_queue_bounds` (Thm 4.7, eq. 16, erratum),
+      :func:`push_mean_queue_bounds` (Thm 4.9), :func:`push_mean_queue_upper_bound` [bound];
+      :func:`push_heavy_traffic_slope` (Cor 4.10, eq. 17) [asymptotic]; :func:`water_filling_c` (Thm 5.1, eq. 20),
+      :func:`water_filling_queue_masses` (Thm 5.2, eq. 21–23), :func:`water_filling_exponential_c` [exact].
+    * pull: :func:`pull_m_tilde` (eq. 28), :func:`pull_idle_cumulative` (eq. 27), :func:`pull_load_threshold`
+      (eq. 30), :func:`pull_mean_queue_at_level` (eq. 31) [exact]; :func:`pull_mean_queue_bounds` (Thm 6.4) [bound].
+    * resource pooling: :func:`pooling_threshold` p*(λ) (Prop 7.2), :func:`pooling_idle_probability` (eq. 37),
+      :func:`pooling_level` (§7.2), :func:`pooling_exponential_max_queue_length`,
+      :func:`pooling_insensitive_response_time` [exact]; :func:`pooling_deterministic_max_queue_length`
+      (Prop 7.3) [bound: minimum over all laws].
+    * fixed points: :func:`push_cavity`, :func:`pull_cavity`, :func:`water_filling_cavity`,
+      :func:`pooling_cavity`, and :func:`cavity` by policy name, each returning a :class:`CavityFixedPoint`.
+
+Units: λ, δ, δ₀, ν, ω are rates per server per unit time; p, δ₁, c are probabilities; queue lengths count jobs;
+response times are in units of the mean job size (E[R] = E[Q]/λ, Little's law).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import numpy as np
+from scipy import optimize
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order
+
+from msjgym.core.distributions import Deterministic, Distribution
+from msjgym.core.lb_distributions import paper_law, ph_arrays
+from msjgym.core.lb_params import pull_update_rates, require_load, require_pooled_fraction, require_probability, \
+    require_rate
+from msjgym.errors import ScenarioError
+
+SizeLaw = Union[str, Mapping[str, Any], Distribution, tuple]
+"""A job-size law: a paper name (``"hyperexp(f=1/2, scv=15)"``, see :mod:`msjgym.core.lb_distributions`), a
+mapping, a :class:`~msjgym.core.distributions.Distribution`, or a pair (alpha, S). Mean 1 is required."""
+
+BOUNDARY_TOL = 1e-12
+"""|P[Q = 0] − target| below which the fixed point is taken to sit exactly on a level boundary (unknown = 0)."""
+
+MAX_LEVEL = 100_000
+"""Largest m searched for (a larger one means λ is within rounding of 1 or the law is extreme)."""
+
+POLICIES = ("push", "pull", "water_filling", "resource_pooling")
+
+
+# =====================================================================================================================
+# Job sizes and the common quantities y, α'
+
+
+def _law(size: SizeLaw) -> tuple[np.ndarray, np.ndarray]:
+    """(α, S) of a mean-1 PH law; rejects non-PH laws and means other than 1."""
+    alpha, s = ph_arrays(size)
+    mean = float(alpha @ np.linalg.solve(-s, np.ones(alpha.size)))
+    if abs(mean - 1.0) > 1e-9:
+        raise ScenarioError(f"job-size mean = {mean:.12g}: the paper's model needs mean-1 job sizes "
+                            "(unit-rate servers; rescale time)")
+    return alpha, s
+
+
+def size_below_timer_probability(size: SizeLaw, delta: float) -> float:
+    """y = P[Z < X], X ~ Exp(δ) independent of the job size Z (HKV eq. 1 and 6). [exact]
+
+    y = α(δI − S)⁻¹s* = E[e^{−δZ}]; for a deterministic size z: e^{−δz}. For mean-1 sizes y ∈ [e^{−δ}, 1).
+
+    Args:
+        size: the job-size law (any mean for this function).
+        delta: δ > 0, the timer rate per unit time.
+    """
+    delta = require_rate("delta", delta)
+    dist = paper_law(size) if isinstance(size, (str, Mapping)) else size
+    if isinstance(dist, Deterministic):
+        return math.exp(-delta * dist.value)
+    alpha, s = ph_arrays(dist)
+    exits = -s.sum(axis=1)
+    return float(alpha @ np.linalg.solve(delta * np.eye(alpha.size) - s, exits))
+
+
+def timer_phase_distribution(size: SizeLaw, delta: float) -> np.ndarray:
+    """α' = α(δI − S)⁻¹ / α(δI − S)⁻¹1: the service phase when an Exp(δ) timer expires before the job ends
+    (HKV Prop 4.1). [exact]"""
+    delta = require_rate("delta", delta)
+    alpha, s = ph_arrays(size)
+    row = np.linalg.solve((delta * np.eye(alpha.size) - s).T, alpha)
+    return row / row.sum()
+
+
+def _y(y: float) -> float:
+    if not (0.0 < y < 1.0):
+        raise ValueError(f"y = {y!r}: must be in (0, 1) (y = P[Z < X] of a positive job size)")
+    return float(y)
+
+
+# =====================================================================================================================
+# Push (HKV §4) — also water filling (§5: same m, same bounds)
+
+
+def push_m_tilde(lam: float, delta: float, y: float) -> float:
+    """m̃ of HKV Theorem 4.3, eq. (8): the maximum queue length of the push (and water-filling) cavity queue is ⌈m̃⌉.
+    [exact]
+
+    m̃ = log(1/y + (λ/(δ(1 − λ)) − 1)(1 − y)/y) / log(1/y). Depends on the job-size law only through y (any law,
+    HKV Remark after Thm 4.3). Exponential sizes: −log(1 − λ)/log(1 + δ). m̃ <= 1 iff λ/(1 − λ) <= δ (vanishing wait).
+
+    Args:
+        lam: λ in (0, 1). delta: probe rate δ > 0. y: P[Z < X] in (0, 1) (:func:`size_below_timer_probability`).
+    """
+    lam, delta, y = require_load(lam), require_rate("delta", delta), _y(y)
+    return math.log(1.0 / y + (lam / (delta * (1.0 - lam)) - 1.0) * (1.0 - y) / y) / math.log(1.0 / y)
+
+
+def push_idle_cumulative(i: int, m: int, delta: float, size: SizeLaw) -> float:
+    """Σ_{q<i} π_q of the push chain at ν = 0 with level m (HKV Prop 4.1, eq. 5), i = 1..m. [exact]
+
+    = (y^{m−i}/δ) / (1/δ + y^{m−1} + (1 − y^{m−1})α'(−S)⁻¹1). (i = 1: the idle probability π₀(m).)
+    """
+    if not (isinstance(m, (int, np.integer)) and m >= 1 and isinstance(i, (int, np.integer)) and 1 <= i <= m):
+        raise ValueError(f"(i, m) = ({i!r}, {m!r}): need integers 1 <= i <= m")
+    alpha, s = _law(size)
+    y = size_below_timer_probability((alpha, s), delta)
+    residual_mean = float(timer_phase_distribution((alpha, s), delta) @ np.linalg.solve(-s, np.ones(alpha.size)))
+    return (y ** (m - i) / delta) / (1.0 / delta + y ** (m - 1) + (1.0 - y ** (m - 1)) * residual_mean)
+
+
+def push_load_threshold(m: int, delta: float, y: float) -> float:
+    """λ→_m of HKV Corollary 4.5, eq. (12): the maximum queue length is m for λ ∈ (λ_{m−1}, λ_m]. [exact]
+
+    λ_m = δy(1 − y^m) / (δy(1 − y^m) + y^m(1 − y)) = 1 − π₀(m) (ν = 0); λ_0 = 0. Exponential: 1 − (1 + δ)^{−m}.
+    """
+    if not (isinstance(m, (int, np.integer)) and m >= 0):
+        raise ValueError(f"m = {m!r}: must be an integer >= 0")
+    delta, y = require_rate("delta", delta), _y(y)
+    a = delta * y * (1.0 - y**m)
+    return a / (a + y**m * (1.0 - y))
+
+
+def push_delta_threshold(m: int, lam: float, y: float) -> float:
+    """δ→_m of HKV Corollary 4.5, eq. (13): max queue m for δ ∈ [δ_m, δ_{m−1}) at fixed λ. [exact]
+
+    δ_m = y^{m−1}(1 − y)/(1 − y^m) · λ/(1 − λ). Implicit in δ when y depends on δ (y must be evaluated at δ_m);
+    exponential sizes: (1 − λ)^{−1/m} − 1.
+    """
+    if not (isinstance(m, (int, np.integer)) and m >= 1):
+        raise ValueError(f"m = {m!r}: must be an integer >= 1")
+    lam, y = require_load(lam), _y(y)
+    return y ** (m - 1) * (1.0 - y) / (1.0 - y**m) * lam / (1.0 - lam)
+
+
+def erlang_m_tilde(lam: float, delta: float, k: int) -> float:
+    """m̃ for Erlang-k job sizes of mean 1, HKV Example 4.4, eq. (10). [exact]
+
+    m_Erl(k) = 1 − log(1 + (1/δ)(λ/(1 − λ) − δ)(1 − (k/(k + δ))^k)) / (k log(k/(k + δ))). Smallest m̃ over all
+    order-k PH laws (Prop 4.8), decreasing in k.
+    """
+    lam, delta = require_load(lam), require_rate("delta", delta)
+    if not (isinstance(k, (int, np.integer)) and k >= 1):
+        raise ValueError(f"k = {k!r}: must be an integer >= 1")
+    y = (k / (k + delta)) ** k
+    return 1.0 - math.log(1.0 + (lam / (1.0 - lam) - delta) * (1.0 - y) / delta) / (k * math.log(k / (k + delta)))
+
+
+def deterministic_m_tilde(lam: float, delta: float) -> float:
+    """m̃ for deterministic unit sizes = lim_{k→∞} m_Erl(k), HKV eq. (11). [exact; the minimum over all laws]
+
+    (1/δ) log(1 + (λ/δ)(e^δ − 1)/(1 − λ)).
+    """
+    lam, delta = require_load(lam), require_rate("delta", delta)
+    return math.log(1.0 + lam / delta / (1.0 - lam) * math.expm1(delta)) / delta
+
+
+def push_max_queue_bounds(lam: float, delta: float) -> tuple[int, int]:
+    """Distribution-free bounds on the push/water-filling maximum queue length ⌈m̃⌉, HKV Theorem 4.7, eq. (16).
+    [bound; both tight]
+
+    ⌈(1/δ) log(1 + (1/δ)(λ/(1 − λ))(e^δ − 1))⌉ <= ⌈m̃⌉ <= ⌈λ/((1 − λ)δ)⌉. Erratum (note §3.1, §5 item 4a): Thm 4.7
+    prints the upper bound with a floor; the ceiling (as in HKV §3) is correct — Z(ε) with small ε exceeds the floor.
+    The lower bound is attained by deterministic sizes, the upper one approached by Z(ε), ε → 0.
+    """
+    lam, delta = require_load(lam), require_rate("delta", delta)
+    return math.ceil(deterministic_m_tilde(lam, delta)), math.ceil(lam / ((1.0 - lam) * delta))
+
+
+def push_mean_queue_bounds(lam: float, delta: float, y: float) -> tuple[float, float]:
+    """Bounds on the mean cavity queue length E[Q] of push (and water filling), HKV Theorem 4.9. [bound]
+
+    ⌊m̃⌋ − λ_{⌊m̃⌋}/δ <= E[Q] <= ⌈m̃⌉ − λ_{⌈m̃⌉}/δ, λ_m from eq. (12) (λ_0 = 0); equalities at λ = λ_m. Erratum
+    (note §3.1): HKV §3 prints ceilings on both sides; the lower side has a floor (Thm 4.9 and its proof). Divide by
+    λ for E[R].
+    """
+    mt = max(push_m_tilde(lam, delta, y), 0.0)
+    lo, hi = math.floor(mt), math.ceil(mt)
+    return lo - push_load_threshold(lo, delta, y) / delta, hi - push_load_threshold(hi, delta, y) / delta
+
+
+def push_mean_queue_upper_bound(lam: float, delta: float) -> float:
+    """Distribution-free upper bound on the push/water-filling E[Q], HKV §4.3 observation (4). [bound]
+
+    δu²/(1 + δu) with u = ⌈λ/((1 − λ)δ)⌉ (the y → 1 limit of Thm 4.9's upper bound; the ceiling is needed, note
+    §3.1).
+    """
+    lam, delta = require_load(lam), require_rate("delta", delta)
+    u = math.ceil(lam / ((1.0 - lam) * delta))
+    return delta * u * u / (1.0 + delta * u)
+
+
+def push_heavy_traffic_slope(y: float) -> float:
+    """lim_{λ→1} E[R]/log(1/(1 − λ)) = lim m̃/log(1/(1 − λ)) = 1/log(1/y) for push and water filling,
+    HKV Corollary 4.10, eq. (17) (the corollary says "pull": a typo, note §5 item 4c). [asymptotic: λ → 1]"""
+    return 1.0 / math.log(1.0 / _y(y))
+
+
+# =====================================================================================================================
+# Water filling (HKV §5) closed forms
+
+
+def water_filling_exponential_c(lam: float, delta: float) -> float:
+    """c of the water-filling fixed point for Exp(1) sizes, HKV §5 Remark ([27] Thm 3). [exact]
+
+    c = 1/(δ(1 − λ)(1 + δ)^m) − 1/δ, m = ⌊−log(1 − λ)/log(1 + δ)⌋.
+    """
+    lam, delta = require_load(lam), require_rate("delta", delta)
+    m = math.floor(-math.log1p(-lam) / math.log1p(delta))
+    return 1.0 / (delta * (1.0 - lam) * (1.0 + delta) ** m) - 1.0 / delta
+
+
+def water_filling_c(lam: float, delta: float, size: SizeLaw) -> float:
+    """c of the water-filling fixed point from HKV Theorem 5.1, eq. (20), by 1-D root finding. [exact]
+
+    1 − λ = (y^{m−1}/δ) / (1/δ + κ(−K)⁻¹1), κ = (1 − c, c) ⊗ (y^{m−1}α + (1 − y^{m−1})α'),
+    K = [[S − δcI, δcI], [s*α, S]] (the paper prints μ*α for s*α, note §5 item 4d), m = ⌊m̃⌋ (eq. 8).
+    The right side is decreasing in c; c = 0 on a level boundary. Requires m >= 1.
+    """
+    lam, delta = require_load(lam), require_rate("delta", delta)
+    alpha, s = _law(size)
+    y = size_below_timer_probability((alpha, s), delta)
+    m = math.floor(push_m_tilde(lam, delta, y) + 1e-12)
+    if m < 1:
+        raise ValueError(f"lam = {lam!r}, delta = {delta!r}: m = {m} < 1; eq. (20) needs m >= 1 "
+                         "(use water_filling_cavity)")
+    n = alpha.size
+    ap = timer_phase_distribution((alpha, s), delta)
+    entry = y ** (m - 1) * alpha + (1.0 - y ** (m - 1)) * ap
+    exits = -s.sum(axis=1)
+    eye = np.eye(n)
+
+    def gap(c: float) -> float:
+        k = np.block([[s - delta * c * eye, delta * c * eye], [np.outer(exits, alpha), s]])
+        kappa = np.concatenate(((1.0 - c) * entry, c * entry))
+        sojourn = float(kappa @ np.linalg.solve(-k, np.ones(2 * n)))
+        return (y ** (m - 1) / delta) / (1.0 / delta + sojourn) - (1.0 - lam)
+
+    if gap(0.0) <= BOUNDARY_TOL:
+        return 0.0
+    return float(optimize.brentq(gap, 0.0, 1.0, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200))
+
+
+def water_filling_queue_masses(lam: float, delta: float, c: float, m: int, y: float) -> np.ndarray:
+    """P[Q = q], q = 0..m+1, of the water-filling fixed point (m, c), HKV Theorem 5.2, eq. (21)–(23). [exact]
+
+    π₀ = 1 − λ; π_q1 = (1 − λ)(1/y − 1)/y^{q−1} (q = 1..m−1, eq. 21);
+    π_{m+1}1 = 1 − (λ/δ − Σ_{q<m}(m − q)π_q1)/c (eq. 22; π_{m+1} = 0 if c = 0);
+    π_m1 = 1 − (1 − λ)y^{1−m} − π_{m+1}1 (eq. 23).
+    """
+    lam, y = require_load(lam), _y(y)
+    out = np.zeros(m + 2)
+    out[0] = 1.0 - lam
+    for q in range(1, m):
+        out[q] = (1.0 - lam) * (1.0 / y - 1.0) / y ** (q - 1)
+    if c > 0.0:
+        out[m + 1] = 1.0 - (lam / delta - sum((m - q) * out[q] for q in range(m))) / c
+    out[m] = 1.0 - (1.0 - lam) * y ** (1 - m) - out[m + 1]
+    return out
+
+
+# =====================================================================================================================
+# Pull (HKV §6) closed forms; all insensitive to the job-size law
+
+
+def _pull_rates(delta0: float, delta1: float) -> tuple[float, float]:
+    return require_rate("delta0", delta0), require_probability("delta1", delta1, upper_open=True)
+
+
+def pull_m_tilde(lam: float, delta0: float, delta1: float) -> float:
+    """m̃ of HKV Theorem 6.2, eq. (28): the pull cavity queue's maximum length is ⌈m̃⌉. [exact; insensitive]
+
+    m̃ = log(1 − λδ₁/δ)/log(1 − δ₁), δ = λδ₁ + (1 − λ)δ₀; δ₁ → 0: m̃ = λ/δ = λ/((1 − λ)δ₀) (note §3.3).
+    Equivalently the real m solving λ = 1 − δ₁/(δ₀/(1 − δ₁)^m + δ₁ − δ₀) (eq. 29).
+
+    Args:
+        lam: λ in (0, 1). delta0: idle update rate δ₀ > 0. delta1: completion update probability δ₁ in [0, 1).
+    """
+    lam = require_load(lam)
+    delta0, delta1 = _pull_rates(delta0, delta1)
+    delta = lam * delta1 + (1.0 - lam) * delta0
+    if delta1 == 0.0:
+        return lam / delta
+    return math.log1p(-lam * delta1 / delta) / math.log1p(-delta1)
+
+
+def pull_idle_cumulative(i: int, m: int, delta0: float, delta1: float) -> float:
+    """Σ_{q<i} π_q of the pull chain at ν = 0 with level m, HKV Proposition 6.1, eq. (27), i = 1..m+1. [exact;
+    insensitive]
+
+    = [δ₀(1 − δ₁)^{m−i+1} + (1 − δ₁)^m(δ₁ − δ₀)] / [δ₀ + (1 − δ₁)^m(δ₁ − δ₀)].
+    """
+    delta0, delta1 = _pull_rates(delta0, delta1)
+    if not (isinstance(m, (int, np.integer)) and m >= 0 and isinstance(i, (int, np.integer)) and 1 <= i <= m + 1):
+        raise ValueError(f"(i, m) = ({i!r}, {m!r}): need integers 1 <= i <= m + 1")
+    b = 1.0 - delta1
+    return (delta0 * b ** (m - i + 1) + b**m * (delta1 - delta0)) / (delta0 + b**m * (delta1 - delta0))
+
+
+def pull_load_threshold(m: int, delta0: float, delta1: float) -> float:
+    """λ←_m of HKV Corollary 6.3, eq. (30): the pull max queue length is m for λ ∈ (λ_{m−1}, λ_m] at fixed δ₀, δ₁.
+    [exact; insensitive]
+
+    λ_m = (δ₀ − δ₀(1 − δ₁)^m) / (δ₀ − δ₀(1 − δ₁)^m + δ₁(1 − δ₁)^m); δ₁ = 0: 1 − 1/(δ₀m + 1).
+    """
+    delta0, delta1 = _pull_rates(delta0, delta1)
+    if not (isinstance(m, (int, np.integer)) and m >= 0):
+        raise ValueError(f"m = {m!r}: must be an integer >= 0")
+    if delta1 == 0.0:
+        return 1.0 - 1.0 / (delta0 * m + 1.0)
+    b = (1.0 - delta1) ** m
+    return (delta0 - delta0 * b) / (delta0 - delta0 * b + delta1 * b)
+
+
+def pull_mean_queue_at_level(m: int, delta0: float, delta1: float) -> float:
+    """q←(m) of HKV Theorem 6.4, eq. (31): E[Q] of the pull chain at ν = 0 with level m. [exact; insensitive]
+
+    q←(m) = [δ₀(m + 1) − δ₀(1 − (1 − δ₁)^{m+1})/δ₁] / [δ₀ + (1 − δ₁)^m(δ₁ − δ₀)];
+    δ₁ = 0: m(m + 1)δ₀/(2(δ₀m + 1)).
+    """
+    delta0, delta1 = _pull_rates(delta0, delta1)
+    if not (isinstance(m, (int, np.integer)) and m >= 0):
+        raise ValueError(f"m = {m!r}: must be an integer >= 0")
+    if delta1 == 0.0:
+        return m * (m + 1) * delta0 / (2.0 * (delta0 * m + 1.0))
+    b = 1.0 - delta1
+    return (delta0 * (m + 1) + delta0 * math.expm1((m + 1) * math.log1p(-delta1)) / delta1) / (
+        delta0 + b**m * (delta1 - delta0))
+
+
+def pull_mean_queue_bounds(lam: float, delta0: float, delta1: float) -> tuple[float, float]:
+    """q←(⌊m̃⌋) <= E[Q] <= q←(⌈m̃⌉) for the pull cavity queue, HKV Theorem 6.4. [bound; exact at integer m̃]"""
+    mt = max(pull_m_tilde(lam, delta0, delta1), 0.0)
+    return (pull_mean_queue_at_level(math.floor(mt), delta0, delta1),
+            pull_mean_queue_at_level(math.ceil(mt), delta0, delta1))
+
+
+# =====================================================================================================================
+# Resource pooling (HKV §7) closed forms
+
+
+def pooling_threshold(lam: float) -> float:
+    """p*(λ) = ½(1 + λ − √(1 + 2λ − 3λ²)), HKV Proposition 7.2 (note §3.4). [exact]
+
+    For p* <= p < λ the resource-pooling cavity queue has maximum length 1 for every job-size law (insensitive);
+    for p < p* its maximum length is unbounded over laws (Z(ε), ε → 0). p* solves 1/(1 + λ/(1 − p)) = (1 − λ)/(1 − p).
+    (The proof of Prop 7.2 states the inequality reversed; the statement is right: note §3.4.)
+    """
+    lam = require_load(lam)
+    return 0.5 * (1.0 + lam - math.sqrt((1.0 - lam) * (1.0 + 3.0 * lam)))
+
+
+def pooling_idle_probability(n: int, lam: float, p: float, size: SizeLaw) -> float:
+    """π₀(n, ∞): idle probability of the M/PH/1/n queue with arrival rate λ and service PH(α, (1 − p)S),
+    HKV eq. (37) (n = 0: 1). [exact]
+
+    π₀ = (α[Σ_{i<n} R^i + λR^{n−1}(−(1 − p)S)⁻¹]1)⁻¹, R = λ(λI − (1 − p)S − λ1α)⁻¹.
+    """
+    lam, p = require_load(lam), require_pooled_fraction(p)
+    if not (isinstance(n, (int, np.integer)) and n >= 0):
+        raise ValueError(f"n = {n!r}: must be an integer >= 0")
+    if n == 0:
+        return 1.0
+    alpha, s = _law(size)
+    return 1.0 / _mph1n_inverse_idle(n, lam, p, alpha, s)[-1]
+
+
+def _mph1n_inverse_idle(n_max: int, lam: float, p: float, alpha: np.ndarray, s: np.ndarray) -> list[float]:
+    """[1/π₀(n, ∞) for n = 1..n_max] by eq. (37), sharing the powers αR^i."""
+    k = alpha.size
+    ones = np.ones(k)
+    svc = (1.0 - p) * s
+    r = lam * np.linalg.inv(lam * np.eye(k) - svc - lam * np.outer(ones, alpha))
+    tail = lam * np.linalg.solve(-svc, ones)
+    out, row, partial = [], alpha.copy(), 0.0
+    for _ in range(n_max):                       # row = αR^{n−1}, partial = α[Σ_{i<n} R^i]1
+        partial += float(row.sum())
+        out.append(partial + float(row @ tail))
+        row = row @ r
+    return out
+
+
+def pooling_level(lam: float, p: float, size: SizeLaw) -> int:
+    """m of the resource-pooling fixed point: the largest m with π₀(m, ∞) > (1 − λ)/(1 − p) (HKV §7.2, eq. 37);
+    the maximum queue length is m + 1 (0 if p >= λ). [exact]"""
+    lam, p = require_load(lam), require_pooled_fraction(p)
+    if p >= lam:
+        return 0
+    alpha, s = _law(size)
+    target = (1.0 - lam) / (1.0 - p)
+    n_max = 64
+    while True:
+        inv = _mph1n_inverse_idle(n_max, lam, p, alpha, s)
+        for n, value in enumerate(inv, start=1):
+            if 1.0 / value <= target:
+                return n - 1
+        if n_max >= MAX_LEVEL:
+            raise ValueError(f"pooling_level(lam={lam!r}, p={p!r}): m > {MAX_LEVEL}; λ too close to 1")
+        n_max *= 4
+
+
+def pooling_exponential_max_queue_length(lam: float, p: float) -> int:
+    """Maximum cavity queue length under resource pooling for Exp(1) sizes, HKV §7.2 and [22]. [exact]
+
+    ⌈x⌉ − 1 with x = log(p/(1 − λ))/log(λ/(1 − p)) the real-valued capacity solving π₀(x, ∞) = (1 − λ)/(1 − p)
+    (the paper writes "m + 1 = x"; erratum k of note §5: the integer max length is ⌈x⌉ − 1). 0 if p >= λ.
+    """
+    lam, p = require_load(lam), require_pooled_fraction(p)
+    if p >= lam:
+        return 0
+    if p == 0.0:
+        raise ValueError("p = 0: no central server; the cavity queue is an M/M/1 queue with unbounded length")
+    x = math.log(p / (1.0 - lam)) / math.log(lam / (1.0 - p))
+    return max(1, math.ceil(x - 1e-12) - 1)
+
+
+def pooling_deterministic_max_queue_length(lam: float, p: float) -> int:
+    """Maximum cavity queue length under resource pooling for deterministic unit sizes, HKV Proposition 7.3.
+    [bound: the minimum over all job-size laws]
+
+    The smallest n >= 1 with 1/(1 + ρ Σ_{k<n} ((−1)^k/k!)(n − 1 − k)^k e^{(n−1−k)ρ} ρ^k) <= (1 − λ)/(1 − p),
+    ρ = λ/(1 − p) (the M/D/1/n idle probability, [4]; 0⁰ = 1; HKV print "<", equality is the boundary case m + 1).
+    The alternating sum is summed exactly in rationals-free float with fsum; reliable for n up to about 30.
+    """
+    lam, p = require_load(lam), require_pooled_fraction(p)
+    if p >= lam:
+        return 0
+    rho = lam / (1.0 - p)
+    target = (1.0 - lam) / (1.0 - p)
+    for n in range(1, 200):
+        total = math.fsum((-1) ** k / math.factorial(k) * float(n - 1 - k) ** k * math.exp((n - 1 - k) * rho)
+                          * rho**k for k in range(n))
+        if 1.0 / (1.0 + rho * total) <= target * (1.0 + 1e-12):
+            return n
+    raise ValueError(f"pooling_deterministic_max_queue_length(lam={lam!r}, p={p!r}): no n < 200")
+
+
+def pooling_insensitive_response_time(lam: float, p: float) -> float:
+    """E[R] under resource pooling when p*(λ) <= p < λ (max queue length 1 for every law), HKV Prop 7.2: π₀ =
+    (1 − λ)/(1 − p), π₁ = (λ − p)/(1 − p), E[R] = π₁/λ = (λ − p)/(λ(1 − p)) (0 if p >= λ). [exact]"""
+    lam, p = require_load(lam), require_pooled_fraction(p)
+    if p >= lam:
+        return 0.0
+    if p < pooling_threshold(lam):
+        raise ValueError(f"p = {p!r}: below p*(lam) = {pooling_threshold(lam):.6g}; the response time depends on "
+                         "the job-size law (use pooling_cavity)")
+    return (lam - p) / (lam * (1.0 - p))
+
+
+# =====================================================================================================================
+# Cavity chains
+
+
+@dataclass(frozen=True)
+class CavityFixedPoint:
+    """The fixed point of a cavity queue and what it implies.
+
+    Attributes:
+        policy: one of :data:`POLICIES`.
+        lam: λ, arrivals per server per unit time.
+        params: the policy's other parameters (``delta``; ``delta0``, ``delta1``; ``p``).
+        m: the integer unknown; the queue length never exceeds ``max_queue_length`` (m + 1, or m on a boundary).
+        unknown: name of the real unknown: ``"nu"`` (push, pull; assignment rate to a server at estimate m),
+            ``"c"`` (water filling; probability that a sampled server at level <= m ends at m + 1),
+            ``"omega"`` (resource pooling; central-server rate at level m + 1). None when p >= λ.
+        value: its fixed-point value.
+        max_queue_length: the cavity queue's maximum length (jobs).
+        queue_length_pmf: P[Q = q], q = 0..max_queue_length (time-stationary, per server).
+        mean_queue_length: E[Q], jobs per server.
+        mean_response_time: E[R] = E[Q]/λ, time units (mean job size 1).
+        m_tilde: the paper's m̃ (push, water filling: eq. 8; pull: eq. 28), None for resource pooling.
+        residual: |P[Q = 0] − target| at the solution (target 1 − λ, or (1 − λ)/(1 − p)).
+        balance_residual: residual of the policy's rate balance (eq. 2, eq. 26, Thm 5.2's job balance, eq. 33).
+        iterations: root-finder iterations. converged: the root finder converged and both residuals are < 1e-9.
+    """
+
+    policy: str
+    lam: float
+    params: dict[str, float]
+    m: int
+    unknown: str | None
+    value: float
+    max_queue_length: int
+    queue_length_pmf: np.ndarray = field(repr=False)
+    mean_queue_length: float
+    mean_response_time: float
+    m_tilde: float | None
+    residual: float
+    balance_residual: float
+    iterations: int
+    converged: bool
+
+    def tail(self, i: int) -> float:
+        """P[Q >= i]: the fraction of servers with at least i jobs (the occupancy histogram at N = ∞)."""
+        return float(self.queue_length_pmf[max(i, 0):].sum())
+
+
+class _ChainBuilder:
+    """A generator Q(x) = A + x·B over named states, built transition by transition."""
+
+    def __init__(self, states: list[tuple]) -> None:
+        self.states = states
+        self.index = {state: i for i, state in enumerate(states)}
+        n = len(states)
+        self.fixed = np.zeros((n, n))
+        self.linear = np.zeros((n, n))
+
+    def add(self, src: tuple, dst: tuple, rate: float = 0.0, per_unknown: float = 0.0) -> None:
+        """Transition src → dst at rate ``rate + x·per_unknown``; self-loops are dropped."""
+        if src == dst:
+            return
+        i, j = self.index[src], self.index[dst]
+        self.fixed[i, j] += rate
+        self.linear[i, j] += per_unknown
+
+    def generator(self, x: float) -> np.ndarray:
+        q = self.fixed + x * self.linear if x else self.fixed.copy()
+        np.fill_diagonal(q, 0.0)
+        np.fill_diagonal(q, -q.sum(axis=1))
+        return q
+
+
+def stationary_distribution(generator: np.ndarray, start: int = 0) -> np.ndarray:
+    """Stationary vector of a CTMC generator on the closed class reached from state ``start`` (zero elsewhere).
+
+    GTH elimination (Grassmann, Taksar & Heyman 1985): subtraction-free, so accurate for rates of any magnitude.
+    ``start`` must be recurrent. O(n³) time.
+    """
+    rates = np.array(generator, dtype=np.float64)
+    np.fill_diagonal(rates, 0.0)
+    reach = np.sort(breadth_first_order(csr_matrix(rates > 0.0), start, directed=True, return_predecessors=False))
+    a = rates[np.ix_(reach, reach)]
+    n = a.shape[0]
+    for k in range(n - 1, 0, -1):
+        total = a[k, :k].sum()
+        if total <= 0.0:
+            raise ValueError("stationary_distribution: the chain reached from 'start' is not irreducible")
+        a[:k, k] /= total
+        a[:k, :k] += np.outer(a[:k, k], a[k, :k])
+    pi = np.zeros(n)
+    pi[0] = 1.0
+    for j in range(1, n):
+        pi[j] = pi[:j] @ a[:j, j]
+    out = np.zeros(rates.shape[0])
+    out[reach] = pi / pi.sum()
+    return out
+
+
+def _estimate_chain(m: int, alpha: np.ndarray, s: np.ndarray, *, delta: float = 0.0, delta0: float = 0.0,
+                    delta1: float = 0.0, pull: bool = False) -> _ChainBuilder:
+    """Push (HKV §4.1, eq. 3) or pull (§6, with the Q←_{m,m} erratum of note §3.3) cavity chain; unknown ν.
+
+    States ("0", e) and (q, e, j), e ∈ {m, m + 1}, 1 <= q <= e; built from the transition rules, which also covers
+    m <= 2 where the printed blocks overlap (note §3.1).
+    """
+    n = alpha.size
+    exits = -s.sum(axis=1)
+    states: list[tuple] = [(0, m, -1), (0, m + 1, -1)]
+    states += [(q, e, j) for e in (m, m + 1) for q in range(1, e + 1) for j in range(n)]
+    chain = _ChainBuilder(states)
+
+    def refill(src: tuple, rate: float, phase: int | None) -> None:
+        """Estimate reset to the true length ≤ m: the dispatcher fills the queue to m at once (HKV §4.1)."""
+        if m == 0:
+            chain.add(src, (0, 0, -1), rate)
+        elif phase is None:
+            for jj in range(n):
+                chain.add(src, (m, m, jj), rate * alpha[jj])
+        else:
+            chain.add(src, (m, m, phase), rate)
+
+    for e in (m, m + 1):
+        empty = (0, e, -1)
+        refill(empty, delta0 if pull else delta, None)          # idle update / probe of an empty server
+        if e == m:
+            for jj in range(n):
+                chain.add(empty, (1, m + 1, jj), 0.0, alpha[jj])   # assignment at rate ν
+        for q in range(1, e + 1):
+            for j in range(n):
+                src = (q, e, j)
+                for jj in range(n):
+                    if jj != j and s[j, jj] > 0.0:
+                        chain.add(src, (q, e, jj), s[j, jj])
+                keep = (1.0 - delta1) if pull else 1.0
+                if q == 1:
+                    chain.add(src, (0, e, -1), keep * exits[j])
+                else:
+                    for jj in range(n):
+                        chain.add(src, (q - 1, e, jj), keep * exits[j] * alpha[jj])
+                if pull:
+                    refill(src, delta1 * exits[j], None)         # completion with update: fresh phase, refill to m
+                elif q < m:
+                    refill(src, delta, j)                        # probe: refill to m, phase kept
+                elif q == m and e == m + 1:
+                    chain.add(src, (m, m, j), delta)             # probe lowers the estimate to m
+                if e == m:
+                    chain.add(src, (q + 1, m + 1, j), 0.0, 1.0)  # assignment at rate ν
+    return chain
+
+
+def _level_chain(m: int, alpha: np.ndarray, s: np.ndarray, *, delta: float = 0.0, lam: float = 0.0,
+                 p: float = 0.0, pooling: bool = False) -> _ChainBuilder:
+    """Water-filling chain Q^w(m, c) (HKV eq. 19; unknown c) or resource-pooling chain Q^r(m, ω) (eq. 34; unknown
+    ω) on {0} ∪ {(q, j): 1 <= q <= m + 1}."""
+    n = alpha.size
+    exits = -s.sum(axis=1)
+    speed = 1.0 - p if pooling else 1.0
+    states = [(0, -1)] + [(q, j) for q in range(1, m + 2) for j in range(n)]
+    chain = _ChainBuilder(states)
+
+    def enter(src: tuple, level: int, phase: int | None, rate: float, per_unknown: float) -> None:
+        if level == 0:
+            chain.add(src, (0, -1), rate, per_unknown)
+        elif phase is None:
+            for jj in range(n):
+                chain.add(src, (level, jj), rate * alpha[jj], per_unknown * alpha[jj])
+        else:
+            chain.add(src, (level, phase), rate, per_unknown)
+
+    for q in range(0, m + 2):
+        for j in ([None] if q == 0 else range(n)):
+            src = (0, -1) if q == 0 else (q, j)
+            if q >= 1:
+                for jj in range(n):
+                    if jj != j and s[j, jj] > 0.0:
+                        chain.add(src, (q, jj), speed * s[j, jj])
+                enter(src, q - 1, None, speed * exits[j], 0.0)
+            if pooling:
+                if q <= m:
+                    enter(src, q + 1, j, lam, 0.0)
+                else:
+                    enter(src, m, j, 0.0, 1.0)                   # central server removes a job at rate ω
+            elif q < m:
+                enter(src, m, j, delta, -delta)                  # sampled: to m w.p. 1 − c ...
+                enter(src, m + 1, j, 0.0, delta)                 # ... or to m + 1 w.p. c
+            elif q == m:
+                enter(src, m + 1, j, 0.0, delta)
+    return chain
+
+
+def _pmf(chain: _ChainBuilder, x: float) -> np.ndarray:
+    """P[Q = q], q = 0..m+1, of the chain at unknown x."""
+    pi = stationary_distribution(chain.generator(x), 0)
+    levels = np.array([state[0] for state in chain.states])
+    return np.bincount(levels, weights=pi, minlength=levels.max() + 1)
+
+
+@dataclass
+class _Root:
+    value: float
+    iterations: int
+    converged: bool
+
+
+def _solve_unknown(idle: Callable[[float], float], idle_at_infinity: float, target: float) -> _Root:
+    """The x >= 0 with idle(x) = target, idle monotone in x, by Brent's method on t = x/(1 + x) ∈ [0, 1]."""
+    def gap(t: float) -> float:
+        return (idle_at_infinity if t >= 1.0 else idle(t / (1.0 - t))) - target
+
+    at_zero = gap(0.0)
+    if abs(at_zero) <= BOUNDARY_TOL:
+        return _Root(0.0, 0, True)
+    at_one = gap(1.0)
+    if at_zero * at_one > 0.0:
+        raise ArithmeticError(f"cavity fixed point not bracketed: P[Q = 0] - target is {at_zero:.3g} at 0 and "
+                              f"{at_one:.3g} at infinity")
+    t, info = optimize.brentq(gap, 0.0, 1.0, xtol=1e-16, rtol=4 * np.finfo(float).eps, maxiter=300,
+                              full_output=True, disp=False)
+    if t >= 1.0:
+        raise ArithmeticError("cavity fixed point at an infinite unknown: the level m is off by one")
+    return _Root(t / (1.0 - t), info.iterations, info.converged)
+
+
+def _level_search(idle_at_zero: Callable[[int], float], guess: int, target: float) -> int:
+    """The m >= 0 with idle(m, 0) >= target > idle(m + 1, 0) (idle decreasing in m), starting from ``guess``."""
+    m = max(0, guess)
+    while m > 0 and idle_at_zero(m) < target - BOUNDARY_TOL:
+        m -= 1
+    while idle_at_zero(m + 1) >= target - BOUNDARY_TOL:
+        if abs(idle_at_zero(m + 1) - target) <= BOUNDARY_TOL:
+            return m + 1
+        m += 1
+        if m > MAX_LEVEL:
+            raise ArithmeticError(f"cavity level search: m > {MAX_LEVEL}")
+    return m
+
+
+def _result(policy: str, lam: float, params: dict[str, float], m: int, unknown: str, root: _Root,
+            pmf: np.ndarray, m_tilde: float | None, target: float, balance: float) -> CavityFixedPoint:
+    """Package a solved chain; level m + 1 is empty exactly when the unknown is 0 (push, pull, water filling)."""
+    max_q = m + 1 if (root.value > 0.0 or unknown == "omega") else m
+    pmf = np.asarray(pmf[: max_q + 1], dtype=np.float64)
+    mean_q = float(np.arange(pmf.size) @ pmf)
+    residual = abs(float(pmf[0]) - target)
+    return CavityFixedPoint(
+        policy=policy, lam=lam, params=params, m=m, unknown=unknown, value=root.value, max_queue_length=max_q,
+        queue_length_pmf=pmf, mean_queue_length=mean_q, mean_response_time=mean_q / lam, m_tilde=m_tilde,
+        residual=residual, balance_residual=abs(balance), iterations=root.iterations,
+        converged=bool(root.converged and residual < 1e-9 and abs(balance) < 1e-9))
+
+
+def push_cavity(lam: float, delta: float, size: SizeLaw) -> CavityFixedPoint:
+    """Fixed point (m, ν) of the push cavity queue (hyper-scalable JSQ with probes), HKV §4.1–4.2. [exact for the
+    cavity]
+
+    Chain Q→(m, ν) of eq. (3) (built from the transition rules of §4.1), m = ⌊m̃⌋ (Thm 4.3, eq. 8; checked against
+    the chain), ν >= 0 the unique root of π₀(m, ν) = 1 − λ (bisection in HKV; Brent here). ν = 0 when m̃ is an
+    integer (then the max queue length is m). Reports the residual of eq. (2),
+    νπ^e_m = λ − δΣ_{q<=m}(m − q)π_q (Prop 4.6).
+
+    Args:
+        lam: λ in (0, 1). delta: probe rate per server δ > 0. size: mean-1 PH job-size law (:data:`SizeLaw`).
+    """
+    lam, delta = require_load(lam), require_rate("delta", delta)
+    alpha, s = _law(size)
+    y = size_below_timer_probability((alpha, s), delta)
+    mt = push_m_tilde(lam, delta, y)
+    return _estimate_fixed_point("push", lam, {"delta": delta}, mt, alpha, s, delta=delta)
+
+
+def pull_cavity(lam: float, delta0: float, delta1: float, size: SizeLaw) -> CavityFixedPoint:
+    """Fixed point (m, ν) of the pull cavity queue (servers report at completions w.p. δ₁, at rate δ₀ while idle),
+    HKV §6. [exact for the cavity]
+
+    Chain Q←(m, ν) with the corrected block Q←_{m,m} top-left S + δ₁s*α − νI (erratum, note §3.3), m = ⌊m̃⌋ from
+    eq. (28), ν from π₀(m, ν) = 1 − λ. Reports the residual of eq. (26). The paper's Table 3 uses δ₁ = 0,
+    δ₀ = δ/(1 − λ) (note §5 item 1): see :func:`pull_cavity_from_rate`.
+
+    Args:
+        lam: λ in (0, 1). delta0: idle update rate δ₀ > 0. delta1: update probability at completions, [0, 1).
+        size: mean-1 PH job-size law.
+    """
+    lam = require_load(lam)
+    delta0, delta1 = _pull_rates(delta0, delta1)
+    alpha, s = _law(size)
+    mt = pull_m_tilde(lam, delta0, delta1)
+    return _estimate_fixed_point("pull", lam, {"delta0": delta0, "delta1": delta1}, mt, alpha, s,
+                                 delta0=delta0, delta1=delta1, pull=True)
+
+
+def pull_cavity_from_rate(lam: float, delta: float, size: SizeLaw, delta1: float = 0.0) -> CavityFixedPoint:
+    """:func:`pull_cavity` at overall update rate δ = λδ₁ + (1 − λ)δ₀ per server (default δ₁ = 0, δ₀ = δ/(1 − λ),
+    the paper's Table 3 setting)."""
+    delta0, delta1 = pull_update_rates(lam, delta, delta1)
+    return pull_cavity(lam, delta0, delta1, size)
+
+
+def _estimate_fixed_point(policy: str, lam: float, params: dict[str, float], m_tilde: float, alpha: np.ndarray,
+                          s: np.ndarray, **rates: Any) -> CavityFixedPoint:
+    target = 1.0 - lam
+    chains: dict[int, _ChainBuilder] = {}
+
+    def chain(m: int) -> _ChainBuilder:
+        if m not in chains:
+            chains[m] = _estimate_chain(m, alpha, s, **rates)
+        return chains[m]
+
+    def idle(m: int, nu: float) -> float:
+        return float(_pmf(chain(m), nu)[0])
+
+    m = _level_search(lambda k: idle(k, 0.0), math.floor(max(m_tilde, 0.0) + 1e-12), target)
+    root = _solve_unknown(lambda nu: idle(m, nu), idle(m + 1, 0.0), target)
+    builder = chain(m)
+    pi = stationary_distribution(builder.generator(root.value), 0)
+    q = np.array([st[0] for st in builder.states])
+    e = np.array([st[1] for st in builder.states])
+    pmf = np.bincount(q, weights=pi, minlength=m + 2)
+    at_m = float(pi[e == m].sum())
+    if policy == "push":
+        assigned = rates["delta"] * sum((m - k) * pmf[k] for k in range(m + 1))
+    else:
+        exits = -s.sum(axis=1)
+        phase = np.array([st[2] for st in builder.states])
+        busy = q >= 1
+        completing = np.zeros_like(pi)
+        completing[busy] = pi[busy] * exits[phase[busy]]
+        assigned = (rates["delta0"] * m * pmf[0]
+                    + rates["delta1"] * float(((m - q[busy] + 1) * completing[busy]).sum()))
+    balance = root.value * at_m - (lam - assigned)
+    return _result(policy, lam, params, m, "nu", root, pmf, m_tilde, target, balance)
+
+
+def water_filling_cavity(lam: float, delta: float, size: SizeLaw) -> CavityFixedPoint:
+    """Fixed point (m, c) of the water-filling cavity queue (batches of M tasks fill K = (δ/λ)M sampled servers,
+    M → ∞), HKV §5. [exact for the cavity]
+
+    Chain Q^w(m, c) of eq. (19), m = ⌊m̃⌋ with m̃ of eq. (8) (same as push), c ∈ [0, 1) the root of
+    π₀(m, c) = 1 − λ (Thm 5.1). Reports the residual of the job balance λ = δ(Σ_{i<=m}(m − i)π_i + (1 − π_{m+1})c)
+    (proof of Thm 5.2). The batch size M does not enter the N → ∞ limit.
+
+    Args:
+        lam: λ in (0, 1). delta: probes per server per unit time δ > 0. size: mean-1 PH job-size law.
+    """
+    lam, delta = require_load(lam), require_rate("delta", delta)
+    alpha, s = _law(size)
+    y = size_below_timer_probability((alpha, s), delta)
+    mt = push_m_tilde(lam, delta, y)
+    target = 1.0 - lam
+    chains: dict[int, _ChainBuilder] = {}
+
+    def chain(m: int) -> _ChainBuilder:
+        if m not in chains:
+            chains[m] = _level_chain(m, alpha, s, delta=delta)
+        return chains[m]
+
+    m = _level_search(lambda k: float(_pmf(chain(k), 0.0)[0]), math.floor(max(mt, 0.0) + 1e-12), target)
+    # c ∈ [0, 1] enters _solve_unknown as x = c/(1 − c) ∈ [0, ∞]; c = 1 is the (m + 1, 0) chain
+    root = _solve_unknown(lambda x: float(_pmf(chain(m), x / (1.0 + x))[0]), float(_pmf(chain(m), 1.0)[0]),
+                          target)
+    c = root.value / (1.0 + root.value)
+    pmf = _pmf(chain(m), c)
+    balance = lam - delta * (sum((m - i) * pmf[i] for i in range(m + 1)) + (1.0 - pmf[m + 1]) * c)
+    return _result("water_filling", lam, {"delta": delta}, m, "c", _Root(c, root.iterations, root.converged), pmf,
+                   mt, target, balance)
+
+
+def pooling_cavity(lam: float, p: float, size: SizeLaw) -> CavityFixedPoint:
+    """Fixed point (m, ω) of the resource-pooling cavity queue (random routing, servers at rate 1 − p, a central
+    server at rate pN serving a longest queue), HKV §7. [exact for the cavity]
+
+    Chain Q^r(m, ω) of eq. (34), m from eq. (37) (:func:`pooling_level`; checked against the chain), ω the root of
+    π₀(m, ω) = (1 − λ)/(1 − p) (eq. 32); reports the residual of eq. (33), ω = (p − λπ_{m+1})/π_{m+1}.
+    m = 0: the removal at level 1 takes the job in service (note §3.4). p >= λ: every queue is empty.
+
+    Args:
+        lam: λ in (0, 1). p: the central server's share of the capacity, [0, 1). size: mean-1 PH job-size law.
+    """
+    lam, p = require_load(lam), require_pooled_fraction(p)
+    alpha, s = _law(size)
+    if p >= lam:
+        return CavityFixedPoint("resource_pooling", lam, {"p": p}, 0, None, 0.0, 0, np.array([1.0]), 0.0, 0.0,
+                                None, 0.0, 0.0, 0, True)
+    if p == 0.0:
+        raise ValueError("p = 0: no central server; the cavity queue is an unbounded M/PH/1 queue (needs p > 0)")
+    target = (1.0 - lam) / (1.0 - p)
+    m = pooling_level(lam, p, (alpha, s))
+    chain = _level_chain(m, alpha, s, lam=lam, p=p, pooling=True)
+    idle_at_infinity = 1.0 if m == 0 else float(_pmf(_level_chain(m - 1, alpha, s, lam=lam, p=p, pooling=True),
+                                                     0.0)[0])
+    root = _solve_unknown(lambda w: float(_pmf(chain, w)[0]), idle_at_infinity, target)
+    pmf = _pmf(chain, root.value)
+    top = float(pmf[m + 1])
+    balance = root.value * top - (p - lam * top)
+    return _result("resource_pooling", lam, {"p": p}, m, "omega", root, pmf, None, target, balance)
+
+
+def cavity(policy: str, lam: float, size: SizeLaw, **params: float) -> CavityFixedPoint:
+    """The cavity fixed point of ``policy`` (one of :data:`POLICIES`) with its parameters by keyword:
+    push / water_filling: ``delta``; pull: ``delta`` (and optional ``delta1``, default 0) or ``delta0`` and
+    ``delta1``; resource_pooling: ``p``."""
+    expected = {"push": ({"delta"},), "water_filling": ({"delta"},), "resource_pooling": ({"p"},),
+                "pull": ({"delta"}, {"delta", "delta1"}, {"delta0", "delta1"})}
+    if policy not in expected:
+        raise ScenarioError(f"policy = {policy!r}: unknown; valid: {', '.join(POLICIES)}")
+    if set(params) not in expected[policy]:
+        options = " or ".join("(" + ", ".join(sorted(k)) + ")" for k in expected[policy])
+        raise ScenarioError(f"policy {policy!r}: parameters {sorted(params)}; expected {options}")
+    if policy == "push":
+        return push_cavity(lam, params["delta"], size)
+    if policy == "water_filling":
+        return water_filling_cavity(lam, params["delta"], size)
+    if policy == "resource_pooling":
+        return pooling_cavity(lam, params["p"], size)
+    if "delta0" in params:
+        return pull_cavity(lam, params["delta0"], params["delta1"], size)
+    return pull_cavity_from_rate(lam, params["delta"], size, params.get("delta1", 0.0))
