@@ -27,13 +27,12 @@ def _finite(name: str, value: object) -> float:
 
 def require_load(lam: object, name: str = "lam") -> float:
     """λ in (0, 1): the arrival rate per unit-rate server; λ >= 1 is unstable under every policy."""
-    x = _finite(name, lam)
-    if x >= 1.0:
-        raise ScenarioError(f"{name} = {show(lam)}: must be in (0, 1); the system is unstable for {name} >= 1 "
-                            f"(total capacity N, arrival rate {name}·N)")
-    if x <= 0.0:
-        raise ScenarioError(f"{name} = {show(lam)}: must be in (0, 1)")
-    return x
+    ok = is_real(lam) and math.isfinite(lam) and 0.0 < lam < 1.0
+    if not ok:
+        unstable = is_real(lam) and lam >= 1.0
+        raise ScenarioError(f"{name} = {show(lam)}: must be in (0, 1)" + (
+            f"; the system is unstable for {name} >= 1 (total capacity N, arrival rate {name}·N)" if unstable else ""))
+    return float(lam)
 
 
 def require_rate(name: str, value: object) -> float:

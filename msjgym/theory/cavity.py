@@ -333,11 +333,14 @@ def pull_idle_cumulative(i: int, m: int, delta0: float, delta1: float) -> float:
     """Σ_{q<i} π_q of the pull chain at ν = 0 with level m, HKV Proposition 6.1, eq. (27), i = 1..m+1. [exact;
     insensitive]
 
-    = [δ₀(1 − δ₁)^{m−i+1} + (1 − δ₁)^m(δ₁ − δ₀)] / [δ₀ + (1 − δ₁)^m(δ₁ − δ₀)].
+    = [δ₀(1 − δ₁)^{m−i+1} + (1 − δ₁)^m(δ₁ − δ₀)] / [δ₀ + (1 − δ₁)^m(δ₁ − δ₀)];
+    δ₁ = 0: (i − 1 + 1/δ₀)/(m + 1/δ₀).
     """
     delta0, delta1 = _pull_rates(delta0, delta1)
     if not (isinstance(m, (int, np.integer)) and m >= 0 and isinstance(i, (int, np.integer)) and 1 <= i <= m + 1):
         raise ValueError(f"(i, m) = ({i!r}, {m!r}): need integers 1 <= i <= m + 1")
+    if delta1 == 0.0:
+        return (i - 1 + 1.0 / delta0) / (m + 1.0 / delta0)
     b = 1.0 - delta1
     return (delta0 * b ** (m - i + 1) + b**m * (delta1 - delta0)) / (delta0 + b**m * (delta1 - delta0))
 
@@ -437,7 +440,7 @@ def pooling_level(lam: float, p: float, size: SizeLaw) -> int:
     while True:
         inv = _mph1n_inverse_idle(n_max, lam, p, alpha, s)
         for n, value in enumerate(inv, start=1):
-            if 1.0 / value <= target:
+            if 1.0 / value <= target + BOUNDARY_TOL:     # on the boundary: (n − 1, ω = 0) ≡ (n, ω = ∞)
                 return n - 1
         if n_max >= MAX_LEVEL:
             raise ValueError(f"pooling_level(lam={lam!r}, p={p!r}): m > {MAX_LEVEL}; λ too close to 1")
@@ -448,15 +451,17 @@ def pooling_exponential_max_queue_length(lam: float, p: float) -> int:
     """Maximum cavity queue length under resource pooling for Exp(1) sizes, HKV §7.2 and [22]. [exact]
 
     ⌈x⌉ − 1 with x = log(p/(1 − λ))/log(λ/(1 − p)) the real-valued capacity solving π₀(x, ∞) = (1 − λ)/(1 − p)
-    (the paper writes "m + 1 = x"; erratum k of note §5: the integer max length is ⌈x⌉ − 1). 0 if p >= λ.
+    (the paper writes "m + 1 = x"; erratum k of note §5: the integer max length is ⌈x⌉ − 1, also at integer x,
+    where ω = 0). ρ = λ/(1 − p) = 1: x = (1 − p)/(1 − λ). 0 if p >= λ.
     """
     lam, p = require_load(lam), require_pooled_fraction(p)
     if p >= lam:
         return 0
     if p == 0.0:
         raise ValueError("p = 0: no central server; the cavity queue is an M/M/1 queue with unbounded length")
-    x = math.log(p / (1.0 - lam)) / math.log(lam / (1.0 - p))
-    return max(1, math.ceil(x - 1e-12) - 1)
+    log_rho = math.log(lam / (1.0 - p))
+    x = (1.0 - p) / (1.0 - lam) if abs(log_rho) < 1e-12 else math.log(p / (1.0 - lam)) / log_rho   # ρ = 1: limit
+    return max(1, math.ceil(x - 1e-9) - 1)
 
 
 def pooling_deterministic_max_queue_length(lam: float, p: float) -> int:
