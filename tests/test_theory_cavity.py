@@ -347,6 +347,15 @@ def test_pooling_deterministic_is_the_minimum():
         assert cv.pooling_level(lam, p, "erlang(60)") + 1 == det
 
 
+def test_md1n_idle_probability_is_stable():
+    rho = 0.9 / 0.95
+    assert cv._md1n_idle_probability(1, rho) == pytest.approx(1 / (1 + rho), rel=1e-14)
+    assert cv._md1n_idle_probability(2, rho) == pytest.approx(1 / (1 + rho * math.exp(rho)), rel=1e-14)
+    for n in (40, 100):      # the float sum fails beyond n ≈ 30; Erlang(400) is within 1e-4 of deterministic
+        assert cv._md1n_idle_probability(n, rho) == pytest.approx(
+            cv.pooling_idle_probability(n, 0.9, 0.05, "erlang(400)"), abs=1e-4)
+
+
 def test_pooling_balance_and_no_queueing_when_p_at_least_lam():
     fp = cv.pooling_cavity(0.6, 0.6, "exp")
     assert fp.mean_response_time == 0.0 and fp.max_queue_length == 0

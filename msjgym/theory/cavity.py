@@ -47,6 +47,7 @@ response times are in units of the mean job size (E[R] = E[Q]/λ, Little's law).
 """
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -470,19 +471,33 @@ def pooling_deterministic_max_queue_length(lam: float, p: float) -> int:
 
     The smallest n >= 1 with 1/(1 + ρ Σ_{k<n} ((−1)^k/k!)(n − 1 − k)^k e^{(n−1−k)ρ} ρ^k) <= (1 − λ)/(1 − p),
     ρ = λ/(1 − p) (the M/D/1/n idle probability, [4]; 0⁰ = 1; HKV print "<", equality is the boundary case m + 1).
-    The alternating sum is summed exactly in rationals-free float with fsum; reliable for n up to about 30.
+    The alternating sum cancels catastrophically in floating point beyond n ≈ 30, so it is summed in decimal
+    arithmetic with 40 + n(1 + ρ) significant digits.
     """
     lam, p = require_load(lam), require_pooled_fraction(p)
     if p >= lam:
         return 0
-    rho = lam / (1.0 - p)
     target = (1.0 - lam) / (1.0 - p)
-    for n in range(1, 200):
-        total = math.fsum((-1) ** k / math.factorial(k) * float(n - 1 - k) ** k * math.exp((n - 1 - k) * rho)
-                          * rho**k for k in range(n))
-        if 1.0 / (1.0 + rho * total) <= target * (1.0 + 1e-12):
+    for n in range(1, 2001):
+        if _md1n_idle_probability(n, lam / (1.0 - p)) <= target * (1.0 + 1e-12):
             return n
-    raise ValueError(f"pooling_deterministic_max_queue_length(lam={lam!r}, p={p!r}): no n < 200")
+    raise ValueError(f"pooling_deterministic_max_queue_length(lam={lam!r}, p={p!r}): no n <= 2000")
+
+
+def _md1n_idle_probability(n: int, rho: float) -> float:
+    """Idle probability of the M/D/1/n queue at load ρ (HKV Prop 7.3, their ref. [4]), in exact-enough decimals."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40 + int(n * (1.0 + rho))        # the terms grow like e^{n(1 + ρ)}
+        r = decimal.Decimal(rho)
+        total = decimal.Decimal(0)
+        term_factorial = decimal.Decimal(1)
+        for k in range(n):
+            if k:
+                term_factorial *= k
+            j = n - 1 - k
+            term = (decimal.Decimal(j) ** k if (j or k) else decimal.Decimal(1)) * (j * r).exp() * r**k
+            total += -term / term_factorial if k % 2 else term / term_factorial
+        return float(1 / (1 + r * total))
 
 
 def pooling_insensitive_response_time(lam: float, p: float) -> float:
@@ -757,6 +772,11 @@ def push_cavity(lam: float, delta: float, size: SizeLaw) -> CavityFixedPoint:
     the chain), ν >= 0 the unique root of π₀(m, ν) = 1 − λ (bisection in HKV; Brent here). ν = 0 when m̃ is an
     integer (then the max queue length is m). Reports the residual of eq. (2),
     νπ^e_m = λ − δΣ_{q<=m}(m − q)π_q (Prop 4.6).
+
+    Just below a threshold λ_{m+1} (eq. 12) ν is large and π₀ depends on ν only through a high power of 1/ν, while
+    E[Q] moves like 1/ν: E[Q] reaches Thm 4.9's value at λ_{m+1} with a vertical tangent (e.g. Exp(1), δ = 0.5:
+    2e-3 below it at λ = λ_5 − 1e-12). That sensitivity to λ is the model's (HKV §4.5: kinks at integer m̃), not
+    the solver's. Cost: O(n³) per chain solve with n = 2(m + 2)n_s states, about 40 solves.
 
     Args:
         lam: λ in (0, 1). delta: probe rate per server δ > 0. size: mean-1 PH job-size law (:data:`SizeLaw`).
