@@ -65,8 +65,8 @@ def pull_update_rates(lam: float, delta: float, delta1: float = 0.0) -> tuple[fl
     delta = require_rate("delta", delta)
     delta1 = require_probability("delta1", delta1)
     if lam * delta1 > delta * (1.0 + 1e-12):
-        raise ScenarioError(f"delta1 = {show(delta1)}: must be in [0, min(1, delta/lam)] = [0, {min(1.0, delta / lam):g}]"
-                            " (completion updates alone would exceed the update rate delta)")
+        raise ScenarioError(f"delta1 = {show(delta1)}: must be in [0, min(1, delta/lam)] = "
+                            f"[0, {min(1.0, delta / lam):g}] (completion updates alone would exceed the update rate)")
     return max(0.0, (delta - lam * delta1) / (1.0 - lam)), delta1
 
 
