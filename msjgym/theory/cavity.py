@@ -615,7 +615,7 @@ def _estimate_chain(m: int, alpha: np.ndarray, s: np.ndarray, *, delta: float = 
                     delta1: float = 0.0, pull: bool = False) -> _ChainBuilder:
     """Push (HKV §4.1, eq. 3) or pull (§6, with the Q←_{m,m} erratum of note §3.3) cavity chain; unknown ν.
 
-    States ("0", e) and (q, e, j), e ∈ {m, m + 1}, 1 <= q <= e; built from the transition rules, which also covers
+    States (0, e, −1) and (q, e, j), e ∈ {m, m + 1}, 1 <= q <= e; built from the transition rules, which also covers
     m <= 2 where the printed blocks overlap (note §3.1).
     """
     n = alpha.size

@@ -172,6 +172,14 @@ def settings(table: int | None = None) -> list[TableRow]:
     return [row for row in TABLE_ROWS if row.servers == _N[0] and (table is None or row.table == table)]
 
 
+def rows_for(table: int, dist: str | None = None, servers: int | None = None) -> list[TableRow]:
+    """The rows of one table, optionally only those of one law (its ``dist`` name) and/or one N."""
+    if table not in TABLES:
+        raise ValueError(f"table = {table!r}: must be one of 1, 2, 3, 4")
+    return [row for row in TABLE_ROWS if row.table == table and (dist is None or row.dist == dist)
+            and (servers is None or row.servers == servers)]
+
+
 def cavity_fixed_point(row: TableRow) -> CavityFixedPoint:
     """The cavity fixed point of a row's setting (:func:`msjgym.theory.cavity.cavity`)."""
     return cavity(row.policy, row.lam, row.dist, **row.cavity_params())
