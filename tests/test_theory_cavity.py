@@ -436,3 +436,16 @@ def test_non_ph_and_non_unit_mean_laws_are_rejected():
         cv.push_cavity(0.5, 0.3, "det")
     with pytest.raises(ScenarioError, match="job-size mean = 2: the paper's model needs mean-1"):
         cv.push_cavity(0.5, 0.3, PhaseType(alpha=(1.0,), S=((-0.5,),)))
+
+
+def test_figure_trends():
+    # Fig. 1 left: push E[R] increases with λ and decreases with δ (f = 1/2, SCV = 10)
+    law = "hyperexp(f=1/2, scv=10)"
+    lams = np.linspace(0.5, 0.97, 15)
+    slow = [cv.push_cavity(lam, 0.15, law).mean_response_time for lam in lams]
+    fast = [cv.push_cavity(lam, 0.5, law).mean_response_time for lam in lams]
+    assert np.all(np.diff(slow) > 0) and np.all(np.diff(fast) > 0) and np.all(np.array(slow) > fast)
+    # Fig. 3 right: pull with δ₀ = δ₁ = δ, (E[R] − 1)/m̃ increases towards 1 as λ → 1
+    ratios = [(fp.mean_response_time - 1) / fp.m_tilde
+              for fp in (cv.pull_cavity(lam, 0.5, 0.5, law) for lam in (0.9, 0.99, 0.999, 1 - 1e-5))]
+    assert all(a < b for a, b in zip(ratios, ratios[1:])) and 0.8 < ratios[-1] < 1
