@@ -246,6 +246,9 @@ def test_large_probe_rate_gives_vanishing_wait(name):
         assert fp.max_queue_length == 1 and fp.mean_response_time == pytest.approx(1.0, rel=1e-10)
     fp = cv.pull_cavity_from_rate(lam, 0.81, name)
     assert fp.max_queue_length == 1 and fp.mean_response_time == pytest.approx(1.0, rel=1e-10)
+    for delta in (0.8, 0.9):             # δ₁ = 1 (JIQ, δ >= λ; δ = λ gives δ₀ = 0): no waiting either
+        fp = cv.pull_cavity_from_rate(lam, delta, name, delta1=1.0)
+        assert fp.converged and fp.max_queue_length == 1 and fp.mean_response_time == pytest.approx(1.0)
     # and the mean response time decreases to 1 as δ grows
     values = [cv.push_cavity(lam, d, name).mean_response_time for d in (0.1, 0.4, 1.0, 3.0)]
     assert all(a >= b - 1e-12 for a, b in zip(values, values[1:]))
@@ -376,6 +379,9 @@ def test_gth_stationary_distribution_matches_linear_solve():
     np.fill_diagonal(q, 0.0)
     np.fill_diagonal(q, -q.sum(axis=1))
     pi = cv.stationary_distribution(q)
+    q_transient = np.pad(q, ((0, 1), (0, 1)))
+    q_transient[-1, 0], q_transient[-1, -1] = 2.0, -2.0         # one transient state: gets mass 0
+    assert np.allclose(cv.stationary_distribution(q_transient), np.append(pi, 0.0), atol=1e-15)
     assert np.abs(pi @ q).max() < 1e-9 * np.abs(q).max() and pi.sum() == pytest.approx(1.0)
 
 

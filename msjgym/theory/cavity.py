@@ -56,7 +56,7 @@ from typing import Any, Union
 import numpy as np
 from scipy import optimize
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order
+from scipy.sparse.csgraph import connected_components
 
 from msjgym.core.distributions import Deterministic, Distribution
 from msjgym.core.lb_distributions import paper_law, ph_arrays
@@ -310,7 +310,14 @@ def water_filling_queue_masses(lam: float, delta: float, c: float, m: int, y: fl
 
 
 def _pull_rates(delta0: float, delta1: float) -> tuple[float, float]:
-    return require_rate("delta0", delta0), require_probability("delta1", delta1, upper_open=True)
+    """δ₁ in [0, 1]; δ₀ > 0, or δ₀ = 0 with δ₁ = 1 (JIQ: every completion reports, HKV §6)."""
+    delta1 = require_probability("delta1", delta1)
+    if delta1 == 1.0 and delta0 == 0.0:
+        return 0.0, 1.0
+    try:
+        return require_rate("delta0", delta0), delta1
+    except ScenarioError as error:
+        raise ScenarioError(f"{error} (delta0 = 0 only with delta1 = 1)") from None
 
 
 def pull_m_tilde(lam: float, delta0: float, delta1: float) -> float:
@@ -320,13 +327,16 @@ def pull_m_tilde(lam: float, delta0: float, delta1: float) -> float:
     Equivalently the real m solving λ = 1 − δ₁/(δ₀/(1 − δ₁)^m + δ₁ − δ₀) (eq. 29).
 
     Args:
-        lam: λ in (0, 1). delta0: idle update rate δ₀ > 0. delta1: completion update probability δ₁ in [0, 1).
+        lam: λ in (0, 1). delta0: idle update rate δ₀ > 0. delta1: completion update probability δ₁ in [0, 1]
+            (δ₁ = 1, JIQ: δ₀ may be 0 and m̃ = 0).
     """
     lam = require_load(lam)
     delta0, delta1 = _pull_rates(delta0, delta1)
     delta = lam * delta1 + (1.0 - lam) * delta0
     if delta1 == 0.0:
         return lam / delta
+    if delta1 == 1.0:       # every completion reports: λ_m = 1 for all m >= 1 (eq. 30), so the max length is 1
+        return 0.0
     return math.log1p(-lam * delta1 / delta) / math.log1p(-delta1)
 
 
@@ -585,21 +595,28 @@ class _ChainBuilder:
         return q
 
 
-def stationary_distribution(generator: np.ndarray, start: int = 0) -> np.ndarray:
-    """Stationary vector of a CTMC generator on the closed class reached from state ``start`` (zero elsewhere).
+def stationary_distribution(generator: np.ndarray) -> np.ndarray:
+    """Stationary vector of a CTMC generator with a single closed class (zero on transient and isolated states).
 
-    GTH elimination (Grassmann, Taksar & Heyman 1985): subtraction-free, so accurate for rates of any magnitude.
-    ``start`` must be recurrent. O(n³) time.
+    GTH elimination (Grassmann, Taksar & Heyman 1985) on the closed class: subtraction-free, so accurate for rates
+    of any magnitude. O(n³) time.
     """
     rates = np.array(generator, dtype=np.float64)
     np.fill_diagonal(rates, 0.0)
-    reach = np.sort(breadth_first_order(csr_matrix(rates > 0.0), start, directed=True, return_predecessors=False))
+    count, label = connected_components(csr_matrix(rates > 0.0), directed=True, connection="strong")
+    src, dst = np.nonzero(rates > 0.0)
+    leaves = label[src][label[src] != label[dst]]
+    isolated = label[~((rates > 0.0).any(axis=0) | (rates > 0.0).any(axis=1))]   # unreachable, inert states
+    closed = np.setdiff1d(np.arange(count), np.concatenate((leaves, isolated)))
+    if closed.size != 1:
+        raise ValueError(f"stationary_distribution: the chain has {closed.size} closed classes (needs exactly 1)")
+    reach = np.flatnonzero(label == closed[0])
     a = rates[np.ix_(reach, reach)]
     n = a.shape[0]
     for k in range(n - 1, 0, -1):
         total = a[k, :k].sum()
         if total <= 0.0:
-            raise ValueError("stationary_distribution: the chain reached from 'start' is not irreducible")
+            raise ArithmeticError("stationary_distribution: GTH pivot is 0")
         a[:k, k] /= total
         a[:k, :k] += np.outer(a[:k, k], a[k, :k])
     pi = np.zeros(n)
@@ -705,7 +722,7 @@ def _level_chain(m: int, alpha: np.ndarray, s: np.ndarray, *, delta: float = 0.0
 
 def _pmf(chain: _ChainBuilder, x: float) -> np.ndarray:
     """P[Q = q], q = 0..m+1, of the chain at unknown x."""
-    pi = stationary_distribution(chain.generator(x), 0)
+    pi = stationary_distribution(chain.generator(x))
     levels = np.array([state[0] for state in chain.states])
     return np.bincount(levels, weights=pi, minlength=levels.max() + 1)
 
@@ -797,7 +814,8 @@ def pull_cavity(lam: float, delta0: float, delta1: float, size: SizeLaw) -> Cavi
     δ₀ = δ/(1 − λ) (note §5 item 1): see :func:`pull_cavity_from_rate`.
 
     Args:
-        lam: λ in (0, 1). delta0: idle update rate δ₀ > 0. delta1: update probability at completions, [0, 1).
+        lam: λ in (0, 1). delta0: idle update rate δ₀ > 0 (or 0 with δ₁ = 1). delta1: update probability at
+            completions, [0, 1].
         size: mean-1 PH job-size law.
     """
     lam = require_load(lam)
@@ -828,10 +846,14 @@ def _estimate_fixed_point(policy: str, lam: float, params: dict[str, float], m_t
     def idle(m: int, nu: float) -> float:
         return float(_pmf(chain(m), nu)[0])
 
-    m = _level_search(lambda k: idle(k, 0.0), math.floor(max(m_tilde, 0.0) + 1e-12), target)
-    root = _solve_unknown(lambda nu: idle(m, nu), idle(m + 1, 0.0), target)
+    if rates.get("delta1") == 1.0:   # JIQ: every completion reports, m = 0 and π₀(1, 0) = 1 − λ←_1 = 0 (eq. 30)
+        m, idle_at_infinity = 0, 0.0
+    else:
+        m = _level_search(lambda k: idle(k, 0.0), math.floor(max(m_tilde, 0.0) + 1e-12), target)
+        idle_at_infinity = idle(m + 1, 0.0)
+    root = _solve_unknown(lambda nu: idle(m, nu), idle_at_infinity, target)
     builder = chain(m)
-    pi = stationary_distribution(builder.generator(root.value), 0)
+    pi = stationary_distribution(builder.generator(root.value))
     q = np.array([st[0] for st in builder.states])
     e = np.array([st[1] for st in builder.states])
     pmf = np.bincount(q, weights=pi, minlength=m + 2)
