@@ -14,10 +14,11 @@ PH(α, S) job sizes of mean 1 (time units), λ ∈ (0, 1) jobs per server per un
 * ``water_filling``: batches of M tasks fill K = (δ/λ)M sampled servers, one task at a time, shortest first;
 * ``resource_pooling``: random routing, plus a central server at rate pN that removes a job from a longest queue.
 
-The cavity queue of each policy is a finite CTMC with one unknown integer m (the maximum queue length is m + 1, or m
-on the boundary) and one unknown real (ν for push/pull, c for water filling, ω for resource pooling), fixed by
-P[Q = 0] = 1 − λ (resource pooling: (1 − λ)/(1 − p), HKV eq. 32). HKV prove P[Q = 0] strictly monotone in the unknown
-(via their ref. [5]) and (m, ∞) ≡ (m + 1, 0), so the fixed point is unique: the solvers below bracket the root on the
+The cavity queue of each policy is a finite CTMC with one unknown integer m (the maximum queue length is m + 1; m
+when push, pull or water filling sit exactly on a level boundary) and one unknown real (ν for push/pull, c for water
+filling, ω for resource pooling), fixed by P[Q = 0] = 1 − λ (resource pooling: (1 − λ)/(1 − p), HKV eq. 32). HKV
+show P[Q = 0] strictly monotone in the unknown (via their ref. [5]) and that the extreme values of the unknown at
+neighbouring m give the same chain, so the fixed point is unique: the solvers below bracket the root on the
 whole range of the unknown (mapped to [0, 1]) and find it with Brent's method, solving each chain by the GTH
 (Grassmann–Taksar–Heyman) elimination, which is accurate for any rates. Every result reports its residual, its
 balance-equation residual (HKV eq. 2, 26, Thm 5.2's job balance or eq. 33) and whether the solve converged.
@@ -39,8 +40,9 @@ Contents (kind in brackets):
       :func:`pooling_level` (§7.2), :func:`pooling_exponential_max_queue_length`,
       :func:`pooling_insensitive_response_time` [exact]; :func:`pooling_deterministic_max_queue_length`
       (Prop 7.3) [bound: minimum over all laws].
-    * fixed points: :func:`push_cavity`, :func:`pull_cavity`, :func:`water_filling_cavity`,
-      :func:`pooling_cavity`, and :func:`cavity` by policy name, each returning a :class:`CavityFixedPoint`.
+    * fixed points: :func:`push_cavity`, :func:`pull_cavity` (:func:`pull_cavity_from_rate` from δ),
+      :func:`water_filling_cavity`, :func:`pooling_cavity`, and :func:`cavity` by policy name, each returning a
+      :class:`CavityFixedPoint`; :func:`stationary_distribution` (GTH) solves the chains.
 
 Units: λ, δ, δ₀, ν, ω are rates per server per unit time; p, δ₁, c are probabilities; queue lengths count jobs;
 response times are in units of the mean job size (E[R] = E[Q]/λ, Little's law).
