@@ -15,6 +15,7 @@ from msjgym.core.lb_distributions import paper_law, parse_paper_law, ph_arrays, 
 from msjgym.core.lb_params import pull_update_rates, water_filling_batch_size, water_filling_sample_size
 from msjgym.errors import ScenarioError
 from msjgym.theory import cavity as cv
+from msjgym.theory import cavity_formulas as cf
 from msjgym.theory.lb_tables import TABLE_ROWS, cavity_column, cavity_fixed_point, settings
 
 LAWS = ["exp", "hyperexp(f=1/2, scv=10)", "hyperexp(f=0.2, scv=4)", "erlang(3)", "hypererlang(2, 5, 0.25)",
@@ -353,10 +354,10 @@ def test_pooling_deterministic_is_the_minimum():
 
 def test_md1n_idle_probability_is_stable():
     rho = 0.9 / 0.95
-    assert cv._md1n_idle_probability(1, rho) == pytest.approx(1 / (1 + rho), rel=1e-14)
-    assert cv._md1n_idle_probability(2, rho) == pytest.approx(1 / (1 + rho * math.exp(rho)), rel=1e-14)
+    assert cf._md1n_idle_probability(1, rho) == pytest.approx(1 / (1 + rho), rel=1e-14)
+    assert cf._md1n_idle_probability(2, rho) == pytest.approx(1 / (1 + rho * math.exp(rho)), rel=1e-14)
     for n in (40, 100):      # the float sum fails beyond n ≈ 30; Erlang(400) is within 1e-4 of deterministic
-        assert cv._md1n_idle_probability(n, rho) == pytest.approx(
+        assert cf._md1n_idle_probability(n, rho) == pytest.approx(
             cv.pooling_idle_probability(n, 0.9, 0.05, "erlang(400)"), abs=1e-4)
 
 
