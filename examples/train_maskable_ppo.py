@@ -9,6 +9,7 @@ recorded result table, is ``baselines/train.py``; this is the shortest path from
 import argparse
 
 import msjgym
+import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecNormalize
 from msjgym.envs import MSJVectorEnv, to_sb3
@@ -20,6 +21,7 @@ parser.add_argument("--steps", type=int, default=2_000_000, help="environment st
 parser.add_argument("--jobs", type=int, default=50_000, help="measured jobs per evaluation replication")
 args = parser.parse_args()
 
+torch.set_num_threads(1)         # a small network: one thread is faster than several, and leaves the other core free
 params = {"arrival_rate": 2.7}   # "1 and n" with 10 servers: FCFS is stable only below 2.913 (msjgym theory one-and-n)
 env = to_sb3(MSJVectorEnv(64, scenario="one-and-n", window=2, horizon_jobs=2000, **params))
 env = VecNormalize(AverageCostReward(env), norm_obs=False, gamma=0.995)   # reward −∫(N − ρ)dt, scaled: see the
