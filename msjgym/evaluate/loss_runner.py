@@ -63,6 +63,14 @@ def loss_metrics(stats: np.ndarray, model: LossModel) -> dict[str, float]:
     return out
 
 
+def _interval(values: np.ndarray) -> Estimate:
+    """Student-t CI; a metric identical in every unit (E[D] = 1/d when every job gets d servers) is reported as
+    that value with a zero half-width (the mean of equal floats can differ from them in the last bit)."""
+    if values.size > 1 and np.all(values == values[0]):
+        return Estimate(float(values[0]), 0.0)
+    return t_interval(values)
+
+
 def default_warmup(model: LossModel, jobs: int) -> int:
     """max(jobs/10, 20n) arrivals (module docstring)."""
     return max(jobs // 10, 20 * model.servers)
@@ -109,7 +117,7 @@ def evaluate_loss(scenario, policy: str | LossPolicy, *, reps: int | None = None
     stats = sim.state.stats
     per_rep = [loss_metrics(stats[b].sum(axis=0), model) for b in range(reps)]
     units = per_rep if reps > 1 else [loss_metrics(stats[0, i], model) for i in range(batches)]
-    metrics: dict[str, Estimate] = {k: t_interval(np.array([u[k] for u in units])) for k in units[0]}
+    metrics: dict[str, Estimate] = {k: _interval(np.array([u[k] for u in units])) for k in units[0]}
     params = dict(getattr(scenario, "params", {}))
     params.setdefault("lam", model.lam)
     result = EvaluationResult(

@@ -105,6 +105,12 @@ def _sampled(model: LossModel, policy: LossPolicy) -> list[Reference]:
         label = f"fixed-k mean-field fixed point q = λ(1 − q^k), q = {fp.busy_fraction:.4g} (n → ∞)"
         refs += [Reference("blocking_probability", "approximation", label, src, value=fp.blocking),
                  Reference("response_time", "approximation", label, src, value=fp.response_time)]
+    elif k < n:
+        mf = th.mean_field_blocking(n, k, d, lam, policy.name)
+        label = "finite-n mean field (idle count at its mean; crude when it is O(√n))"
+        src = "msjgym.theory.loss.mean_field_blocking (supplementary)"
+        refs += [Reference("blocking_probability", "approximation", label, src, value=mf.blocking),
+                 Reference("response_time", "approximation", label, src, value=mf.response_time)]
     return refs
 
 
@@ -134,9 +140,10 @@ def optimality(model: LossModel, policy: LossPolicy) -> tuple[str, str]:
         return (f"asymptotically optimal: PROVED (Theorem 9): {t9.note}", f"{_G} Thm 9")
     theta = rule == "n^alpha" or (rule == "sqrt n" and a == 0.5)
     if theta:
-        return ("NOT SHOWN (expected NOT asymptotically optimal): k = Θ(n^α) is outside Theorem 9; the paper's "
-                "'k = ω(n^α) suffices' is unproved and k = Θ(n^α) leaves P_b bounded away from 0",
-                f"{_NOTE}5.3, 6.10")
+        return ("NOT SHOWN: k = Θ(n^α) is outside Theorem 9 and the paper's 'k = ω(n^α) suffices' is unproved; "
+                "simulation and the mean-field heuristic show n^α·P_b GROWING with n (like ln n): the full-access "
+                "rate is lost, whether P_b → 0 is not proved",
+                f"{_NOTE}5.3; msjgym.theory.loss.mean_field_blocking")
     return (f"NOT SHOWN: k rule {rule!r} with α = {a:g} is not covered by Theorem 9", f"{_G} Thm 9")
 
 

@@ -185,7 +185,7 @@ def exact_chain(n: int, d: int, k: int, lam: float, policy: str = "greedy",
     busy = arr @ np.arange(1, d + 1)
     dev = lam - d * arr[:, d - 1] / n
     pb = float(wp[0])
-    ed = float(sum(wp[i] / i for i in range(1, d + 1)) / (1.0 - pb))
+    ed = float(sum(wp[i] / i for i in range(1, d + 1)) / (1.0 - pb)) if pb < 1 else math.nan
     return ExactChain(pb, ed, wp, mean_jobs, float(pi @ busy) / n, float(pi @ dev ** 2), size)
 
 
@@ -420,3 +420,40 @@ def _check_model(n: int, d: int, lam: float) -> None:
         raise ValueError(f"d = {d!r}: must be an integer in [1, n={n}]")
     if not 0 < lam < 1:
         raise ValueError(f"λ = {lam!r}: must be in (0, 1)")
+
+
+def mean_field_blocking(n: int, k: int, d: int, lam: float, policy: str = "greedy") -> FixedPoint:
+    """Finite-n mean-field approximation for any sample size k <= n. [approximation, supplementary]
+
+    Replaces the random idle count by its mean I = n(1 − q_1) and solves the work balance
+    q_1 = λ Σ_{i>=1} P(width i | I) with the exact hypergeometric sample law of eq. (8) (corrected) at I (linear
+    interpolation between integers). It ignores the O(√n) fluctuations of the idle count, so it is crude when the
+    mean idle count is itself O(√n) (Halfin–Whitt) and near-exact for constant k as n → ∞, where it tends to
+    :func:`fixed_point`. For k = c·n^α, λ = 1 − βn^(−α) it gives P_b ≈ y/n^α with y·e^(cλy) ≈ n^α e^(−cβ): P_b → 0
+    but n^α·P_b grows like ln(n^α)/c (a heuristic, not a theorem; see msjgym.evaluate.loss_scorecard).
+    """
+    _check_model(n, d, lam)
+
+    def probs(q1: float) -> np.ndarray:
+        idle = n * (1.0 - q1)
+        lo = int(math.floor(idle))
+        w = idle - lo
+        out = np.zeros(d + 1)
+        for i, weight in ((lo, 1.0 - w), (min(lo + 1, n), w)):
+            if weight > 0:
+                pm = censored_hypergeometric(n, i, k, d)
+                for m in range(d + 1):
+                    out += weight * pm[m] * width_distribution(policy, m, d)
+        return out
+
+    lo, hi = 0.0, 1.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if lam * (1.0 - probs(mid)[0]) - mid > 0:
+            lo = mid
+        else:
+            hi = mid
+    q1 = 0.5 * (lo + hi)
+    a = probs(q1)
+    ed = float(sum(a[i] / i for i in range(1, d + 1)) / (1.0 - a[0]))
+    return FixedPoint(q1, float(a[0]), ed)
