@@ -239,3 +239,33 @@ def test_trace_recording_is_bounded_and_rng_reproducible():
     c = simulate_loss(model, "random-width", reps=3, jobs=5_000, seed=5)
     assert not np.array_equal(a.state.stats, c.state.stats)
     assert not np.array_equal(a.state.stats[0], a.state.stats[1])  # replications use different streams
+
+
+# ------------------------------------------------------------------------------------------- general size laws
+def test_general_kernel_with_exponential_law_matches_exact_chain():
+    """The per-job (heap) kernel, fed Erlang(1) = Exp(1) sizes, reproduces the exact sampled count chain."""
+    n, d, k, lam = 16, 3, 4, 0.85
+    model = make_loss_model(n, d, k, lam=lam, service={"dist": "erlang", "k": 1, "mean": 1.0})
+    assert model.service is not None  # really the general path
+    est = estimates(simulate_loss(model, "greedy", reps=10, jobs=40_000, seed=21), model)
+    chain = th.exact_chain(n, d, k, lam)
+    assert_covers(est["blocking_probability"], chain.blocking, "P_b")
+    assert_covers(est["response_time"], chain.response_time, "E[D]")
+
+
+@pytest.mark.parametrize("service", [{"dist": "det", "value": 1.0}, {"dist": "hyperexp", "mean": 1.0, "scv": 8.0}])
+def test_erlang_b_insensitivity_and_identities_for_general_sizes(service):
+    n, d, lam = 24, 3, 0.85
+    model = make_loss_model(n, d, "n", lam=lam, service=service)
+    sim = simulate_loss(model, "greedy", reps=10, jobs=40_000, seed=6)
+    est = estimates(sim, model)
+    assert_covers(est["blocking_probability"], erlang_b(n // d, n * lam / d), "insensitive Erlang B")
+    for name in ("residual_work", "residual_little", "residual_pasta", "residual_width[w3]"):
+        assert_covers(est[name], 0.0, name)
+    assert "residual_stein" not in est
+
+
+def test_service_mean_must_be_one():
+    from msjgym.errors import ScenarioError
+    with pytest.raises(ScenarioError, match="must be 1"):
+        make_loss_model(10, 2, "n", lam=0.5, service={"dist": "det", "value": 2.0})

@@ -35,6 +35,9 @@ class _LossBatch:
         if not (isinstance(blocking_penalty, (int, float)) and np.isfinite(blocking_penalty)
                 and blocking_penalty >= 0):
             raise MsjgymError(f"blocking_penalty = {blocking_penalty!r}: must be a finite number >= 0")
+        if sc.model.service is not None:
+            raise MsjgymError(f"service = {sc.model.service}: msjgym/AdaptiveLoss-v0 simulates Exp(1) sizes only "
+                              "(the count chain); use msjgym evaluate for other laws")
         self.scenario, self.model = sc, sc.model
         self.horizon = lc.NO_HORIZON if horizon_jobs is None else horizon_jobs
         self.penalty = float(blocking_penalty)

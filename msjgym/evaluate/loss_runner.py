@@ -54,6 +54,8 @@ def loss_metrics(stats: np.ndarray, model: LossModel) -> dict[str, float]:
         "residual_pasta": pb - stats[ls.S_PBLOCK] / T,
         "residual_stein": dev2 - (d / n) * lam * ad - lam * stats[ls.S_STEIN] / T,
     }
+    if model.service is not None:  # Lemma 1 uses the Markov generator: no identity for other size laws
+        del out["residual_stein"]
     ax = ls.s_area_x(d)
     for i in range(d + 1):
         out[f"width_probability[w{i}]"] = stats[ls.S_WIDTH + i] / arr

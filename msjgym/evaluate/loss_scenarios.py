@@ -6,7 +6,9 @@ Parameters (``--param KEY=VALUE``):
       (setting ``lam`` drops the defaults of alpha and beta);
     * ``k``: servers sampled per arrival, an integer in [1, n] or a rule name (``msjgym.systems.loss_model.K_RULES``:
       "n", "n^alpha log n", "n^alpha", "sqrt n", "sqrt n log n", "log n"; natural log, ⌈·⌉, capped at n by
-      definition).
+      definition);
+    * ``service``: "exp" (Exp(1), default: simulated exactly by the count chain) or a distribution table of mean 1,
+      e.g. ``service={dist="det",value=1.0}`` (simulated per job; outside GMGM's theory, which assumes Exp(1)).
 
 Defaults: ``loss-full-access``: n = 100, d = 2, α = 0.5, β = 1 (Halfin–Whitt), k = "n".
 ``loss-sampled``: n = 1000, d = 2, α = 0.5, β = 4, k = "n^alpha log n" (Theorem 9's setting: β > 2(α(d−1)+1) = 3).
@@ -21,8 +23,9 @@ from msjgym.systems.loss_model import K_RULES, LossModel, make_loss_model
 
 _GMGM = "Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar, 'Large Loss Systems with Adaptive Multiserver Jobs'"
 _DEFAULTS = {
-    "loss-full-access": {"servers": 100, "d": 2, "alpha": 0.5, "beta": 1.0, "lam": None, "k": "n"},
-    "loss-sampled": {"servers": 1000, "d": 2, "alpha": 0.5, "beta": 4.0, "lam": None, "k": "n^alpha log n"},
+    "loss-full-access": {"servers": 100, "d": 2, "alpha": 0.5, "beta": 1.0, "lam": None, "k": "n", "service": "exp"},
+    "loss-sampled": {"servers": 1000, "d": 2, "alpha": 0.5, "beta": 4.0, "lam": None, "k": "n^alpha log n",
+                     "service": "exp"},
 }
 _DESCRIPTIONS = {
     "loss-full-access": f"{_GMGM} §2: n servers, no waiting room, Exp(1) jobs on up to d servers (D = E/width), "
@@ -52,7 +55,7 @@ def load_loss_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
         merged["alpha"] = merged["beta"] = None
     try:
         model = make_loss_model(merged["servers"], merged["d"], merged["k"], alpha=merged["alpha"],
-                                beta=merged["beta"], lam=merged["lam"])
+                                beta=merged["beta"], lam=merged["lam"], service=merged["service"])
     except ScenarioError as exc:
         raise ScenarioError(f"{name}: {exc}") from None
     return Scenario(name=name, description=_DESCRIPTIONS[name], params=resolved_params(model), model=model)
@@ -66,4 +69,5 @@ def resolved_params(model: LossModel) -> dict:
     out |= {"lam": model.lam, "k": model.k}
     if model.k_rule:
         out["k_rule"] = K_RULES[model.k_rule][0]
+    out["service"] = "Exp(1)" if model.service is None else f"{model.service} (outside GMGM's theory)"
     return out

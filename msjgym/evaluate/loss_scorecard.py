@@ -151,8 +151,30 @@ def k_text(model: LossModel) -> str:
     return str(model.k)
 
 
+def _general_service(model: LossModel, policy: LossPolicy) -> list[Reference]:
+    """Sizes not Exp(1): outside GMGM. The distribution-free identities hold (Little; PASTA; work conservation with
+    mean size 1); Lemma 1's Stein identity does not (it uses the Markov generator). Erlang B is insensitive: full
+    access with rigid width d (fixed-width, or greedy when d | n) keeps its exact value."""
+    src = f"{_G} eqs. (1), (2) (distribution-free: Little's law, PASTA, mean size 1)"
+    desc = f"identity residual, zero in steady state (service {model.service}: outside GMGM, which assumes Exp(1))"
+    refs = [Reference(q, "exact", desc, src, value=0.0) for q in ("residual_work", "residual_little",
+                                                                   "residual_pasta")]
+    refs += [Reference(f"residual_width[w{i}]", "exact", desc, src, value=0.0) for i in range(1, model.d + 1)]
+    n, d, lam = model.servers, model.d, model.lam
+    if model.full_access and (policy.name == "fixed-width" or (policy.name == "greedy" and n % d == 0)):
+        label = f"Erlang B on ⌊n/d⌋ = {n // d} super-servers, insensitive to the size law; E[D] = 1/d"
+        refs += [Reference("blocking_probability", "exact", label, "standard (Erlang B insensitivity)",
+                           value=th.fixed_width_full_access(n, d, lam)),
+                 Reference("response_time", "exact", label, "standard", value=1.0 / d)]
+    refs.append(Reference("asymptotic_optimality", "asymptotic", "GMGM's theorems assume Exp(1) sizes", f"{_G} §2",
+                          verdict=f"no result: service {model.service} is outside GMGM's theory"))
+    return refs
+
+
 def references(model: LossModel, policy: LossPolicy) -> list[Reference]:
     """Every reference that applies to ``model`` under ``policy`` (before simulating)."""
+    if model.service is not None:
+        return _general_service(model, policy)
     refs = _identities(model) + _exact(model, policy)
     if policy.name == "greedy" and model.full_access:
         refs += _theorem4(model)

@@ -26,6 +26,7 @@ import numpy as np
 
 from msjgym.core import rng
 from msjgym.core.jit import njit
+from msjgym.core.sampling import sample
 from msjgym.systems.loss_model import LossModel
 
 GREEDY, FIXED_WIDTH, RANDOM_WIDTH = 0, 1, 2
@@ -40,11 +41,13 @@ I_MAXPART = 4  # max over time of Σ_{i<d} X_i (jobs on fewer than d servers)
 I_PARTMASK = 5  # bit i set if some job ever ran on exactly i < d servers
 I_BUSY = 6  # busy servers
 I_TRACE = 7  # events written to the trace
-NI = 8
+I_HEAPN = 8  # jobs in the completion heap (general sizes only)
+NI = 9
 # flts[b, :]
 F_TIME = 0  # current time
 F_AREA = 1  # ∫ (jobs in system) dt since the environment last read it (reward)
-NF = 2
+F_NEXT_ARR = 2  # time of the next arrival (general sizes only)
+NF = 3
 # stats[b, batch, :] (fixed part; then per-width blocks)
 S_TIME, S_ARR, S_BLOCK, S_INV, S_JOBS, S_BUSY, S_DEV2, S_PBLOCK, S_AD, S_STEIN = range(10)
 S_WIDTH = 10  # d + 1 entries: arrivals given width 0 (blocked), 1, ..., d
@@ -71,6 +74,8 @@ class LossState:
     rng: np.ndarray  # uint64[B, 4]
     trace: np.ndarray  # int64[B, T, 3]: (event, busy after, partial jobs after); event = width (arrival), −i (departure)
     logfact: np.ndarray  # float64[n+1], ln j!
+    heap_t: np.ndarray  # float64[B, n]: completion times (general sizes; shape (B, 0) otherwise)
+    heap_w: np.ndarray  # int64[B, n]: their jobs' widths
 
 
 @dataclass(frozen=True)
@@ -290,23 +295,104 @@ def run(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, w
     return ints[b, I_ARRIVALS] >= warmup + jobs
 
 
+@njit
+def _heap_push(heap_t, heap_w, ints, b, t, w):
+    i = ints[b, I_HEAPN]
+    ints[b, I_HEAPN] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap_t[b, parent] <= t:
+            break
+        heap_t[b, i] = heap_t[b, parent]
+        heap_w[b, i] = heap_w[b, parent]
+        i = parent
+    heap_t[b, i] = t
+    heap_w[b, i] = w
+
+
+@njit
+def _heap_pop(heap_t, heap_w, ints, b):
+    """Remove the earliest completion; returns its width."""
+    w = heap_w[b, 0]
+    size = ints[b, I_HEAPN] - 1
+    ints[b, I_HEAPN] = size
+    t, lw = heap_t[b, size], heap_w[b, size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and heap_t[b, c + 1] < heap_t[b, c]:
+            c += 1
+        if heap_t[b, c] >= t:
+            break
+        heap_t[b, i] = heap_t[b, c]
+        heap_w[b, i] = heap_w[b, c]
+        i = c
+    heap_t[b, i] = t
+    heap_w[b, i] = lw
+    return w
+
+
+@njit
+def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, kind, data, b, n, d, k, lam, policy,
+                warmup, jobs, batches, max_arrivals):
+    """Fast path for a general inherent-size law (mean 1): per-job completion times in a binary heap; the sample
+    is drawn exactly as in the count chain (servers are exchangeable whatever the law). Returns True when done."""
+    done = 0
+    arrival_rate = n * lam
+    while done < max_arrivals:
+        if ints[b, I_ARRIVALS] >= warmup + jobs:
+            return True
+        t = flts[b, F_TIME]
+        t_arr = flts[b, F_NEXT_ARR]
+        batch = _batch_of(ints, b, warmup, jobs, batches)
+        ints[b, I_EVENTS] += 1
+        if ints[b, I_HEAPN] > 0 and heap_t[b, 0] < t_arr:
+            t_dep = heap_t[b, 0]
+            _integrate(x, ints, flts, pmf, stats, b, t_dep - t, n, d, lam, policy, batch)
+            flts[b, F_TIME] = t_dep
+            w = _heap_pop(heap_t, heap_w, ints, b)
+            x[b, w] -= 1
+            ints[b, I_BUSY] -= w
+            _state_changed(x, ints, pmf, b, n, d, k, logfact)
+            _record(trace, ints, x, b, d, -w)
+        else:
+            _integrate(x, ints, flts, pmf, stats, b, t_arr - t, n, d, lam, policy, batch)
+            flts[b, F_TIME] = t_arr
+            m = _draw_m(pmf, d, s, b)
+            ints[b, I_M] = m
+            width = policy_width(policy, m, d, s, b)
+            resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
+            if width > 0:
+                _heap_push(heap_t, heap_w, ints, b, t_arr + sample(kind, data, 0, s, b) / width, width)
+            flts[b, F_NEXT_ARR] = t_arr + rng.exponential(s, b) / arrival_rate
+            done += 1
+    return ints[b, I_ARRIVALS] >= warmup + jobs
+
+
 # ---------------------------------------------------------------------------------------------------- Python side
 def new_state(model: LossModel, streams: np.ndarray, batches: int, trace_events: int = 0) -> LossState:
     """Empty systems (no jobs), one per row of ``streams`` (copied)."""
     B, d, n = streams.shape[0], model.d, model.servers
     logfact = np.array([math.lgamma(j + 1.0) for j in range(n + 1)])
+    cap = 0 if model.service is None else n  # at most n jobs (each holds >= 1 server)
     st = LossState(x=np.zeros((B, d + 1), np.int64), ints=np.zeros((B, NI), np.int64),
                    flts=np.zeros((B, NF)), pmf=np.zeros((B, d + 1)),
                    stats=np.zeros((B, batches, stat_size(d))), rng=streams.copy(),
-                   trace=np.zeros((B, trace_events, 3), np.int64), logfact=logfact)
+                   trace=np.zeros((B, trace_events, 3), np.int64), logfact=logfact,
+                   heap_t=np.zeros((B, cap)), heap_w=np.zeros((B, cap), np.int64))
     for b in range(B):
         _state_changed(st.x, st.ints, st.pmf, b, n, d, model.k, logfact)
+        if model.service is not None:
+            st.flts[b, F_NEXT_ARR] = rng.exponential(st.rng, b) / (n * model.lam)
     return st
 
 
 class LossSimulation:
     """B independent replications of a loss model under a built-in policy (``greedy``, ``fixed-width``,
-    ``random-width``), advanced by the compiled loop.
+    ``random-width``), advanced by the compiled loop (the count chain for Exp(1) sizes, :func:`run_general`
+    with a completion heap for any other law of mean 1).
 
     Args:
         model: the system.
@@ -326,6 +412,9 @@ class LossSimulation:
         self.model = model
         self.params = LossParams(model.servers, model.d, model.k, model.lam, POLICY_IDS[policy], warmup, jobs, batches)
         self.state = new_state(model, streams, batches, trace_events)
+        if model.service is not None:
+            kind, data = model.service.encode()
+            self._law = (int(kind), np.ascontiguousarray(data, dtype=np.float64))
 
     def _args(self) -> tuple:
         st = self.state
@@ -334,6 +423,10 @@ class LossSimulation:
     def advance(self, b: int, max_arrivals: int) -> bool:
         """Run replication b for up to ``max_arrivals`` arrivals; True when its window is done."""
         p = self.params
+        if self.model.service is not None:
+            st = self.state
+            return bool(run_general(*self._args(), st.heap_t, st.heap_w, *self._law, b, p.n, p.d, p.k, p.lam,
+                                    p.policy, p.warmup, p.jobs, p.batches, max_arrivals))
         return bool(run(*self._args(), b, p.n, p.d, p.k, p.lam, p.policy, p.warmup, p.jobs, p.batches,
                         max_arrivals))
 

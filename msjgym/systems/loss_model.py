@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from msjgym.core.distributions import Distribution, Exponential, from_spec
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 
@@ -35,6 +36,8 @@ class LossModel:
         k: servers sampled per arrival, d-independent, 1 <= k <= n (k = n: full access).
         alpha, beta: the scaling λ = 1 − βn^(−α) when λ came from it (None when λ was given directly).
         k_rule: the rule k came from ("" for an explicit integer).
+        service: the inherent-size law when it is not Exp(1) (mean 1; outside GMGM's theory, simulated per job);
+            None: Exp(1), simulated exactly by the count chain.
     """
 
     servers: int
@@ -44,6 +47,7 @@ class LossModel:
     alpha: float | None = None
     beta: float | None = None
     k_rule: str = ""
+    service: Distribution | None = None
 
     @property
     def full_access(self) -> bool:
@@ -82,11 +86,12 @@ def _real(value: object, name: str) -> float:
 
 
 def make_loss_model(servers: object, d: object, k: object = "n", *, alpha: object = None, beta: object = None,
-                    lam: object = None) -> LossModel:
+                    lam: object = None, service: object = None) -> LossModel:
     """Validate the parameters and build a :class:`LossModel`.
 
     Give the load either as ``lam`` (λ in (0, 1)) or as ``alpha`` ∈ [0, 1) and ``beta`` > 0 (λ = 1 − βn^(−α), which
-    must be > 0). ``k`` is an integer in [1, n] or a rule name from :data:`K_RULES`.
+    must be > 0). ``k`` is an integer in [1, n] or a rule name from :data:`K_RULES`. ``service``: None or "exp"
+    (Exp(1)), or a distribution (table or :class:`Distribution`) of mean 1 — the time unit is the mean inherent size.
     """
     n = _int(servers, "servers", 1)
     width = _int(d, "d", 1, n, f"servers={n}")
@@ -121,4 +126,16 @@ def make_loss_model(servers: object, d: object, k: object = "n", *, alpha: objec
         size = max(1, value)
     else:
         size = _int(k, "k", 1, n, f"servers={n}")
-    return LossModel(servers=n, d=width, lam=rate, k=size, alpha=a, beta=b, k_rule=rule)
+    return LossModel(servers=n, d=width, lam=rate, k=size, alpha=a, beta=b, k_rule=rule, service=_service(service))
+
+
+def _service(service: object) -> Distribution | None:
+    if service is None or service == "exp":
+        return None
+    law = service if isinstance(service, Distribution) else from_spec(service, where="service")
+    if not math.isclose(law.mean, 1.0, rel_tol=1e-9):
+        raise ScenarioError(f"service = {law}: its mean is {law.mean:.10g}; must be 1 (the time unit is the mean "
+                            "inherent size, as in GMGM: rescale the law)")
+    if isinstance(law, Exponential):
+        return None
+    return law
