@@ -230,8 +230,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.scenario, overrides)
     if _is_loss(scenario):  # loss systems (issue 8): their own runner and scorecard
         from msjgym.evaluate.loss_runner import evaluate_loss
-        _print_result(evaluate_loss(scenario, args.policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup,
-                                    seed=args.seed, batches=args.batches), args, scenario)
+        from msjgym.policies.loss import LOSS_POLICIES
+        if args.policy not in LOSS_POLICIES and (":" in args.policy or args.policy.endswith(".py")):
+            from msjgym.envs.agent_runner import load_policy
+            from msjgym.envs.loss_agent_runner import evaluate_loss_agent
+            name, decide = load_policy(args.policy, scenario.model)
+            result = evaluate_loss_agent(scenario, name, decide, reps=args.reps or 10, jobs=args.jobs or 100_000,
+                                         warmup=args.warmup, seed=args.seed, batches=args.batches)
+        else:
+            result = evaluate_loss(scenario, args.policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup,
+                                   seed=args.seed, batches=args.batches)
+        _print_result(result, args, scenario)
         return
     if args.per_job and scenario.model.trace is None:
         raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")

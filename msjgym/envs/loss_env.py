@@ -11,54 +11,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from msjgym.core import rng
+from msjgym.envs._loss_core import LossBatch as _LossBatch
 from msjgym.envs.msj_env import MaskedDiscrete
 from msjgym.errors import MsjgymError
-from msjgym.evaluate.scenarios import load_scenario
 from msjgym.systems import loss as ls
 from msjgym.systems import loss_control as lc
 from msjgym.systems.loss_model import LossModel
 
 LOSS_ENV_ID = "msjgym/AdaptiveLoss-v0"
-
-
-class _LossBatch:
-    """B loss systems and the buffers of their steps."""
-
-    def __init__(self, scenario: str, horizon_jobs: int | None, blocking_penalty: float, num: int,
-                 params: dict[str, Any]) -> None:
-        sc = load_scenario(scenario, params)
-        if not isinstance(sc.model, LossModel):
-            raise MsjgymError(f"scenario = {scenario!r}: not a loss scenario (use loss-full-access or loss-sampled)")
-        if horizon_jobs is not None and (not isinstance(horizon_jobs, int) or horizon_jobs < 1):
-            raise MsjgymError(f"horizon_jobs = {horizon_jobs!r}: must be an integer >= 1 or None")
-        if not (isinstance(blocking_penalty, (int, float)) and np.isfinite(blocking_penalty)
-                and blocking_penalty >= 0):
-            raise MsjgymError(f"blocking_penalty = {blocking_penalty!r}: must be a finite number >= 0")
-        if sc.model.service is not None:
-            raise MsjgymError(f"service = {sc.model.service}: msjgym/AdaptiveLoss-v0 simulates Exp(1) sizes only "
-                              "(the count chain); use msjgym evaluate for other laws")
-        self.scenario, self.model = sc, sc.model
-        self.horizon = lc.NO_HORIZON if horizon_jobs is None else horizon_jobs
-        self.penalty = float(blocking_penalty)
-        m = self.model
-        self.state = ls.new_state(m, np.zeros((num, 4), np.uint64) + np.uint64(1), 1)
-        d = m.d
-        self.obs = np.zeros((num, lc.OBS_SIZE), np.float32)
-        self.masks = np.zeros((num, d + 1), np.bool_)
-        self.rewards = np.zeros(num)
-        self.dts = np.zeros(num)
-        self.ended = np.zeros(num, np.bool_)
-        self.codes = np.zeros(num, np.int64)
-
-    def seed(self, seeds: list[np.random.SeedSequence]) -> None:
-        self.state.rng[:] = rng.seed_states(seeds)
-
-    def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
-        st, m = self.state, self.model
-        lc.step_batch(st.x, st.ints, st.flts, st.pmf, st.stats, st.rng, st.trace, st.logfact, m.servers, m.d, m.k,
-                      m.lam, ls.GREEDY, self.horizon, 1, self.penalty, actions, resetting, self.obs, self.masks,
-                      self.rewards, self.dts, self.ended, self.codes)
 
 
 _DOC_TABLE = """
@@ -127,6 +87,9 @@ class AdaptiveLossVectorEnv(VectorEnv):
     def _step(self, actions: np.ndarray) -> np.ndarray:
         batch = self._batch
         resetting = self._reset_next.copy()
+        if (actions[~resetting] < 0).any():
+            b = int(np.flatnonzero((actions < 0) & ~resetting)[0])
+            raise ValueError(f"env {b}: action {int(actions[b])} is not allowed now (actions are widths 0..d)")
         masks_before = batch.masks.copy()
         batch.step(actions, resetting)
         bad = np.flatnonzero(batch.codes == lc.BAD_ACTION)
@@ -159,8 +122,8 @@ class AdaptiveLossVectorEnv(VectorEnv):
             sub = slice(int(b), int(b) + 1)
             st, m = batch.state, batch.model
             lc.step_batch(st.x[sub], st.ints[sub], st.flts[sub], st.pmf[sub], st.stats[sub], st.rng[sub],
-                          st.trace[sub], st.logfact, m.servers, m.d, m.k, m.lam, ls.GREEDY, batch.horizon, 1,
-                          batch.penalty, np.zeros(1, np.int64), np.ones(1, np.bool_), batch.obs[sub],
+                          st.trace[sub], st.logfact, m.servers, m.d, m.k, m.lam, ls.GREEDY, batch.warmup,
+                          batch.horizon, batch.batches, batch.penalty, np.zeros(1, np.int64), np.ones(1, np.bool_), batch.obs[sub],
                           batch.masks[sub], batch.rewards[sub], batch.dts[sub], batch.ended[sub], batch.codes[sub])
 
     def _infos(self) -> dict:

@@ -116,19 +116,39 @@ def evaluate_loss(scenario, policy: str | LossPolicy, *, reps: int | None = None
     start = time.perf_counter()
     sim.run_all(CHUNK)
     wall = time.perf_counter() - start
-    stats = sim.state.stats
-    per_rep = [loss_metrics(stats[b].sum(axis=0), model) for b in range(reps)]
-    units = per_rep if reps > 1 else [loss_metrics(stats[0, i], model) for i in range(batches)]
-    metrics: dict[str, Estimate] = {k: _interval(np.array([u[k] for u in units])) for k in units[0]}
-    params = dict(getattr(scenario, "params", {}))
-    params.setdefault("lam", model.lam)
-    result = EvaluationResult(
-        scenario=getattr(scenario, "name", "model"), policy=pol.name, params=params, stable=True, metrics=metrics,
-        replications=per_rep, growth_rate=None, unstable_replications=[], growth_rates=[],
-        config=RunConfig(jobs=jobs, warmup=warmup, batches=batches, detect_instability=False), reps=reps, seed=seed,
-        events=sum(sim.events(b) for b in range(reps)), wall_seconds=wall, compile_seconds=compile_seconds)
+    result = summarize_loss(scenario, pol.name, sim.state.stats, reps, jobs, warmup, batches, seed,
+                            sum(sim.events(b) for b in range(reps)), wall, compile_seconds)
     if references is True:
         references = loss_scorecard.references(model, pol)
     if references:
         result.references = scorecard.judge(references, result)
     return result
+
+
+def summarize_loss(scenario, policy_name: str, stats: np.ndarray, reps: int, jobs: int, warmup: int, batches: int,
+                   seed: int, events: int, wall: float, compile_seconds: float,
+                   policy_known: bool = True) -> EvaluationResult:
+    """An :class:`EvaluationResult` from the statistics array of ``reps`` replications (no references).
+
+    ``policy_known=False`` (an agent): the PASTA and Stein residuals are left out — they need the policy's law
+    P(width | state), which the statistics took from greedy.
+    """
+    model: LossModel = getattr(scenario, "model", scenario)
+
+    def metrics_of(row: np.ndarray) -> dict[str, float]:
+        out = loss_metrics(row, model)
+        if not policy_known:
+            out.pop("residual_pasta", None)
+            out.pop("residual_stein", None)
+        return out
+
+    per_rep = [metrics_of(stats[b].sum(axis=0)) for b in range(reps)]
+    units = per_rep if reps > 1 else [metrics_of(stats[0, i]) for i in range(batches)]
+    metrics: dict[str, Estimate] = {k: _interval(np.array([u[k] for u in units])) for k in units[0]}
+    params = dict(getattr(scenario, "params", {}))
+    params.setdefault("lam", model.lam)
+    return EvaluationResult(
+        scenario=getattr(scenario, "name", "model"), policy=policy_name, params=params, stable=True,
+        metrics=metrics, replications=per_rep, growth_rate=None, unstable_replications=[], growth_rates=[],
+        config=RunConfig(jobs=jobs, warmup=warmup, batches=batches, detect_instability=False), reps=reps, seed=seed,
+        events=events, wall_seconds=wall, compile_seconds=compile_seconds)

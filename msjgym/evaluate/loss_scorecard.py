@@ -30,11 +30,11 @@ def _configurations(n: int, d: int) -> int:
     return sum(ways)
 
 
-def _identities(model: LossModel) -> list[Reference]:
+def _identities(model: LossModel, known: bool = True) -> list[Reference]:
     src = f"{_G} eqs. (1), (2), Lemma 1 eq. (9); {_NOTE}3.1"
     desc = "identity residual, zero in steady state for any Markovian scheme"
-    refs = [Reference(q, "exact", desc, src, value=0.0)
-            for q in ("residual_work", "residual_little", "residual_pasta", "residual_stein")]
+    names = ("residual_work", "residual_little") + (("residual_pasta", "residual_stein") if known else ())
+    refs = [Reference(q, "exact", desc, src, value=0.0) for q in names]
     refs += [Reference(f"residual_width[w{i}]", "exact", desc, src, value=0.0) for i in range(1, model.d + 1)]
     refs.append(Reference("response_time", "bound", f"E[D] >= 1/d = {1 / model.d:.4g} (no job runs on > d servers)",
                           f"{_G} §2", lower=1.0 / model.d))
@@ -151,7 +151,7 @@ def k_text(model: LossModel) -> str:
     return str(model.k)
 
 
-def _general_service(model: LossModel, policy: LossPolicy) -> list[Reference]:
+def _general_service(model: LossModel, policy: LossPolicy) -> list[Reference]:  # noqa: C901
     """Sizes not Exp(1): outside GMGM. The distribution-free identities hold (Little; PASTA; work conservation with
     mean size 1); Lemma 1's Stein identity does not (it uses the Markov generator). Erlang B is insensitive: full
     access with rigid width d (fixed-width, or greedy when d | n) keeps its exact value."""
@@ -171,8 +171,17 @@ def _general_service(model: LossModel, policy: LossPolicy) -> list[Reference]:
     return refs
 
 
-def references(model: LossModel, policy: LossPolicy) -> list[Reference]:
-    """Every reference that applies to ``model`` under ``policy`` (before simulating)."""
+def references(model: LossModel, policy: LossPolicy | None) -> list[Reference]:
+    """Every reference that applies to ``model`` under ``policy`` (before simulating); ``None``: a policy of the
+    user's own (an agent): only the policy-free identities and the comparison with greedy's exact value."""
+    if policy is None:
+        refs = _identities(model, known=False)
+        if model.full_access and model.service is None:
+            g = th.greedy_full_access(model.servers, model.d, model.lam)
+            refs.append(Reference("blocking_probability", "approximation",
+                                  "greedy's exact P_b (a comparison, not a prediction for this policy)",
+                                  f"{_NOTE}3.7(a)", value=g.blocking))
+        return refs
     if model.service is not None:
         return _general_service(model, policy)
     refs = _identities(model) + _exact(model, policy)

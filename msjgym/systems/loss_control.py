@@ -18,6 +18,7 @@ from msjgym.systems import loss as ls
 
 OBS_SIZE = 3
 OK, BAD_ACTION = 0, 1
+SKIP = -2  # action that leaves a system untouched (the agent runner's finished replications; not for env users)
 
 
 @njit
@@ -47,28 +48,32 @@ def reset_system(x, ints, flts, pmf, stats, trace, logfact, b, n, d, k):
 
 
 @njit
-def step_batch(x, ints, flts, pmf, stats, s, trace, logfact, n, d, k, lam, policy, horizon, batches, penalty,
-               actions, resetting, obs, masks, rewards, dts, ended, codes):
+def step_batch(x, ints, flts, pmf, stats, s, trace, logfact, n, d, k, lam, policy, warmup, horizon, batches,
+               penalty, actions, resetting, obs, masks, rewards, dts, ended, codes):
     """Advance every system b: reset it (``resetting[b]``: new episode, run to its first arrival) or apply
-    ``actions[b]`` to its pending arrival and run to the next one. ``ended[b]``: ``horizon`` arrivals decided."""
+    ``actions[b]`` to its pending arrival and run to the next one. ``ended[b]``: ``horizon`` arrivals decided.
+    Statistics measure arrivals ``warmup`` .. ``horizon`` − 1 in ``batches`` batches."""
+    jobs = horizon - warmup
     for b in range(x.shape[0]):
         codes[b] = OK
         rewards[b] = 0.0
         dts[b] = 0.0
         if resetting[b]:
             reset_system(x, ints, flts, pmf, stats, trace, logfact, b, n, d, k)
-            ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, 0, horizon,
+            ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, warmup, jobs,
                                batches)
             ended[b] = False
         else:
             a = actions[b]
+            if a == SKIP:
+                continue
             if ints[b, ls.I_PENDING] == 0 or a < 0 or a > ints[b, ls.I_M]:
                 codes[b] = BAD_ACTION
                 continue
-            ls.resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, a, 0, horizon, batches)
+            ls.resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, a, warmup, jobs, batches)
             t0 = flts[b, ls.F_TIME]
             flts[b, ls.F_AREA] = 0.0
-            ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, 0, horizon,
+            ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, warmup, jobs,
                                batches)
             dts[b] = flts[b, ls.F_TIME] - t0
             rewards[b] = -flts[b, ls.F_AREA] - (penalty if a == 0 else 0.0)
