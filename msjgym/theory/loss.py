@@ -185,7 +185,7 @@ def exact_chain(n: int, d: int, k: int, lam: float, policy: str = "greedy",
     busy = arr @ np.arange(1, d + 1)
     dev = lam - d * arr[:, d - 1] / n
     pb = float(wp[0])
-    ed = float(sum(wp[i] / i for i in range(1, d + 1)) / (1.0 - pb)) if pb < 1 else math.nan
+    ed = _mean_response(wp)
     return ExactChain(pb, ed, wp, mean_jobs, float(pi @ busy) / n, float(pi @ dev ** 2), size)
 
 
@@ -385,8 +385,7 @@ def fixed_point(k: int, d: int, lam: float, policy: str = "greedy") -> FixedPoin
             hi = mid
     q1 = 0.5 * (lo + hi)
     a = accept_probs(q1)
-    ed = float(sum(a[i] / i for i in range(1, d + 1)) / (1.0 - a[0]))
-    return FixedPoint(q1, float(a[0]), ed)
+    return FixedPoint(q1, float(a[0]), _mean_response(a))
 
 
 # ----------------------------------------------------------------------------------------------------- Halfin-Whitt
@@ -407,6 +406,14 @@ def sqrt_n_blocking_limit(alpha: float, beta: float, d: int) -> float:
 
 
 # ----------------------------------------------------------------------------------------------------- helpers
+def _mean_response(width_probability: np.ndarray) -> float:
+    """E[D] = Σ_i (A_i / Σ_{j>=1} A_j)/i: exactly 1/i (in floating point) when one width i carries every job."""
+    accepted = float(width_probability[1:].sum())
+    if accepted <= 0:
+        return math.nan
+    return float(sum((width_probability[i] / accepted) / i for i in range(1, len(width_probability))))
+
+
 def _logc(a: int, b: int) -> float:
     if b < 0 or b > a:
         return -math.inf
@@ -455,5 +462,4 @@ def mean_field_blocking(n: int, k: int, d: int, lam: float, policy: str = "greed
             hi = mid
     q1 = 0.5 * (lo + hi)
     a = probs(q1)
-    ed = float(sum(a[i] / i for i in range(1, d + 1)) / (1.0 - a[0]))
-    return FixedPoint(q1, float(a[0]), ed)
+    return FixedPoint(q1, float(a[0]), _mean_response(a))
