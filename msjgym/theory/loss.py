@@ -89,6 +89,8 @@ class ExactChain:
         mean_jobs: E[X_i], i = 1..d (index 0 unused, 0).
         busy_fraction: E[q_1].
         stein_lhs: E[(λ − d x_d)²].
+        stein_rhs: (d/n)λE[A_d] + λE[(1 − A_d)(λ − d x_d)], A_d = P(width d | x) (Lemma 1 eq. (9): equal to
+            ``stein_lhs`` for every policy, since the identity only uses the dynamics of x_d).
         states: states of the chain.
     """
 
@@ -98,6 +100,7 @@ class ExactChain:
     mean_jobs: np.ndarray
     busy_fraction: float
     stein_lhs: float
+    stein_rhs: float
     states: int
 
 
@@ -186,7 +189,9 @@ def exact_chain(n: int, d: int, k: int, lam: float, policy: str = "greedy",
     dev = lam - d * arr[:, d - 1] / n
     pb = float(wp[0])
     ed = _mean_response(wp)
-    return ExactChain(pb, ed, wp, mean_jobs, float(pi @ busy) / n, float(pi @ dev ** 2), size)
+    ad = widths[:, d]
+    rhs = (d / n) * lam * float(pi @ ad) + lam * float(pi @ ((1.0 - ad) * dev))
+    return ExactChain(pb, ed, wp, mean_jobs, float(pi @ busy) / n, float(pi @ dev ** 2), rhs, size)
 
 
 def _add(rows: list, cols: list, vals: list, i: int, j: int, v: float) -> None:
@@ -463,3 +468,21 @@ def mean_field_blocking(n: int, k: int, d: int, lam: float, policy: str = "greed
     q1 = 0.5 * (lo + hi)
     a = probs(q1)
     return FixedPoint(q1, float(a[0]), _mean_response(a))
+
+
+def blocking_asymptotic(n: int, d: int, alpha: float, beta: float) -> float:
+    """Leading-order P_b of greedy with full access, λ = 1 − βn^(−α), as n → ∞. [asymptotic, supplementary; notes
+    §3.7(a)]
+
+    α >= ½: lim(√n P_b)/√n (:func:`sqrt_n_blocking_limit`). α < ½ (sub-Halfin–Whitt and mean-field): with M = n/d
+    super-servers and ε = βn^(−α), P_b ≈ exp(M(ε + ln(1 − ε)))/√(2πM) — super-polynomially small, so Theorem 4's
+    O(n^-1/2) is a loose one-sided statement there (notes §5 item 6). Leading order only: expect ratios to the exact
+    value that tend to 1 slowly.
+    """
+    if alpha >= 0.5:
+        return sqrt_n_blocking_limit(alpha, beta, d) / math.sqrt(n)
+    m = n / d
+    eps = beta * float(n) ** (-alpha)
+    if not 0 < eps < 1:
+        raise ValueError(f"βn^(−α) = {eps!r}: must be in (0, 1)")
+    return math.exp(m * (eps + math.log1p(-eps))) / math.sqrt(2 * math.pi * m)
