@@ -151,3 +151,16 @@ def test_agent_runner_refuses_a_masked_width():
     sc = load_scenario("loss-sampled", {"servers": 10, "d": 3, "lam": 0.95, "k": 3})
     with pytest.raises(PolicyError, match=r"replication \d, step \d+: width 3 is not allowed now"):
         evaluate_loss_agent(sc, "always3", lambda obs, mask: 3, reps=2, jobs=2000, seed=1)
+
+
+def test_maskable_ppo_trains_a_few_steps():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from msjgym.envs import to_sb3
+    env = to_sb3(AdaptiveLossVectorEnv(4, horizon_jobs=64, servers=20, d=2, lam=0.9, k=4, scenario="loss-sampled"))
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(256)
+    obs = env.reset()
+    actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+    assert all(env.action_masks()[i, a] for i, a in enumerate(actions))
