@@ -68,8 +68,8 @@ def _exact(model: LossModel, policy: LossPolicy) -> list[Reference]:
 def _theorem4(model: LossModel) -> list[Reference]:
     n, d, lam = model.servers, model.d, model.lam
     t4 = th.theorem4_bounds(n, d, lam)
-    cond = ("condition βn^(1−α) >= 2d holds" if t4.condition_holds
-            else "condition βn^(1−α) >= 2d FAILS: proved only for larger n")
+    cond = ("condition λ <= 1 − 2d/n (βn^(1−α) >= 2d) holds" if t4.condition_holds
+            else "condition λ <= 1 − 2d/n (βn^(1−α) >= 2d) FAILS: not proved at this n")
     src = f"{_G} Thm 4, Cor. 3 eq. (17); {_NOTE}5.5"
     refs = [Reference("blocking_probability", "bound", f"P_b <= √(d/(nλ)) ({cond})", src, upper=t4.blocking_upper),
             Reference("stein_lhs", "bound", f"E[(λ − d x_d)²] <= dλ/n ({cond})", src, upper=t4.stein_upper)]
