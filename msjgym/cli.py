@@ -32,7 +32,9 @@ from msjgym.policies import BUILTIN_POLICIES, get_policy
 from msjgym.reproduce import REPRODUCTIONS, Settings
 
 METRIC_ORDER = ("response_time", "waiting_time", "number_in_system", "number_in_queue", "utilization",
-                "queueing_probability", "throughput", "response_time_p95", "response_time_p99")
+                "queueing_probability", "throughput", "response_time_p95", "response_time_p99",
+                "blocking_probability", "width_probability", "sqrt_n_blocking", "stein_lhs", "residual_work",
+                "residual_little", "residual_pasta", "residual_stein", "residual_width")  # loss systems (issue 8)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -126,6 +128,9 @@ def _cmd_list() -> None:
     print("\nPolicies (--policy NAME):")
     width = max(len(name) for name in BUILTIN_POLICIES)
     for name, policy in BUILTIN_POLICIES.items():
+        print(f"  {name:<{width}}  {policy.summary}")
+    from msjgym.policies.loss import LOSS_POLICIES  # loss scenarios (issue 8)
+    for name, policy in LOSS_POLICIES.items():
         print(f"  {name:<{width}}  {policy.summary}")
     print("\nReproductions (msjgym reproduce NAME):")
     width = max(len(name) for name in REPRODUCTIONS)
@@ -223,6 +228,20 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     if args.skip_bad_lines:
         overrides["arrivals.skip_bad_lines"] = True
     scenario = load_scenario(args.scenario, overrides)
+    if _is_loss(scenario):  # loss systems (issue 8): their own runner and scorecard
+        from msjgym.evaluate.loss_runner import evaluate_loss
+        from msjgym.policies.loss import LOSS_POLICIES
+        if args.policy not in LOSS_POLICIES and (":" in args.policy or args.policy.endswith(".py")):
+            from msjgym.envs.agent_runner import load_policy
+            from msjgym.envs.loss_agent_runner import evaluate_loss_agent
+            name, decide = load_policy(args.policy, scenario.model)
+            result = evaluate_loss_agent(scenario, name, decide, reps=args.reps or 10, jobs=args.jobs or 100_000,
+                                         warmup=args.warmup, seed=args.seed, batches=args.batches)
+        else:
+            result = evaluate_loss(scenario, args.policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup,
+                                   seed=args.seed, batches=args.batches)
+        _print_result(result, args, scenario)
+        return
     if args.per_job and scenario.model.trace is None:
         raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")
     if args.policy not in BUILTIN_POLICIES and (":" in args.policy or args.policy.endswith(".py")):
@@ -240,6 +259,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
         detect_instability=not args.no_instability_check,
         progress=not args.no_progress and sys.stderr.isatty(), references=refs)
     _print_result(result, args, scenario)
+
+
+def _is_loss(scenario) -> bool:
+    from msjgym.systems.loss_model import LossModel
+    return isinstance(scenario.model, LossModel)
 
 
 def _evaluate_agent(scenario, args: argparse.Namespace) -> EvaluationResult:
@@ -289,9 +313,15 @@ def _trace_summary(trace: Trace, result: EvaluationResult, per_job: str | None) 
 
 def _cmd_theory(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.scenario, dict(parse_override(text) for text in args.param))
-    policy = get_policy(args.policy)
-    policy.validate(scenario.model)
-    refs = scorecard.references(scenario.model, policy, regime=scenario.regime)
+    if _is_loss(scenario):  # loss systems (issue 8)
+        from msjgym.evaluate import loss_scorecard
+        from msjgym.policies.loss import get_loss_policy
+        policy = get_loss_policy("greedy" if args.policy == "fcfs" else args.policy)
+        refs = loss_scorecard.references(scenario.model, policy)
+    else:
+        policy = get_policy(args.policy)
+        policy.validate(scenario.model)
+        refs = scorecard.references(scenario.model, policy, regime=scenario.regime)
     if args.json:
         print(json.dumps({"scenario": scenario.name, "policy": policy.name, "params": scenario.params,
                           "load": scenario.model.load, "references": [r.to_dict() for r in refs]},

@@ -17,6 +17,7 @@ if gym is not None:
     from msjgym.envs.sb3 import to_sb3
     from msjgym.envs.vector import MSJVectorEnv
     from msjgym.envs.wrappers import ContinuousDiscount
+    from msjgym.envs.loss_env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv, to_sb3_loss  # issue 8
 
 
 def register() -> None:
@@ -24,6 +25,9 @@ def register() -> None:
     if gym is not None and ENV_ID not in gym.registry:
         gym.register(id=ENV_ID, entry_point="msjgym.envs.msj_env:MSJEnv",
                      vector_entry_point="msjgym.envs.vector:MSJVectorEnv")
+    if gym is not None and "msjgym/AdaptiveLoss-v0" not in gym.registry:  # loss systems (issue 8)
+        gym.register(id="msjgym/AdaptiveLoss-v0", entry_point="msjgym.envs.loss_env:AdaptiveLossEnv",
+                     vector_entry_point="msjgym.envs.loss_env:AdaptiveLossVectorEnv")
 
 
 register()

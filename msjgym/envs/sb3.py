@@ -31,6 +31,9 @@ Decide = Callable[[np.ndarray, np.ndarray], int]
 def to_sb3(venv: MSJVectorEnv) -> Any:
     """An SB3 ``VecEnv`` over the native vector environment (same-step autoreset, terminal observations, masks);
     see ``SB3VecEnv``. Wrap it in ``VecMonitor`` to log episode returns."""
+    if type(venv).__name__ == "AdaptiveLossVectorEnv":  # msjgym/AdaptiveLoss-v0 (issue 8)
+        from msjgym.envs.loss_env import to_sb3_loss
+        return to_sb3_loss(venv)
     return _classes()["SB3VecEnv"](venv)
 
 

@@ -544,7 +544,8 @@ _BUILTINS: dict[str, _Builtin] = {
 
 def list_scenarios() -> list[tuple[str, str]]:
     """The built-in scenarios as (name, one-line description)."""
-    return [(name, b.description) for name, b in _BUILTINS.items()]
+    from msjgym.evaluate.loss_scenarios import list_loss_scenarios  # loss systems (issue 8)
+    return [(name, b.description) for name, b in _BUILTINS.items()] + list_loss_scenarios()
 
 
 def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = None) -> Scenario:
@@ -560,6 +561,9 @@ def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = No
     overrides = dict(overrides or {})
     if name in _BUILTINS:
         return _load_builtin(name, overrides)
+    from msjgym.evaluate.loss_scenarios import is_loss_scenario, load_loss_scenario  # loss systems (issue 8)
+    if is_loss_scenario(name):
+        return load_loss_scenario(name, overrides)
     path = Path(name).expanduser()
     if not path.is_file():
         raise ScenarioError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "

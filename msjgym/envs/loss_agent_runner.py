@@ -1,0 +1,68 @@
+"""Evaluate any policy on a loss scenario exactly like a built-in one (``msjgym evaluate loss-... --policy
+FILE.py:NAME`` or ``sb3:MODEL.zip``): same replications, seeds, warm-up, statistics and scorecard as
+:func:`msjgym.evaluate.loss_runner.evaluate_loss`.
+
+The policy sees what an agent of ``msjgym/AdaptiveLoss-v0`` sees: ``act(observation)`` (or ``act(observation,
+action_mask)``) with observation [m, busy/n, jobs/n] and returns the width (0 = block, 1..m). A class is built with
+the scenario's :class:`~msjgym.systems.loss_model.LossModel` if its constructor takes an argument. A masked or
+malformed action stops the evaluation with one error naming the replication, the step and the action.
+"""
+from __future__ import annotations
+
+import secrets
+import time
+
+import numpy as np
+
+from msjgym.envs._loss_core import LossBatch
+from msjgym.envs.agent_runner import Decide
+from msjgym.errors import PolicyError
+from msjgym.evaluate.loss_runner import default_warmup, summarize_loss
+from msjgym.evaluate.runner import EvaluationResult
+from msjgym.systems import loss_control as lc
+
+
+def evaluate_loss_agent(scenario, name: str, decide: Decide, *, reps: int = 10, jobs: int = 100_000,
+                        warmup: int | None = None, seed: int | None = None, batches: int = 20) -> EvaluationResult:
+    """Run ``decide`` as the dispatcher of ``reps`` replications (replication r: ``SeedSequence(seed).spawn(reps)[r]``,
+    the streams of the compiled path, so a built-in policy's agent reproduces its compiled trajectory)."""
+    model = scenario.model
+    warmup = default_warmup(model, jobs) if warmup is None else warmup
+    seed = secrets.randbits(32) if seed is None else seed
+    batch = LossBatch(scenario, warmup + jobs, 0.0, reps, {}, warmup=warmup, batches=batches)
+    batch.seed(np.random.SeedSequence(seed).spawn(reps))
+    start = time.perf_counter()
+    batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
+    alive = np.ones(reps, np.bool_)
+    actions = np.zeros(reps, np.int64)
+    step = 0
+    while alive.any():
+        for b in np.flatnonzero(alive):
+            raw = decide(batch.obs[b].copy(), batch.masks[b].copy())
+            actions[b] = _as_width(raw, batch.masks[b], name, int(b), step)
+        actions[~alive] = lc.SKIP  # finished replications stay as they are
+        batch.step(actions, np.zeros(reps, np.bool_))
+        alive &= ~batch.ended
+        step += 1
+    wall = time.perf_counter() - start
+    events = int(batch.state.ints[:, 1].sum())
+    result = summarize_loss(scenario, name, batch.state.stats, reps, jobs, warmup, batches, seed, events, wall, 0.0,
+                            policy_known=False)
+    from msjgym.evaluate import loss_scorecard, scorecard
+    result.references = scorecard.judge(loss_scorecard.references(model, None), result)
+    return result
+
+
+def _as_width(raw, mask: np.ndarray, name: str, b: int, step: int) -> int:
+    try:
+        value = np.asarray(raw).reshape(-1)
+        if value.size != 1 or not float(value[0]).is_integer():
+            raise ValueError
+        width = int(value[0])
+    except (TypeError, ValueError):
+        raise PolicyError(f"--policy {name!r}: replication {b}, step {step}: returned {raw!r}, not a width "
+                          f"(an integer 0..d)") from None
+    if not (0 <= width < mask.size) or not mask[width]:
+        raise PolicyError(f"--policy {name!r}: replication {b}, step {step}: width {width} is not allowed now "
+                          f"(allowed: {np.flatnonzero(mask).tolist()})")
+    return width
