@@ -1,0 +1,336 @@
+"""The compiled event loop of the large-scale dispatch system: one replication per call.
+
+Events and their cost (N servers; none scans the servers):
+
+* arrival (Poisson, rate λN; water filling: batches of M at rate λN/M): the policy picks a server (O(1) or O(d);
+  water filling O(K + M) per batch); the job joins its FIFO queue; an idle server starts it (heap insert, O(log N));
+* completion (the earliest completion time, top of a binary heap, O(log N)): the next waiting job starts;
+  pull: with probability δ₁ the server sends its queue length;
+* probe (push, rate δN): a uniformly random server reports its queue length (e_i := q_i);
+* idle tick (pull, rate δ₀ × idle servers): a uniformly random idle server reports 0;
+* token (resource pooling, rate pN): a job leaves a uniformly random longest queue at once (a waiting job chosen by
+  ``REMOVE_*``, or the job in service when the longest queue holds one job).
+
+The exogenous events (arrival, probe, tick, token) are competing exponential clocks: one clock of the total rate
+whose type is drawn at expiry. Under pull the total rate changes with the number of idle servers; the residual
+time is then rescaled by old/new rate (exact, by memorylessness), so no draw is wasted.
+
+Measurement window (the paper's protocol, note §4.1): arrivals ``warmup .. jobs - 1`` are measured; time averages
+(the queue-length distribution, messages) cover the interval from the first measured arrival to the arrival after
+the window; the run then continues (with arrivals) until every measured job has left, so the per-job mean is not
+biased toward short jobs.
+"""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from msjgym.core import rng
+from msjgym.core.jit import njit
+from msjgym.core.sampling import sample
+from msjgym.policies.load_balancing import (
+    JIQ, P_BATCH, P_K, P_LCAP, P_N, P_POLICY, PULL, PUSH, RESOURCE_POOLING, WATER_FILLING, choose, water_fill)
+from msjgym.systems.dispatch_state import (
+    DONE, F_SUMR, F_SUMR2, NEED_JOBS, NEED_LEVELS, RUNNING, S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE,
+    S_NFREE, S_NIDLE, S_PHASE, S_RR, S_STATUS, T_EXO, T_NOW, T_RATE, T_WIN0, T_WIN1, bucket_down, bucket_reset,
+    bucket_up, heap_push, heap_remove, heap_top_changed, idle_add, idle_remove, job_alloc, job_free, job_unlink)
+
+# params.ints (P_N .. P_LCAP are shared with msjgym.policies.load_balancing)
+P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)
+P_WARMUP = 7
+P_DKIND = 8  # job-size law kind (msjgym.core.sampling)
+P_REMOVE = 9  # resource pooling: which waiting job a token removes
+NPI = 10
+
+# params.floats
+F_LAM = 0  # arrival rate per server λ (jobs per unit time)
+F_DELTA = 1  # push probe rate per server δ
+F_DELTA0 = 2  # pull: update rate of an idle server δ₀
+F_DELTA1 = 3  # pull: update probability at a completion δ₁
+F_P = 4  # resource pooling: central server's share p of the capacity
+F_SPEED = 5  # service rate of a server (1, or 1 - p under resource pooling)
+NPF = 6
+
+REMOVE_LAST = 0  # the last job in line (default)
+REMOVE_NEXT = 1  # the first waiting job (next to start)
+REMOVE_RANDOM = 2  # a uniformly random waiting job (O(queue length))
+
+DispatchParams = namedtuple("DispatchParams", "ints floats ddata")
+DispatchParams.__doc__ = "Read-only parameters: ``ints[NPI]``, ``floats[NPF]``, the encoded size law ``ddata``."
+
+
+# ---------------------------------------------------------------- statistics
+@njit(inline="always")
+def _touch(st, k, now):
+    """Integrate the number of servers at level k up to now (only inside the window)."""
+    if st.si[S_PHASE] == 1:
+        st.area[k] += (st.qstart[k + 1] - st.qstart[k]) * (now - st.last[k])
+        st.last[k] = now
+
+
+@njit(inline="always")
+def _record(st, j, now):
+    """Job j leaves now."""
+    if st.jmeas[j]:
+        r = now - st.jarr[j]
+        st.sf[F_SUMR] += r
+        st.sf[F_SUMR2] += r * r
+        st.si[S_NDONE] += 1
+        st.si[S_MEAS] -= 1
+
+
+@njit(inline="always")
+def _window(st, pr, idx, now):
+    """Open the window at arrival ``warmup``, close it at arrival ``jobs``."""
+    if idx == pr.ints[P_WARMUP]:
+        st.si[S_PHASE] = 1
+        st.sf[T_WIN0] = now
+        for k in range(st.last.size):
+            st.last[k] = now
+            st.area[k] = 0.0
+        st.si[S_MSG] = 0
+    if idx == pr.ints[P_JOBS]:
+        for k in range(st.last.size):
+            _touch(st, k, now)
+        st.si[S_PHASE] = 2
+        st.sf[T_WIN1] = now
+
+
+# ---------------------------------------------------------------- queue changes
+@njit(inline="always")
+def _enqueue(st, pr, b, i, now, measured):
+    """A new job joins server i's queue now."""
+    k = st.qkey[i]
+    j = job_alloc(st)
+    if j < 0:
+        st.si[S_STATUS] = NEED_JOBS
+        return
+    if k + 1 > pr.ints[P_LCAP]:
+        st.si[S_STATUS] = NEED_LEVELS
+        return
+    size = sample(pr.ints[P_DKIND], pr.ddata, 0, st.rng, b)
+    st.jarr[j] = now
+    st.jsize[j] = size
+    st.jmeas[j] = measured
+    if measured:
+        st.si[S_MEAS] += 1
+    st.jnext[j] = -1
+    last = st.tail[i]
+    st.jprev[j] = last
+    if last >= 0:
+        st.jnext[last] = j
+    else:
+        st.head[i] = j
+    st.tail[i] = j
+    _touch(st, k, now)
+    _touch(st, k + 1, now)
+    bucket_up(st.qkey, st.qord, st.qpos, st.qstart, i)
+    if k == 0:
+        st.ct[i] = now + size / pr.floats[F_SPEED]
+        heap_push(st, i)
+        idle_remove(st, i)
+    else:
+        st.wpend[i] += size
+
+
+@njit(inline="always")
+def _dequeue(st, i, now):
+    """Server i's queue length drops by one (after its job was unlinked)."""
+    k = st.qkey[i]
+    _touch(st, k, now)
+    _touch(st, k - 1, now)
+    bucket_down(st.qkey, st.qord, st.qpos, st.qstart, i)
+
+
+@njit(inline="always")
+def _becomes_idle(st, pr, i):
+    st.ct[i] = math.inf
+    heap_remove(st, i)
+    idle_add(st, i)
+    if pr.ints[P_POLICY] == JIQ and st.si[S_PHASE] == 1:
+        st.si[S_MSG] += 1  # the server joins the dispatcher's idle queue
+
+
+@njit(inline="always")
+def _report(st, i):
+    """Server i's true queue length reaches the dispatcher: e_i := q_i (e_i >= q_i always)."""
+    while st.ekey[i] > st.qkey[i]:
+        bucket_down(st.ekey, st.eord, st.epos, st.estart, i)
+    if st.si[S_PHASE] == 1:
+        st.si[S_MSG] += 1
+
+
+# ---------------------------------------------------------------- events
+@njit(inline="always")
+def _arrive(st, pr, b, i, now):
+    idx = st.si[S_NARR]
+    st.si[S_NARR] = idx + 1
+    _window(st, pr, idx, now)
+    _enqueue(st, pr, b, i, now, pr.ints[P_WARMUP] <= idx < pr.ints[P_JOBS])
+
+
+@njit(inline="always")
+def _arrival(st, pr, b, now):
+    if pr.ints[P_POLICY] == WATER_FILLING:
+        water_fill(st, pr, b)
+        for j in range(pr.ints[P_K]):
+            i = st.perm[j]
+            for _ in range(st.wfl[j]):
+                _arrive(st, pr, b, i, now)
+        return
+    i = choose(st, pr, b, now)
+    if st.si[S_STATUS] == RUNNING:
+        _arrive(st, pr, b, i, now)
+
+
+@njit(inline="always")
+def _completion(st, pr, b, i, now):
+    j = st.head[i]
+    _record(st, j, now)
+    job_unlink(st, i, j)
+    job_free(st, j)
+    _dequeue(st, i, now)
+    h = st.head[i]
+    if h >= 0:
+        size = st.jsize[h]
+        st.wpend[i] -= size
+        st.ct[i] = now + size / pr.floats[F_SPEED]
+        heap_top_changed(st)
+    else:
+        _becomes_idle(st, pr, i)
+    if pr.ints[P_POLICY] == PULL:
+        d1 = pr.floats[F_DELTA1]
+        if d1 > 0.0 and (d1 >= 1.0 or rng.uniform(st.rng, b) < d1):
+            _report(st, i)
+
+
+@njit(inline="always")
+def _token(st, pr, b, now):
+    """Resource pooling: remove one job from a uniformly random longest queue (wasted if all are empty)."""
+    n = pr.ints[P_N]
+    kmax = st.qkey[st.qord[n - 1]]
+    if kmax == 0:
+        return
+    lo = st.qstart[kmax]
+    i = st.qord[lo + rng.below(st.rng, b, n - lo)]
+    if kmax >= 2:
+        mode = pr.ints[P_REMOVE]
+        if mode == REMOVE_NEXT:
+            j = st.jnext[st.head[i]]
+        elif mode == REMOVE_RANDOM:
+            j = st.jnext[st.head[i]]
+            for _ in range(rng.below(st.rng, b, kmax - 1)):
+                j = st.jnext[j]
+        else:
+            j = st.tail[i]
+        st.wpend[i] -= st.jsize[j]
+        _record(st, j, now)
+        job_unlink(st, i, j)
+        job_free(st, j)
+        _dequeue(st, i, now)
+    else:
+        j = st.head[i]
+        _record(st, j, now)
+        job_unlink(st, i, j)
+        job_free(st, j)
+        _dequeue(st, i, now)
+        _becomes_idle(st, pr, i)
+
+
+@njit(inline="always")
+def _exo_rate(st, pr):
+    """Total rate of the exogenous events now."""
+    n = pr.ints[P_N]
+    pol = pr.ints[P_POLICY]
+    r = pr.floats[F_LAM] * n / pr.ints[P_BATCH]
+    if pol == PUSH:
+        r += pr.floats[F_DELTA] * n
+    elif pol == RESOURCE_POOLING:
+        r += pr.floats[F_P] * n
+    elif pol == PULL:
+        r += pr.floats[F_DELTA0] * st.si[S_NIDLE]
+    return r
+
+
+# ---------------------------------------------------------------- reset and run
+@njit
+def reset(st, pr, b):
+    """Empty system at time 0 (state arrays are reused across replications)."""
+    n = pr.ints[P_N]
+    for x in range(st.si.size):
+        st.si[x] = 0
+    for x in range(st.sf.size):
+        st.sf[x] = 0.0
+    bucket_reset(st.qkey, st.qord, st.qpos, st.qstart, n)
+    bucket_reset(st.ekey, st.eord, st.epos, st.estart, n)
+    for i in range(n):
+        st.head[i] = -1
+        st.tail[i] = -1
+        st.ct[i] = math.inf
+        st.wpend[i] = 0.0
+        st.idl[i] = i
+        st.idpos[i] = i
+        st.perm[i] = i
+        st.hpos[i] = -1
+    st.si[S_NIDLE] = n
+    cap = st.jfree.size
+    for j in range(cap):
+        st.jfree[j] = cap - 1 - j
+    st.si[S_NFREE] = cap
+    for k in range(st.area.size):
+        st.area[k] = 0.0
+        st.last[k] = 0.0
+    st.si[S_STATUS] = RUNNING
+    st.si[S_RR] = 0
+    r = _exo_rate(st, pr)
+    st.sf[T_RATE] = r
+    st.sf[T_EXO] = rng.exponential(st.rng, b) / r
+
+
+@njit
+def run(st, pr, b, max_events):
+    """Advance replication b (stream ``st.rng[b]``) by up to ``max_events`` events; returns S_STATUS.
+
+    DONE when every measured job has left; NEED_LEVELS / NEED_JOBS when the arrays are too small (rerun larger).
+    """
+    pol = pr.ints[P_POLICY]
+    n = pr.ints[P_N]
+    fl = pr.floats
+    r_arr = fl[F_LAM] * n / pr.ints[P_BATCH]
+    for _ in range(max_events):
+        if st.si[S_STATUS] != RUNNING:
+            break
+        if st.si[S_PHASE] == 2 and st.si[S_MEAS] == 0:
+            st.si[S_STATUS] = DONE
+            break
+        st.si[S_EVENTS] += 1
+        t_exo = st.sf[T_EXO]
+        if st.si[S_HEAPN] > 0 and st.ct[st.hs[0]] <= t_exo:
+            i = st.hs[0]
+            now = st.ct[i]
+            st.sf[T_NOW] = now
+            _completion(st, pr, b, i, now)
+            if pol == PULL:
+                r_old = st.sf[T_RATE]
+                r_new = _exo_rate(st, pr)
+                if r_new != r_old:
+                    st.sf[T_EXO] = now + (t_exo - now) * (r_old / r_new)
+                    st.sf[T_RATE] = r_new
+            continue
+        now = t_exo
+        st.sf[T_NOW] = now
+        x = rng.uniform(st.rng, b) * st.sf[T_RATE] - r_arr
+        if x < 0.0:
+            _arrival(st, pr, b, now)
+        elif pol == PUSH:
+            _report(st, rng.below(st.rng, b, n))
+        elif pol == PULL:
+            m = st.si[S_NIDLE]
+            if m > 0:
+                _report(st, st.idl[rng.below(st.rng, b, m)])
+        elif pol == RESOURCE_POOLING:
+            _token(st, pr, b, now)
+        r = _exo_rate(st, pr) if pol == PULL else st.sf[T_RATE]
+        st.sf[T_RATE] = r
+        st.sf[T_EXO] = now + rng.exponential(st.rng, b) / r
+    return st.si[S_STATUS]
