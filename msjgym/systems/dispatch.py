@@ -99,7 +99,7 @@ def _state(n: int, jobs: int, levels: int, wf_len: int, reps: int, seed: int | N
     return DispatchState(
         si=np.zeros(NSI, dtype=i64), sf=np.zeros(NSF), rng=streams,
         qstart=np.empty(levels + 2, dtype=i64), estart=np.empty(levels + 2, dtype=i64),
-        ct=np.empty(n), wpend=np.empty(n),
+        ct=np.empty(n), wpend=np.empty(n), ht=np.empty(n),
         jnext=np.empty(jobs, dtype=i64), jprev=np.empty(jobs, dtype=i64), jarr=np.empty(jobs),
         jsize=np.empty(jobs), jmeas=np.empty(jobs, dtype=np.bool_), jfree=np.empty(jobs, dtype=i64),
         area=np.zeros(levels + 1), last=np.zeros(levels + 1),

@@ -4,7 +4,7 @@ Events and their cost (N servers; none scans the servers):
 
 * arrival (Poisson, rate λN; water filling: batches of M at rate λN/M): the policy picks a server (O(1) or O(d);
   water filling O(K + M) per batch); the job joins its FIFO queue; an idle server starts it (heap insert, O(log N));
-* completion (the earliest completion time, top of a binary heap, O(log N)): the next waiting job starts;
+* completion (the earliest completion time, top of a 4-ary heap, O(log N)): the next waiting job starts;
   pull: with probability δ₁ the server sends its queue length;
 * probe (push, rate δN): a uniformly random server reports its queue length (e_i := q_i);
 * idle tick (pull, rate δ₀ × idle servers): a uniformly random idle server reports 0;
@@ -33,7 +33,7 @@ from msjgym.policies.load_balancing import (
 from msjgym.systems.dispatch_state import (
     DONE, F_SUMR, F_SUMR2, NEED_JOBS, NEED_LEVELS, RUNNING, S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE,
     S_NFREE, S_NIDLE, S_PHASE, S_RR, S_STATUS, T_EXO, T_NOW, T_RATE, T_WIN0, T_WIN1, bucket_down, bucket_reset,
-    bucket_up, heap_push, heap_remove, heap_top_changed, idle_add, idle_remove, job_alloc, job_free, job_unlink)
+    bucket_up, heap_push, heap_remove, heap_replace_top, idle_add, idle_remove, job_alloc, job_free, job_unlink)
 
 # params.ints (P_N .. P_LCAP are shared with msjgym.policies.load_balancing)
 P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)
@@ -126,8 +126,9 @@ def _enqueue(st, pr, b, i, now, measured):
     _touch(st, k + 1, now)
     bucket_up(st.qkey, st.qord, st.qpos, st.qstart, i)
     if k == 0:
-        st.ct[i] = now + size / pr.floats[F_SPEED]
-        heap_push(st, i)
+        t = now + size / pr.floats[F_SPEED]
+        st.ct[i] = t
+        heap_push(st, i, t)
         idle_remove(st, i)
     else:
         st.wpend[i] += size
@@ -194,8 +195,9 @@ def _completion(st, pr, b, i, now):
     if h >= 0:
         size = st.jsize[h]
         st.wpend[i] -= size
-        st.ct[i] = now + size / pr.floats[F_SPEED]
-        heap_top_changed(st)
+        t = now + size / pr.floats[F_SPEED]
+        st.ct[i] = t
+        heap_replace_top(st, t)
     else:
         _becomes_idle(st, pr, i)
     if pr.ints[P_POLICY] == PULL:
@@ -305,9 +307,9 @@ def run(st, pr, b, max_events):
             break
         st.si[S_EVENTS] += 1
         t_exo = st.sf[T_EXO]
-        if st.si[S_HEAPN] > 0 and st.ct[st.hs[0]] <= t_exo:
+        if st.si[S_HEAPN] > 0 and st.ht[0] <= t_exo:
             i = st.hs[0]
-            now = st.ct[i]
+            now = st.ht[0]
             st.sf[T_NOW] = now
             _completion(st, pr, b, i, now)
             if pol == PULL:

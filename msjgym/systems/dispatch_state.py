@@ -8,7 +8,7 @@ record; index constants name the fields of the scalar arrays). The primitives, e
   server one level up or down is one swap with the boundary element of its level. A uniformly random server among
   those with the smallest (largest) key is ``order[below(count)]`` — O(1), no scan. Counts per level are
   ``start[k + 1] - start[k]``, so the time-average queue-length distribution costs nothing extra.
-* **Completion heap** (O(log N)): busy servers in a binary min-heap keyed on the completion time of the job in
+* **Completion heap** (O(log N)): busy servers in a 4-ary min-heap keyed on the completion time of the job in
   service (service is non-preemptive FCFS, so one completion time per busy server; sizes are drawn at arrival, so
   any law works and the work in each queue is known, for least-loaded-of-d).
 * **Idle set** (O(1)): idle servers in an array with positions, for JIQ and pull's idle-server update clocks.
@@ -58,7 +58,7 @@ DispatchState = namedtuple(
     "DispatchState",
     "si sf rng "
     "qkey qord qpos qstart ekey eord epos estart "
-    "head tail ct wpend idl idpos perm hs hpos "
+    "head tail ct wpend idl idpos perm hs ht hpos "
     "jnext jprev jarr jsize jmeas jfree area last wfh wfl")
 DispatchState.__doc__ = """Mutable state of one dispatch system (reset for each replication); ``rng`` is ``uint64[R, 4]``.
 
@@ -66,7 +66,7 @@ Per server (length N): ``qkey/qord/qpos`` true queue lengths in level buckets (`
 ``ekey/eord/epos/estart`` the dispatcher's estimates in level buckets (push, pull), ``head/tail`` FIFO list ends
 (-1: empty), ``ct`` completion time of the job in service (inf: idle), ``wpend`` work of the waiting jobs (time
 units at speed 1), ``idl/idpos`` idle set, ``perm`` a permutation for sampling without replacement, ``hs/hpos``
-completion heap (servers) and each server's heap position (-1: idle). Per job slot (length J): ``jnext/jprev``
+completion heap (servers, and their completion times inline) and each server's heap position (-1: idle). Per job slot (length J): ``jnext/jprev``
 links, ``jarr`` arrival time, ``jsize`` size (work), ``jmeas`` 1 if measured, ``jfree`` free-slot stack. Per level
 (LCAP + 1): ``area`` ∫ (servers with q = k) dt over the window, ``last`` integration time. Water-filling scratch:
 ``wfh[M + 1]``, ``wfl[K]``.
@@ -122,61 +122,71 @@ def bucket_reset(key, order, pos, start, n):
         start[k] = n
 
 
-# ---------------------------------------------------------------- completion heap (keyed on ct[server])
+# ---------------------------------------------------------------- completion heap (4-ary, keys inline)
+ARITY = 4  # 4 children of 8-byte keys share a cache line; half the depth of a binary heap
+
+
 @njit(inline="always")
-def _sift_up(hs, hpos, ct, p):
+def _sift_up(hs, ht, hpos, p):
     i = hs[p]
-    t = ct[i]
+    t = ht[p]
     while p > 0:
-        parent = (p - 1) >> 1
-        j = hs[parent]
-        if ct[j] <= t:
+        parent = (p - 1) >> 2
+        tp = ht[parent]
+        if tp <= t:
             break
+        j = hs[parent]
         hs[p] = j
+        ht[p] = tp
         hpos[j] = p
         p = parent
     hs[p] = i
+    ht[p] = t
     hpos[i] = p
 
 
 @njit(inline="always")
-def _sift_down(hs, hpos, ct, n, p):
+def _sift_down(hs, ht, hpos, n, p):
     i = hs[p]
-    t = ct[i]
+    t = ht[p]
     while True:
-        c = 2 * p + 1
+        c = 4 * p + 1
         if c >= n:
             break
-        j = hs[c]
-        tj = ct[j]
-        if c + 1 < n:
-            j2 = hs[c + 1]
-            if ct[j2] < tj:
-                c += 1
-                j = j2
-                tj = ct[j2]
-        if tj >= t:
+        best = c
+        tb = ht[c]
+        end = c + 4 if c + 4 <= n else n
+        for x in range(c + 1, end):
+            if ht[x] < tb:
+                best = x
+                tb = ht[x]
+        if tb >= t:
             break
+        j = hs[best]
         hs[p] = j
+        ht[p] = tb
         hpos[j] = p
-        p = c
+        p = best
     hs[p] = i
+    ht[p] = t
     hpos[i] = p
 
 
 @njit(inline="always")
-def heap_push(st, i):
-    """Server i (with ``ct[i]`` set) becomes busy."""
+def heap_push(st, i, t):
+    """Server i becomes busy; its job completes at time t."""
     n = st.si[S_HEAPN]
     st.si[S_HEAPN] = n + 1
     st.hs[n] = i
-    _sift_up(st.hs, st.hpos, st.ct, n)
+    st.ht[n] = t
+    _sift_up(st.hs, st.ht, st.hpos, n)
 
 
 @njit(inline="always")
-def heap_top_changed(st):
-    """The top server's ``ct`` grew (it started its next job)."""
-    _sift_down(st.hs, st.hpos, st.ct, st.si[S_HEAPN], 0)
+def heap_replace_top(st, t):
+    """The top server started its next job, which completes at time t."""
+    st.ht[0] = t
+    _sift_down(st.hs, st.ht, st.hpos, st.si[S_HEAPN], 0)
 
 
 @njit(inline="always")
@@ -189,12 +199,14 @@ def heap_remove(st, i):
     if p == last:
         return
     moved = st.hs[last]
+    t = st.ht[last]
     st.hs[p] = moved
+    st.ht[p] = t
     st.hpos[moved] = p
-    if p > 0 and st.ct[moved] < st.ct[st.hs[(p - 1) >> 1]]:
-        _sift_up(st.hs, st.hpos, st.ct, p)
+    if p > 0 and t < st.ht[(p - 1) >> 2]:
+        _sift_up(st.hs, st.ht, st.hpos, p)
     else:
-        _sift_down(st.hs, st.hpos, st.ct, last, p)
+        _sift_down(st.hs, st.ht, st.hpos, last, p)
 
 
 # ---------------------------------------------------------------- idle set
