@@ -27,7 +27,10 @@ from __future__ import annotations
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
-from msjgym.systems.dispatch_state import NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, bucket_up
+from msjgym.core.rng import uniform
+from msjgym.systems.dispatch_state import (
+    NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_E, V_EPOS, V_HPOS, V_Q, W_CT, W_PEND, bucket_pick_min,
+    bucket_up)
 
 RANDOM = 0
 ROUND_ROBIN = 1
@@ -72,12 +75,13 @@ def _shortest_of_sample(st, b, n, d):
     random one among the tied."""
     _sample(st, b, n, d)
     best = st.perm[0]
-    kb = st.qkey[best]
+    kb = st.srv[best, V_Q]
     for j in range(1, d):
         i = st.perm[j]
-        if st.qkey[i] < kb:
+        k = st.srv[i, V_Q]
+        if k < kb:
             best = i
-            kb = st.qkey[i]
+            kb = k
     return best
 
 
@@ -89,9 +93,9 @@ def _least_loaded_of_sample(st, b, n, d, now):
     wb = 0.0
     for j in range(d):
         i = st.perm[j]
-        w = st.wpend[i]
-        if st.hpos[i] >= 0:
-            w += st.ct[i] - now
+        w = st.srvf[i, W_PEND]
+        if st.srv[i, V_HPOS] >= 0:
+            w += st.srvf[i, W_CT] - now
         if best < 0 or w < wb:
             best = i
             wb = w
@@ -109,16 +113,14 @@ def choose(st, pr, b, now):
     if pol == RANDOM or pol == RESOURCE_POOLING:
         return below(st.rng, b, n)
     if pol == PUSH or pol == PULL:
-        k = st.ekey[st.eord[0]]
-        i = st.eord[below(st.rng, b, st.estart[k + 1])]
-        if k + 1 > pr.ints[P_LCAP]:
+        i = bucket_pick_min(st.srv, V_E, st.eord, st.estart, uniform(st.rng, b))
+        if st.srv[i, V_E] + 1 > pr.ints[P_LCAP]:
             st.si[S_STATUS] = NEED_LEVELS
         else:
-            bucket_up(st.ekey, st.eord, st.epos, st.estart, i)
+            bucket_up(st.srv, V_E, V_EPOS, st.eord, st.estart, i)
         return i
     if pol == JSQ:
-        k = st.qkey[st.qord[0]]
-        return st.qord[below(st.rng, b, st.qstart[k + 1])]
+        return bucket_pick_min(st.srv, V_Q, st.qord, st.qstart, uniform(st.rng, b))
     if pol == JSQ_D:
         d = pr.ints[P_D]
         if st.si[S_PHASE] == 1:
@@ -156,15 +158,15 @@ def water_fill(st, pr, b):
     _sample(st, b, n, kk)
     perm = st.perm
     h = st.wfh
-    qmin = st.qkey[perm[0]]
+    qmin = st.srv[perm[0], V_Q]
     for j in range(1, kk):
-        q = st.qkey[perm[j]]
+        q = st.srv[perm[j], V_Q]
         if q < qmin:
             qmin = q
     for x in range(m + 1):
         h[x] = 0
     for j in range(kk):
-        rel = st.qkey[perm[j]] - qmin
+        rel = st.srv[perm[j], V_Q] - qmin
         if rel <= m:
             h[rel] += 1
     c = 0
@@ -179,7 +181,7 @@ def water_fill(st, pr, b):
     r = m - used  # 0 <= r < c: tasks left after raising everything at or below ``level`` to it
     nc = 0
     for j in range(kk):
-        rel = st.qkey[perm[j]] - qmin
+        rel = st.srv[perm[j], V_Q] - qmin
         if rel <= level:
             st.wfl[j] = level - rel
             h[nc] = j  # h now lists the sampled servers at the final level

@@ -28,7 +28,8 @@ from msjgym.policies.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POL
 from msjgym.systems import dispatch_kernel as kern
 from msjgym.systems.dispatch_model import REMOVE_MODES, DispatchModel, default_dist
 from msjgym.systems.dispatch_state import (
-    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NSF, NSI, S_EVENTS, S_MSG, S_NDONE, T_WIN0, T_WIN1, DispatchState)
+    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJF, NJI, NSF, NSI, NV, NW, S_EVENTS, S_MSG, S_NDONE, T_WIN0, T_WIN1,
+    DispatchState)
 
 MAX_EVENTS = 1 << 62
 MAX_LEVELS = 1 << 20
@@ -93,17 +94,16 @@ class DispatchResult:
 
 def _state(n: int, jobs: int, levels: int, wf_len: int, reps: int, seed: int | None) -> DispatchState:
     i64 = np.int64
-    per = {name: np.empty(n, dtype=i64) for name in
-           ("qkey", "qord", "qpos", "ekey", "eord", "epos", "head", "tail", "idl", "idpos", "perm", "hs", "hpos")}
     streams, _ = rng.spawn_states(seed, reps)
     return DispatchState(
         si=np.zeros(NSI, dtype=i64), sf=np.zeros(NSF), rng=streams,
-        qstart=np.empty(levels + 2, dtype=i64), estart=np.empty(levels + 2, dtype=i64),
-        ct=np.empty(n), wpend=np.empty(n), ht=np.empty(n),
-        jnext=np.empty(jobs, dtype=i64), jprev=np.empty(jobs, dtype=i64), jarr=np.empty(jobs),
-        jsize=np.empty(jobs), jmeas=np.empty(jobs, dtype=np.bool_), jfree=np.empty(jobs, dtype=i64),
+        srv=np.empty((n, NV), dtype=i64), srvf=np.empty((n, NW)),
+        qord=np.empty(n, dtype=i64), qstart=np.empty(levels + 2, dtype=i64), qcnt=np.zeros(levels + 1, dtype=i64),
+        eord=np.empty(n, dtype=i64), estart=np.empty(levels + 2, dtype=i64),
+        idl=np.empty(n, dtype=i64), perm=np.empty(n, dtype=i64), hs=np.empty(n, dtype=i64), ht=np.empty(n),
+        jobi=np.empty((jobs, NJI), dtype=i64), jobf=np.empty((jobs, NJF)), jfree=np.empty(jobs, dtype=i64),
         area=np.zeros(levels + 1), last=np.zeros(levels + 1),
-        wfh=np.empty(wf_len, dtype=i64), wfl=np.empty(wf_len, dtype=i64), **per)
+        wfh=np.empty(wf_len, dtype=i64), wfl=np.empty(wf_len, dtype=i64))
 
 
 def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int) -> kern.DispatchParams:

@@ -29,11 +29,13 @@ from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.core.sampling import sample
 from msjgym.policies.load_balancing import (
-    JIQ, P_BATCH, P_K, P_LCAP, P_N, P_POLICY, PULL, PUSH, RESOURCE_POOLING, WATER_FILLING, choose, water_fill)
+    JIQ, JSQ, P_BATCH, P_K, P_LCAP, P_N, P_POLICY, PULL, PUSH, RESOURCE_POOLING, WATER_FILLING, choose, water_fill)
 from msjgym.systems.dispatch_state import (
-    DONE, F_SUMR, F_SUMR2, NEED_JOBS, NEED_LEVELS, RUNNING, S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE,
-    S_NFREE, S_NIDLE, S_PHASE, S_RR, S_STATUS, T_EXO, T_NOW, T_RATE, T_WIN0, T_WIN1, bucket_down, bucket_reset,
-    bucket_up, heap_push, heap_remove, heap_replace_top, idle_add, idle_remove, job_alloc, job_free, job_unlink)
+    DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_EVENTS,
+    S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO, T_NOW,
+    T_RATE, T_WIN0, T_WIN1, V_E, V_EPOS, V_HEAD, V_HPOS, V_IDPOS, V_Q, V_QPOS, V_TAIL, W_CT, W_PEND, bucket_down,
+    bucket_pick_max, bucket_reset, bucket_up, heap_push, heap_remove, heap_replace_top, idle_add, idle_remove,
+    job_alloc, job_free, job_unlink)
 
 # params.ints (P_N .. P_LCAP are shared with msjgym.policies.load_balancing)
 P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)
@@ -64,15 +66,15 @@ DispatchParams.__doc__ = "Read-only parameters: ``ints[NPI]``, ``floats[NPF]``, 
 def _touch(st, k, now):
     """Integrate the number of servers at level k up to now (only inside the window)."""
     if st.si[S_PHASE] == 1:
-        st.area[k] += (st.qstart[k + 1] - st.qstart[k]) * (now - st.last[k])
+        st.area[k] += st.qcnt[k] * (now - st.last[k])
         st.last[k] = now
 
 
 @njit(inline="always")
 def _record(st, j, now):
     """Job j leaves now."""
-    if st.jmeas[j]:
-        r = now - st.jarr[j]
+    if st.jobi[j, J_MEAS]:
+        r = now - st.jobf[j, J_ARR]
         st.sf[F_SUMR] += r
         st.sf[F_SUMR2] += r * r
         st.si[S_NDONE] += 1
@@ -98,9 +100,26 @@ def _window(st, pr, idx, now):
 
 # ---------------------------------------------------------------- queue changes
 @njit(inline="always")
+def _level(st, i, k, up, now):
+    """Server i's queue length goes from k to k + 1 (``up``) or k - 1."""
+    k2 = k + 1 if up else k - 1
+    _touch(st, k, now)
+    _touch(st, k2, now)
+    st.qcnt[k] -= 1
+    st.qcnt[k2] += 1
+    if st.si[S_QORDER]:
+        if up:
+            bucket_up(st.srv, V_Q, V_QPOS, st.qord, st.qstart, i)
+        else:
+            bucket_down(st.srv, V_Q, V_QPOS, st.qord, st.qstart, i)
+    else:
+        st.srv[i, V_Q] = k2
+
+
+@njit(inline="always")
 def _enqueue(st, pr, b, i, now, measured):
     """A new job joins server i's queue now."""
-    k = st.qkey[i]
+    k = st.srv[i, V_Q]
     j = job_alloc(st)
     if j < 0:
         st.si[S_STATUS] = NEED_JOBS
@@ -109,43 +128,32 @@ def _enqueue(st, pr, b, i, now, measured):
         st.si[S_STATUS] = NEED_LEVELS
         return
     size = sample(pr.ints[P_DKIND], pr.ddata, 0, st.rng, b)
-    st.jarr[j] = now
-    st.jsize[j] = size
-    st.jmeas[j] = measured
+    st.jobf[j, J_ARR] = now
+    st.jobf[j, J_SIZE] = size
+    st.jobi[j, J_MEAS] = measured
     if measured:
         st.si[S_MEAS] += 1
-    st.jnext[j] = -1
-    last = st.tail[i]
-    st.jprev[j] = last
+    st.jobi[j, J_NEXT] = -1
+    last = st.srv[i, V_TAIL]
+    st.jobi[j, J_PREV] = last
     if last >= 0:
-        st.jnext[last] = j
+        st.jobi[last, J_NEXT] = j
     else:
-        st.head[i] = j
-    st.tail[i] = j
-    _touch(st, k, now)
-    _touch(st, k + 1, now)
-    bucket_up(st.qkey, st.qord, st.qpos, st.qstart, i)
+        st.srv[i, V_HEAD] = j
+    st.srv[i, V_TAIL] = j
+    _level(st, i, k, True, now)
     if k == 0:
         t = now + size / pr.floats[F_SPEED]
-        st.ct[i] = t
+        st.srvf[i, W_CT] = t
         heap_push(st, i, t)
         idle_remove(st, i)
     else:
-        st.wpend[i] += size
-
-
-@njit(inline="always")
-def _dequeue(st, i, now):
-    """Server i's queue length drops by one (after its job was unlinked)."""
-    k = st.qkey[i]
-    _touch(st, k, now)
-    _touch(st, k - 1, now)
-    bucket_down(st.qkey, st.qord, st.qpos, st.qstart, i)
+        st.srvf[i, W_PEND] += size
 
 
 @njit(inline="always")
 def _becomes_idle(st, pr, i):
-    st.ct[i] = math.inf
+    st.srvf[i, W_CT] = math.inf
     heap_remove(st, i)
     idle_add(st, i)
     if pr.ints[P_POLICY] == JIQ and st.si[S_PHASE] == 1:
@@ -155,8 +163,9 @@ def _becomes_idle(st, pr, i):
 @njit(inline="always")
 def _report(st, i):
     """Server i's true queue length reaches the dispatcher: e_i := q_i (e_i >= q_i always)."""
-    while st.ekey[i] > st.qkey[i]:
-        bucket_down(st.ekey, st.eord, st.epos, st.estart, i)
+    q = st.srv[i, V_Q]
+    while st.srv[i, V_E] > q:
+        bucket_down(st.srv, V_E, V_EPOS, st.eord, st.estart, i)
     if st.si[S_PHASE] == 1:
         st.si[S_MSG] += 1
 
@@ -186,17 +195,17 @@ def _arrival(st, pr, b, now):
 
 @njit(inline="always")
 def _completion(st, pr, b, i, now):
-    j = st.head[i]
+    j = st.srv[i, V_HEAD]
     _record(st, j, now)
     job_unlink(st, i, j)
     job_free(st, j)
-    _dequeue(st, i, now)
-    h = st.head[i]
+    _level(st, i, st.srv[i, V_Q], False, now)
+    h = st.srv[i, V_HEAD]
     if h >= 0:
-        size = st.jsize[h]
-        st.wpend[i] -= size
+        size = st.jobf[h, J_SIZE]
+        st.srvf[i, W_PEND] -= size
         t = now + size / pr.floats[F_SPEED]
-        st.ct[i] = t
+        st.srvf[i, W_CT] = t
         heap_replace_top(st, t)
     else:
         _becomes_idle(st, pr, i)
@@ -210,32 +219,31 @@ def _completion(st, pr, b, i, now):
 def _token(st, pr, b, now):
     """Resource pooling: remove one job from a uniformly random longest queue (wasted if all are empty)."""
     n = pr.ints[P_N]
-    kmax = st.qkey[st.qord[n - 1]]
+    i = bucket_pick_max(st.srv, V_Q, st.qord, st.qstart, n, rng.uniform(st.rng, b))
+    kmax = st.srv[i, V_Q]
     if kmax == 0:
         return
-    lo = st.qstart[kmax]
-    i = st.qord[lo + rng.below(st.rng, b, n - lo)]
     if kmax >= 2:
         mode = pr.ints[P_REMOVE]
         if mode == REMOVE_NEXT:
-            j = st.jnext[st.head[i]]
+            j = st.jobi[st.srv[i, V_HEAD], J_NEXT]
         elif mode == REMOVE_RANDOM:
-            j = st.jnext[st.head[i]]
+            j = st.jobi[st.srv[i, V_HEAD], J_NEXT]
             for _ in range(rng.below(st.rng, b, kmax - 1)):
-                j = st.jnext[j]
+                j = st.jobi[j, J_NEXT]
         else:
-            j = st.tail[i]
-        st.wpend[i] -= st.jsize[j]
+            j = st.srv[i, V_TAIL]
+        st.srvf[i, W_PEND] -= st.jobf[j, J_SIZE]
         _record(st, j, now)
         job_unlink(st, i, j)
         job_free(st, j)
-        _dequeue(st, i, now)
+        _level(st, i, kmax, False, now)
     else:
-        j = st.head[i]
+        j = st.srv[i, V_HEAD]
         _record(st, j, now)
         job_unlink(st, i, j)
         job_free(st, j)
-        _dequeue(st, i, now)
+        _level(st, i, kmax, False, now)
         _becomes_idle(st, pr, i)
 
 
@@ -263,17 +271,22 @@ def reset(st, pr, b):
         st.si[x] = 0
     for x in range(st.sf.size):
         st.sf[x] = 0.0
-    bucket_reset(st.qkey, st.qord, st.qpos, st.qstart, n)
-    bucket_reset(st.ekey, st.eord, st.epos, st.estart, n)
+    pol = pr.ints[P_POLICY]
+    st.si[S_QORDER] = 1 if pol == JSQ or pol == RESOURCE_POOLING else 0
+    bucket_reset(st.srv, V_Q, V_QPOS, st.qord, st.qstart, n)
+    bucket_reset(st.srv, V_E, V_EPOS, st.eord, st.estart, n)
+    for k in range(st.qcnt.size):
+        st.qcnt[k] = 0
+    st.qcnt[0] = n
     for i in range(n):
-        st.head[i] = -1
-        st.tail[i] = -1
-        st.ct[i] = math.inf
-        st.wpend[i] = 0.0
+        st.srv[i, V_HEAD] = -1
+        st.srv[i, V_TAIL] = -1
+        st.srv[i, V_HPOS] = -1
+        st.srv[i, V_IDPOS] = i
+        st.srvf[i, W_CT] = math.inf
+        st.srvf[i, W_PEND] = 0.0
         st.idl[i] = i
-        st.idpos[i] = i
         st.perm[i] = i
-        st.hpos[i] = -1
     st.si[S_NIDLE] = n
     cap = st.jfree.size
     for j in range(cap):

@@ -1,20 +1,26 @@
 """State layout and O(1) / O(log N) compiled primitives of the large-scale dispatch system.
 
 One system is N servers with per-server FIFO queues; its state is plain data (numpy arrays in a ``DispatchState``
-record; index constants name the fields of the scalar arrays). The primitives, each with its cost per call:
+record; index constants name the fields). At N = 10⁵ the state outgrows the CPU caches, so the layout is chosen
+to touch few cache lines per event: each server's integer fields are one 64-byte row of ``srv`` (``V_*``), its
+float fields one row of ``srvf`` (``W_*``), each job's fields one row of ``jobi`` / ``jobf``.
 
-* **Level buckets** (O(1) per ±1 change of a key): the servers are kept in an array ``order`` sorted by an integer
-  key (true queue length, or the dispatcher's estimate), with ``start[k]`` = first position of level k. Moving a
-  server one level up or down is one swap with the boundary element of its level. A uniformly random server among
-  those with the smallest (largest) key is ``order[below(count)]`` — O(1), no scan. Counts per level are
-  ``start[k + 1] - start[k]``, so the time-average queue-length distribution costs nothing extra.
-* **Completion heap** (O(log N)): busy servers in a 4-ary min-heap keyed on the completion time of the job in
-  service (service is non-preemptive FCFS, so one completion time per busy server; sizes are drawn at arrival, so
-  any law works and the work in each queue is known, for least-loaded-of-d).
-* **Idle set** (O(1)): idle servers in an array with positions, for JIQ and pull's idle-server update clocks.
-* **Job pool** (O(1)): a doubly linked FIFO list per server over a preallocated pool of job slots with a free stack.
+The primitives, each with its cost per call:
 
-Nothing here allocates; an overflow (a level above ``LCAP`` or more jobs than slots) sets ``S_STATUS`` and the
+* **Level buckets** (O(1) per ±1 change of a key): servers kept in an array ``order`` sorted by an integer key
+  (the dispatcher's estimate e_i; the true queue length q_i for the policies that need the shortest or longest
+  queue), with ``start[k]`` = first position of level k. Moving a server one level is one swap with the boundary
+  element of its level. A uniformly random server among those with the smallest (largest) key is
+  ``order[below(count)]``: O(1), no scan. The number of servers at each queue length is also kept in ``qcnt``
+  for the statistics (hot in cache, whatever N).
+* **Completion heap** (O(log N)): busy servers in a 4-ary min-heap of completion times, the keys stored inline.
+  Service is non-preemptive FCFS, so each busy server has one completion time; job sizes are drawn at arrival,
+  so any size law works and the work in each queue is known (least-loaded-of-d).
+* **Idle set** (O(1)): idle servers in an array with positions, for JIQ and pull's idle-server updates.
+* **Job pool** (O(1)): a doubly linked FIFO list per server over a preallocated pool of job rows with a free stack
+  (LIFO, so recently freed rows, still in cache, are reused first).
+
+Nothing here allocates; an overflow (a level above ``LCAP`` or more jobs than rows) sets ``S_STATUS`` and the
 engine reruns the replication with larger arrays.
 """
 from __future__ import annotations
@@ -30,13 +36,13 @@ S_EVENTS = 1  # events processed (arrival or batch, completion, probe, idle tick
 S_STATUS = 2  # RUNNING, DONE, NEED_LEVELS, NEED_JOBS
 S_NIDLE = 3  # idle servers
 S_HEAPN = 4  # busy servers (heap size)
-S_NFREE = 5  # free job slots
+S_NFREE = 5  # free job rows
 S_MEAS = 6  # measured jobs still in system
 S_PHASE = 7  # 0 warm-up, 1 measuring, 2 after the window (draining the measured jobs)
 S_NDONE = 8  # measured jobs completed
 S_MSG = 9  # messages (probes, updates, samples) in the window
 S_RR = 10  # round-robin pointer
-S_NSTAMP = 11  # (unused, reserved)
+S_QORDER = 11  # 1 if the servers are also kept ordered by true queue length (qord/qstart)
 NSI = 12
 
 # sf[:] (float64)
@@ -49,85 +55,110 @@ F_SUMR = 5  # Σ response times of measured jobs
 F_SUMR2 = 6  # Σ squared response times of measured jobs
 NSF = 7
 
+# srv[i, :] (int64, one 64-byte row per server)
+V_Q = 0  # true queue length (jobs at the server, including the one in service)
+V_QPOS = 1  # position in qord (when S_QORDER)
+V_E = 2  # dispatcher's estimate (push, pull)
+V_EPOS = 3  # position in eord
+V_HEAD = 4  # job in service (-1: idle)
+V_TAIL = 5  # last job in line
+V_HPOS = 6  # heap position (-1: idle)
+V_IDPOS = 7  # position in the idle set (-1: busy)
+NV = 8
+
+# srvf[i, :] (float64)
+W_CT = 0  # completion time of the job in service (inf: idle)
+W_PEND = 1  # work of the waiting jobs (time units at speed 1)
+NW = 2
+
+# jobi[j, :] (int64), jobf[j, :] (float64)
+J_NEXT = 0
+J_PREV = 1
+J_MEAS = 2  # 1 if the job is measured
+NJI = 3
+J_ARR = 0  # arrival time
+J_SIZE = 1  # size (work at speed 1)
+NJF = 2
+
 RUNNING = 0
 DONE = 1
 NEED_LEVELS = 2
 NEED_JOBS = 3
 
 DispatchState = namedtuple(
-    "DispatchState",
-    "si sf rng "
-    "qkey qord qpos qstart ekey eord epos estart "
-    "head tail ct wpend idl idpos perm hs ht hpos "
-    "jnext jprev jarr jsize jmeas jfree area last wfh wfl")
+    "DispatchState", "si sf rng srv srvf qord qstart qcnt eord estart idl perm hs ht jobi jobf jfree area last wfh wfl")
 DispatchState.__doc__ = """Mutable state of one dispatch system (reset for each replication); ``rng`` is ``uint64[R, 4]``.
 
-Per server (length N): ``qkey/qord/qpos`` true queue lengths in level buckets (``qstart[LCAP + 2]``),
-``ekey/eord/epos/estart`` the dispatcher's estimates in level buckets (push, pull), ``head/tail`` FIFO list ends
-(-1: empty), ``ct`` completion time of the job in service (inf: idle), ``wpend`` work of the waiting jobs (time
-units at speed 1), ``idl/idpos`` idle set, ``perm`` a permutation for sampling without replacement, ``hs/hpos``
-completion heap (servers, and their completion times inline) and each server's heap position (-1: idle). Per job slot (length J): ``jnext/jprev``
-links, ``jarr`` arrival time, ``jsize`` size (work), ``jmeas`` 1 if measured, ``jfree`` free-slot stack. Per level
-(LCAP + 1): ``area`` ∫ (servers with q = k) dt over the window, ``last`` integration time. Water-filling scratch:
-``wfh[M + 1]``, ``wfl[K]``.
+``srv[N, NV]``, ``srvf[N, NW]`` per-server fields; ``qord[N]``/``qstart[LCAP + 2]`` servers ordered by queue length
+(JSQ, resource pooling), ``qcnt[LCAP + 1]`` servers per queue length; ``eord``/``estart`` servers ordered by
+estimate (push, pull); ``idl[N]`` idle set; ``perm[N]`` a permutation for sampling without replacement;
+``hs[N]``/``ht[N]`` heap of busy servers and their completion times; ``jobi[J, NJI]``/``jobf[J, NJF]`` job rows and
+``jfree[J]`` the free stack; ``area[LCAP + 1]`` ∫ (servers with q = k) dt over the window and ``last`` its
+integration times; water-filling scratch ``wfh``, ``wfl``.
 """
 
 
 # ---------------------------------------------------------------- level buckets
 @njit(inline="always")
-def bucket_up(key, order, pos, start, i):
-    """Move server i from level k to k + 1 (caller checks k + 1 <= LCAP)."""
-    k = key[i]
+def bucket_up(srv, kc, pc, order, start, i):
+    """Move server i from level k to k + 1 of the buckets keyed on column kc (positions in column pc)."""
+    k = srv[i, kc]
     p = start[k + 1] - 1
     j = order[p]
-    pi = pos[i]
+    pi = srv[i, pc]
     order[pi] = j
-    pos[j] = pi
+    srv[j, pc] = pi
     order[p] = i
-    pos[i] = p
+    srv[i, pc] = p
     start[k + 1] = p
-    key[i] = k + 1
+    srv[i, kc] = k + 1
 
 
 @njit(inline="always")
-def bucket_down(key, order, pos, start, i):
+def bucket_down(srv, kc, pc, order, start, i):
     """Move server i from level k >= 1 to k - 1."""
-    k = key[i]
+    k = srv[i, kc]
     p = start[k]
     j = order[p]
-    pi = pos[i]
+    pi = srv[i, pc]
     order[pi] = j
-    pos[j] = pi
+    srv[j, pc] = pi
     order[p] = i
-    pos[i] = p
+    srv[i, pc] = p
     start[k] = p + 1
-    key[i] = k - 1
+    srv[i, kc] = k - 1
 
 
 @njit(inline="always")
-def bucket_count(start, k):
-    """Servers at level k."""
-    return start[k + 1] - start[k]
-
-
-@njit(inline="always")
-def bucket_reset(key, order, pos, start, n):
+def bucket_reset(srv, kc, pc, order, start, n):
     """All n servers at level 0."""
     for i in range(n):
-        key[i] = 0
+        srv[i, kc] = 0
+        srv[i, pc] = i
         order[i] = i
-        pos[i] = i
     start[0] = 0
     for k in range(1, start.size):
         start[k] = n
 
 
-# ---------------------------------------------------------------- completion heap (4-ary, keys inline)
-ARITY = 4  # 4 children of 8-byte keys share a cache line; half the depth of a binary heap
+@njit(inline="always")
+def bucket_pick_min(srv, kc, order, start, u):
+    """A server with the smallest key, uniformly among the tied; ``u`` uniform on [0, 1)."""
+    k = srv[order[0], kc]
+    return order[int(u * start[k + 1])]
 
 
 @njit(inline="always")
-def _sift_up(hs, ht, hpos, p):
+def bucket_pick_max(srv, kc, order, start, n, u):
+    """A server with the largest key, uniformly among the tied; ``u`` uniform on [0, 1)."""
+    k = srv[order[n - 1], kc]
+    lo = start[k]
+    return order[lo + int(u * (n - lo))]
+
+
+# ---------------------------------------------------------------- completion heap (4-ary, keys inline)
+@njit(inline="always")
+def _sift_up(hs, ht, srv, p):
     i = hs[p]
     t = ht[p]
     while p > 0:
@@ -138,15 +169,15 @@ def _sift_up(hs, ht, hpos, p):
         j = hs[parent]
         hs[p] = j
         ht[p] = tp
-        hpos[j] = p
+        srv[j, V_HPOS] = p
         p = parent
     hs[p] = i
     ht[p] = t
-    hpos[i] = p
+    srv[i, V_HPOS] = p
 
 
 @njit(inline="always")
-def _sift_down(hs, ht, hpos, n, p):
+def _sift_down(hs, ht, srv, n, p):
     i = hs[p]
     t = ht[p]
     while True:
@@ -165,11 +196,11 @@ def _sift_down(hs, ht, hpos, n, p):
         j = hs[best]
         hs[p] = j
         ht[p] = tb
-        hpos[j] = p
+        srv[j, V_HPOS] = p
         p = best
     hs[p] = i
     ht[p] = t
-    hpos[i] = p
+    srv[i, V_HPOS] = p
 
 
 @njit(inline="always")
@@ -179,34 +210,34 @@ def heap_push(st, i, t):
     st.si[S_HEAPN] = n + 1
     st.hs[n] = i
     st.ht[n] = t
-    _sift_up(st.hs, st.ht, st.hpos, n)
+    _sift_up(st.hs, st.ht, st.srv, n)
 
 
 @njit(inline="always")
 def heap_replace_top(st, t):
     """The top server started its next job, which completes at time t."""
     st.ht[0] = t
-    _sift_down(st.hs, st.ht, st.hpos, st.si[S_HEAPN], 0)
+    _sift_down(st.hs, st.ht, st.srv, st.si[S_HEAPN], 0)
 
 
 @njit(inline="always")
 def heap_remove(st, i):
     """Server i leaves the heap (it became idle)."""
-    p = st.hpos[i]
+    p = st.srv[i, V_HPOS]
     last = st.si[S_HEAPN] - 1
     st.si[S_HEAPN] = last
-    st.hpos[i] = -1
+    st.srv[i, V_HPOS] = -1
     if p == last:
         return
     moved = st.hs[last]
     t = st.ht[last]
     st.hs[p] = moved
     st.ht[p] = t
-    st.hpos[moved] = p
+    st.srv[moved, V_HPOS] = p
     if p > 0 and t < st.ht[(p - 1) >> 2]:
-        _sift_up(st.hs, st.ht, st.hpos, p)
+        _sift_up(st.hs, st.ht, st.srv, p)
     else:
-        _sift_down(st.hs, st.ht, st.hpos, last, p)
+        _sift_down(st.hs, st.ht, st.srv, last, p)
 
 
 # ---------------------------------------------------------------- idle set
@@ -214,25 +245,25 @@ def heap_remove(st, i):
 def idle_add(st, i):
     n = st.si[S_NIDLE]
     st.idl[n] = i
-    st.idpos[i] = n
+    st.srv[i, V_IDPOS] = n
     st.si[S_NIDLE] = n + 1
 
 
 @njit(inline="always")
 def idle_remove(st, i):
     n = st.si[S_NIDLE] - 1
-    p = st.idpos[i]
+    p = st.srv[i, V_IDPOS]
     j = st.idl[n]
     st.idl[p] = j
-    st.idpos[j] = p
-    st.idpos[i] = -1
+    st.srv[j, V_IDPOS] = p
+    st.srv[i, V_IDPOS] = -1
     st.si[S_NIDLE] = n
 
 
 # ---------------------------------------------------------------- job pool
 @njit(inline="always")
 def job_alloc(st):
-    """A free job slot, or -1 when the pool is full."""
+    """A free job row, or -1 when the pool is full."""
     n = st.si[S_NFREE]
     if n == 0:
         return -1
@@ -250,13 +281,13 @@ def job_free(st, j):
 @njit(inline="always")
 def job_unlink(st, i, j):
     """Remove job j from server i's list."""
-    a = st.jprev[j]
-    c = st.jnext[j]
+    a = st.jobi[j, J_PREV]
+    c = st.jobi[j, J_NEXT]
     if a >= 0:
-        st.jnext[a] = c
+        st.jobi[a, J_NEXT] = c
     else:
-        st.head[i] = c
+        st.srv[i, V_HEAD] = c
     if c >= 0:
-        st.jprev[c] = a
+        st.jobi[c, J_PREV] = a
     else:
-        st.tail[i] = a
+        st.srv[i, V_TAIL] = a
