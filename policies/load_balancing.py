@@ -29,7 +29,7 @@ from msjgym.core.jit import njit
 from msjgym.core.rng import below
 from msjgym.core.rng import uniform
 from msjgym.systems.dispatch_state import (
-    NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_E, V_EPOS, V_HPOS, V_Q, W_CT, W_PEND, bucket_pick_min,
+    NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_BUSY, V_E, V_EPOS, V_Q, W_CT, W_PEND, bucket_pick_min,
     bucket_up)
 
 RANDOM = 0
@@ -94,7 +94,7 @@ def _least_loaded_of_sample(st, b, n, d, now):
     for j in range(d):
         i = st.perm[j]
         w = st.srvf[i, W_PEND]
-        if st.srv[i, V_HPOS] >= 0:
+        if st.srv[i, V_BUSY]:
             w += st.srvf[i, W_CT] - now
         if best < 0 or w < wb:
             best = i

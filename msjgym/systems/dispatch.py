@@ -100,7 +100,7 @@ def _state(n: int, jobs: int, levels: int, wf_len: int, reps: int, seed: int | N
         srv=np.empty((n, NV), dtype=i64), srvf=np.empty((n, NW)),
         qord=np.empty(n, dtype=i64), qstart=np.empty(levels + 2, dtype=i64), qcnt=np.zeros(levels + 1, dtype=i64),
         eord=np.empty(n, dtype=i64), estart=np.empty(levels + 2, dtype=i64),
-        idl=np.empty(n, dtype=i64), perm=np.empty(n, dtype=i64), hs=np.empty(n, dtype=i64), ht=np.empty(n),
+        idl=np.empty(n, dtype=i64), perm=np.empty(n, dtype=i64), hp=np.empty((n + jobs, 2)),
         jobi=np.empty((jobs, NJI), dtype=i64), jobf=np.empty((jobs, NJF)), jfree=np.empty(jobs, dtype=i64),
         area=np.zeros(levels + 1), last=np.zeros(levels + 1),
         wfh=np.empty(wf_len, dtype=i64), wfl=np.empty(wf_len, dtype=i64))

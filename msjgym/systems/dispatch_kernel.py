@@ -33,8 +33,9 @@ from msjgym.policies.load_balancing import (
 from msjgym.systems.dispatch_state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_EVENTS,
     S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO, T_NOW,
-    T_RATE, T_WIN0, T_WIN1, V_E, V_EPOS, V_HEAD, V_HPOS, V_IDPOS, V_Q, V_QPOS, V_TAIL, W_CT, W_PEND, bucket_down,
-    bucket_pick_max, bucket_reset, bucket_up, heap_push, heap_remove, heap_replace_top, idle_add, idle_remove,
+    T_RATE, T_WIN0, T_WIN1, V_BUSY, V_E, V_EPOS, V_HEAD, V_IDPOS, V_Q, V_QPOS, V_TAIL, W_CT, W_PEND, bucket_down,
+    bucket_pick_max, bucket_reset, bucket_up, heap_pop, heap_push, heap_replace_top, heap_top, idle_add,
+    idle_remove,
     job_alloc, job_free, job_unlink)
 
 # params.ints (P_N .. P_LCAP are shared with msjgym.policies.load_balancing)
@@ -145,7 +146,9 @@ def _enqueue(st, pr, b, i, now, measured):
     if k == 0:
         t = now + size / pr.floats[F_SPEED]
         st.srvf[i, W_CT] = t
-        heap_push(st, i, t)
+        st.srv[i, V_BUSY] = 1
+        if not heap_push(st, i, t):
+            st.si[S_STATUS] = NEED_JOBS
         idle_remove(st, i)
     else:
         st.srvf[i, W_PEND] += size
@@ -153,8 +156,9 @@ def _enqueue(st, pr, b, i, now, measured):
 
 @njit(inline="always")
 def _becomes_idle(st, pr, i):
+    """Server i has no job left (its heap entry is popped by the caller, or left stale by a token)."""
     st.srvf[i, W_CT] = math.inf
-    heap_remove(st, i)
+    st.srv[i, V_BUSY] = 0
     idle_add(st, i)
     if pr.ints[P_POLICY] == JIQ and st.si[S_PHASE] == 1:
         st.si[S_MSG] += 1  # the server joins the dispatcher's idle queue
@@ -208,6 +212,7 @@ def _completion(st, pr, b, i, now):
         st.srvf[i, W_CT] = t
         heap_replace_top(st, t)
     else:
+        heap_pop(st)
         _becomes_idle(st, pr, i)
     if pr.ints[P_POLICY] == PULL:
         d1 = pr.floats[F_DELTA1]
@@ -281,7 +286,7 @@ def reset(st, pr, b):
     for i in range(n):
         st.srv[i, V_HEAD] = -1
         st.srv[i, V_TAIL] = -1
-        st.srv[i, V_HPOS] = -1
+        st.srv[i, V_BUSY] = 0
         st.srv[i, V_IDPOS] = i
         st.srvf[i, W_CT] = math.inf
         st.srvf[i, W_PEND] = 0.0
@@ -320,9 +325,12 @@ def run(st, pr, b, max_events):
             break
         st.si[S_EVENTS] += 1
         t_exo = st.sf[T_EXO]
-        if st.si[S_HEAPN] > 0 and st.ht[0] <= t_exo:
-            i = st.hs[0]
-            now = st.ht[0]
+        if st.si[S_HEAPN] > 0 and st.hp[0, 0] <= t_exo:
+            now, i = heap_top(st)
+            if st.srvf[i, W_CT] != now:  # stale: that job was removed by a token (resource pooling)
+                heap_pop(st)
+                st.si[S_EVENTS] -= 1
+                continue
             st.sf[T_NOW] = now
             _completion(st, pr, b, i, now)
             if pol == PULL:

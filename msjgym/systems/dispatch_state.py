@@ -13,9 +13,11 @@ The primitives, each with its cost per call:
   element of its level. A uniformly random server among those with the smallest (largest) key is
   ``order[below(count)]``: O(1), no scan. The number of servers at each queue length is also kept in ``qcnt``
   for the statistics (hot in cache, whatever N).
-* **Completion heap** (O(log N)): busy servers in a 4-ary min-heap of completion times, the keys stored inline.
-  Service is non-preemptive FCFS, so each busy server has one completion time; job sizes are drawn at arrival,
-  so any size law works and the work in each queue is known (least-loaded-of-d).
+* **Completion heap** (O(log N)): a 4-ary min-heap of rows (completion time, server): four children share one
+  64-byte cache line and a sift touches no other array. Service is non-preemptive FCFS, so each busy server has
+  one live entry; job sizes are drawn at arrival, so any size law works and the work in each queue is known
+  (least-loaded-of-d). Deletion is lazy: when resource pooling removes a job in service, its entry stays and is
+  discarded when it reaches the top (an entry is live iff its time equals the server's ``W_CT``).
 * **Idle set** (O(1)): idle servers in an array with positions, for JIQ and pull's idle-server updates.
 * **Job pool** (O(1)): a doubly linked FIFO list per server over a preallocated pool of job rows with a free stack
   (LIFO, so recently freed rows, still in cache, are reused first).
@@ -35,7 +37,7 @@ S_NARR = 0  # jobs arrived so far
 S_EVENTS = 1  # events processed (arrival or batch, completion, probe, idle tick, token)
 S_STATUS = 2  # RUNNING, DONE, NEED_LEVELS, NEED_JOBS
 S_NIDLE = 3  # idle servers
-S_HEAPN = 4  # busy servers (heap size)
+S_HEAPN = 4  # heap entries (busy servers, plus stale entries under resource pooling)
 S_NFREE = 5  # free job rows
 S_MEAS = 6  # measured jobs still in system
 S_PHASE = 7  # 0 warm-up, 1 measuring, 2 after the window (draining the measured jobs)
@@ -62,7 +64,7 @@ V_E = 2  # dispatcher's estimate (push, pull)
 V_EPOS = 3  # position in eord
 V_HEAD = 4  # job in service (-1: idle)
 V_TAIL = 5  # last job in line
-V_HPOS = 6  # heap position (-1: idle)
+V_BUSY = 6  # 1 if a job is in service
 V_IDPOS = 7  # position in the idle set (-1: busy)
 NV = 8
 
@@ -86,13 +88,13 @@ NEED_LEVELS = 2
 NEED_JOBS = 3
 
 DispatchState = namedtuple(
-    "DispatchState", "si sf rng srv srvf qord qstart qcnt eord estart idl perm hs ht jobi jobf jfree area last wfh wfl")
+    "DispatchState", "si sf rng srv srvf qord qstart qcnt eord estart idl perm hp jobi jobf jfree area last wfh wfl")
 DispatchState.__doc__ = """Mutable state of one dispatch system (reset for each replication); ``rng`` is ``uint64[R, 4]``.
 
 ``srv[N, NV]``, ``srvf[N, NW]`` per-server fields; ``qord[N]``/``qstart[LCAP + 2]`` servers ordered by queue length
 (JSQ, resource pooling), ``qcnt[LCAP + 1]`` servers per queue length; ``eord``/``estart`` servers ordered by
 estimate (push, pull); ``idl[N]`` idle set; ``perm[N]`` a permutation for sampling without replacement;
-``hs[N]``/``ht[N]`` heap of busy servers and their completion times; ``jobi[J, NJI]``/``jobf[J, NJF]`` job rows and
+``hp[H, 2]`` completion heap, rows (time, server); ``jobi[J, NJI]``/``jobf[J, NJF]`` job rows and
 ``jfree[J]`` the free stack; ``area[LCAP + 1]`` ∫ (servers with q = k) dt over the window and ``last`` its
 integration times; water-filling scratch ``wfh``, ``wfl``.
 """
@@ -156,88 +158,82 @@ def bucket_pick_max(srv, kc, order, start, n, u):
     return order[lo + int(u * (n - lo))]
 
 
-# ---------------------------------------------------------------- completion heap (4-ary, keys inline)
+# ---------------------------------------------------------------- completion heap (4-ary, lazy deletion)
 @njit(inline="always")
-def _sift_up(hs, ht, srv, p):
-    i = hs[p]
-    t = ht[p]
+def _sift_up(hp, p):
+    t = hp[p, 0]
+    x = hp[p, 1]
     while p > 0:
         parent = (p - 1) >> 2
-        tp = ht[parent]
+        tp = hp[parent, 0]
         if tp <= t:
             break
-        j = hs[parent]
-        hs[p] = j
-        ht[p] = tp
-        srv[j, V_HPOS] = p
+        hp[p, 0] = tp
+        hp[p, 1] = hp[parent, 1]
         p = parent
-    hs[p] = i
-    ht[p] = t
-    srv[i, V_HPOS] = p
+    hp[p, 0] = t
+    hp[p, 1] = x
 
 
 @njit(inline="always")
-def _sift_down(hs, ht, srv, n, p):
-    i = hs[p]
-    t = ht[p]
+def _sift_down(hp, n, p):
+    t = hp[p, 0]
+    x = hp[p, 1]
     while True:
         c = 4 * p + 1
         if c >= n:
             break
         best = c
-        tb = ht[c]
+        tb = hp[c, 0]
         end = c + 4 if c + 4 <= n else n
-        for x in range(c + 1, end):
-            if ht[x] < tb:
-                best = x
-                tb = ht[x]
+        for y in range(c + 1, end):
+            if hp[y, 0] < tb:
+                best = y
+                tb = hp[y, 0]
         if tb >= t:
             break
-        j = hs[best]
-        hs[p] = j
-        ht[p] = tb
-        srv[j, V_HPOS] = p
+        hp[p, 0] = tb
+        hp[p, 1] = hp[best, 1]
         p = best
-    hs[p] = i
-    ht[p] = t
-    srv[i, V_HPOS] = p
+    hp[p, 0] = t
+    hp[p, 1] = x
 
 
 @njit(inline="always")
 def heap_push(st, i, t):
-    """Server i becomes busy; its job completes at time t."""
+    """Server i's job in service completes at time t (returns False if the heap is full)."""
     n = st.si[S_HEAPN]
+    if n == st.hp.shape[0]:
+        return False
     st.si[S_HEAPN] = n + 1
-    st.hs[n] = i
-    st.ht[n] = t
-    _sift_up(st.hs, st.ht, st.srv, n)
+    st.hp[n, 0] = t
+    st.hp[n, 1] = i
+    _sift_up(st.hp, n)
+    return True
+
+
+@njit(inline="always")
+def heap_top(st):
+    """(time, server) of the earliest entry (the heap must not be empty)."""
+    return st.hp[0, 0], int(st.hp[0, 1])
 
 
 @njit(inline="always")
 def heap_replace_top(st, t):
     """The top server started its next job, which completes at time t."""
-    st.ht[0] = t
-    _sift_down(st.hs, st.ht, st.srv, st.si[S_HEAPN], 0)
+    st.hp[0, 0] = t
+    _sift_down(st.hp, st.si[S_HEAPN], 0)
 
 
 @njit(inline="always")
-def heap_remove(st, i):
-    """Server i leaves the heap (it became idle)."""
-    p = st.srv[i, V_HPOS]
-    last = st.si[S_HEAPN] - 1
-    st.si[S_HEAPN] = last
-    st.srv[i, V_HPOS] = -1
-    if p == last:
-        return
-    moved = st.hs[last]
-    t = st.ht[last]
-    st.hs[p] = moved
-    st.ht[p] = t
-    st.srv[moved, V_HPOS] = p
-    if p > 0 and t < st.ht[(p - 1) >> 2]:
-        _sift_up(st.hs, st.ht, st.srv, p)
-    else:
-        _sift_down(st.hs, st.ht, st.srv, last, p)
+def heap_pop(st):
+    """Remove the earliest entry."""
+    n = st.si[S_HEAPN] - 1
+    st.si[S_HEAPN] = n
+    if n > 0:
+        st.hp[0, 0] = st.hp[n, 0]
+        st.hp[0, 1] = st.hp[n, 1]
+        _sift_down(st.hp, n, 0)
 
 
 # ---------------------------------------------------------------- idle set
