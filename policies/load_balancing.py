@@ -26,10 +26,9 @@ of Non-Exponential Job Sizes", §2 (note ``hellemans-kielanski-van-houdt-bounded
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.core.rng import below
-from msjgym.core.rng import uniform
+from msjgym.core.rng import below, uniform
 from msjgym.systems.dispatch_state import (
-    NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_BUSY, V_E, V_EPOS, V_Q, W_CT, W_PEND, bucket_pick_min,
+    NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_E, V_HEAD, V_POS, V_Q, W_CT, W_PEND, bucket_pick_min,
     bucket_up)
 
 RANDOM = 0
@@ -94,7 +93,7 @@ def _least_loaded_of_sample(st, b, n, d, now):
     for j in range(d):
         i = st.perm[j]
         w = st.srvf[i, W_PEND]
-        if st.srv[i, V_BUSY]:
+        if st.srv[i, V_HEAD] >= 0:
             w += st.srvf[i, W_CT] - now
         if best < 0 or w < wb:
             best = i
@@ -117,7 +116,7 @@ def choose(st, pr, b, now):
         if st.srv[i, V_E] + 1 > pr.ints[P_LCAP]:
             st.si[S_STATUS] = NEED_LEVELS
         else:
-            bucket_up(st.srv, V_E, V_EPOS, st.eord, st.estart, i)
+            bucket_up(st.srv, V_E, V_POS, st.eord, st.estart, i)
         return i
     if pol == JSQ:
         return bucket_pick_min(st.srv, V_Q, st.qord, st.qstart, uniform(st.rng, b))

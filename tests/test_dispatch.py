@@ -22,7 +22,7 @@ from msjgym.policies import load_balancing as lb
 from msjgym.systems import dispatch_kernel as kern
 from msjgym.systems.dispatch import _params, _state, simulate
 from msjgym.systems.dispatch_model import DispatchModel
-from msjgym.systems.dispatch_state import V_E, V_EPOS, V_Q, V_QPOS, bucket_down, bucket_up
+from msjgym.systems.dispatch_state import V_E, V_POS, V_Q, bucket_down, bucket_up
 
 
 LEVEL = 0.999
@@ -135,7 +135,7 @@ def _push_counts(st, pr, draws):
     for _ in range(draws):
         i = lb.choose(st, pr, 0, 0.0)
         counts[i] += 1
-        bucket_down(st.srv, V_E, V_EPOS, st.eord, st.estart, i)  # undo the e_i += 1
+        bucket_down(st.srv, V_E, V_POS, st.eord, st.estart, i)  # undo the e_i += 1
     return counts
 
 
@@ -182,20 +182,20 @@ def _uniform_over(counts: np.ndarray, tied: list[int]) -> None:
 
 def test_push_ties_are_uniform_among_smallest_estimates():
     st, pr = _system("push", 10, delta=1.0)
-    _set_levels(st.srv, V_E, V_EPOS, st.eord, st.estart, np.array([2, 1, 3, 1, 2, 1, 4, 1, 2, 5]))
+    _set_levels(st.srv, V_E, V_POS, st.eord, st.estart, np.array([2, 1, 3, 1, 2, 1, 4, 1, 2, 5]))
     _uniform_over(_push_counts(st, pr, 40_000), [1, 3, 5, 7])
 
 
 def test_jsq_and_jsq_d_ties_are_uniform_among_shortest_queues():
     levels = np.array([1, 0, 2, 0, 3, 0, 1, 1])
     st, pr = _system("jsq", 8)
-    _set_levels(st.srv, V_Q, V_QPOS, st.qord, st.qstart, levels)
+    _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
     _uniform_over(_jsq_counts(st, pr, 30_000), [1, 3, 5])
     st, pr = _system("jsq-d", 8, d=8)  # d = N: the shortest queue overall, ties uniform
-    _set_levels(st.srv, V_Q, V_QPOS, st.qord, st.qstart, levels)
+    _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
     _uniform_over(_jsq_counts(st, pr, 30_000), [1, 3, 5])
     st, pr = _system("jsq-d", 8, d=2)  # each server is sampled: all chosen at some point, never a level-3 one
-    _set_levels(st.srv, V_Q, V_QPOS, st.qord, st.qstart, levels)
+    _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
     counts = _jsq_counts(st, pr, 30_000)
     assert counts[4] == 0 and (np.delete(counts, 4) > 0).all()
     # server 1 (level 0) wins unless paired... P(chosen) = P(sampled) − P(sampled with a tied partner)/2
@@ -205,10 +205,10 @@ def test_jsq_and_jsq_d_ties_are_uniform_among_shortest_queues():
 def test_water_filling_paper_example_and_ties():
     """N = M = K = 3: queues (0, 1, 4) become (2, 2, 4) (paper §2); (0, 0, 4) becomes (2, 1, 4) or (1, 2, 4)."""
     st, pr = _system("water-filling", 3, delta=0.5, batch_size=3)  # K = (0.5/0.5)·3 = 3
-    _set_levels(st.srv, V_Q, V_QPOS, st.qord, st.qstart, np.array([0, 1, 4]))
+    _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, np.array([0, 1, 4]))
     assert (_wf_final(st, pr, 50) == [2, 2, 4]).all()
     st, pr = _system("water-filling", 3, delta=0.5, batch_size=3)
-    _set_levels(st.srv, V_Q, V_QPOS, st.qord, st.qstart, np.array([0, 0, 4]))
+    _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, np.array([0, 0, 4]))
     out = _wf_final(st, pr, 4000)
     assert ((out == [2, 1, 4]).all(axis=1) | (out == [1, 2, 4]).all(axis=1)).all()
     assert stats.binomtest(int((out[:, 0] == 2).sum()), 4000).pvalue > 1e-3
@@ -219,7 +219,7 @@ def test_water_filling_matches_one_task_at_a_time():
     rng = np.random.default_rng(3)
     levels = rng.integers(0, 4, size=6)
     st, pr = _system("water-filling", 6, delta=0.5, batch_size=5)  # K = 5 of 6
-    _set_levels(st.srv, V_Q, V_QPOS, st.qord, st.qstart, levels)
+    _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
     fast = _wf_final(st, pr, 20_000)
     slow = np.zeros_like(fast)
     for r in range(slow.shape[0]):

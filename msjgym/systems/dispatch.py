@@ -28,7 +28,7 @@ from msjgym.policies.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POL
 from msjgym.systems import dispatch_kernel as kern
 from msjgym.systems.dispatch_model import REMOVE_MODES, DispatchModel, default_dist
 from msjgym.systems.dispatch_state import (
-    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJF, NJI, NSF, NSI, NV, NW, S_EVENTS, S_MSG, S_NDONE, T_WIN0, T_WIN1,
+    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_EVENTS, S_MSG, S_NDONE, T_WIN0, T_WIN1,
     DispatchState)
 
 MAX_EVENTS = 1 << 62
@@ -92,16 +92,26 @@ class DispatchResult:
         return "\n".join(lines)
 
 
+def _aligned(rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
+    """An empty ``[rows, cols]`` array whose byte ``offset`` from its start falls on a 64-byte boundary."""
+    item = np.dtype(dtype).itemsize
+    buf = np.empty(rows * cols * item + 128, dtype=np.uint8)
+    start = (offset - buf.ctypes.data) % 64
+    return buf[start: start + rows * cols * item].view(dtype).reshape(rows, cols)
+
+
 def _state(n: int, jobs: int, levels: int, wf_len: int, reps: int, seed: int | None) -> DispatchState:
     i64 = np.int64
     streams, _ = rng.spawn_states(seed, reps)
+    srv = _aligned(n, NV, i64)
+    job = _aligned(jobs, NJ, i64)
     return DispatchState(
-        si=np.zeros(NSI, dtype=i64), sf=np.zeros(NSF), rng=streams,
-        srv=np.empty((n, NV), dtype=i64), srvf=np.empty((n, NW)),
+        si=np.zeros(NSI, dtype=i64), sf=np.zeros(NSF), rng=streams, srv=srv, srvf=srv.view(np.float64),
         qord=np.empty(n, dtype=i64), qstart=np.empty(levels + 2, dtype=i64), qcnt=np.zeros(levels + 1, dtype=i64),
         eord=np.empty(n, dtype=i64), estart=np.empty(levels + 2, dtype=i64),
-        idl=np.empty(n, dtype=i64), perm=np.empty(n, dtype=i64), hp=np.empty((n + jobs, 2)),
-        jobi=np.empty((jobs, NJI), dtype=i64), jobf=np.empty((jobs, NJF)), jfree=np.empty(jobs, dtype=i64),
+        idl=np.empty(n, dtype=i64), perm=np.empty(n, dtype=i64),
+        hp=_aligned(n + jobs, 2, np.float64, offset=16),  # children 4p+1..4p+4 of a node: one cache line
+        jobi=job, jobf=job.view(np.float64), jfree=np.empty(jobs, dtype=i64),
         area=np.zeros(levels + 1), last=np.zeros(levels + 1),
         wfh=np.empty(wf_len, dtype=i64), wfl=np.empty(wf_len, dtype=i64))
 

@@ -33,7 +33,7 @@ from msjgym.policies.load_balancing import (
 from msjgym.systems.dispatch_state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_EVENTS,
     S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO, T_NOW,
-    T_RATE, T_WIN0, T_WIN1, V_BUSY, V_E, V_EPOS, V_HEAD, V_IDPOS, V_Q, V_QPOS, V_TAIL, W_CT, W_PEND, bucket_down,
+    T_RATE, T_WIN0, T_WIN1, V_E, V_HEAD, V_IDPOS, V_POS, V_Q, V_TAIL, W_CT, W_PEND, bucket_down,
     bucket_pick_max, bucket_reset, bucket_up, heap_pop, heap_push, heap_replace_top, heap_top, idle_add,
     idle_remove,
     job_alloc, job_free, job_unlink)
@@ -110,9 +110,9 @@ def _level(st, i, k, up, now):
     st.qcnt[k2] += 1
     if st.si[S_QORDER]:
         if up:
-            bucket_up(st.srv, V_Q, V_QPOS, st.qord, st.qstart, i)
+            bucket_up(st.srv, V_Q, V_POS, st.qord, st.qstart, i)
         else:
-            bucket_down(st.srv, V_Q, V_QPOS, st.qord, st.qstart, i)
+            bucket_down(st.srv, V_Q, V_POS, st.qord, st.qstart, i)
     else:
         st.srv[i, V_Q] = k2
 
@@ -146,7 +146,6 @@ def _enqueue(st, pr, b, i, now, measured):
     if k == 0:
         t = now + size / pr.floats[F_SPEED]
         st.srvf[i, W_CT] = t
-        st.srv[i, V_BUSY] = 1
         if not heap_push(st, i, t):
             st.si[S_STATUS] = NEED_JOBS
         idle_remove(st, i)
@@ -158,7 +157,6 @@ def _enqueue(st, pr, b, i, now, measured):
 def _becomes_idle(st, pr, i):
     """Server i has no job left (its heap entry is popped by the caller, or left stale by a token)."""
     st.srvf[i, W_CT] = math.inf
-    st.srv[i, V_BUSY] = 0
     idle_add(st, i)
     if pr.ints[P_POLICY] == JIQ and st.si[S_PHASE] == 1:
         st.si[S_MSG] += 1  # the server joins the dispatcher's idle queue
@@ -169,7 +167,7 @@ def _report(st, i):
     """Server i's true queue length reaches the dispatcher: e_i := q_i (e_i >= q_i always)."""
     q = st.srv[i, V_Q]
     while st.srv[i, V_E] > q:
-        bucket_down(st.srv, V_E, V_EPOS, st.eord, st.estart, i)
+        bucket_down(st.srv, V_E, V_POS, st.eord, st.estart, i)
     if st.si[S_PHASE] == 1:
         st.si[S_MSG] += 1
 
@@ -278,15 +276,14 @@ def reset(st, pr, b):
         st.sf[x] = 0.0
     pol = pr.ints[P_POLICY]
     st.si[S_QORDER] = 1 if pol == JSQ or pol == RESOURCE_POOLING else 0
-    bucket_reset(st.srv, V_Q, V_QPOS, st.qord, st.qstart, n)
-    bucket_reset(st.srv, V_E, V_EPOS, st.eord, st.estart, n)
+    bucket_reset(st.srv, V_Q, V_POS, st.qord, st.qstart, n)
+    bucket_reset(st.srv, V_E, V_POS, st.eord, st.estart, n)
     for k in range(st.qcnt.size):
         st.qcnt[k] = 0
     st.qcnt[0] = n
     for i in range(n):
         st.srv[i, V_HEAD] = -1
         st.srv[i, V_TAIL] = -1
-        st.srv[i, V_BUSY] = 0
         st.srv[i, V_IDPOS] = i
         st.srvf[i, W_CT] = math.inf
         st.srvf[i, W_PEND] = 0.0

@@ -2,8 +2,9 @@
 
 One system is N servers with per-server FIFO queues; its state is plain data (numpy arrays in a ``DispatchState``
 record; index constants name the fields). At N = 10⁵ the state outgrows the CPU caches, so the layout is chosen
-to touch few cache lines per event: each server's integer fields are one 64-byte row of ``srv`` (``V_*``), its
-float fields one row of ``srvf`` (``W_*``), each job's fields one row of ``jobi`` / ``jobf``.
+to touch few cache lines per event: each server's fields are one 64-byte, cache-line-aligned row (integers through
+``srv``, floats through ``srvf``, a float64 view of the same memory: ``V_*`` and ``W_*`` name disjoint columns),
+and so is each job's row (``jobi`` / ``jobf``, ``J_*``); the heap's four children of a node share one line.
 
 The primitives, each with its cost per call:
 
@@ -57,30 +58,24 @@ F_SUMR = 5  # Σ response times of measured jobs
 F_SUMR2 = 6  # Σ squared response times of measured jobs
 NSF = 7
 
-# srv[i, :] (int64, one 64-byte row per server)
+# srv[i, :] (int64) and its float64 view srvf[i, :]: one 64-byte row (one cache line) per server
 V_Q = 0  # true queue length (jobs at the server, including the one in service)
-V_QPOS = 1  # position in qord (when S_QORDER)
-V_E = 2  # dispatcher's estimate (push, pull)
-V_EPOS = 3  # position in eord
-V_HEAD = 4  # job in service (-1: idle)
-V_TAIL = 5  # last job in line
-V_BUSY = 6  # 1 if a job is in service
-V_IDPOS = 7  # position in the idle set (-1: busy)
+V_E = 1  # dispatcher's estimate (push, pull)
+V_POS = 2  # position in the active ordering: qord (JSQ, resource pooling) or eord (push, pull)
+V_HEAD = 3  # job in service (-1: idle)
+V_TAIL = 4  # last job in line
+V_IDPOS = 5  # position in the idle set (-1: busy)
+W_CT = 6  # (float) completion time of the job in service (inf: idle)
+W_PEND = 7  # (float) work of the waiting jobs (time units at speed 1)
 NV = 8
 
-# srvf[i, :] (float64)
-W_CT = 0  # completion time of the job in service (inf: idle)
-W_PEND = 1  # work of the waiting jobs (time units at speed 1)
-NW = 2
-
-# jobi[j, :] (int64), jobf[j, :] (float64)
+# jobi[j, :] (int64) and its float64 view jobf[j, :]: one 64-byte row per job
 J_NEXT = 0
 J_PREV = 1
 J_MEAS = 2  # 1 if the job is measured
-NJI = 3
-J_ARR = 0  # arrival time
-J_SIZE = 1  # size (work at speed 1)
-NJF = 2
+J_ARR = 3  # (float) arrival time
+J_SIZE = 4  # (float) size (work at speed 1)
+NJ = 8
 
 RUNNING = 0
 DONE = 1
@@ -91,10 +86,10 @@ DispatchState = namedtuple(
     "DispatchState", "si sf rng srv srvf qord qstart qcnt eord estart idl perm hp jobi jobf jfree area last wfh wfl")
 DispatchState.__doc__ = """Mutable state of one dispatch system (reset for each replication); ``rng`` is ``uint64[R, 4]``.
 
-``srv[N, NV]``, ``srvf[N, NW]`` per-server fields; ``qord[N]``/``qstart[LCAP + 2]`` servers ordered by queue length
+``srv[N, NV]`` / ``srvf`` per-server fields (two views of one buffer); ``qord[N]``/``qstart[LCAP + 2]`` servers ordered by queue length
 (JSQ, resource pooling), ``qcnt[LCAP + 1]`` servers per queue length; ``eord``/``estart`` servers ordered by
 estimate (push, pull); ``idl[N]`` idle set; ``perm[N]`` a permutation for sampling without replacement;
-``hp[H, 2]`` completion heap, rows (time, server); ``jobi[J, NJI]``/``jobf[J, NJF]`` job rows and
+``hp[H, 2]`` completion heap, rows (time, server); ``jobi[J, NJ]`` / ``jobf`` job rows (two views) and
 ``jfree[J]`` the free stack; ``area[LCAP + 1]`` ∫ (servers with q = k) dt over the window and ``last`` its
 integration times; water-filling scratch ``wfh``, ``wfl``.
 """
