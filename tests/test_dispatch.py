@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from msjgym.core.distributions import Erlang, Exponential, HyperExponential
+from msjgym.core.distributions import Erlang, Exponential, HyperErlang, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.evaluate.statistics import Estimate, t_interval
 from msjgym.policies import load_balancing as lb
@@ -286,17 +286,80 @@ def test_load_uses_the_mean_job_size():
         simulate("random", servers=10, lam=0.6, dist=Exponential(rate=0.5), arrivals=100)
 
 
-# ---------------------------------------------------------------- the paper's N = 1000 checks (slow)
-PAPER_N1000 = [  # (policy, params, λ, printed sim, printed CI half-width); note §6 item 8, Tables 1, 3, 4
-    ("push", dict(delta=0.3), 0.9, 6.0373, 6.70e-3),
-    ("pull", dict(delta0=2 / 3, delta1=0.0), 0.7, 2.0707, 1.28e-3),
-    ("resource-pooling", dict(p=0.3), 0.8, 1.4153, 1.27e-3),
+# ---------------------------------------------------------------- the paper's simulations (slow)
+def _h2(scv: float) -> HyperExponential:
+    return HyperExponential.from_mean_scv(1.0, scv, 0.5)
+
+
+def _erlang(k: int) -> Erlang:
+    return Erlang(k=k, rate=float(k))
+
+
+def _hyper_erlang(k: int, ell: int, p: float) -> HyperErlang:
+    return HyperErlang(probs=(p, 1.0 - p), k=(k, ell), rates=(float(k), float(ell)))
+
+
+# Tables 1-4 at N = 1000 (note §4.2): (policy, size law, λ, parameters, printed E[R], printed CI half-width).
+# Pull uses δ₁ = 0, δ₀ = δ/(1 − λ) (note §5 item 1); water filling M = C·log10(1000) = 3C, K = (δ/λ)M.
+PAPER_N1000 = [
+    ("push", Exponential(rate=1.0), 0.9, dict(delta=0.3), 6.0373, 6.70e-3),
+    ("push", _h2(15.0), 0.85, dict(delta=0.5), 4.6229, 9.23e-3),
+    ("push", _erlang(6), 0.8, dict(delta=0.25), 4.2557, 6.43e-3),
+    ("push", _hyper_erlang(2, 5, 0.25), 0.85, dict(delta=0.15), 8.4868, 7.58e-3),
+    ("water-filling", Exponential(rate=1.0), 0.8, dict(delta=0.4, batch_size=60), 3.5840, 1.49e-2),
+    ("water-filling", _h2(10.0), 0.8, dict(delta=0.4, batch_size=120), 4.7841, 3.52e-2),
+    ("water-filling", _erlang(3), 0.75, dict(delta=1.2, batch_size=90), 1.5511, 6.14e-3),
+    ("water-filling", _hyper_erlang(3, 5, 0.6), 0.8, dict(delta=1.2, batch_size=90), 1.6993, 8.02e-3),
+    ("pull", Exponential(rate=1.0), 0.7, dict(delta0=0.2 / 0.3, delta1=0.0), 2.0707, 1.28e-3),
+    ("pull", _h2(20.0), 0.9, dict(delta0=0.4 / 0.1, delta1=0.0), 1.8590, 8.45e-3),
+    ("pull", _erlang(3), 0.75, dict(delta0=0.15 / 0.25, delta1=0.0), 2.7894, 2.75e-3),
+    ("pull", _hyper_erlang(2, 5, 0.75), 0.75, dict(delta0=0.5 / 0.25, delta1=0.0), 1.1888, 4.91e-4),
+    ("resource-pooling", Exponential(rate=1.0), 0.8, dict(p=0.3), 1.4153, 1.27e-3),
+    ("resource-pooling", _h2(5.0), 0.7, dict(p=0.3), 1.0726, 1.59e-3),
+    ("resource-pooling", _erlang(7), 0.9, dict(p=0.5), 1.2607, 1.33e-3),
+    ("resource-pooling", _hyper_erlang(3, 5, 0.6), 0.8, dict(p=0.1), 2.0351, 1.66e-3),
 ]
+CHEAP = (0, 8, 12)  # the note's cheap checks (§6 item 8): push Exp, pull Exp, resource pooling Exp
+
+
+def _paper_row(policy, dist, lam, params, printed, half):
+    """The paper's protocol: N = 1000, 20 replications of N·10⁴ arrivals from empty, 10 % warm-up, 95 % CIs."""
+    r = simulate(policy, servers=1000, lam=lam, dist=dist, reps=20, seed=2024, **params)
+    est = r.response_time
+    if policy == "water-filling":  # finite-N water filling varies strongly between runs (note §5 item 7)
+        assert abs(est.mean - printed) <= 0.02 * printed, r.summary()
+    else:
+        assert abs(est.mean - printed) <= math.hypot(est.ci95, half), r.summary()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("policy, params, lam, printed, half", PAPER_N1000)
-def test_paper_n1000_rows(policy, params, lam, printed, half):
-    """The paper's protocol: N = 1000, 20 replications of N·10⁴ arrivals from empty, 10 % warm-up, Exp(1) sizes."""
-    r = simulate(policy, servers=1000, lam=lam, reps=20, seed=2024, **params)
-    assert abs(r.response_time.mean - printed) <= math.hypot(r.response_time.ci95, half), r.summary()
+@pytest.mark.parametrize("row", CHEAP)
+def test_paper_n1000_cheap_rows(row):
+    _paper_row(*PAPER_N1000[row])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", [i for i in range(len(PAPER_N1000)) if i not in CHEAP])
+def test_paper_n1000_other_rows(row):
+    _paper_row(*PAPER_N1000[row])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy, dist, lam, params", [
+    ("push", Exponential(rate=1.0), 0.9, dict(delta=0.3)),
+    ("push", _erlang(6), 0.8, dict(delta=0.25)),
+    ("pull", Exponential(rate=1.0), 0.7, dict(delta=0.2)),
+    ("resource-pooling", Exponential(rate=1.0), 0.8, dict(p=0.3)),
+])
+def test_queue_length_distribution_near_cavity_at_n_10000(policy, dist, lam, params):
+    """Issue 7 acceptance 3: at N = 10⁴ the time-average fraction of servers with q = k is within 0.01 of the cavity
+    queue's P[Q = k] (water filling is left out: its finite-N error is larger, note §5 item 7)."""
+    cavity = pytest.importorskip("msjgym.theory.cavity")
+    r = simulate(policy, servers=10_000, lam=lam, dist=dist, arrivals=10_000_000, reps=2, seed=5, **params)
+    ref = cavity.cavity(policy.replace("-", "_"), lam, dist, **params)  # the cavity module spells water_filling
+    pmf = np.asarray(ref.queue_length_pmf)
+    size = max(pmf.size, r.queue_length_distribution.size)
+    diff = np.zeros(size)
+    diff[: pmf.size] += pmf
+    diff[: r.queue_length_distribution.size] -= r.queue_length_distribution
+    assert np.abs(diff).max() <= 0.01
