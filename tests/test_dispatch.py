@@ -326,6 +326,7 @@ def _paper_row(policy, dist, lam, params, printed, half):
     """The paper's protocol: N = 1000, 20 replications of N·10⁴ arrivals from empty, 10 % warm-up, 95 % CIs."""
     r = simulate(policy, servers=1000, lam=lam, dist=dist, reps=20, seed=2024, **params)
     est = r.response_time
+    print(f"\n{policy} {dist} lam={lam} {params}: sim {est.mean:.4f} ± {est.ci95:.2e}, paper {printed} ± {half:.2e}")
     if policy == "water-filling":  # finite-N water filling varies strongly between runs (note §5 item 7)
         assert abs(est.mean - printed) <= 0.02 * printed, r.summary()
     else:
