@@ -118,6 +118,37 @@ def test_pull_rate_decomposition():
     assert m.message_rate == pytest.approx(0.6 * 0.5 + 0.4 * 1.0)
 
 
+@pytest.mark.parametrize("policy, params", [
+    ("push", dict(delta=0.3, lam=0.9)), ("pull", dict(delta=0.2, lam=0.7)),
+    ("resource-pooling", dict(p=0.3, lam=0.8)), ("jiq", dict(lam=0.9)), ("random", dict(lam=0.8)),
+])
+def test_completion_heap_and_exponential_clocks_agree(policy, params):
+    """Exponential sizes: completions from the heap of drawn sizes, or from one competing clock at a uniformly
+    random busy server (memorylessness), give the same system; compared on E[R], busy fraction and P[Q = k]."""
+    kw = dict(servers=200, arrivals=200_000, reps=6, **params)
+    heap = simulate(policy, completions="heap", seed=31, **kw)
+    clocks = simulate(policy, completions="clocks", seed=32, **kw)
+    for name in ("response_time", "busy_fraction", "message_rate"):
+        a, b = _ci(heap, name), _ci(clocks, name)
+        assert abs(a.mean - b.mean) <= _combined(a, b) + 1e-12, (name, a, b)
+    for k in range(4):
+        a = t_interval(np.array([x.queue_length_distribution[k] for x in heap.replications]), LEVEL)
+        b = t_interval(np.array([x.queue_length_distribution[k] for x in clocks.replications]), LEVEL)
+        assert abs(a.mean - b.mean) <= _combined(a, b), (k, a, b)
+
+
+def test_clocks_need_exponential_sizes():
+    with pytest.raises(ScenarioError, match="completions = 'clocks': needs exponential job sizes"):
+        simulate("push", servers=10, lam=0.5, delta=1.0, dist=Erlang(k=2, rate=2.0), completions="clocks")
+    with pytest.raises(ScenarioError, match="completions = 'fast'"):
+        simulate("push", servers=10, lam=0.5, delta=1.0, completions="fast")
+
+
+def test_random_routing_heap_path_is_mm1():
+    r = simulate("random", servers=200, lam=0.7, arrivals=300_000, reps=6, seed=33, completions="heap")
+    assert _within(_ci(r), 1 / 0.3)
+
+
 def test_resource_pooling_removal_modes_share_the_mean():
     """Which waiting job a token removes changes the response-time law, not its mean (Little's law)."""
     kw = dict(servers=200, lam=0.8, p=0.3, arrivals=300_000, reps=6, seed=22)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from msjgym.core import rng
-from msjgym.core.distributions import Distribution
+from msjgym.core.distributions import Distribution, Exponential
 from msjgym.errors import ScenarioError
 from msjgym.evaluate.statistics import Estimate, t_interval
 from msjgym.policies.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY, POLICY_IDS
@@ -116,7 +116,21 @@ def _state(n: int, jobs: int, levels: int, wf_len: int, reps: int, seed: int | N
         wfh=np.empty(wf_len, dtype=i64), wfl=np.empty(wf_len, dtype=i64))
 
 
-def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int) -> kern.DispatchParams:
+COMPLETIONS = ("auto", "heap", "clocks")
+
+
+def _clocks(m: DispatchModel, completions: str) -> bool:
+    """Whether completions run as competing clocks (exponential sizes; not least-loaded-d, which needs sizes)."""
+    if completions not in COMPLETIONS:
+        raise ScenarioError(f"completions = {completions!r}: must be one of {', '.join(COMPLETIONS)}")
+    able = isinstance(m.dist, Exponential) and m.policy != "least-loaded-d"
+    if completions == "clocks" and not able:
+        raise ScenarioError(f"completions = 'clocks': needs exponential job sizes and a policy that does not read "
+                            f"job sizes (got dist = {m.dist}, policy = {m.policy!r}); use 'heap' or 'auto'")
+    return able and completions != "heap"
+
+
+def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: bool = False) -> kern.DispatchParams:
     kind, data = m.dist.encode()
     ints = np.zeros(kern.NPI, dtype=np.int64)
     ints[P_N] = m.servers
@@ -136,6 +150,8 @@ def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int) -> kern.D
     floats[kern.F_DELTA1] = m.delta1 or 0.0
     floats[kern.F_P] = m.p or 0.0
     floats[kern.F_SPEED] = m.speed
+    floats[kern.F_MU] = m.speed / m.dist.mean
+    ints[kern.P_CLOCKS] = int(clocks)
     return kern.DispatchParams(ints, floats, np.ascontiguousarray(data, dtype=np.float64))
 
 
@@ -157,7 +173,8 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
              delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
              d: int | None = None, batch_size: int | None = None, p: float | None = None,
              remove: str | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1,
-             reps: int = 20, seed: int | None = None, levels: int = 256) -> DispatchResult:
+             reps: int = 20, seed: int | None = None, levels: int = 256,
+             completions: str = "auto") -> DispatchResult:
     """Simulate ``reps`` independent replications of a dispatch system; returns means with 95 % CIs.
 
     Args:
@@ -168,6 +185,8 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
         reps: replications (>= 1; CIs need >= 2).
         seed: root seed of ``numpy.random.SeedSequence`` (None: fresh entropy, reported in the result).
         levels: initial largest queue length / estimate the arrays hold (doubled automatically on overflow).
+        completions: "heap" (a heap of completion times, any size law), "clocks" (exponential sizes: one competing
+            clock at a uniformly random busy server, no heap), or "auto" (clocks when they apply).
     """
     model = DispatchModel(policy, servers, lam, default_dist() if dist is None else dist, delta=delta,
                           delta0=delta0, delta1=delta1, d=d, batch_size=batch_size, p=p, remove=remove)
@@ -186,7 +205,7 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
     jobs = _initial_jobs(model)
     wf_len = max((model.batch_size or 0) + 1, model.sample_size) + 1
     st = _state(n, jobs, levels, wf_len, reps, root.entropy)
-    pr = _params(model, arrivals, warmup, levels)
+    pr = _params(model, arrivals, warmup, levels, _clocks(model, completions))
     out = []
     for b in range(reps):
         start = st.rng[b].copy()

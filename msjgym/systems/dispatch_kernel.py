@@ -12,7 +12,9 @@ Events and their cost (N servers; none scans the servers):
   ``REMOVE_*``, or the job in service when the longest queue holds one job).
 
 The exogenous events (arrival, probe, tick, token) are competing exponential clocks: one clock of the total rate
-whose type is drawn at expiry. Under pull the total rate changes with the number of idle servers; the residual
+whose type is drawn at expiry. Completions come from the heap of completion times (any size law), or, for
+exponential sizes, from one more competing clock at a uniformly random busy server (``run_clocks``: no heap, no
+size draws; selected by ``P_CLOCKS``). Under pull the total rate changes with the number of idle servers; the residual
 time is then rescaled by old/new rate (exact, by memorylessness), so no draw is wasted.
 
 Measurement window (the paper's protocol, note §4.1): arrivals ``warmup .. jobs - 1`` are measured; time averages
@@ -32,7 +34,7 @@ from msjgym.policies.load_balancing import (
     JIQ, JSQ, P_BATCH, P_K, P_LCAP, P_N, P_POLICY, PULL, PUSH, RESOURCE_POOLING, WATER_FILLING, choose, water_fill)
 from msjgym.systems.dispatch_state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_EVENTS,
-    S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO, T_NOW,
+    S_CLOCKS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO, T_NOW,
     T_RATE, T_WIN0, T_WIN1, V_E, V_HEAD, V_IDPOS, V_POS, V_Q, V_TAIL, W_CT, W_PEND, bucket_down,
     bucket_pick_max, bucket_reset, bucket_up, heap_pop, heap_push, heap_replace_top, heap_top, idle_add,
     idle_remove,
@@ -43,7 +45,8 @@ P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)
 P_WARMUP = 7
 P_DKIND = 8  # job-size law kind (msjgym.core.sampling)
 P_REMOVE = 9  # resource pooling: which waiting job a token removes
-NPI = 10
+P_CLOCKS = 10  # 1: completions by competing clocks (exponential sizes only), 0: completion heap
+NPI = 11
 
 # params.floats
 F_LAM = 0  # arrival rate per server λ (jobs per unit time)
@@ -52,7 +55,8 @@ F_DELTA0 = 2  # pull: update rate of an idle server δ₀
 F_DELTA1 = 3  # pull: update probability at a completion δ₁
 F_P = 4  # resource pooling: central server's share p of the capacity
 F_SPEED = 5  # service rate of a server (1, or 1 - p under resource pooling)
-NPF = 6
+F_MU = 6  # completion rate of a busy server, speed / E[size] (clock mode)
+NPF = 7
 
 REMOVE_LAST = 0  # the last job in line (default)
 REMOVE_NEXT = 1  # the first waiting job (next to start)
@@ -128,7 +132,8 @@ def _enqueue(st, pr, b, i, now, measured):
     if k + 1 > pr.ints[P_LCAP]:
         st.si[S_STATUS] = NEED_LEVELS
         return
-    size = sample(pr.ints[P_DKIND], pr.ddata, 0, st.rng, b)
+    clocks = st.si[S_CLOCKS]
+    size = 0.0 if clocks else sample(pr.ints[P_DKIND], pr.ddata, 0, st.rng, b)
     st.jobf[j, J_ARR] = now
     st.jobf[j, J_SIZE] = size
     st.jobi[j, J_MEAS] = measured
@@ -144,12 +149,13 @@ def _enqueue(st, pr, b, i, now, measured):
     st.srv[i, V_TAIL] = j
     _level(st, i, k, True, now)
     if k == 0:
-        t = now + size / pr.floats[F_SPEED]
-        st.srvf[i, W_CT] = t
-        if not heap_push(st, i, t):
-            st.si[S_STATUS] = NEED_JOBS
         idle_remove(st, i)
-    else:
+        if not clocks:
+            t = now + size / pr.floats[F_SPEED]
+            st.srvf[i, W_CT] = t
+            if not heap_push(st, i, t):
+                st.si[S_STATUS] = NEED_JOBS
+    elif not clocks:
         st.srvf[i, W_PEND] += size
 
 
@@ -203,7 +209,10 @@ def _completion(st, pr, b, i, now):
     job_free(st, j)
     _level(st, i, st.srv[i, V_Q], False, now)
     h = st.srv[i, V_HEAD]
-    if h >= 0:
+    if st.si[S_CLOCKS]:
+        if h < 0:
+            _becomes_idle(st, pr, i)
+    elif h >= 0:
         size = st.jobf[h, J_SIZE]
         st.srvf[i, W_PEND] -= size
         t = now + size / pr.floats[F_SPEED]
@@ -276,6 +285,7 @@ def reset(st, pr, b):
         st.sf[x] = 0.0
     pol = pr.ints[P_POLICY]
     st.si[S_QORDER] = 1 if pol == JSQ or pol == RESOURCE_POOLING else 0
+    st.si[S_CLOCKS] = pr.ints[P_CLOCKS]
     bucket_reset(st.srv, V_Q, V_POS, st.qord, st.qstart, n)
     bucket_reset(st.srv, V_E, V_POS, st.eord, st.estart, n)
     for k in range(st.qcnt.size):
@@ -302,6 +312,49 @@ def reset(st, pr, b):
     r = _exo_rate(st, pr)
     st.sf[T_RATE] = r
     st.sf[T_EXO] = rng.exponential(st.rng, b) / r
+    st.sf[T_NOW] = 0.0
+
+
+@njit(inline="always")
+def _exogenous(st, pr, b, x, now):
+    """The exogenous event at ``now``: ``x`` is uniform on [0, exogenous rate)."""
+    pol = pr.ints[P_POLICY]
+    if x < pr.floats[F_LAM] * pr.ints[P_N] / pr.ints[P_BATCH]:
+        _arrival(st, pr, b, now)
+    elif pol == PUSH:
+        _report(st, rng.below(st.rng, b, pr.ints[P_N]))
+    elif pol == PULL:
+        m = st.si[S_NIDLE]
+        if m > 0:
+            _report(st, st.idl[rng.below(st.rng, b, m)])
+    elif pol == RESOURCE_POOLING:
+        _token(st, pr, b, now)
+
+
+@njit
+def run_clocks(st, pr, b, max_events):
+    """``run`` for exponential sizes: completions are one more competing clock, at a random busy server."""
+    n = pr.ints[P_N]
+    mu = pr.floats[F_MU]
+    for _ in range(max_events):
+        if st.si[S_STATUS] != RUNNING:
+            break
+        if st.si[S_PHASE] == 2 and st.si[S_MEAS] == 0:
+            st.si[S_STATUS] = DONE
+            break
+        st.si[S_EVENTS] += 1
+        idle = st.si[S_NIDLE]
+        r_done = mu * (n - idle)
+        r_exo = _exo_rate(st, pr)
+        now = st.sf[T_NOW] + rng.exponential(st.rng, b) / (r_done + r_exo)
+        st.sf[T_NOW] = now
+        x = rng.uniform(st.rng, b) * (r_done + r_exo)
+        if x < r_done:
+            k = idle + int(x / mu)
+            _completion(st, pr, b, st.idl[k if k < n else n - 1], now)
+        else:
+            _exogenous(st, pr, b, x - r_done, now)
+    return st.si[S_STATUS]
 
 
 @njit
@@ -310,10 +363,9 @@ def run(st, pr, b, max_events):
 
     DONE when every measured job has left; NEED_LEVELS / NEED_JOBS when the arrays are too small (rerun larger).
     """
+    if pr.ints[P_CLOCKS]:
+        return run_clocks(st, pr, b, max_events)
     pol = pr.ints[P_POLICY]
-    n = pr.ints[P_N]
-    fl = pr.floats
-    r_arr = fl[F_LAM] * n / pr.ints[P_BATCH]
     for _ in range(max_events):
         if st.si[S_STATUS] != RUNNING:
             break
@@ -339,17 +391,7 @@ def run(st, pr, b, max_events):
             continue
         now = t_exo
         st.sf[T_NOW] = now
-        x = rng.uniform(st.rng, b) * st.sf[T_RATE] - r_arr
-        if x < 0.0:
-            _arrival(st, pr, b, now)
-        elif pol == PUSH:
-            _report(st, rng.below(st.rng, b, n))
-        elif pol == PULL:
-            m = st.si[S_NIDLE]
-            if m > 0:
-                _report(st, st.idl[rng.below(st.rng, b, m)])
-        elif pol == RESOURCE_POOLING:
-            _token(st, pr, b, now)
+        _exogenous(st, pr, b, rng.uniform(st.rng, b) * st.sf[T_RATE], now)
         r = _exo_rate(st, pr) if pol == PULL else st.sf[T_RATE]
         st.sf[T_RATE] = r
         st.sf[T_EXO] = now + rng.exponential(st.rng, b) / r

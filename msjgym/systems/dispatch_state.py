@@ -19,7 +19,12 @@ The primitives, each with its cost per call:
   one live entry; job sizes are drawn at arrival, so any size law works and the work in each queue is known
   (least-loaded-of-d). Deletion is lazy: when resource pooling removes a job in service, its entry stays and is
   discarded when it reaches the top (an entry is live iff its time equals the server's ``W_CT``).
-* **Idle set** (O(1)): idle servers in an array with positions, for JIQ and pull's idle-server updates.
+* **Idle / busy partition** (O(1)): ``idl`` is a permutation of the servers with the idle ones first
+  (``idl[:nidle]``) and the busy ones after: a uniformly random idle server (JIQ, pull's idle updates) or busy
+  server (completions under exponential sizes, below) is one array read.
+* **Completions under exponential sizes** (O(1), no heap): every busy server completes at rate speed/E[S], so the
+  next completion is a clock of rate speed/E[S] × busy competing with the exogenous clocks, at a uniformly random
+  busy server (memorylessness); sizes are then never drawn.
 * **Job pool** (O(1)): a doubly linked FIFO list per server over a preallocated pool of job rows with a free stack
   (LIFO, so recently freed rows, still in cache, are reused first).
 
@@ -46,7 +51,8 @@ S_NDONE = 8  # measured jobs completed
 S_MSG = 9  # messages (probes, updates, samples) in the window
 S_RR = 10  # round-robin pointer
 S_QORDER = 11  # 1 if the servers are also kept ordered by true queue length (qord/qstart)
-NSI = 12
+S_CLOCKS = 12  # 1: completions by competing clocks (exponential sizes), 0: by the heap
+NSI = 13
 
 # sf[:] (float64)
 T_NOW = 0
@@ -64,7 +70,7 @@ V_E = 1  # dispatcher's estimate (push, pull)
 V_POS = 2  # position in the active ordering: qord (JSQ, resource pooling) or eord (push, pull)
 V_HEAD = 3  # job in service (-1: idle)
 V_TAIL = 4  # last job in line
-V_IDPOS = 5  # position in the idle set (-1: busy)
+V_IDPOS = 5  # position in idl (idle iff < S_NIDLE)
 W_CT = 6  # (float) completion time of the job in service (inf: idle)
 W_PEND = 7  # (float) work of the waiting jobs (time units at speed 1)
 NV = 8
@@ -88,7 +94,7 @@ DispatchState.__doc__ = """Mutable state of one dispatch system (reset for each 
 
 ``srv[N, NV]`` / ``srvf`` per-server fields (two views of one buffer); ``qord[N]``/``qstart[LCAP + 2]`` servers ordered by queue length
 (JSQ, resource pooling), ``qcnt[LCAP + 1]`` servers per queue length; ``eord``/``estart`` servers ordered by
-estimate (push, pull); ``idl[N]`` idle set; ``perm[N]`` a permutation for sampling without replacement;
+estimate (push, pull); ``idl[N]`` idle/busy partition; ``perm[N]`` a permutation for sampling without replacement;
 ``hp[H, 2]`` completion heap, rows (time, server); ``jobi[J, NJ]`` / ``jobf`` job rows (two views) and
 ``jfree[J]`` the free stack; ``area[LCAP + 1]`` ∫ (servers with q = k) dt over the window and ``last`` its
 integration times; water-filling scratch ``wfh``, ``wfl``.
@@ -234,7 +240,12 @@ def heap_pop(st):
 # ---------------------------------------------------------------- idle set
 @njit(inline="always")
 def idle_add(st, i):
+    """Busy server i becomes idle: swap it to the front of the busy part of ``idl``."""
     n = st.si[S_NIDLE]
+    p = st.srv[i, V_IDPOS]
+    j = st.idl[n]
+    st.idl[p] = j
+    st.srv[j, V_IDPOS] = p
     st.idl[n] = i
     st.srv[i, V_IDPOS] = n
     st.si[S_NIDLE] = n + 1
@@ -242,12 +253,14 @@ def idle_add(st, i):
 
 @njit(inline="always")
 def idle_remove(st, i):
+    """Idle server i becomes busy: swap it to the back of the idle part of ``idl``."""
     n = st.si[S_NIDLE] - 1
     p = st.srv[i, V_IDPOS]
     j = st.idl[n]
     st.idl[p] = j
     st.srv[j, V_IDPOS] = p
-    st.srv[i, V_IDPOS] = -1
+    st.idl[n] = i
+    st.srv[i, V_IDPOS] = n
     st.si[S_NIDLE] = n
 
 
