@@ -1,7 +1,9 @@
 """Events per second of the large-scale dispatch simulator, and how they change with the number of servers N.
 
 Timed (``msjgym.systems.dispatch.simulate``, 1 replication, Exp(1) sizes; the compiled loop only, as
-``DispatchResult.events_per_second``; numba's compilation excluded by an untimed warm-up call):
+``DispatchResult.events_per_second``; numba's compilation excluded by an untimed warm-up call), with both
+completion mechanisms: ``clocks`` (exponential sizes: a competing clock at a random busy server) and ``heap`` (the
+4-ary heap of completion times that every other size law uses):
 
 - push, λ = 0.9, δ = 0.3, at N = 10³, 10⁴, 10⁵ (the issue's headline is N = 10⁴);
 - JSQ(2), λ = 0.9, at N = 10³, 10⁴, 10⁵ (headline N = 10⁵).
@@ -11,12 +13,13 @@ Each run has ``--per-server`` arrivals per server (at least ``--min-arrivals``),
 fastest of ``--repeat`` runs is reported. The target is >= 2 million events per second, flat in N.
 
 The projected time of one Table-1 replication at N = 10⁵ (10⁹ arrivals, the paper's protocol) is
-10⁹ × (events per arrival) / (events per second): the rate measured on the push run at N = 10⁵, the events per
+10⁹ × (events per arrival) / (events per second): the rate measured on the push runs at N = 10⁵, the events per
 arrival on the push run at N = 10³ (2,000 arrivals per server, so filling and draining weigh least; in steady state
 it is (λ + λ + δ)/λ = 2.33 for push).
 
 Reference, measured in the same run: the same JSQ(2) model as a plain Python loop (``heapq`` completion calendar,
-``random`` module) at N = 100, its events per second, and msjgym's ratio to it. Prints only; asserts nothing.
+``random`` module) at N = 100, its events per second, and msjgym's ratio to it (heap completions, as in the
+reference). Prints only; asserts nothing.
 
     python benchmarks/bench_dispatch.py [--per-server 100] [--min-arrivals 2000000] [--repeat 2] [--seed 1]
 """
@@ -33,12 +36,14 @@ TARGET = 2e6
 TABLE1_ARRIVALS = 10**9
 
 
-def run(policy: str, n: int, arrivals: int, seed: int, repeat: int, **params) -> tuple[float, float, float]:
-    """(events per second, events per arrival, wall seconds) of the fastest of ``repeat`` runs."""
+def run(policy: str, n: int, arrivals: int, seed: int, repeat: int, completions: str = "auto",
+        **params) -> tuple[float, float, float, float]:
+    """(events per second, events per arrival, wall seconds, E[R]) of the fastest of ``repeat`` runs."""
     best = None
     for _ in range(repeat):
         t0 = time.perf_counter()
-        res = simulate(policy, servers=n, lam=0.9, arrivals=arrivals, reps=1, seed=seed, **params)
+        res = simulate(policy, servers=n, lam=0.9, arrivals=arrivals, reps=1, seed=seed, completions=completions,
+                       **params)
         wall = time.perf_counter() - t0
         row = (res.events_per_second, res.events / arrivals, wall, res.response_time.mean)
         if best is None or row[0] > best[0]:
@@ -90,29 +95,34 @@ def main() -> None:
     args = ap.parse_args()
 
     simulate("push", servers=100, lam=0.9, delta=0.3, arrivals=10_000, reps=1, seed=0)  # compile / load the cache
-    print(f"{'policy':10s} {'N':>7s} {'arrivals':>11s} {'events/arr':>10s} {'M events/s':>10s} {'wall s':>7s} "
-          f"{'E[R]':>7s}")
-    rates: dict[tuple[str, int], tuple] = {}
+    print(f"{'policy':8s} {'completions':11s} {'N':>7s} {'arrivals':>10s} {'events/arr':>10s} {'M events/s':>10s} "
+          f"{'wall s':>7s} {'E[R]':>7s}")
+    rates: dict[tuple[str, str, int], tuple] = {}
     for policy, params in (("push", dict(delta=0.3)), ("jsq-d", dict(d=2))):
-        for n in (10**3, 10**4, 10**5):
-            arrivals = max(args.min_arrivals, args.per_server * n)
-            eps, per_arr, wall, r = run(policy, n, arrivals, args.seed, args.repeat, **params)
-            rates[policy, n] = (eps, per_arr)
-            print(f"{policy:10s} {n:7d} {arrivals:11d} {per_arr:10.3f} {eps / 1e6:10.2f} {wall:7.2f} {r:7.4f}",
-                  flush=True)
+        for completions in ("clocks", "heap"):
+            for n in (10**3, 10**4, 10**5):
+                arrivals = max(args.min_arrivals, args.per_server * n)
+                eps, per_arr, wall, r = run(policy, n, arrivals, args.seed, args.repeat, completions, **params)
+                rates[policy, completions, n] = (eps, per_arr)
+                print(f"{policy:8s} {completions:11s} {n:7d} {arrivals:10d} {per_arr:10.3f} {eps / 1e6:10.2f} "
+                      f"{wall:7.2f} {r:7.4f}", flush=True)
     for policy in ("push", "jsq-d"):
-        lo, hi = rates[policy, 10**3][0], rates[policy, 10**5][0]
-        print(f"{policy}: events/s at N = 10^5 is {hi / lo:.2f} x that at N = 10^3")
-    head = (rates["push", 10**4][0], rates["jsq-d", 10**5][0])
-    print(f"headline: push N=10^4 {head[0] / 1e6:.2f} M events/s, JSQ(2) N=10^5 {head[1] / 1e6:.2f} M events/s; "
-          f"target >= {TARGET / 1e6:.0f} M: {'met' if min(head) >= TARGET else 'NOT met'}")
-    eps = rates["push", 10**5][0]
-    per_arr = rates["push", 10**3][1]  # the longest run per server: least affected by filling and draining
-    secs = TABLE1_ARRIVALS * per_arr / eps
-    print(f"projected Table-1 replication (push, N = 10^5, 10^9 arrivals): {secs:.0f} s = {secs / 60:.1f} min "
-          f"on one core ({per_arr:.3f} events per arrival at {eps / 1e6:.2f} M events/s)")
+        for completions in ("clocks", "heap"):
+            lo, hi = rates[policy, completions, 10**3][0], rates[policy, completions, 10**5][0]
+            print(f"{policy} ({completions}): events/s at N = 10^5 is {hi / lo:.2f} x that at N = 10^3")
+    for completions in ("clocks", "heap"):
+        head = (rates["push", completions, 10**4][0], rates["jsq-d", completions, 10**5][0])
+        print(f"headline ({completions}): push N=10^4 {head[0] / 1e6:.2f} M events/s, JSQ(2) N=10^5 "
+              f"{head[1] / 1e6:.2f} M events/s; target >= {TARGET / 1e6:.0f} M: "
+              f"{'met' if min(head) >= TARGET else 'NOT met'}")
+    per_arr = rates["push", "heap", 10**3][1]  # the longest run per server: least affected by filling and draining
+    for completions, rows in (("clocks", "the exponential row"), ("heap", "the phase-type rows")):
+        eps = rates["push", completions, 10**5][0]
+        secs = TABLE1_ARRIVALS * per_arr / eps
+        print(f"projected Table-1 replication ({rows}: push, N = 10^5, 10^9 arrivals, {completions}): {secs:.0f} s "
+              f"= {secs / 60:.1f} min on one core ({per_arr:.3f} events per arrival at {eps / 1e6:.2f} M events/s)")
     py_eps, py_r = python_jsq2(100, args.python_arrivals, 0.9, args.seed)
-    ours = run("jsq-d", 100, args.min_arrivals, args.seed, args.repeat, d=2)
+    ours = run("jsq-d", 100, args.min_arrivals, args.seed, args.repeat, "heap", d=2)
     print(f"reference: plain Python JSQ(2), N = 100: {py_eps / 1e6:.3f} M events/s (E[R] = {py_r:.3f}); "
           f"msjgym at N = 100: {ours[0] / 1e6:.2f} M events/s (E[R] = {ours[3]:.3f}); ratio {ours[0] / py_eps:.0f}x")
 
