@@ -61,7 +61,8 @@ def test_random_routing_mg1_pollaczek_khinchine():
 
 
 def test_jsq_d_matches_mean_field_at_n_1000():
-    """JSQ(2), Exp(1), λ = 0.9: fraction of servers with >= i jobs → λ^(2^i − 1) (Mitzenmacher; Vvedenskaya et al.).
+    """JSQ(2), Exp(1), λ = 0.9: fraction of servers with >= i jobs → λ^(2^i − 1) (Mitzenmacher; Vvedenskaya
+    et al.).
 
     Allowance 0.005 on top of the CI: the finite-N bias of these fractions is O(1/N); at N = 1000 it is below
     0.001 in a longer run (5 × 2·10⁶ arrivals: largest gap 0.0008 at i = 5), so 0.005 leaves margin yet would catch

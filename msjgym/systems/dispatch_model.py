@@ -115,7 +115,8 @@ class DispatchModel:
         return value
 
     def _check_d(self) -> None:
-        self._set(d=_integer("d", self._need("d"), 1, self.servers, f"sampled servers, at most servers = {self.servers}"))
+        n = self.servers
+        self._set(d=_integer("d", self._need("d"), 1, n, f"sampled servers, at most servers = {n}"))
 
     _check_jsq_d = _check_d
     _check_least_loaded_d = _check_d
@@ -182,7 +183,7 @@ class DispatchModel:
 
     @property
     def message_rate(self) -> float | None:
-        """The designed message rate per server (push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; else None)."""
+        """Designed message rate per server: push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; else None."""
         if self.policy in ("push", "water-filling"):
             return self.delta
         if self.policy == "pull":

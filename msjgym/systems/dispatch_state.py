@@ -90,14 +90,14 @@ NEED_JOBS = 3
 
 DispatchState = namedtuple(
     "DispatchState", "si sf rng srv srvf qord qstart qcnt eord estart idl perm hp jobi jobf jfree area last wfh wfl")
-DispatchState.__doc__ = """Mutable state of one dispatch system (reset for each replication); ``rng`` is ``uint64[R, 4]``.
+DispatchState.__doc__ = """Mutable state of one dispatch system (reset per replication); ``rng`` is ``uint64[R, 4]``.
 
-``srv[N, NV]`` / ``srvf`` per-server fields (two views of one buffer); ``qord[N]``/``qstart[LCAP + 2]`` servers ordered by queue length
-(JSQ, resource pooling), ``qcnt[LCAP + 1]`` servers per queue length; ``eord``/``estart`` servers ordered by
-estimate (push, pull); ``idl[N]`` idle/busy partition; ``perm[N]`` a permutation for sampling without replacement;
-``hp[H, 2]`` completion heap, rows (time, server); ``jobi[J, NJ]`` / ``jobf`` job rows (two views) and
-``jfree[J]`` the free stack; ``area[LCAP + 1]`` ∫ (servers with q = k) dt over the window and ``last`` its
-integration times; water-filling scratch ``wfh``, ``wfl``.
+``srv[N, NV]`` / ``srvf``: per-server fields (two views of one buffer). ``qord[N]`` / ``qstart[LCAP + 2]``: servers
+ordered by queue length (JSQ, resource pooling); ``qcnt[LCAP + 1]``: servers per queue length; ``eord`` /
+``estart``: servers ordered by estimate (push, pull); ``idl[N]``: idle/busy partition; ``perm[N]``: a permutation
+for sampling without replacement; ``hp[H, 2]``: completion heap, rows (time, server); ``jobi[J, NJ]`` / ``jobf``:
+job rows (two views); ``jfree[J]``: free stack; ``area[LCAP + 1]``: ∫ (servers with q = k) dt over the window,
+``last``: its integration times; ``wfh``, ``wfl``: water-filling scratch.
 """
 
 
