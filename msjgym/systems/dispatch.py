@@ -1,0 +1,251 @@
+"""Large-scale load balancing: simulate N servers behind a dispatcher, with the paper's protocol and CIs.
+
+>>> from msjgym.systems.dispatch import simulate
+>>> res = simulate("push", servers=1000, lam=0.9, delta=0.3, arrivals=10**6, reps=5, seed=1)
+>>> res.response_time            # Estimate(mean, ci95), time units
+
+Protocol (Hellemans, Kielanski & Van Houdt §8; note §4.1): each replication starts empty, runs ``arrivals``
+arrivals (default N·10⁴), discards the first ``warmup_fraction`` (10 %) of jobs and measures the rest; replication
+r uses the stream ``SeedSequence(seed).spawn(reps)[r]``. Means are over replications with Student-t 95 % CIs
+(:func:`msjgym.evaluate.statistics.t_interval`).
+
+Model and policies: :mod:`msjgym.systems.dispatch_model`, :mod:`msjgym.policies.load_balancing`; event loop and
+costs: :mod:`msjgym.systems.dispatch_kernel`; data structures: :mod:`msjgym.systems.dispatch_state`.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from msjgym.core import rng
+from msjgym.core.distributions import Distribution, Exponential
+from msjgym.errors import ScenarioError
+from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.policies.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY, POLICY_IDS
+from msjgym.systems import dispatch_kernel as kern
+from msjgym.systems.dispatch_model import REMOVE_MODES, DispatchModel, default_dist
+from msjgym.systems.dispatch_state import (
+    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_EVENTS, S_MSG, S_NDONE, T_WIN0, T_WIN1,
+    DispatchState)
+
+MAX_EVENTS = 1 << 62
+MAX_LEVELS = 1 << 20
+METRICS = ("response_time", "mean_queue_length", "busy_fraction", "message_rate", "little_response_time")
+
+
+@dataclass(frozen=True)
+class Replication:
+    """Raw results of one replication (window = the measured interval, time units)."""
+
+    response_time: float  # mean over measured jobs
+    mean_queue_length: float  # time-average jobs per server
+    busy_fraction: float  # time-average fraction of busy servers
+    message_rate: float  # messages per server per unit time
+    little_response_time: float  # mean_queue_length / λ (Little's law; equals response_time in steady state)
+    queue_length_distribution: np.ndarray  # fraction of servers with q = k, k = 0, 1, ... (time average)
+    jobs_measured: int
+    window: float
+    events: int  # events processed (arrival or batch, completion, probe, idle tick, token), whole run
+    seconds: float  # wall-clock time of the compiled loop
+
+
+@dataclass(frozen=True)
+class DispatchResult:
+    """Means over replications with Student-t 95 % CIs, plus the raw replications."""
+
+    model: DispatchModel
+    arrivals: int
+    warmup: int
+    seed: int
+    replications: tuple[Replication, ...]
+    estimates: dict[str, Estimate] = field(default_factory=dict)
+    queue_length_distribution: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    queue_length_ci95: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def response_time(self) -> Estimate:
+        return self.estimates["response_time"]
+
+    @property
+    def events(self) -> int:
+        return sum(r.events for r in self.replications)
+
+    @property
+    def events_per_second(self) -> float:
+        s = sum(r.seconds for r in self.replications)
+        return self.events / s if s > 0 else math.nan
+
+    def tail(self) -> np.ndarray:
+        """Fraction of servers with at least i jobs, i = 0, 1, ... (time average, mean over replications)."""
+        return self.queue_length_distribution[::-1].cumsum()[::-1]
+
+    def summary(self) -> str:
+        m = self.model
+        lines = [f"{m.policy}: N={m.servers} lam={m.lam:g} dist={m.dist} reps={len(self.replications)} "
+                 f"arrivals={self.arrivals} warmup={self.warmup} seed={self.seed}"]
+        for name, e in self.estimates.items():
+            lines.append(f"  {name:22s} {e.mean:.6g} ± {e.ci95:.2g}")
+        lines.append(f"  events {self.events}  ({self.events_per_second / 1e6:.2f} M events/s)")
+        return "\n".join(lines)
+
+
+def _aligned(rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
+    """An empty ``[rows, cols]`` array whose byte ``offset`` from its start falls on a 64-byte boundary."""
+    item = np.dtype(dtype).itemsize
+    buf = np.empty(rows * cols * item + 128, dtype=np.uint8)
+    start = (offset - buf.ctypes.data) % 64
+    return buf[start: start + rows * cols * item].view(dtype).reshape(rows, cols)
+
+
+def _state(n: int, jobs: int, levels: int, wf_len: int, reps: int, seed: int | None) -> DispatchState:
+    i64 = np.int64
+    streams, _ = rng.spawn_states(seed, reps)
+    srv = _aligned(n, NV, i64)
+    job = _aligned(jobs, NJ, i64)
+    return DispatchState(
+        si=np.zeros(NSI, dtype=i64), sf=np.zeros(NSF), rng=streams, srv=srv, srvf=srv.view(np.float64),
+        qord=np.empty(n, dtype=i64), qstart=np.empty(levels + 2, dtype=i64), qcnt=np.zeros(levels + 1, dtype=i64),
+        eord=np.empty(n, dtype=i64), estart=np.empty(levels + 2, dtype=i64),
+        idl=np.empty(n, dtype=i64), perm=np.empty(n, dtype=i64),
+        hp=_aligned(n + jobs, 2, np.float64, offset=16),  # children 4p+1..4p+4 of a node: one cache line
+        jobi=job, jobf=job.view(np.float64), jfree=np.empty(jobs, dtype=i64),
+        area=np.zeros(levels + 1), last=np.zeros(levels + 1),
+        wfh=np.empty(wf_len, dtype=i64), wfl=np.empty(wf_len, dtype=i64))
+
+
+COMPLETIONS = ("auto", "heap", "clocks")
+
+
+def _clocks(m: DispatchModel, completions: str) -> bool:
+    """Whether completions run as competing clocks (exponential sizes; not least-loaded-d, which needs sizes)."""
+    if completions not in COMPLETIONS:
+        raise ScenarioError(f"completions = {completions!r}: must be one of {', '.join(COMPLETIONS)}")
+    able = isinstance(m.dist, Exponential) and m.policy != "least-loaded-d"
+    if completions == "clocks" and not able:
+        raise ScenarioError(f"completions = 'clocks': needs exponential job sizes and a policy that does not read "
+                            f"job sizes (got dist = {m.dist}, policy = {m.policy!r}); use 'heap' or 'auto'")
+    return able and completions != "heap"
+
+
+def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: bool = False) -> kern.DispatchParams:
+    kind, data = m.dist.encode()
+    ints = np.zeros(kern.NPI, dtype=np.int64)
+    ints[P_N] = m.servers
+    ints[P_POLICY] = POLICY_IDS[m.policy]
+    ints[P_D] = m.d or 0
+    ints[P_BATCH] = m.batch_size or 1
+    ints[P_K] = m.sample_size
+    ints[P_LCAP] = levels
+    ints[kern.P_JOBS] = arrivals
+    ints[kern.P_WARMUP] = warmup
+    ints[kern.P_DKIND] = kind
+    ints[kern.P_REMOVE] = REMOVE_MODES.index(m.remove) if m.remove else 0
+    floats = np.zeros(kern.NPF)
+    floats[kern.F_LAM] = m.lam
+    floats[kern.F_DELTA] = m.delta or 0.0
+    floats[kern.F_DELTA0] = m.delta0 or 0.0
+    floats[kern.F_DELTA1] = m.delta1 or 0.0
+    floats[kern.F_P] = m.p or 0.0
+    floats[kern.F_SPEED] = m.speed
+    floats[kern.F_MU] = m.speed / m.dist.mean
+    ints[kern.P_CLOCKS] = int(clocks)
+    return kern.DispatchParams(ints, floats, np.ascontiguousarray(data, dtype=np.float64))
+
+
+def _initial_jobs(m: DispatchModel) -> int:
+    """Job slots to start with (doubled on overflow): a few per server, more for the policies without balancing."""
+    rho = m.lam * m.dist.mean
+    per = 4 + (math.ceil(3 * rho / (1 - rho)) if m.policy in ("random", "round-robin", "resource-pooling") else 0)
+    return m.servers * per + 1024 + (m.batch_size or 0)
+
+
+def _one(st: DispatchState, pr: kern.DispatchParams, b: int) -> tuple[float, int]:
+    kern.reset(st, pr, b)
+    t0 = time.perf_counter()
+    status = int(kern.run(st, pr, b, MAX_EVENTS))
+    return time.perf_counter() - t0, status
+
+
+def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = None, *,
+             delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
+             d: int | None = None, batch_size: int | None = None, p: float | None = None,
+             remove: str | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1,
+             reps: int = 20, seed: int | None = None, levels: int = 256,
+             completions: str = "auto") -> DispatchResult:
+    """Simulate ``reps`` independent replications of a dispatch system; returns means with 95 % CIs.
+
+    Args:
+        policy, servers, lam, dist, delta, delta0, delta1, d, batch_size, p, remove: the model
+            (:class:`~msjgym.systems.dispatch_model.DispatchModel`); ``dist`` defaults to Exp(1).
+        arrivals: jobs per replication (default N·10⁴, the paper's protocol); the first ``warmup_fraction`` of
+            them are not measured.
+        reps: replications (>= 1; CIs need >= 2).
+        seed: root seed of ``numpy.random.SeedSequence`` (None: fresh entropy, reported in the result).
+        levels: initial largest queue length / estimate the arrays hold (doubled automatically on overflow).
+        completions: "heap" (a heap of completion times, any size law), "clocks" (exponential sizes: one competing
+            clock at a uniformly random busy server, no heap), or "auto" (clocks when they apply).
+    """
+    model = DispatchModel(policy, servers, lam, default_dist() if dist is None else dist, delta=delta,
+                          delta0=delta0, delta1=delta1, d=d, batch_size=batch_size, p=p, remove=remove)
+    n = model.servers
+    arrivals = n * 10_000 if arrivals is None else arrivals
+    if not (isinstance(arrivals, (int, np.integer)) and arrivals >= 2):
+        raise ScenarioError(f"arrivals = {arrivals!r}: must be an integer >= 2 (jobs per replication)")
+    if not (0.0 <= warmup_fraction < 1.0):
+        raise ScenarioError(f"warmup_fraction = {warmup_fraction!r}: must be in [0, 1)")
+    if not (isinstance(reps, (int, np.integer)) and reps >= 1):
+        raise ScenarioError(f"reps = {reps!r}: must be an integer >= 1")
+    warmup = int(round(warmup_fraction * arrivals))
+    if warmup >= arrivals:
+        raise ScenarioError(f"warmup_fraction = {warmup_fraction!r}: leaves no measured job of {arrivals}")
+    root = np.random.SeedSequence(seed)
+    jobs = _initial_jobs(model)
+    wf_len = max((model.batch_size or 0) + 1, model.sample_size) + 1
+    st = _state(n, jobs, levels, wf_len, reps, root.entropy)
+    pr = _params(model, arrivals, warmup, levels, _clocks(model, completions))
+    out = []
+    for b in range(reps):
+        start = st.rng[b].copy()
+        while True:
+            seconds, status = _one(st, pr, b)
+            if status == DONE:
+                break
+            st.rng[b] = start  # rerun the same replication with larger arrays
+            if status == NEED_JOBS:
+                jobs *= 2
+            elif status == NEED_LEVELS and levels < MAX_LEVELS:
+                levels *= 2
+                pr.ints[P_LCAP] = levels
+            else:
+                raise RuntimeError(f"dispatch kernel stopped with status {status}")
+            st = _state(n, jobs, levels, wf_len, reps, root.entropy)._replace(rng=st.rng)
+        out.append(_replication(st, model, arrivals - warmup, seconds))
+    return _summarise(model, arrivals, warmup, int(root.entropy), out)
+
+
+def _replication(st: DispatchState, m: DispatchModel, measured: int, seconds: float) -> Replication:
+    n = m.servers
+    window = float(st.sf[T_WIN1] - st.sf[T_WIN0])
+    dist = st.area / (n * window)
+    top = int(np.flatnonzero(dist)[-1]) + 1 if dist.any() else 1
+    dist = dist[:top].copy()
+    mean_q = float(np.arange(top) @ dist)
+    return Replication(
+        response_time=float(st.sf[F_SUMR] / st.si[S_NDONE]), mean_queue_length=mean_q,
+        busy_fraction=float(1.0 - dist[0]), message_rate=float(st.si[S_MSG] / (n * window)),
+        little_response_time=mean_q / m.lam, queue_length_distribution=dist, jobs_measured=int(st.si[S_NDONE]),
+        window=window, events=int(st.si[S_EVENTS]), seconds=seconds)
+
+
+def _summarise(model: DispatchModel, arrivals: int, warmup: int, seed: int,
+               reps: list[Replication]) -> DispatchResult:
+    est = {name: t_interval(np.array([getattr(r, name) for r in reps])) for name in METRICS}
+    top = max(r.queue_length_distribution.size for r in reps)
+    mat = np.zeros((len(reps), top))
+    for i, r in enumerate(reps):
+        mat[i, : r.queue_length_distribution.size] = r.queue_length_distribution
+    ci = np.array([t_interval(mat[:, k]).ci95 for k in range(top)])
+    return DispatchResult(model, arrivals, warmup, seed, tuple(reps), est, mat.mean(axis=0), ci)

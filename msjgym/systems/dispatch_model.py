@@ -1,0 +1,197 @@
+"""The large-scale dispatch model and its validated parameters.
+
+N servers, each with its own FIFO queue and one job in service at a time, serving at rate 1 (resource pooling:
+1 − p); arrivals Poisson with rate λN (water filling: batches of M tasks at rate λN/M); job sizes i.i.d. from any
+msjgym :class:`~msjgym.core.distributions.Distribution` (the paper's laws have mean 1, so λ is the load). The
+dispatcher's information is part of the model: see :mod:`msjgym.policies.load_balancing`.
+
+Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
+of Non-Exponential Job Sizes", §2 (note ``hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md`` §1, §5).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from msjgym.core.distributions import Distribution, Exponential
+from msjgym.core.validation import is_real, show
+from msjgym.errors import PolicyError, ScenarioError
+from msjgym.policies.load_balancing import POLICY_IDS
+
+INTEGER_TOL = 1e-9
+"""A float within this relative distance of an integer is that integer (e.g. (0.4/0.8)·60 = 30.000000000000004)."""
+
+REMOVE_MODES = ("last", "next", "random")
+"""Resource pooling: which waiting job a token removes (the paper leaves it open, note §5 item 6)."""
+
+_PARAMS: dict[str, tuple[str, ...]] = {
+    "random": (), "round-robin": (), "jsq": (), "jiq": (), "jsq-d": ("d",), "least-loaded-d": ("d",),
+    "push": ("delta",), "pull": ("delta", "delta0", "delta1"), "water-filling": ("delta", "batch_size"),
+    "resource-pooling": ("p", "remove"),
+}
+
+
+def _rate(name: str, value: object) -> float:
+    if not (is_real(value) and math.isfinite(value) and value > 0):
+        raise ScenarioError(f"{name} = {show(value)}: must be a finite number > 0 (a rate per server per unit time)")
+    return float(value)
+
+
+def _probability(name: str, value: object, *, upper_open: bool = False) -> float:
+    if not (is_real(value) and math.isfinite(value) and 0.0 <= value <= 1.0 and not (upper_open and value == 1.0)):
+        raise ScenarioError(f"{name} = {show(value)}: must be in [0, 1{')' if upper_open else ']'}")
+    return float(value)
+
+
+def _integer(name: str, value: object, low: int, high: int, what: str) -> int:
+    if not (is_real(value) and float(value).is_integer() and low <= value <= high):
+        raise ScenarioError(f"{name} = {show(value)}: must be an integer in [{low}, {high}] ({what})")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class DispatchModel:
+    """A validated dispatch system: policy, N servers, load and the policy's information parameters.
+
+    Attributes:
+        policy: a name of :data:`msjgym.policies.load_balancing.POLICY_IDS`.
+        servers: N >= 1.
+        lam: arrival rate per server λ (jobs per unit time); λ·E[size] must be in (0, 1).
+        dist: job-size law (work, in time units at rate 1).
+        delta: push probe rate per server; water filling: probe rate δ (sets K = (δ/λ)M); pull: overall update rate
+            δ = λδ₁ + (1 − λ)δ₀ (alternative to giving delta0).
+        delta0, delta1: pull update rate of an idle server, and update probability at a completion.
+        d: servers sampled per arrival (jsq-d, least-loaded-d).
+        batch_size: water filling tasks per batch M; ``sample_size`` K = (δ/λ)M is derived and must be an integer.
+        p: resource pooling share of the central server, in [0, 1); servers run at rate 1 − p.
+        remove: resource pooling, which waiting job a token removes: "last" (in line), "next" (to start), "random".
+    """
+
+    policy: str
+    servers: int
+    lam: float
+    dist: Distribution
+    delta: float | None = None
+    delta0: float | None = None
+    delta1: float | None = None
+    d: int | None = None
+    batch_size: int | None = None
+    p: float | None = None
+    remove: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICY_IDS:
+            raise PolicyError(f"policy = {self.policy!r}: unknown dispatch policy; valid: {', '.join(POLICY_IDS)}")
+        n = self.servers
+        if not (is_real(n) and float(n).is_integer() and n >= 1):
+            raise ScenarioError(f"servers = {show(n)}: must be an integer >= 1")
+        object.__setattr__(self, "servers", int(n))
+        if not isinstance(self.dist, Distribution):
+            raise ScenarioError(f"dist = {show(self.dist)}: must be a msjgym Distribution (e.g. Exponential(rate=1))")
+        lam = self.lam
+        if not (is_real(lam) and math.isfinite(lam) and lam > 0):
+            raise ScenarioError(f"lam = {show(lam)}: must be in (0, 1) (arrival rate per server)")
+        mean = self.dist.mean
+        if not lam * mean < 1.0:
+            raise ScenarioError(f"lam = {show(lam)}: must be in (0, {1.0 / mean:g}) = (0, 1/E[size]); the system is "
+                                f"unstable for lam·E[size] >= 1 (total capacity N, arrival rate lam·N)")
+        object.__setattr__(self, "lam", float(lam))
+        allowed = _PARAMS[self.policy]
+        for name in ("delta", "delta0", "delta1", "d", "batch_size", "p", "remove"):
+            if getattr(self, name) is not None and name not in allowed:
+                raise ScenarioError(f"{name} = {show(getattr(self, name))}: not a parameter of policy "
+                                    f"'{self.policy}' (its parameters: {', '.join(allowed) or 'none'})")
+        getattr(self, "_check_" + self.policy.replace("-", "_"), lambda: None)()
+
+    # ------------------------------------------------------------ per-policy checks
+    def _set(self, **fields: object) -> None:
+        for k, v in fields.items():
+            object.__setattr__(self, k, v)
+
+    def _need(self, name: str) -> object:
+        value = getattr(self, name)
+        if value is None:
+            raise ScenarioError(f"{name}: missing; policy '{self.policy}' needs {', '.join(_PARAMS[self.policy])}")
+        return value
+
+    def _check_d(self) -> None:
+        n = self.servers
+        self._set(d=_integer("d", self._need("d"), 1, n, f"sampled servers, at most servers = {n}"))
+
+    _check_jsq_d = _check_d
+    _check_least_loaded_d = _check_d
+
+    def _check_push(self) -> None:
+        self._set(delta=_rate("delta", self._need("delta")))
+
+    def _check_pull(self) -> None:
+        d1 = _probability("delta1", 0.0 if self.delta1 is None else self.delta1)
+        if self.delta0 is not None:
+            if self.delta is not None:
+                raise ScenarioError("delta, delta0: give one (pull: delta = lam·delta1 + (1 - lam·E[size])·delta0)")
+            d0 = self.delta0
+            if not (is_real(d0) and math.isfinite(d0) and d0 >= 0):
+                raise ScenarioError(f"delta0 = {show(d0)}: must be a finite number >= 0 (updates per idle server "
+                                    "per unit time)")
+            d0 = float(d0)
+        else:
+            delta = _rate("delta", self._need("delta"))
+            if self.lam * d1 > delta * (1.0 + 1e-12):
+                raise ScenarioError(f"delta1 = {show(d1)}: must be in [0, min(1, delta/lam)] = "
+                                    f"[0, {min(1.0, delta / self.lam):g}] (completion updates alone would exceed "
+                                    "the update rate)")
+            d0 = max(0.0, (delta - self.lam * d1) / (1.0 - self.lam * self.dist.mean))
+        if d0 == 0.0 and d1 == 0.0:
+            raise ScenarioError("delta0 = 0 and delta1 = 0: the servers never update the dispatcher; give a rate > 0")
+        self._set(delta0=d0, delta1=d1, delta=None)
+
+    def _check_water_filling(self) -> None:
+        delta = _rate("delta", self._need("delta"))
+        m = self._need("batch_size")
+        if not (is_real(m) and float(m).is_integer() and m >= 1):
+            raise ScenarioError(f"batch_size = {show(m)}: must be an integer >= 1 (tasks per batch, M)")
+        m = int(m)
+        k_real = delta / self.lam * m
+        k = round(k_real)
+        if abs(k_real - k) > INTEGER_TOL * max(1.0, k_real):
+            raise ScenarioError(f"sampled servers K = (delta/lam)·batch_size = ({delta:g}/{self.lam:g})·{m} = "
+                                f"{k_real:.10g}: must be an integer; choose batch_size so that delta·M/lam is whole")
+        if not 1 <= k <= self.servers:
+            raise ScenarioError(f"sampled servers K = (delta/lam)·batch_size = {k}: must be in [1, servers = "
+                                f"{self.servers}]")
+        self._set(delta=delta, batch_size=m)
+
+    def _check_resource_pooling(self) -> None:
+        p = _probability("p", self._need("p"), upper_open=True)
+        remove = "last" if self.remove is None else self.remove
+        if remove not in REMOVE_MODES:
+            raise ScenarioError(f"remove = {show(remove)}: must be one of {', '.join(REMOVE_MODES)}")
+        self._set(p=p, remove=remove)
+
+    # ------------------------------------------------------------ derived
+    @property
+    def sample_size(self) -> int:
+        """Water filling: servers sampled per batch K = (δ/λ)M (0 for other policies)."""
+        if self.policy != "water-filling":
+            return 0
+        return round(self.delta / self.lam * self.batch_size)
+
+    @property
+    def speed(self) -> float:
+        """Service rate of a server: 1, or 1 − p under resource pooling."""
+        return 1.0 - self.p if self.policy == "resource-pooling" else 1.0
+
+    @property
+    def message_rate(self) -> float | None:
+        """Designed message rate per server: push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; else None."""
+        if self.policy in ("push", "water-filling"):
+            return self.delta
+        if self.policy == "pull":
+            rho = self.lam * self.dist.mean
+            return self.lam * self.delta1 + (1.0 - rho) * self.delta0
+        return None
+
+
+def default_dist() -> Distribution:
+    """Exp(1), the paper's reference job-size law."""
+    return Exponential(rate=1.0)
