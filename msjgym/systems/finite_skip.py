@@ -318,7 +318,7 @@ class Replication:
 
 
 def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: int = 100_000,
-             warmup: int | None = None, reps: int = 10, seed: int = 0, capacity: int = 20_000) -> list[Replication]:
+             warmup: int | None = None, reps: int = 10, seed: int = 0, capacity: int = 3_000) -> list[Replication]:
     """``reps`` independent replications (streams from ``SeedSequence(seed).spawn(reps)``).
 
     Each discards the first ``warmup`` arrivals (default jobs // 5), measures the next ``jobs`` arrivals, and runs
