@@ -206,9 +206,10 @@ def references(model: fs.FiniteSkipModel, policy: FiniteSkipPolicy | str) -> lis
                           f"{_GHS} Thm 3.3", lower=band.queueing_lower, upper=band.queueing_upper),
                 Reference("front_time", "bound", f"Thm 3.7 (time in the front), {const.label} constants",
                           f"{_GHS} Thm 3.7", lower=band.front_lower, upper=band.front_upper),
-                Reference("work", "bound", f"E[W] within [PK, PK + w_nonbusy], {const.label} constants",
-                          f"{_GHS} §3.2", lower=band.work_lower, upper=band.work_upper),
             ]
+            if const.w_nonbusy > 0:  # with w_nonbusy = 0 (LPS) the interval is the work identity itself
+                refs.append(Reference("work", "bound", f"E[W] within [PK, PK + w_nonbusy], {const.label} constants",
+                                      f"{_GHS} §3.2", lower=band.work_lower, upper=band.work_upper))
     refs.append(Reference("work_identity_residual", "exact",
                           "work identity E[W] − E[W(1−B)]/(1−ρ) − λE[S²]/(2(1−ρ)) = 0 (any system)",
                           f"{_GHS} §3.2 (rate conservation on W²)", value=0.0))
