@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from msjgym.reproduce import multilevel, zero_queueing
+from msjgym.reproduce import finite_skip, multilevel, zero_queueing
 from msjgym.reproduce.common import Settings
 
 REPRODUCTIONS: dict[str, tuple[str, Callable[[Settings], list[Path]]]] = {
@@ -17,6 +17,6 @@ REPRODUCTIONS: dict[str, tuple[str, Callable[[Settings], list[Path]]]] = {
                      "(closed forms, no simulation)", multilevel.reproduce_n),
     "multilevel-alpha": ("Grosof & Ayhan §10, Figs. 5–9: exact α sweeps and simulated FCFS E[Q] vs α at n = 10",
                          multilevel.reproduce_alpha),
-}
+} | finite_skip.REPRODUCTIONS
 
 __all__ = ["REPRODUCTIONS", "Settings"]
