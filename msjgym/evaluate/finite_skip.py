@@ -225,9 +225,21 @@ def references(model: fs.FiniteSkipModel, policy: FiniteSkipPolicy | str) -> lis
 
 
 def judge(refs: list[Reference], summary: FiniteSkipSummary) -> list[Reference]:
-    """Each reference with its verdict (the scorecard's own rules)."""
+    """Each reference with its verdict (the scorecard's own rules), except that a bound whose point estimate lies
+    outside while the 95 % CI meets it is reported as not significant (agrees None), not as a violation."""
+    from dataclasses import replace
+
     from msjgym.evaluate.scorecard import judge as _judge
-    return _judge(refs, summary)  # type: ignore[arg-type]
+    out = []
+    for ref in _judge(refs, summary):  # type: ignore[arg-type]
+        est = summary.metrics.get(ref.quantity)
+        if ref.kind == "bound" and ref.agrees is False and est is not None and math.isfinite(est.ci95):
+            lo, hi = est.mean - est.ci95, est.mean + est.ci95
+            if (ref.lower is None or hi >= ref.lower) and (ref.upper is None or lo <= ref.upper):
+                ref = replace(ref, agrees=None, verdict=f"point estimate outside, but its 95% CI [{lo:.4g}, {hi:.4g}] "
+                                                        "meets the bound: not significant (run longer)")
+        out.append(ref)
+    return out
 
 
 __all__ = ["FIGURES", "load_finite_skip", "msj_as_finite_skip", "run", "summarize", "references", "judge",

@@ -560,6 +560,9 @@ def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = No
     overrides = dict(overrides or {})
     if name in _BUILTINS:
         return _load_builtin(name, overrides)
+    if name.startswith("finite-skip-"):
+        raise ScenarioError(f"scenario {name!r}: not a multiserver-job scenario; run it with `msjgym finite-skip "
+                            f"{name} --policy P` (see `msjgym finite-skip --list`)")
     path = Path(name).expanduser()
     if not path.is_file():
         raise ScenarioError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "
