@@ -56,11 +56,14 @@ def test_fig6_orderings():
 
 
 def test_fig7_orderings():
-    """Fig. 7 (larger needs smaller): MSF best, MaxWeight relatively high (above ServerFilling and PFF)."""
-    load = 0.55
+    """Fig. 7 (larger needs smaller), at ρ = 0.8: MSF best, MaxWeight relatively high (above ServerFilling and PFF),
+    FCFS off the chart (unstable: ρ* ≈ 0.58). At ρ <= 0.5 MaxWeight is below PFF in our runs (reproduce CSV), so the
+    paper's 'relatively high' holds at the higher loads only."""
+    load = 0.8
     m = F.load_finite_skip("finite-skip-fig7", {"load": load})
+    assert not F.run(m, "fcfs", jobs=100_000, reps=2, seed=80).stable
     t = {p: F.run(m, p, jobs=100_000, reps=6, seed=81).metrics["response_time"]
-         for p in ("server-filling", "preemptive-first-fit", "msf", "lsf", "fcfs")}
+         for p in ("server-filling", "preemptive-first-fit", "msf", "lsf")}
     t["maxweight"] = _msj("finite-skip-fig7", "maxweight", load, 82)
     assert all(_separated(t["msf"], t[p]) for p in t if p != "msf"), t
     assert _separated(t["server-filling"], t["maxweight"]) and _separated(t["preemptive-first-fit"], t["maxweight"])
