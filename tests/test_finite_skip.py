@@ -32,6 +32,7 @@ def test_pathwise_invariants(name, policy):
     assert reps[0].stable
     acc, rec = reps[0].acc, reps[0].rec
     assert acc[fs.A_GAP] <= 1e-9  # 1 − B while jobs wait in the queue
+    assert acc[fs.A_OUTSIDE] == 0  # only front jobs are served
     n_exact = _const(model, policy, exact=True).front
     assert 1 <= acc[fs.A_MAXNF] <= n_exact <= _const(model, policy, exact=False).front
     tq = rec[:, fs.R_FRONT] - rec[:, fs.R_ARR]
@@ -39,6 +40,16 @@ def test_pathwise_invariants(name, policy):
     assert np.all(tq >= 0) and (tq > 0).mean() > 0.05  # jobs did queue, so the identity is not vacuous
     np.testing.assert_allclose(tq, identity, rtol=1e-9, atol=1e-9 * (1 + np.abs(rec[:, fs.R_WA]).max()))
     np.testing.assert_allclose(np.sort(rec[:, fs.R_DONE] - rec[:, fs.R_FRONT]) > 0, True)
+
+
+def test_invariant_checks_catch_non_wcfs_policies():
+    """The checks are not vacuous: MSJ FCFS idles servers while jobs queue (head-of-line blocking) and so breaks the
+    identity; preemptive First Fit and Elastic-First serve jobs outside the front (they skip without limit)."""
+    fcfs = F.run(F.load_finite_skip("finite-skip-fig6", {"load": 0.8}), "fcfs", jobs=20_000, reps=1, seed=12)
+    assert fcfs.invariants["max_rate_gap"] >= 0.25 and fcfs.invariants["identity_error"] > 0.1
+    for name, policy in (("finite-skip-fig6", "preemptive-first-fit"), ("finite-skip-fig4a", "elastic-first")):
+        s = F.run(F.load_finite_skip(name, {"load": 0.8}), policy, jobs=20_000, reps=1, seed=13)
+        assert s.invariants["served_outside_front"] > 0 and "queueing_time" not in s.metrics
 
 
 # ---------------------------------------------------------------- 3. work identity, every system and policy

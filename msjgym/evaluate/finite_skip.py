@@ -121,8 +121,9 @@ class FiniteSkipSummary:
     ``metrics``: response_time, queueing_time (T_Q: arrival to front entry), front_time, number_in_system,
     number_in_front, work (E[W]), work_nonbusy (E[W(1−B)]), utilization (E[B]), work_identity_residual
     (E[W] − E[W(1−B)]/(1−ρ) − λE[S²]/(2(1−ρ)), with the model's exact λ, ρ, E[S²]). Empty if unstable.
-    ``invariants``: over all replications, the largest |T_Q − (W^A − W_F^F)| over measured jobs, the largest front
-    size, and the largest 1 − B seen while the queue was non-empty.
+    ``invariants``: over all replications, the largest |T_Q − (W^A − W_F^F)| over measured jobs that entered the
+    front, the largest front size, the largest 1 − B seen while the queue was non-empty, and the number of events at
+    which a job outside the front was served (all zero, up to rounding, for a WCFS policy).
     """
 
     stable: bool
@@ -136,14 +137,16 @@ def summarize(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> FiniteSk
     m1, m2 = model.size_moments
     rho = lam * m1
     stable = all(r.stable for r in reps)
-    inv = {"identity_error": 0.0, "max_front": 0.0, "max_rate_gap": 0.0}
+    inv = {"identity_error": 0.0, "max_front": 0.0, "max_rate_gap": 0.0, "served_outside_front": 0.0}
     for r in reps:
         inv["max_front"] = max(inv["max_front"], float(r.acc[fs.A_MAXNF]))
         inv["max_rate_gap"] = max(inv["max_rate_gap"], float(r.acc[fs.A_GAP]))
+        inv["served_outside_front"] += float(r.acc[fs.A_OUTSIDE])
         if r.stable:
             tq = r.rec[:, fs.R_FRONT] - r.rec[:, fs.R_ARR]
             err = np.abs(tq - (r.rec[:, fs.R_WA] - r.rec[:, fs.R_WFF]))
-            inv["identity_error"] = max(inv["identity_error"], float(err.max()))
+            err = err[np.isfinite(err)]  # jobs served outside the front never entered it: no identity for them
+            inv["identity_error"] = max(inv["identity_error"], float(err.max()) if err.size else 0.0)
     if not stable:
         return FiniteSkipSummary(False, {}, inv, len(reps))
     cols: dict[str, list[float]] = {}
@@ -155,8 +158,9 @@ def summarize(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> FiniteSk
         a, rec = r.acc, r.rec
         time = a[fs.A_TIME]
         put("response_time", float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_ARR])))
-        put("queueing_time", float(np.mean(rec[:, fs.R_FRONT] - rec[:, fs.R_ARR])))
-        put("front_time", float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_FRONT])))
+        if not np.isnan(rec[:, fs.R_FRONT]).any():  # T_Q and T_F are defined when every job went through the front
+            put("queueing_time", float(np.mean(rec[:, fs.R_FRONT] - rec[:, fs.R_ARR])))
+            put("front_time", float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_FRONT])))
         put("number_in_system", a[fs.A_N] / time)
         put("number_in_front", a[fs.A_NF] / time)
         put("work", a[fs.A_W] / time)

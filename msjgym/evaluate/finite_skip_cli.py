@@ -61,6 +61,7 @@ def command(args: argparse.Namespace) -> int:
             e = summary.metrics[name]
             print(f"  {name:<24} {e.mean:12.6g} ± {e.ci95:.3g}")
     print("pathwise: max |T_Q − (W^A − W_F^F)| = {identity_error:.3g}, max front size = {max_front:g}, "
-          "max (1 − B) with jobs queued = {max_rate_gap:.3g}".format(**summary.invariants))
+          "max (1 − B) with jobs queued = {max_rate_gap:.3g}, events serving a job outside the front = "
+          "{served_outside_front:g}".format(**summary.invariants))
     print(format_references(refs))
     return 0

@@ -9,9 +9,11 @@ State: the jobs present, in arrival order, in flat arrays (a completion shifts t
 the loads studied). After every arrival and completion the policy (:func:`msjgym.policies.finite_skip.allocate`)
 writes every job's rate; the next event is the earliest of the next arrival and the earliest rem/rate.
 
-Front (Def. 2.1): if the system is not busy (total rate < 1) every job is in the front (it is requesting); otherwise
-the front is the prefix of the arrival order up to the newest job in service. Front membership is sticky (a job never
-leaves the front before completing). For every job the kernel records the work in system at its arrival W^A and the
+Front (Defs. 2.1, 2.2): a prefix of the arrival order that, while not *full* by the system's own definition, requests
+the oldest queued job: het M/G/k and LPS: full with k jobs; threshold parallelism and MSJ: full when the thresholds /
+needs in it sum to >= k; ServerFilling in the divisible setting: full when some need v has k/v jobs in it. It is
+defined without looking at the rates, so "queue non-empty ⇒ total rate 1" (WCFS) and "only front jobs are served"
+(finite skip) are real checks of a policy (acc A_GAP, A_OUTSIDE). For every job the kernel records the work in system at its arrival W^A and the
 work in the front older than it when it enters the front W_F^F, so the pathwise identity T_Q = W^A − W_F^F (note §3.2)
 can be checked; and, over the measured window, the integrals of N, N_F, W, W(1−B) and B for the work identity
 E[W] = E[W(1−B)]/(1−ρ) + λE[S²]/(2(1−ρ)).
@@ -48,7 +50,8 @@ A_END = 10  # simulated time at the end
 A_NEND = 11  # jobs in system at the end
 A_SIZE2 = 12  # Σ S² over arrivals in the window
 A_SIZE = 13  # Σ S over arrivals in the window
-NACC = 14
+A_OUTSIDE = 14  # events at which a job outside the front was served (0 for a finite-skip policy)
+NACC = 15
 
 # per measured job rec[i, :]
 R_ARR = 0
@@ -169,10 +172,40 @@ def get_finite_skip_policy(name: str) -> FiniteSkipPolicy:
 
 
 # ---------------------------------------------------------------- compiled event loop
+FULL_COUNT = 0
+FULL_SUM = 1
+FULL_CLASS = 2
+
+
+@njit
+def _full(rule, nf, cls, prm, k, levels, cnt):
+    """Is the front made of the ``nf`` oldest jobs full (Def. 2.2, by the system's definition, note §1.5–1.8)?"""
+    if rule == FULL_COUNT:
+        return nf >= k
+    if rule == FULL_SUM:
+        total = 0
+        for j in range(nf):
+            total += prm[cls[j]]
+        return total >= k
+    for i in range(levels.shape[0]):
+        cnt[i] = 0
+    for j in range(nf):
+        v = prm[cls[j]]
+        for i in range(levels.shape[0]):
+            if levels[i] == v:
+                cnt[i] += 1
+                if cnt[i] * v >= k:
+                    return True
+    return False
+
+
 @njit
 def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels, warmup, jobs, cap, rng,
-         acc, rec, cls, rem, arr, srv, front, rates, taken, wa, wff, fent, seqs, sz):
-    """Simulate one replication until every measured job (arrivals warmup .. warmup + jobs − 1) has completed."""
+         acc, rec, cls, rem, arr, srv, rates, taken, wa, wff, fent, seqs, sz, rule):
+    """Simulate one replication until every measured job (arrivals warmup .. warmup + jobs − 1) has completed.
+
+    ``rule`` says when the front (the first ``nf`` jobs) is full: FULL_COUNT (k jobs), FULL_SUM (their thresholds or
+    needs sum to >= k) or FULL_CLASS (some need v has k/v jobs in it: ServerFilling, divisible setting)."""
     n = 0
     nf = 0
     t = 0.0
@@ -184,25 +217,20 @@ def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
     t_start = -1.0
     t_stop = -1.0
     while done_meas < jobs:
+        # front (Defs. 2.1, 2.2): a prefix of the arrival order; while not full it requests the oldest queued job
+        while nf < n and not _full(rule, nf, cls, prm, k, levels, taken):
+            fent[nf] = t
+            wsum = 0.0
+            for j in range(nf):
+                wsum += rem[j]
+            wff[nf] = wsum
+            nf += 1
         allocate(pid, n, cls, prm, srv, speeds, k, levels, taken, rates, rng)
         b = 0.0
-        newest = -1
         for j in range(n):
             b += rates[j]
-            if rates[j] > 0.0:
-                newest = j
-        busy = b >= 1.0 - 1e-9
-        # front: everything when not busy, else the prefix up to the newest job in service; sticky
-        lim = n if not busy else newest + 1
-        wfront = 0.0
-        for j in range(n):
-            if j < lim and not front[j]:
-                front[j] = True
-                fent[j] = t
-                wff[j] = wfront
-                nf += 1
-            if front[j]:
-                wfront += rem[j]
+            if j >= nf and rates[j] > 0.0:
+                acc[A_OUTSIDE] += 1.0
         if nf > acc[A_MAXNF]:
             acc[A_MAXNF] = nf
         if n > nf and 1.0 - b > acc[A_GAP]:
@@ -262,7 +290,6 @@ def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
             rem[n] = s
             arr[n] = t
             srv[n] = -1
-            front[n] = False
             wsum = 0.0
             for j in range(n):
                 wsum += rem[j]
@@ -288,13 +315,15 @@ def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
                 rec[i, R_WFF] = wff[who]
                 done_meas += 1
             w -= rem[who]
-            nf -= 1
+            if who < nf:
+                nf -= 1
+            elif warmup <= sq < warmup + jobs:
+                rec[sq - warmup, R_FRONT] = np.nan  # served outside the front: the policy is not finite-skip
             for j in range(who, n - 1):
                 cls[j] = cls[j + 1]
                 rem[j] = rem[j + 1]
                 arr[j] = arr[j + 1]
                 srv[j] = srv[j + 1]
-                front[j] = front[j + 1]
                 wa[j] = wa[j + 1]
                 wff[j] = wff[j + 1]
                 fent[j] = fent[j + 1]
@@ -336,6 +365,7 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
     dkind, dstart, ddata = encode_all(model.laws)
     speeds = np.sort(np.asarray(model.speeds if model.system == HET else [1.0 / k] * k, dtype=np.float64))[::-1].copy()
     levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
+    rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.kernel_id == SF_DIV else FULL_SUM)
     seeds = np.random.SeedSequence(seed).spawn(reps)
     out = []
     for ss in seeds:
@@ -343,9 +373,9 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
         acc = np.zeros(NACC)
         rec = np.full((jobs, NREC), np.nan)
         arrays = (np.zeros(capacity, np.int64), np.zeros(capacity), np.zeros(capacity), np.full(capacity, -1, np.int64),
-                  np.zeros(capacity, np.bool_), np.zeros(capacity), np.zeros(k, np.int64), np.zeros(capacity),
-                  np.zeros(capacity), np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(capacity))
+                  np.zeros(capacity), np.zeros(max(k, levels.size), np.int64), np.zeros(capacity), np.zeros(capacity),
+                  np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(capacity))
         _run(policy.kernel_id, k, model.arrival_rate, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
-             warmup, jobs, capacity, rng, acc, rec, *arrays)
+             warmup, jobs, capacity, rng, acc, rec, *arrays, rule)
         out.append(Replication(acc, rec))
     return out
