@@ -78,7 +78,7 @@ def msj_as_finite_skip(model, name: str = "") -> fs.FiniteSkipModel:
 
 _HET_POLICIES = ("fsf", "fsf-minmig", "fsf-np", "ssf", "ssf-np", "random")
 _TP_POLICIES = ("tp-fcfs", "inelastic-first", "elastic-first")
-_MSJ_POLICIES = ("server-filling", "fcfs", "preemptive-first-fit", "msf", "lsf")
+_MSJ_POLICIES = ("server-filling", "server-filling-divisible", "fcfs", "preemptive-first-fit", "msf", "lsf")
 FIGURES: dict[str, FiniteSkipFigure] = {
     "finite-skip-fig2": FiniteSkipFigure(
         f"{_GHS} Fig. 2: heterogeneous M/G/4, speeds (0.4, 0.3, 0.2, 0.1), S ~ H2 (E[S]=1, E[S²]=2.5)",
@@ -214,6 +214,11 @@ def references(model: fs.FiniteSkipModel, policy: FiniteSkipPolicy | str) -> lis
             if const.w_nonbusy > 0:  # with w_nonbusy = 0 (LPS) the interval is the work identity itself
                 refs.append(Reference("work", "bound", f"E[W] within [PK, PK + w_nonbusy], {const.label} constants",
                                       f"{_GHS} §3.2", lower=band.work_lower, upper=band.work_upper))
+    if pol.wcfs:
+        m1, m2 = model.size_moments
+        refs.append(Reference("response_time", "asymptotic", "heavy traffic: (1−ρ)E[T] → E[S²]/(2E[S]) as ρ → 1",
+                              f"{_GHS} §3.6 (from Cor. 3.8; constants do not depend on λ)",
+                              value=m2 / (2 * m1 * (1 - rho))))
     refs.append(Reference("work_identity_residual", "exact",
                           "work identity E[W] − E[W(1−B)]/(1−ρ) − λE[S²]/(2(1−ρ)) = 0 (any system)",
                           f"{_GHS} §3.2 (rate conservation on W²)", value=0.0))
