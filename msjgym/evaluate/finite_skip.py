@@ -123,7 +123,8 @@ class FiniteSkipSummary:
     (E[W] − E[W(1−B)]/(1−ρ) − λE[S²]/(2(1−ρ)), with the model's exact λ, ρ, E[S²]). Empty if unstable.
     ``invariants``: over all replications, the largest |T_Q − (W^A − W_F^F)| over measured jobs that entered the
     front, the largest front size, the largest 1 − B seen while the queue was non-empty, and the number of events at
-    which a job outside the front was served (all zero, up to rounding, for a WCFS policy).
+    which a job outside the front was served (all zero, up to rounding, for a WCFS policy); when unstable, also
+    ``growth_rate`` (jobs per unit time: the capacity reached over the time it took, averaged over unstable runs).
     """
 
     stable: bool
@@ -147,7 +148,8 @@ def summarize(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> FiniteSk
             err = np.abs(tq - (r.rec[:, fs.R_WA] - r.rec[:, fs.R_WFF]))
             err = err[np.isfinite(err)]  # jobs served outside the front never entered it: no identity for them
             inv["identity_error"] = max(inv["identity_error"], float(err.max()) if err.size else 0.0)
-    if not stable:
+    if not stable:  # growth rate of the number in system over the run, jobs per unit time
+        inv["growth_rate"] = float(np.mean([r.acc[fs.A_NEND] / r.acc[fs.A_END] for r in reps if not r.stable]))
         return FiniteSkipSummary(False, {}, inv, len(reps))
     cols: dict[str, list[float]] = {}
 

@@ -55,7 +55,8 @@ def command(args: argparse.Namespace) -> int:
     print(f"scenario  {args.scenario}  ({SYSTEM_NAMES[model.system]}, k={model.servers}, load {model.load:.4g}, "
           f"λ={model.arrival_rate:.4g})\npolicy    {policy}\nreps      {args.reps} × {args.jobs} jobs, seed {args.seed}")
     if not summary.stable:
-        print("\nUNSTABLE: the number in system reached the simulator's capacity")
+        print(f"\nUNSTABLE: the number in system reached the simulator's capacity (growth rate "
+              f"{summary.invariants['growth_rate']:.4g} jobs per unit time)")
     for name in METRICS:
         if name in summary.metrics:
             e = summary.metrics[name]
