@@ -53,7 +53,8 @@ def command(args: argparse.Namespace) -> int:
                           "invariants": summary.invariants, "references": [r.to_dict() for r in refs]}))
         return 0
     print(f"scenario  {args.scenario}  ({SYSTEM_NAMES[model.system]}, k={model.servers}, load {model.load:.4g}, "
-          f"λ={model.arrival_rate:.4g})\npolicy    {policy}\nreps      {args.reps} × {args.jobs} jobs, seed {args.seed}")
+          f"λ={model.arrival_rate:.4g})\npolicy    {policy}\n"
+          f"reps      {args.reps} × {args.jobs} jobs, seed {args.seed}")
     if not summary.stable:
         print(f"\nUNSTABLE: the number in system reached the simulator's capacity (growth rate "
               f"{summary.invariants['growth_rate']:.4g} jobs per unit time)")

@@ -58,7 +58,8 @@ def reproduce_figure(name: str) -> Callable[[Settings], list[Path]]:
                 else:
                     s = F.run(model, policy, jobs=jobs, reps=settings.reps, seed=seed)
                     est = s.metrics.get("response_time")
-                    stable, mean, ci = s.stable, (est.mean if est else float("nan")), (est.ci95 if est else float("nan"))
+                    nan = float("nan")
+                    stable, mean, ci = s.stable, (est.mean if est else nan), (est.ci95 if est else nan)
                     engine = "finite-skip"
                 table.add(policy=policy, engine=engine, figure=name, load=load, stable=stable, reps=settings.reps,
                           response_time=mean, response_time_ci95=ci)

@@ -13,10 +13,10 @@ Front (Defs. 2.1, 2.2): a prefix of the arrival order that, while not *full* by 
 the oldest queued job: het M/G/k and LPS: full with k jobs; threshold parallelism and MSJ: full when the thresholds /
 needs in it sum to >= k; ServerFilling in the divisible setting: full when some need v has k/v jobs in it. It is
 defined without looking at the rates, so "queue non-empty ⇒ total rate 1" (WCFS) and "only front jobs are served"
-(finite skip) are real checks of a policy (acc A_GAP, A_OUTSIDE). For every job the kernel records the work in system at its arrival W^A and the
-work in the front older than it when it enters the front W_F^F, so the pathwise identity T_Q = W^A − W_F^F (note §3.2)
-can be checked; and, over the measured window, the integrals of N, N_F, W, W(1−B) and B for the work identity
-E[W] = E[W(1−B)]/(1−ρ) + λE[S²]/(2(1−ρ)).
+(finite skip) are real checks of a policy (acc A_GAP, A_OUTSIDE). For every job the kernel records the work in
+system at its arrival W^A and the work in the front older than it when it enters the front W_F^F, so the pathwise
+identity T_Q = W^A − W_F^F (note §3.2) can be checked; and, over the measured window, the integrals of N, N_F, W,
+W(1−B) and B for the work identity E[W] = E[W(1−B)]/(1−ρ) + λE[S²]/(2(1−ρ)).
 """
 from __future__ import annotations
 
@@ -30,10 +30,9 @@ from msjgym.core.jit import njit
 from msjgym.core.rng import exponential, seed_states, uniform
 from msjgym.core.sampling import sample
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.finite_skip import (FINITE_SKIP_POLICIES, HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_NAMES, THRESHOLD,
-                                  FiniteSkipPolicy, allocate)
+from msjgym.policies.finite_skip import (FINITE_SKIP_POLICIES, HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_NAMES,
+                                         THRESHOLD, FiniteSkipPolicy, allocate)
 
-_EPS = 1e-9  # total rate >= 1 − _EPS counts as busy
 
 # per-replication accumulators acc[:]
 A_TIME = 0  # measured time (from the warmup-th arrival to the (warmup + jobs)-th)

@@ -10,14 +10,19 @@ with, for ServerFilling in the exponential setting, front size n <= k, w_nonfull
 r_min >= 1/k; in the divisible setting, n = c(k, supp V) = Σ_v (k/v − 1) + 1 (the note's corrected
 parenthesisation), w <= (c − 1)·rem_max and r_min >= 1/Σ_v (k/v). rem_max is the largest expected remaining size of a
 job given what a size-oblivious scheduler can see (its need and its age): for class v, (v/k)·sup_a E[X − a | X > a].
-This module uses the generic constants only; the exact constants of note §3.8 are left to the finite-skip issue.
+``server_filling_bounds`` uses the generic constants on an MSJ model; below it, every finite-skip system of the
+paper (:mod:`msjgym.systems.finite_skip`) with generic and exact constants (note §3.8), the resource-pooled M/G/1,
+Zhang–Zwart's LPS approximation and the heterogeneous M/M/k chain.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from itertools import product
 
 from msjgym.core.distributions import (Deterministic, Distribution, Erlang, Exponential, HyperExponential,
                                        Uniform)
+from msjgym.policies.finite_skip import FSF, FSF_MINMIG, HET, LPS, SF_DIV, SF_EXP, THRESHOLD, FiniteSkipPolicy
 from msjgym.systems.msj_model import MSJModel
 
 
@@ -78,11 +83,6 @@ def server_filling_bounds(model: MSJModel, divisible: bool = False) -> WCFSBound
 
 # =====================================================================================================================
 # Every finite-skip system of the paper (msjgym.systems.finite_skip): constants from the system's definition.
-
-from itertools import product  # noqa: E402
-
-from msjgym.policies.finite_skip import (FSF, FSF_MINMIG, HET, LPS, MSJ, SF_DIV, SF_EXP, THRESHOLD,  # noqa: E402
-                                         TP_FCFS, FiniteSkipPolicy)
 
 
 @dataclass(frozen=True)
