@@ -239,3 +239,28 @@ def test_reproduce_draws_png_and_csv(tmp_path):
     rows = list(csv.DictReader(files[0].open()))
     assert {r["policy"] for r in rows} == {"theory (tp-fcfs)", "tp-fcfs", "inelastic-first", "elastic-first"}
     assert len(rows) == 4 * 9
+
+
+def test_little_utilization_and_mmk():
+    """Little's law E[N] = λE[T], E[N_F] = λE[T_F]; E[B] = ρ; ServerFilling with only v = 1 jobs is the M/M/k
+    (exact: mean wait of Erlang C). Each estimate's 95 % CI must cover its target (8 replications)."""
+    from msjgym.theory.queues import mmc_mean_wait
+    model = fs.FiniteSkipModel(MSJ, 4, 3.0, (1.0,), (Exponential(rate=1.0),), (1,))  # ρ = 3/4
+    s = F.run(model, "server-filling", jobs=40_000, reps=8, seed=17)
+    m = s.metrics
+    lam = model.arrival_rate
+    exact_t = mmc_mean_wait(4, lam, 1.0) + 1.0
+    for est, target in ((m["response_time"], exact_t), (m["utilization"], model.load),
+                        (m["number_in_system"], lam * exact_t)):
+        assert abs(est.mean - target) <= est.ci95, (est, target)
+    from msjgym.evaluate.statistics import t_interval
+    for name, policy in (("finite-skip-fig2", "ssf-np"), ("finite-skip-fig4a", "tp-fcfs")):
+        model = F.load_finite_skip(name, {"load": 0.7})
+        lam = model.arrival_rate
+        reps = fs.simulate(model, policy, jobs=40_000, reps=8, seed=18)
+        for n_field, start, end in ((fs.A_N, fs.R_ARR, fs.R_DONE), (fs.A_NF, fs.R_FRONT, fs.R_DONE)):
+            diff = t_interval(np.array([r.acc[n_field] / r.acc[fs.A_TIME]
+                                        - lam * np.mean(r.rec[:, end] - r.rec[:, start]) for r in reps]))
+            assert abs(diff.mean) <= diff.ci95, (name, n_field, diff)
+        util = t_interval(np.array([r.acc[fs.A_B] / r.acc[fs.A_TIME] for r in reps]))
+        assert abs(util.mean - 0.7) <= util.ci95
