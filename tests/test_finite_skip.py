@@ -264,3 +264,14 @@ def test_little_utilization_and_mmk():
             assert abs(diff.mean) <= diff.ci95, (name, n_field, diff)
         util = t_interval(np.array([r.acc[fs.A_B] / r.acc[fs.A_TIME] for r in reps]))
         assert abs(util.mean - 0.7) <= util.ci95
+
+
+def test_bounds_example_script_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "examples" / "finite_skip_bounds.py"
+    out = subprocess.run([sys.executable, str(script), "--loads", "0.5", "--reps", "2", "--jobs", "3000"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "point(s) outside a band" in out.stdout and "server-filling-divisible" in out.stdout
