@@ -199,6 +199,11 @@ def test_errors_name_parameter_and_range():
         fs.simulate(F.load_finite_skip("finite-skip-fig2"), "lps", jobs=10)
     with pytest.raises(ScenarioError, match="load = -1"):
         F.load_finite_skip("finite-skip-fig3", {"load": -1})
+    with pytest.raises(ScenarioError, match=r"fig2: speeds\[2\] = 0: must be a finite number in \(0, inf\)"):
+        F.load_finite_skip("finite-skip-fig2", {"speeds": [0.5, 0.5, 0]})
+    with pytest.raises(ScenarioError, match=r"fig4a: threshold = 9: must be an integer in \[1, servers=8\]"):
+        F.load_finite_skip("finite-skip-fig4a", {"threshold": 9})
+    assert F.load_finite_skip("finite-skip-fig2", {"speeds": [4, 3, 2, 1]}).speeds == pytest.approx((.4, .3, .2, .1))
 
 
 def test_divisible_server_filling_fills_and_bounds():

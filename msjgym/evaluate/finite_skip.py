@@ -39,28 +39,49 @@ class FiniteSkipFigure:
     multiserver-job engine instead (MaxWeight exists only there)."""
 
     description: str
-    build: Callable[[float], fs.FiniteSkipModel]
+    build: Callable[..., fs.FiniteSkipModel]
     policies: tuple[str, ...]
     msj_policies: tuple[str, ...] = ()
+    params: tuple[tuple[str, object], ...] = ()  # extra parameters (name, default) beside ``load``
 
 
-def _het(load: float) -> fs.FiniteSkipModel:
-    return fs.FiniteSkipModel(HET, 4, load, (1.0,), (_H2,), (1,), speeds=(0.4, 0.3, 0.2, 0.1), name="fig2")
+def _servers(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ScenarioError(f"servers = {value!r}: must be an integer >= 1")
+    return value
 
 
-def _lps(load: float) -> fs.FiniteSkipModel:
-    return fs.FiniteSkipModel(LPS, 4, load, (1.0,), (_H2,), (1,), name="fig3")
+def _het(load: float, speeds: object = (0.4, 0.3, 0.2, 0.1)) -> fs.FiniteSkipModel:
+    """Speeds in any positive units, normalised to sum to 1 (capacity 1); k = their number."""
+    if not isinstance(speeds, (list, tuple)) or not speeds:
+        raise ScenarioError(f"speeds = {speeds!r}: must be a non-empty list of numbers in (0, inf)")
+    for i, v in enumerate(speeds):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+            raise ScenarioError(f"speeds[{i}] = {v!r}: must be a finite number in (0, inf) (speeds are normalised "
+                                "to sum to 1)")
+    total = math.fsum(speeds)
+    return fs.FiniteSkipModel(HET, len(speeds), load, (1.0,), (_H2,), (1,),
+                              speeds=tuple(v / total for v in speeds), name="fig2")
 
 
-def _threshold(inelastic_rate: float, elastic_rate: float, name: str) -> Callable[[float], fs.FiniteSkipModel]:
-    def build(load: float) -> fs.FiniteSkipModel:
+def _lps(load: float, servers: object = 4) -> fs.FiniteSkipModel:
+    return fs.FiniteSkipModel(LPS, _servers(servers), load, (1.0,), (_H2,), (1,), name="fig3")
+
+
+def _threshold(inelastic_rate: float, elastic_rate: float, name: str) -> Callable[..., fs.FiniteSkipModel]:
+    def build(load: float, servers: object = 8, threshold: object = None) -> fs.FiniteSkipModel:
+        """Inelastic jobs P = 1, elastic jobs P = ``threshold`` (default: servers, as in the paper)."""
+        k = _servers(servers)
         laws = (Exponential(rate=inelastic_rate), Exponential(rate=elastic_rate))
         mean = 0.5 / inelastic_rate + 0.5 / elastic_rate
-        return fs.FiniteSkipModel(THRESHOLD, 8, load / mean, (0.5, 0.5), laws, (1, 8), name=name)
+        p = k if threshold is None else threshold
+        if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= k:
+            raise ScenarioError(f"threshold = {p!r}: must be an integer in [1, servers={k}]")
+        return fs.FiniteSkipModel(THRESHOLD, k, load / mean, (0.5, 0.5), laws, (1, p), name=name)
     return build
 
 
-def _msj(figure: str) -> Callable[[float], fs.FiniteSkipModel]:
+def _msj(figure: str) -> Callable[..., fs.FiniteSkipModel]:
     def build(load: float) -> fs.FiniteSkipModel:
         from msjgym.evaluate.scenarios import load_scenario
         model = load_scenario(figure, {"load": load}).model
@@ -82,14 +103,15 @@ _MSJ_POLICIES = ("server-filling", "server-filling-divisible", "fcfs", "preempti
 FIGURES: dict[str, FiniteSkipFigure] = {
     "finite-skip-fig2": FiniteSkipFigure(
         f"{_GHS} Fig. 2: heterogeneous M/G/4, speeds (0.4, 0.3, 0.2, 0.1), S ~ H2 (E[S]=1, E[S²]=2.5)",
-        _het, _HET_POLICIES),
-    "finite-skip-fig3": FiniteSkipFigure(f"{_GHS} Fig. 3: LPS(4), S ~ H2 (E[S]=1, E[S²]=2.5)", _lps, ("lps",)),
+        _het, _HET_POLICIES, params=(("speeds", [0.4, 0.3, 0.2, 0.1]),)),
+    "finite-skip-fig3": FiniteSkipFigure(f"{_GHS} Fig. 3: LPS(4), S ~ H2 (E[S]=1, E[S²]=2.5)", _lps, ("lps",),
+                                         params=(("servers", 4),)),
     "finite-skip-fig4a": FiniteSkipFigure(
         f"{_GHS} Fig. 4a: threshold parallelism, k=8, (P, S) = (1, Exp(2)), (8, Exp(2/3)) each w.p. 1/2",
-        _threshold(2.0, 2.0 / 3.0, "fig4a"), _TP_POLICIES),
+        _threshold(2.0, 2.0 / 3.0, "fig4a"), _TP_POLICIES, params=(("servers", 8), ("threshold", None))),
     "finite-skip-fig4b": FiniteSkipFigure(
         f"{_GHS} Fig. 4b: threshold parallelism, k=8, (P, S) = (1, Exp(2/3)), (8, Exp(2)) each w.p. 1/2",
-        _threshold(2.0 / 3.0, 2.0, "fig4b"), _TP_POLICIES),
+        _threshold(2.0 / 3.0, 2.0, "fig4b"), _TP_POLICIES, params=(("servers", 8), ("threshold", None))),
     "finite-skip-fig6": FiniteSkipFigure(
         f"{_GHS} Fig. 6: MSJ, k=4, (v, X) = (1, Exp(5)), (2, Exp(2)), (4, Exp(0.5)) each w.p. 1/3",
         _msj("finite-skip-fig6"), _MSJ_POLICIES, ("maxweight",)),
@@ -100,17 +122,25 @@ FIGURES: dict[str, FiniteSkipFigure] = {
 
 
 def load_finite_skip(name: str, overrides: Mapping[str, object] | None = None) -> fs.FiniteSkipModel:
-    """The model of figure ``name`` at ``load`` (default 0.6); ScenarioError naming the parameter otherwise."""
+    """The model of figure ``name`` with ``overrides`` (``load``, default 0.6, and the figure's own parameters:
+    fig2 ``speeds``, fig3 ``servers``, fig4a/b ``servers`` and ``threshold``); ScenarioError naming the parameter and
+    its valid range otherwise."""
     if name not in FIGURES:
         raise ScenarioError(f"finite-skip scenario {name!r}: unknown; valid: {', '.join(FIGURES)}")
+    fig = FIGURES[name]
     overrides = dict(overrides or {})
-    unknown = [k for k in overrides if k != "load"]
+    valid = {"load": 0.6} | dict(fig.params)
+    unknown = [k for k in overrides if k not in valid]
     if unknown:
-        raise ScenarioError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): load=0.6")
-    load = overrides.get("load", 0.6)
+        shown = ", ".join(f"{k}={v}" for k, v in valid.items())
+        raise ScenarioError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {shown}")
+    load = overrides.pop("load", 0.6)
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not (math.isfinite(load) and load > 0):
         raise ScenarioError(f"{name}: load = {load!r}: must be a finite number in (0, inf) (ρ = λE[S])")
-    return FIGURES[name].build(float(load))
+    try:
+        return fig.build(float(load), **overrides)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{name}: {exc}") from None
 
 
 # ---------------------------------------------------------------- estimates

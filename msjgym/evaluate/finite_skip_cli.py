@@ -21,7 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", nargs="?", help="a finite-skip scenario (finite-skip-fig2, -fig3, -fig4a, -fig4b, "
                                                "-fig6, -fig7)")
     p.add_argument("--policy", help="a policy of the scenario's system (see --list)")
-    p.add_argument("--param", action="append", default=[], metavar="load=RHO", help="the load ρ (default 0.6)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="load=ρ (default 0.6); fig2: speeds=[...]; fig3: servers=k; fig4a/b: servers=k, threshold=P")
     p.add_argument("--reps", type=int, default=10, help="independent replications (default 10)")
     p.add_argument("--jobs", type=int, default=100_000, help="measured jobs per replication (default 100000)")
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
