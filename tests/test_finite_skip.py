@@ -143,6 +143,10 @@ def test_lps_k1_is_mg1_and_zhang_zwart_limits():
     s = F.run(m1, "lps", jobs=50_000, reps=10, seed=5)
     t = s.metrics["response_time"]
     assert abs(t.mean - theory.resource_pooled_mg1(m1)) <= t.ci95
+    many = fs.FiniteSkipModel(LPS, 64, 0.7, (1.0,), (h2,), (1,))  # P(N > 64) ≈ 0.7^65: processor sharing
+    assert theory.zhang_zwart_lps(many) == pytest.approx(1.0 / 0.3, rel=1e-9)
+    t = F.run(many, "lps", jobs=50_000, reps=10, seed=6).metrics["response_time"]
+    assert abs(t.mean - 1.0 / 0.3) <= t.ci95  # PS is insensitive: E[T] = E[S]/(1 − ρ)
 
 
 # ---------------------------------------------------------------- 4. the paper's qualitative statements
