@@ -51,3 +51,38 @@ def test_agent_matches_kernel(name):
         np.testing.assert_allclose(rates, expected, err_msg=f"{name}: params={params} servers={before}")
         if policy.system == HET:
             assert srv.tolist() == agent.last_servers
+
+
+@pytest.mark.parametrize("name", [p for p in FINITE_SKIP_POLICIES if p != "random"])
+def test_agent_path_reproduces_compiled_trajectory(name):
+    """Driving the Python event loop with the agent gives the compiled loop's trajectory: the same per-job records
+    (arrival, front entry, completion, size, W^A, W_F^F) and the same time integrals."""
+    from msjgym.evaluate import finite_skip as F
+    from msjgym.systems import finite_skip as fs
+    from msjgym.systems.finite_skip_agent import simulate_agent
+    figure = {HET: "finite-skip-fig2", THRESHOLD: "finite-skip-fig4a", MSJ: "finite-skip-fig6"}.get(
+        FINITE_SKIP_POLICIES[name].system, "finite-skip-fig3")
+    model = F.load_finite_skip(figure, {"load": 0.8})
+    agent = FiniteSkipAgent(name, model.servers, model.speeds)
+    rule = fs.FULL_CLASS if name == "server-filling-divisible" else None
+    fast = fs.simulate(model, name, jobs=1500, reps=1, seed=3)[0]
+    slow = simulate_agent(model, agent, jobs=1500, reps=1, seed=3, rule=rule)[0]
+    np.testing.assert_allclose(slow.rec, fast.rec, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(slow.acc, fast.acc, rtol=1e-9, atol=1e-9)
+
+
+def test_agent_path_diagnoses_a_custom_policy():
+    """A policy of one's own (serve only the newest job) on LPS's system: the diagnostics show it is not finite-skip."""
+    from msjgym.evaluate import finite_skip as F
+    from msjgym.evaluate.finite_skip import summarize
+    from msjgym.systems.finite_skip_agent import simulate_agent
+    model = F.load_finite_skip("finite-skip-fig3", {"load": 0.5})
+
+    def newest_first(obs):
+        rates = np.zeros(len(obs["params"]))
+        if len(rates):
+            rates[-1] = 1.0
+        return rates
+
+    s = summarize(model, simulate_agent(model, newest_first, jobs=2000, reps=2, seed=4))
+    assert s.stable and s.invariants["served_outside_front"] > 0
