@@ -11,7 +11,8 @@ import json
 
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import finite_skip as F
-from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, SYSTEM_NAMES
+from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, SYSTEM_NAMES, FiniteSkipPolicy
+from msjgym.systems.finite_skip_agent import simulate_agent
 
 METRICS = ("response_time", "queueing_time", "front_time", "number_in_system", "number_in_front", "work",
            "work_nonbusy", "utilization", "work_identity_residual")
@@ -20,7 +21,8 @@ METRICS = ("response_time", "queueing_time", "front_time", "number_in_system", "
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", nargs="?", help="a finite-skip scenario (finite-skip-fig2, -fig3, -fig4a, -fig4b, "
                                                "-fig6, -fig7)")
-    p.add_argument("--policy", help="a policy of the scenario's system (see --list)")
+    p.add_argument("--policy", help="a policy of the scenario's system (see --list), or FILE.py:NAME (an object, "
+                                    "class or function with act(observation) -> rates; runs on the Python agent path)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="load=ρ (default 0.6); fig2: speeds=[...]; fig3: servers=k; fig4a/b: servers=k, threshold=P")
     p.add_argument("--reps", type=int, default=10, help="independent replications (default 10)")
@@ -43,11 +45,17 @@ def command(args: argparse.Namespace) -> int:
         raise MsjgymError("--reps and --jobs must be >= 1 and --seed >= 0")
     model = F.load_finite_skip(args.scenario, dict(parse_override(t) for t in args.param))
     policy = args.policy or F.FIGURES[args.scenario].policies[0]
-    if policy not in FINITE_SKIP_POLICIES:
+    if ".py:" in policy:  # a policy of one's own, on the agent path
+        agent = _load_agent(policy, model)
+        summary = F.summarize(model, simulate_agent(model, agent, jobs=args.jobs, reps=args.reps, seed=args.seed))
+        own = FiniteSkipPolicy(policy, model.system, -1, True, False, "user policy", "user file")
+        refs = F.judge(F.references(model, own), summary)
+    elif policy not in FINITE_SKIP_POLICIES:
         raise MsjgymError(f"--policy {policy!r}: unknown; valid for {args.scenario}: "
-                          f"{', '.join(F.FIGURES[args.scenario].policies)}")
-    summary = F.run(model, policy, jobs=args.jobs, reps=args.reps, seed=args.seed)
-    refs = F.judge(F.references(model, policy), summary)
+                          f"{', '.join(F.FIGURES[args.scenario].policies)}, or FILE.py:NAME")
+    else:
+        summary = F.run(model, policy, jobs=args.jobs, reps=args.reps, seed=args.seed)
+        refs = F.judge(F.references(model, policy), summary)
     if args.json:
         print(json.dumps({"scenario": args.scenario, "policy": policy, "load": model.load, "stable": summary.stable,
                           "metrics": {k: v.to_dict() for k, v in summary.metrics.items()},
@@ -68,3 +76,18 @@ def command(args: argparse.Namespace) -> int:
           "{served_outside_front:g}".format(**summary.invariants))
     print(format_references(refs))
     return 0
+
+
+def _load_agent(text: str, model):
+    """``FILE.py:NAME``: a class (constructed with ``servers=k`` if it takes an argument), an object or a function."""
+    import inspect
+    from pathlib import Path
+
+    from msjgym.envs.agent_runner import _load_object
+    path, _, name = text.rpartition(":")
+    obj = _load_object(Path(path), name, text)
+    if inspect.isclass(obj):
+        obj = obj(model.servers) if len(inspect.signature(obj).parameters) >= 1 else obj()
+    if not callable(getattr(obj, "act", obj)):
+        raise MsjgymError(f"--policy {text!r}: needs an act(observation) method or to be callable")
+    return obj
