@@ -290,3 +290,18 @@ def test_bounds_example_script_runs():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "point(s) outside a band" in out.stdout and "server-filling-divisible" in out.stdout
+
+
+def test_heterogeneous_r_min_erratum_is_needed():
+    """The paper's het bound ends in E[S]/v_k with v_k the *fastest* speed (its own ordering v_1 <= ... <= v_k). At
+    low load, slowest-server-first puts a lone job on the speed-0.1 server (E[T] ≈ E[S]/0.1): above that literal
+    bound, inside the corrected one (E[S]/min_i v_i)."""
+    model = F.load_finite_skip("finite-skip-fig2", {"load": 0.05})
+    m1, m2 = model.size_moments
+    pk = model.arrival_rate * m2 / (2 * (1 - model.load))
+    rem = _const(model, "ssf", False).rem_max
+    literal_upper = pk + 3 * rem + m1 / max(model.speeds)
+    t = F.run(model, "ssf", jobs=40_000, reps=6, seed=99).metrics["response_time"]
+    assert t.mean - t.ci95 > literal_upper
+    band = theory.wcfs_band(model, _const(model, "ssf", False))
+    assert band.response_lower <= t.mean <= band.response_upper
