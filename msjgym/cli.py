@@ -6,6 +6,7 @@
     msjgym reproduce NAME [--out DIR] [--reps R] [--jobs J] [--max-servers N]
     msjgym sweep SCENARIO --grid NAME=a:b:k ... --policy P[,P...] --reps R --out DIR [--backend local|ray]
     msjgym plot RESULTS --x NAME --y METRIC [--by policy] [--theory] [--out FILE]
+    msjgym finite-skip NAME --policy P [--param load=RHO] [--reps R] [--jobs J] [--seed S] [--json] | --list
 
 Bad input (an unknown policy, a scenario error, an invalid option) prints one ``msjgym: error: ...`` line and exits
 with status 2.
@@ -23,11 +24,11 @@ import numpy as np
 
 from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
-from msjgym.evaluate import plot, scorecard, sweep
+from msjgym.evaluate import finite_skip_cli, plot, scorecard, sweep
 from msjgym.evaluate.runner import EvaluationResult, evaluate
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
-from msjgym.evaluate.scenarios import list_scenarios, load_scenario, parse_override
+from msjgym.evaluate.scenarios import is_builtin_msj, list_scenarios, load_scenario, parse_override
 from msjgym.policies import BUILTIN_POLICIES, get_policy
 from msjgym.reproduce import REPRODUCTIONS, Settings
 
@@ -106,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_arguments(sub.add_parser(
         "sweep", help="run a grid of scenario points × policies × replications; resumable; local pool or Ray"))
     plot.add_arguments(sub.add_parser("plot", help="draw a metric against a parameter from sweep results"))
+    finite_skip_cli.add_arguments(sub.add_parser(
+        "finite-skip", help="simulate a finite-skip system (het M/G/k, LPS, threshold parallelism, MSJ) + scorecard"))
 
     rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers")
     rp.add_argument("name", help="what to reproduce (see `msjgym list`)")
@@ -125,6 +128,10 @@ def _cmd_list() -> None:
     width = max(len(name) for name, _ in scenarios)
     for name, description in scenarios:
         print(f"  {name:<{width}}  {description}")
+    print("\nFinite-skip scenarios (msjgym finite-skip NAME --policy P; see msjgym finite-skip --list):")
+    for name, fig in finite_skip_cli.F.FIGURES.items():
+        extra = f" (and via `msjgym evaluate {name}`: {', '.join(fig.msj_policies)})" if fig.msj_policies else ""
+        print(f"  {name:<{width}}  policies: {', '.join(fig.policies)}{extra}")
     print("\nPolicies (--policy NAME):")
     width = max(len(name) for name in BUILTIN_POLICIES)
     for name, policy in BUILTIN_POLICIES.items():
@@ -223,7 +230,12 @@ def format_references(refs: list[Reference], title: str = "references (theory be
     return "\n".join(lines)
 
 
-def _cmd_evaluate(args: argparse.Namespace) -> None:
+def _cmd_evaluate(args: argparse.Namespace) -> int | None:
+    if args.scenario in finite_skip_cli.F.FIGURES and not is_builtin_msj(args.scenario):
+        # a finite-skip system that is not a multiserver-job model (het M/G/k, LPS, threshold parallelism)
+        return finite_skip_cli.command(argparse.Namespace(
+            scenario=args.scenario, policy=args.policy, param=args.param, reps=args.reps or 10,
+            jobs=args.jobs or 100_000, seed=args.seed or 0, list=False, json=args.json))
     overrides = dict(parse_override(text) for text in args.param)
     if args.skip_bad_lines:
         overrides["arrivals.skip_bad_lines"] = True
@@ -349,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             _cmd_list()
         elif args.command == "evaluate":
-            _cmd_evaluate(args)
+            return _cmd_evaluate(args) or 0
         elif args.command == "theory":
             _cmd_theory(args)
         elif args.command == "reproduce":
@@ -358,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return plot.command(args)
         elif args.command == "sweep":
             return sweep.command(args)
+        elif args.command == "finite-skip":
+            return finite_skip_cli.command(args)
     except MsjgymError as exc:
         print(f"msjgym: error: {exc}", file=sys.stderr)
         return 2

@@ -104,8 +104,7 @@ class Scenario:
     regime: ScalingRegime | None = None
 
 
-# =====================================================================================================================
-# Shared validation helpers: each raises a one-line ScenarioError "PATH = VALUE: requirement".
+# ==============================================================================================================# Shared validation helpers: each raises a one-line ScenarioError "PATH = VALUE: requirement".
 
 
 def _path(where: str, key: str) -> str:
@@ -185,8 +184,7 @@ def _fractions(value: object, path: str, count: int) -> list[float]:
     return [p / total for p in parts]
 
 
-# =====================================================================================================================
-# TOML spec -> MSJModel
+# ==============================================================================================================# TOML spec -> MSJModel
 
 
 @dataclass(frozen=True)
@@ -324,8 +322,7 @@ def _probabilities(classes: list[_ClassSpec], where: str) -> list[float]:
     return _fractions([c.probability for c in classes], f"{where}[*].probability", len(classes))
 
 
-# =====================================================================================================================
-# Overrides
+# ==============================================================================================================# Overrides
 
 
 _BARE_WORD = re.compile(r"[\w.+\-/:~]+")
@@ -408,8 +405,7 @@ def _set_total_rate(spec: dict, key: str, value: object) -> None:
             c["probability"] = rate / total
 
 
-# =====================================================================================================================
-# Built-ins
+# ==============================================================================================================# Built-ins
 
 
 @dataclass(frozen=True)
@@ -538,8 +534,12 @@ _BUILTINS: dict[str, _Builtin] = {
 }
 
 
-# =====================================================================================================================
-# Public entry points
+# ==============================================================================================================# Public entry points
+
+
+def is_builtin_msj(name: str) -> bool:
+    """Whether ``name`` is a built-in multiserver-job scenario."""
+    return name in _BUILTINS
 
 
 def list_scenarios() -> list[tuple[str, str]]:
@@ -564,6 +564,9 @@ def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = No
     from msjgym.evaluate.loss_scenarios import is_loss_scenario, load_loss_scenario  # loss systems (issue 8)
     if is_loss_scenario(name):
         return load_loss_scenario(name, overrides)
+    if name.startswith("finite-skip-"):
+        raise ScenarioError(f"scenario {name!r}: not a multiserver-job scenario; run it with `msjgym evaluate "
+                            f"{name} --policy P` or msjgym.evaluate.finite_skip (see `msjgym finite-skip --list`)")
     path = Path(name).expanduser()
     if not path.is_file():
         raise ScenarioError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "

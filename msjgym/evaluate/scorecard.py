@@ -157,7 +157,25 @@ def _server_filling(model: MSJModel, policy: Policy) -> list[Reference]:
                   f"{bounds.rem_max:.4g}, generic constants)", source, lower=bounds.lower, upper=bounds.upper),
         Reference("response_time", "approximation", "resource-pooled M/G/1/FCFS with the same λ and job sizes "
                   "(a WCFS system is within an additive constant of it)", f"{_GSW}, §1.1, Cor. 3.8",
-                  value=bounds.mg1)]
+                  value=bounds.mg1)] + _server_filling_exact(model, policy)
+
+
+def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
+    """Cor. 3.8 with the exact constants of ServerFilling (finite-skip note §3.8), when the trace-free model allows."""
+    from msjgym.evaluate.finite_skip import msj_as_finite_skip
+    from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
+    try:
+        fs_model = msj_as_finite_skip(model)
+    except Exception:  # noqa: BLE001 (a model the rate simulator cannot express: no exact constants)
+        return []
+    const = finite_skip.wcfs_constants(fs_model, FINITE_SKIP_POLICIES[policy.name], exact=True)
+    if const is None:
+        return []
+    band = finite_skip.wcfs_band(fs_model, const)
+    return [Reference("response_time", "bound", f"WCFS bounds, exact constants (n = {const.front}, w_nonfull = "
+                      f"{const.w_nonfull:.4g}, w_nonbusy = {const.w_nonbusy:.4g}, r_min = {const.r_min:.4g})",
+                      f"{_GSW}, Cor. 3.8; constants from ServerFilling's definition (note §3.8)",
+                      lower=band.response_lower, upper=band.response_upper)]
 
 
 def _configurations(servers: int, needs: list[int], least: int = 0) -> int:

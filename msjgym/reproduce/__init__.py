@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from msjgym.reproduce import loss_scaling, multilevel, zero_queueing
+from msjgym.reproduce import finite_skip, loss_scaling, multilevel, zero_queueing
 from msjgym.reproduce.common import Settings
 
 REPRODUCTIONS: dict[str, tuple[str, Callable[[Settings], list[Path]]]] = {
@@ -19,6 +19,6 @@ REPRODUCTIONS: dict[str, tuple[str, Callable[[Settings], list[Path]]]] = {
                          multilevel.reproduce_alpha),
     "loss-scaling": ("Ghanbarian et al. (adaptive MSJ loss): greedy P_b and E[D] vs n per regime α, full access and "
                      "k = n^α ln n, with exact / Theorem 4 / Halfin–Whitt / mean-field curves", loss_scaling.reproduce),
-}
+} | finite_skip.REPRODUCTIONS
 
 __all__ = ["REPRODUCTIONS", "Settings"]

@@ -10,14 +10,19 @@ with, for ServerFilling in the exponential setting, front size n <= k, w_nonfull
 r_min >= 1/k; in the divisible setting, n = c(k, supp V) = Σ_v (k/v − 1) + 1 (the note's corrected
 parenthesisation), w <= (c − 1)·rem_max and r_min >= 1/Σ_v (k/v). rem_max is the largest expected remaining size of a
 job given what a size-oblivious scheduler can see (its need and its age): for class v, (v/k)·sup_a E[X − a | X > a].
-This module uses the generic constants only; the exact constants of note §3.8 are left to the finite-skip issue.
+``server_filling_bounds`` uses the generic constants on an MSJ model; below it, every finite-skip system of the
+paper (:mod:`msjgym.systems.finite_skip`) with generic and exact constants (note §3.8), the resource-pooled M/G/1,
+Zhang–Zwart's LPS approximation and the heterogeneous M/M/k chain.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from itertools import product
 
 from msjgym.core.distributions import (Deterministic, Distribution, Erlang, Exponential, HyperExponential,
                                        Uniform)
+from msjgym.policies.finite_skip import FSF, FSF_MINMIG, HET, LPS, SF_DIV, SF_EXP, THRESHOLD, FiniteSkipPolicy
 from msjgym.systems.msj_model import MSJModel
 
 
@@ -74,3 +79,187 @@ def server_filling_bounds(model: MSJModel, divisible: bool = False) -> WCFSBound
     slack = (front - 1) * rem_max
     return WCFSBounds(lower=max(mean_s, queueing + mean_s - slack), upper=queueing + slack + inverse_r_min * mean_s,
                       mg1=queueing + mean_s, front=front, rem_max=rem_max)
+
+
+# =====================================================================================================================
+# Every finite-skip system of the paper (msjgym.systems.finite_skip): constants from the system's definition.
+
+
+@dataclass(frozen=True)
+class WCFSConstants:
+    """The constants of Defs. 3.1, 3.2 and 3.6 used in Cor. 3.8 (sizes in capacity × time).
+
+    Attributes:
+        label: ``generic`` (the paper's (n − 1)·rem_max and its per-model r_min) or ``exact`` (computed from the
+            system's definition by the note's §3.8 recipes: integer programs over non-full / non-busy front
+            configurations, r_min enumerated over reachable front configurations).
+        front: n, the largest front size. rem_max: the largest expected remaining size over observable job states.
+        w_nonfull, w_nonbusy: suprema of the expected work over non-full / non-busy states. r_min: inf of B/N_F.
+    """
+
+    label: str
+    front: int
+    rem_max: float
+    w_nonfull: float
+    w_nonbusy: float
+    r_min: float
+
+
+@dataclass(frozen=True)
+class WCFSBand:
+    """Cor. 3.8 and its components (Thm 3.3, Thm 3.7, work bound) for one model and one set of constants.
+
+    All in time units except ``work_*`` (capacity × time). ``response_lower`` is clamped to E[S] (E[T] >= E[S]) and
+    ``queueing_lower`` to 0 (note §3.4). ``mg1`` is the resource-pooled M/G/1/FCFS E[T] = λE[S²]/(2(1−ρ)) + E[S].
+    """
+
+    constants: WCFSConstants
+    response_lower: float
+    response_upper: float
+    queueing_lower: float
+    queueing_upper: float
+    front_lower: float
+    front_upper: float
+    work_lower: float
+    work_upper: float
+    mg1: float
+
+
+def class_rem_max(model) -> list[float | None]:
+    """Per class, sup over ages of the expected remaining size (capacity × time); None if unknown or infinite.
+
+    The scheduler sees a job's class parameter (threshold / need) and its age, not its size (note §3.8 item 1).
+    """
+    scales = model.size_scales
+    return [None if (r := mean_residual_sup(d)) is None else float(s * r) for s, d in zip(scales, model.laws)]
+
+
+def _knapsack(weights: list[int], values: list[float], capacity: int) -> float:
+    """max Σ n_c·values[c] subject to Σ n_c·weights[c] <= capacity, integers n_c >= 0 (unbounded knapsack)."""
+    best = [0.0] * (capacity + 1)
+    for cap in range(1, capacity + 1):
+        for w, v in zip(weights, values):
+            if w <= cap:
+                best[cap] = max(best[cap], best[cap - w] + v)
+    return best[capacity]
+
+
+def _generic_front(model, policy: FiniteSkipPolicy) -> int:
+    k = model.servers
+    if policy.kernel_id == SF_DIV:
+        return sum(k // v - 1 for v in set(model.params)) + 1  # c(k, supp V), note's corrected parenthesisation
+    return k
+
+
+def _generic_r_min(model, policy: FiniteSkipPolicy) -> float:
+    """The paper's per-model r_min: het M/G/k min_i v_i (erratum: the paper writes v_k, the fastest), else 1/k, and
+    1/Σ_v (k/v) for ServerFilling in the divisible setting."""
+    k = model.servers
+    if model.system == HET:
+        return min(model.speeds)
+    if policy.kernel_id == SF_DIV:
+        return 1.0 / sum(k // v for v in set(model.params))
+    return 1.0 / k
+
+
+def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstants | None:
+    """The constants of Cor. 3.8 for a WCFS policy on a finite-skip model; None if rem_max is unknown or infinite.
+
+    [bound inputs] Grosof, Harchol-Balter & Scheller-Wolf, Defs. 3.1, 3.2, 3.6; §4.4 (het, with the r_min erratum),
+    §5.2 (LPS), §6.2 (threshold parallelism), §7.2 / App. B (ServerFilling); recipes of the note §3.8.
+    """
+    if not policy.wcfs:
+        raise ValueError(f"policy {policy.name} is not work-conserving finite-skip: Cor. 3.8 does not apply")
+    rems = class_rem_max(model)
+    if any(r is None for r in rems):
+        return None
+    rem_max = max(rems)
+    k = model.servers
+    if not exact:
+        n = _generic_front(model, policy)
+        w = (n - 1) * rem_max
+        return WCFSConstants("generic", n, rem_max, w, w, _generic_r_min(model, policy))
+    params = list(model.params)
+    pmin = min(params)
+    if model.system == HET:
+        # non-full = non-busy = fewer than k jobs (all in service): (k − 1)·rem_max; r_min from the assignment rule
+        w = (k - 1) * rem_max
+        if policy.kernel_id in (FSF, FSF_MINMIG):  # busy servers are the j fastest: min_j (Σ j fastest)/j = 1/k
+            speeds = sorted(model.speeds, reverse=True)
+            r_min = min(sum(speeds[:j]) / j for j in range(1, k + 1))
+        else:  # a lone job can sit on the slowest server
+            r_min = min(model.speeds)
+        return WCFSConstants("exact", k, rem_max, w, w, r_min)
+    if model.system == LPS:  # full ⇔ k present; busy ⇔ N >= 1; R = 1/min(N, k)
+        return WCFSConstants("exact", k, rem_max, (k - 1) * rem_max, 0.0, 1.0 / k)
+    if model.system == THRESHOLD or policy.kernel_id == SF_EXP:
+        # non-full ⇔ the parameters (thresholds / needs) of the jobs present sum to < k: all of them are served
+        w = _knapsack(params, rems, k - 1)
+        n = 1 + (k - 1) // pmin  # a full front: jobs summing to <= k − 1, plus the newest served one
+        r_nonfull = pmin / k if pmin < k else math.inf  # all jobs served at p/k; the mean is smallest with p = pmin
+        return WCFSConstants("exact", n, rem_max, w, w, min(r_nonfull, 1.0 / n))
+    if policy.kernel_id == SF_DIV:
+        needs = sorted(set(params))
+        per_need = {v: max(r for p, r in zip(params, rems) if p == v) for v in needs}
+        w = sum((k // v - 1) * per_need[v] for v in needs)  # non-full ⇔ fewer than k/v jobs of every need v
+        n = sum(k // v - 1 for v in needs) + 1
+        r_min = 1.0 / n  # full with the largest front
+        for counts in product(*[range(k // v) for v in needs]):  # non-full: serve the class filling most servers
+            jobs = sum(counts)
+            if jobs:
+                r_min = min(r_min, max(v * c for v, c in zip(needs, counts)) / k / jobs)
+        return WCFSConstants("exact", n, rem_max, w, w, r_min)
+    raise ValueError(f"no constants for policy {policy.name}")
+
+
+def wcfs_band(model, constants: WCFSConstants) -> WCFSBand:
+    """Cor. 3.8 [bound, every ρ < 1]: E[S] − w_nonfull <= E[T] − λE[S²]/(2(1−ρ)) <= w_nonbusy + E[S]/r_min,
+    with Thm 3.3 (E[T_Q]), Thm 3.7 (E[T_F] ∈ [E[S], E[S]/r_min]) and the work bound
+    λE[S²]/(2(1−ρ)) <= E[W] <= λE[S²]/(2(1−ρ)) + w_nonbusy (§3.2). Grosof, Harchol-Balter & Scheller-Wolf."""
+    lam = model.arrival_rate
+    m1, m2 = model.size_moments
+    rho = lam * m1
+    if rho >= 1:
+        raise ValueError(f"load ρ = {rho:.4g} >= 1: the bounds need ρ < 1")
+    pk = lam * m2 / (2 * (1 - rho))
+    c = constants
+    return WCFSBand(c, response_lower=max(m1, pk + m1 - c.w_nonfull), response_upper=pk + c.w_nonbusy + m1 / c.r_min,
+                    queueing_lower=max(0.0, pk - c.w_nonfull), queueing_upper=pk + c.w_nonbusy,
+                    front_lower=m1, front_upper=m1 / c.r_min, work_lower=pk, work_upper=pk + c.w_nonbusy,
+                    mg1=pk + m1)
+
+
+def resource_pooled_mg1(model) -> float:
+    """E[T] of the resource-pooled M/G/1/FCFS (one rate-1 server, same λ and sizes): λE[S²]/(2(1−ρ)) + E[S].
+    [exact, for that comparison system] (note §1.1)."""
+    lam = model.arrival_rate
+    m1, m2 = model.size_moments
+    return lam * m2 / (2 * (1 - lam * m1)) + m1
+
+
+def zhang_zwart_lps(model) -> float:
+    """Zhang & Zwart's LPS(k) mean response time, E[S](1−ρ^k)/(1−ρ) + (E[S²]/(2E[S]))·ρ^k/(1−ρ).
+    [approximation] (exact as ρ → 1; no error bound). Finite-skip paper §5.3.1, ref. [49]."""
+    m1, m2 = model.size_moments
+    rho = model.arrival_rate * m1
+    k = model.servers
+    return m1 * (1 - rho**k) / (1 - rho) + m2 / (2 * m1) * rho**k / (1 - rho)
+
+
+def heterogeneous_mmk(model, fastest_first: bool) -> float:
+    """E[T] of the heterogeneous M/M/k under preemptive FSF (or SSF): a birth–death chain with death rate μB(j),
+    B(j) = sum of the min(j, k) fastest (slowest) speeds; E[T] = E[N]/λ. [exact] (note §2.2; Exp sizes only)."""
+    lam = model.arrival_rate
+    mu = 1.0 / model.laws[0].mean
+    k = model.servers
+    speeds = sorted(model.speeds, reverse=fastest_first)
+    rho = lam / mu
+    weights = [1.0]
+    for j in range(1, k + 1):
+        weights.append(weights[-1] * lam / (mu * sum(speeds[:j])))
+    head_mass = sum(weights[:k])
+    head_n = sum(j * w for j, w in enumerate(weights[:k]))
+    wk = weights[k]  # π_j = π_k ρ^{j − k} for j >= k
+    tail_mass = wk / (1 - rho)
+    tail_n = wk * (k / (1 - rho) + rho / (1 - rho) ** 2)
+    return (head_n + tail_n) / (head_mass + tail_mass) / lam

@@ -1,0 +1,32 @@
+"""A finite-skip policy of your own: threshold parallelism with the k servers water-filled over all jobs present.
+
+    msjgym finite-skip finite-skip-fig4a --policy examples/my_finite_skip_policy.py:EqualShare --jobs 20000
+
+The agent gets the jobs in arrival order (``obs["params"]``: each job's parallelism threshold P) and returns each
+job's service rate as a fraction of capacity: q/k for q servers (fractional shares allowed here). It serves every job,
+so it is not finite-skip; the pathwise diagnostics printed by ``msjgym finite-skip`` show it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class EqualShare:
+    def __init__(self, servers: int = 8) -> None:
+        self.k = servers
+
+    def act(self, obs: dict) -> np.ndarray:
+        caps = obs["params"].astype(float)  # a job cannot use more than P servers
+        servers = np.zeros(caps.size)
+        free, active = float(self.k), list(range(caps.size))
+        while active and free > 1e-12:
+            share = free / len(active)
+            capped = [j for j in active if caps[j] - servers[j] <= share]
+            if not capped:
+                servers[active] += share
+                break
+            for j in capped:
+                free -= caps[j] - servers[j]
+                servers[j] = caps[j]
+            active = [j for j in active if j not in capped]
+        return servers / self.k

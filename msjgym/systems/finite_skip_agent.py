@@ -1,0 +1,153 @@
+"""The agent path of the finite-skip systems: the event loop of :mod:`msjgym.systems.finite_skip` in Python, with
+the rates decided by any agent (``act(observation) -> rates``; see :mod:`msjgym.policies.finite_skip_agents` for the
+observation). It draws from the same random streams in the same order as the compiled loop, so a built-in policy's
+agent reproduces the compiled trajectory (``tests/test_finite_skip_agents.py``), and a policy of your own gets the
+same statistics and pathwise diagnostics (is it work-conserving finite-skip on this path?). About 10⁴ events per
+second: use it for checks and small studies.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from msjgym.core.distributions import encode_all
+from msjgym.core.rng import exponential, seed_states, uniform
+from msjgym.core.sampling import sample
+from msjgym.systems import finite_skip as fs
+
+
+def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000, warmup: int | None = None,
+                   reps: int = 1, seed: int = 0, capacity: int = 3_000,
+                   rule: int | None = None) -> list[fs.Replication]:
+    """Like :func:`msjgym.systems.finite_skip.simulate`, with ``agent.act`` (or ``agent(...)``) choosing the rates.
+
+    The agent gets ``{"params": int[N], "servers": int[N]}`` (jobs in arrival order) and returns N rates (fractions of
+    capacity, summing to at most 1). A heterogeneous-server agent reports the servers it assigned in
+    ``agent.last_servers``. ``rule``: the front's fullness rule (default: the system's, see ``fs.FULL_*``).
+    """
+    act = agent.act if hasattr(agent, "act") else agent
+    warmup = jobs // 5 if warmup is None else warmup
+    k, lam = model.servers, model.arrival_rate
+    cumprob = np.cumsum(np.asarray(model.probs, dtype=np.float64))
+    cumprob[-1] = 1.0
+    prm = np.asarray(model.params, dtype=np.int64)
+    scale = model.size_scales
+    dkind, dstart, ddata = encode_all(model.laws)
+    levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
+    if rule is None:
+        rule = fs.FULL_COUNT if model.system in (fs.HET, fs.LPS) else fs.FULL_SUM
+    out = []
+    for ss in np.random.SeedSequence(seed).spawn(reps):
+        out.append(_one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs,
+                        capacity, rule, seed_states([ss])))
+    return out
+
+
+def _one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, rng):
+    acc = np.zeros(fs.NACC)
+    rec = np.full((jobs, fs.NREC), np.nan)
+    cls: list[int] = []
+    rem: list[float] = []
+    arr: list[float] = []
+    srv: list[int] = []
+    wa: list[float] = []
+    wff: list[float] = []
+    fent: list[float] = []
+    seqs: list[int] = []
+    sz: list[float] = []
+    cnt = np.zeros(max(k, levels.size), np.int64)
+    n = nf = seq = done = 0
+    t, w, t_start, t_stop = 0.0, 0.0, -1.0, -1.0
+    next_arr = exponential(rng, 0) / lam
+    nk = cumprob.shape[0]
+    while done < jobs:
+        while nf < n and not fs._full(rule, nf, np.asarray(cls, np.int64), prm, k, levels, cnt):
+            fent[nf] = t
+            wsum = 0.0
+            for j in range(nf):
+                wsum += rem[j]
+            wff[nf] = wsum
+            nf += 1
+        params = prm[np.asarray(cls, np.int64)] if n else np.zeros(0, np.int64)
+        rates = [float(x) for x in act({"params": params, "servers": np.asarray(srv, np.int64)})]
+        if hasattr(agent, "last_servers") and len(getattr(agent, "last_servers")) == n:
+            srv = [int(x) for x in agent.last_servers]
+        b = 0.0
+        for j in range(n):
+            b += rates[j]
+            if j >= nf and rates[j] > 0.0:
+                acc[fs.A_OUTSIDE] += 1.0
+        acc[fs.A_MAXNF] = max(acc[fs.A_MAXNF], nf)
+        if n > nf and 1.0 - b > acc[fs.A_GAP]:
+            acc[fs.A_GAP] = 1.0 - b
+        dt, who = next_arr - t, -1
+        for j in range(n):
+            if rates[j] > 0.0:
+                d = rem[j] / rates[j]
+                if d < dt:
+                    dt, who = d, j
+        dt = max(dt, 0.0)
+        if t_start >= 0.0:
+            lo, hi = t, t + dt
+            if t_stop >= 0.0 and hi > t_stop:
+                hi = t_stop
+            if hi > lo:
+                u0, h = lo - t, hi - lo
+                wint = (w - b * u0) * h - 0.5 * b * h * h
+                acc[fs.A_TIME] += h
+                acc[fs.A_N] += n * h
+                acc[fs.A_NF] += nf * h
+                acc[fs.A_W] += wint
+                acc[fs.A_W1B] += (1.0 - b) * wint
+                acc[fs.A_B] += b * h
+        for j in range(n):
+            if rates[j] > 0.0:
+                rem[j] -= rates[j] * dt
+        w -= b * dt
+        t += dt
+        if who < 0:
+            if n == capacity:
+                acc[fs.A_UNSTABLE] = 1.0
+                break
+            u = uniform(rng, 0)
+            c = nk - 1
+            for i in range(nk - 1):
+                if u < cumprob[i]:
+                    c = i
+                    break
+            s = scale[c] * sample(dkind[c], ddata, dstart[c], rng, 0)
+            if seq == warmup:
+                t_start = t
+            if seq == warmup + jobs:
+                t_stop = t
+            if warmup <= seq < warmup + jobs:
+                acc[fs.A_NARR] += 1
+                acc[fs.A_SIZE] += s
+                acc[fs.A_SIZE2] += s * s
+            wsum = 0.0
+            for j in range(n):
+                wsum += rem[j]
+            w = wsum
+            cls.append(c), rem.append(s), arr.append(t), srv.append(-1), wa.append(wsum), wff.append(0.0)
+            fent.append(-1.0), seqs.append(seq), sz.append(s)
+            seq += 1
+            n += 1
+            w += s
+            next_arr = t + exponential(rng, 0) / lam
+        else:
+            sq = seqs[who]
+            if warmup <= sq < warmup + jobs:
+                rec[sq - warmup] = (arr[who], fent[who], t, sz[who], wa[who], wff[who])
+                done += 1
+            w -= rem[who]
+            if who < nf:
+                nf -= 1
+            elif warmup <= sq < warmup + jobs:
+                rec[sq - warmup, fs.R_FRONT] = np.nan
+            for lst in (cls, rem, arr, srv, wa, wff, fent, seqs, sz):
+                del lst[who]
+            n -= 1
+    acc[fs.A_END] = t
+    acc[fs.A_NEND] = n
+    return fs.Replication(acc, rec)
