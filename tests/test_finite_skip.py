@@ -235,8 +235,6 @@ def test_cli_finite_skip(capsys):
     assert main(["finite-skip", "finite-skip-fig3", "--policy", "fsf"]) == 2
     assert "runs on heterogeneous M/G/k" in capsys.readouterr().err
     assert main(["finite-skip", "finite-skip-fig2", "--param", "speed=1"]) == 2
-    assert main(["evaluate", "finite-skip-fig2", "--policy", "fcfs"]) == 2
-    assert "msjgym finite-skip" in capsys.readouterr().err
     from pathlib import Path
     example = Path(__file__).resolve().parents[1] / "examples" / "my_finite_skip_policy.py"
     assert main(["finite-skip", "finite-skip-fig4a", "--policy", f"{example}:EqualShare", "--reps", "2",
