@@ -28,20 +28,7 @@ All results concern the cavity queue [exact for the cavity]; that it is the exac
 
 The closed forms and bounds live in :mod:`msjgym.theory.cavity_formulas` and are re-exported here.
 
-Contents (kind in brackets):
-    * :func:`size_below_timer_probability` y = P[Z < X] (eq. 1, 6) and :func:`timer_phase_distribution` α'.
-    * push / water filling: :func:`push_m_tilde` (eq. 8), :func:`push_idle_cumulative` (Prop 4.1, eq. 5),
-      :func:`push_load_threshold` (eq. 12), :func:`push_delta_threshold` (eq. 13), :func:`erlang_m_tilde` (eq. 10),
-      :func:`deterministic_m_tilde` (eq. 11) [exact]; :func:`push_max_queue_bounds` (Thm 4.7, eq. 16, erratum),
-      :func:`push_mean_queue_bounds` (Thm 4.9), :func:`push_mean_queue_upper_bound` [bound];
-      :func:`push_heavy_traffic_slope` (Cor 4.10, eq. 17) [asymptotic]; :func:`water_filling_c` (Thm 5.1, eq. 20),
-      :func:`water_filling_queue_masses` (Thm 5.2, eq. 21–23), :func:`water_filling_exponential_c` [exact].
-    * pull: :func:`pull_m_tilde` (eq. 28), :func:`pull_idle_cumulative` (eq. 27), :func:`pull_load_threshold`
-      (eq. 30), :func:`pull_mean_queue_at_level` (eq. 31) [exact]; :func:`pull_mean_queue_bounds` (Thm 6.4) [bound].
-    * resource pooling: :func:`pooling_threshold` p*(λ) (Prop 7.2), :func:`pooling_idle_probability` (eq. 37),
-      :func:`pooling_level` (§7.2), :func:`pooling_exponential_max_queue_length`,
-      :func:`pooling_insensitive_response_time` [exact]; :func:`pooling_deterministic_max_queue_length`
-      (Prop 7.3) [bound: minimum over all laws].
+Contents:
     * fixed points: :func:`push_cavity`, :func:`pull_cavity` (:func:`pull_cavity_from_rate` from δ),
       :func:`water_filling_cavity`, :func:`pooling_cavity`, and :func:`cavity` by policy name, each returning a
       :class:`CavityFixedPoint`; :func:`stationary_distribution` (GTH) solves the chains.
