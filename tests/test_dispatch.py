@@ -389,7 +389,7 @@ def test_queue_length_distribution_near_cavity_at_n_10000(policy, dist, lam, par
     queue's P[Q = k] (water filling is left out: its finite-N error is larger, note §5 item 7)."""
     cavity = pytest.importorskip("msjgym.theory.cavity")
     r = simulate(policy, servers=10_000, lam=lam, dist=dist, arrivals=10_000_000, reps=2, seed=5, **params)
-    ref = cavity.cavity(policy.replace("-", "_"), lam, dist, **params)  # the cavity module spells water_filling
+    ref = cavity.cavity(policy, lam, dist, **params)
     pmf = np.asarray(ref.queue_length_pmf)
     size = max(pmf.size, r.queue_length_distribution.size)
     diff = np.zeros(size)

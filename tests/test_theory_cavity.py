@@ -55,7 +55,7 @@ def test_table_transcription_is_consistent():
     for row in TABLE_ROWS:                 # the printed rel.err.% follows from the printed sim and ∞ columns
         assert abs(abs(row.sim - row.cavity) / row.cavity * 100 - row.rel_err) < 6e-3, row
         params = row.scenario_params()
-        if row.policy == "water_filling":   # printed M = C·log10 N, and K = (δ/λ)M is an integer
+        if row.policy == "water-filling":   # printed M = C·log10 N, and K = (δ/λ)M is an integer
             assert params["batch_size"] == row.batch_size
             assert params["sample_size"] == round(row.param / row.lam * row.batch_size)
         if row.policy == "pull":
@@ -138,7 +138,7 @@ def test_push_m_tilde_special_cases(lam):
     assert cv.deterministic_m_tilde(lam, delta) == pytest.approx(cv.push_m_tilde(lam, delta, math.exp(-delta)))
 
 
-@pytest.mark.parametrize("policy", ["push", "water_filling"])
+@pytest.mark.parametrize("policy", ["push", "water-filling"])
 @pytest.mark.parametrize("name", LAWS)
 def test_push_and_water_filling_fixed_point_vs_theorems(policy, name):
     delta = 0.35
@@ -242,7 +242,7 @@ def test_push_heavy_traffic_limit():
 def test_large_probe_rate_gives_vanishing_wait(name):
     # δ >= λ/(1 − λ): every job finds an idle server (JSQ/JIQ-like): max queue 1, E[R] = 1
     lam = 0.8
-    for policy in ("push", "water_filling"):
+    for policy in ("push", "water-filling"):
         fp = cv.cavity(policy, lam, name, delta=lam / (1 - lam) * 1.01)
         assert fp.max_queue_length == 1 and fp.mean_response_time == pytest.approx(1.0, rel=1e-10)
     fp = cv.pull_cavity_from_rate(lam, 0.81, name)
@@ -399,7 +399,7 @@ def test_bad_delta_is_rejected(delta):
     with pytest.raises(ScenarioError, match="delta = "):
         cv.push_cavity(0.5, delta, "exp")
     with pytest.raises(ScenarioError, match="delta = "):
-        cv.cavity("water_filling", 0.5, "exp", delta=delta)
+        cv.cavity("water-filling", 0.5, "exp", delta=delta)
 
 
 def test_bad_batch_and_pull_and_policy_inputs():

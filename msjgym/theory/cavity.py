@@ -11,8 +11,8 @@ PH(α, S) job sizes of mean 1 (time units), λ ∈ (0, 1) jobs per server per un
 * ``push``: the dispatcher probes each server at rate δ and sends each job to a server of least estimated length;
 * ``pull``: a server reports its length at a completion with probability δ₁ and at rate δ₀ while idle
   (overall update rate δ = λδ₁ + (1 − λ)δ₀);
-* ``water_filling``: batches of M tasks fill K = (δ/λ)M sampled servers, one task at a time, shortest first;
-* ``resource_pooling``: random routing, plus a central server at rate pN that removes a job from a longest queue.
+* ``water-filling``: batches of M tasks fill K = (δ/λ)M sampled servers, one task at a time, shortest first;
+* ``resource-pooling``: random routing, plus a central server at rate pN that removes a job from a longest queue.
 
 The cavity queue of each policy is a finite CTMC with one unknown integer m (the maximum queue length is m + 1; m
 when push, pull or water filling sit exactly on a level boundary) and one unknown real (ν for push/pull, c for water
@@ -72,7 +72,7 @@ __all__ = [
     "pooling_deterministic_max_queue_length", "pooling_insensitive_response_time",
 ]
 
-POLICIES = ("push", "pull", "water_filling", "resource_pooling")
+POLICIES = ("push", "pull", "water-filling", "resource-pooling")
 
 
 # =====================================================================================================================
@@ -455,7 +455,7 @@ def water_filling_cavity(lam: float, delta: float, size: SizeLaw) -> CavityFixed
     c = root.value / (1.0 + root.value)
     pmf = _pmf(chain(m), c)
     balance = lam - delta * (sum((m - i) * pmf[i] for i in range(m + 1)) + (1.0 - pmf[m + 1]) * c)
-    return _result("water_filling", lam, {"delta": delta}, m, "c", _Root(c, root.iterations, root.converged), pmf,
+    return _result("water-filling", lam, {"delta": delta}, m, "c", _Root(c, root.iterations, root.converged), pmf,
                    mt, target, balance)
 
 
@@ -473,7 +473,7 @@ def pooling_cavity(lam: float, p: float, size: SizeLaw) -> CavityFixedPoint:
     lam, p = require_load(lam), require_pooled_fraction(p)
     alpha, s = _law(size)
     if p >= lam:
-        return CavityFixedPoint("resource_pooling", lam, {"p": p}, 0, None, 0.0, 0, np.array([1.0]), 0.0, 0.0,
+        return CavityFixedPoint("resource-pooling", lam, {"p": p}, 0, None, 0.0, 0, np.array([1.0]), 0.0, 0.0,
                                 None, 0.0, 0.0, 0, True)
     if p == 0.0:
         raise ValueError("p = 0: no central server; the cavity queue is an unbounded M/PH/1 queue (needs p > 0)")
@@ -486,14 +486,14 @@ def pooling_cavity(lam: float, p: float, size: SizeLaw) -> CavityFixedPoint:
     pmf = _pmf(chain, root.value)
     top = float(pmf[m + 1])
     balance = root.value * top - (p - lam * top)
-    return _result("resource_pooling", lam, {"p": p}, m, "omega", root, pmf, None, target, balance)
+    return _result("resource-pooling", lam, {"p": p}, m, "omega", root, pmf, None, target, balance)
 
 
 def cavity(policy: str, lam: float, size: SizeLaw, **params: float) -> CavityFixedPoint:
     """The cavity fixed point of ``policy`` (one of :data:`POLICIES`) with its parameters by keyword:
-    push / water_filling: ``delta``; pull: ``delta`` (and optional ``delta1``, default 0) or ``delta0`` and
-    ``delta1``; resource_pooling: ``p``."""
-    expected = {"push": ({"delta"},), "water_filling": ({"delta"},), "resource_pooling": ({"p"},),
+    push / water-filling: ``delta``; pull: ``delta`` (and optional ``delta1``, default 0) or ``delta0`` and
+    ``delta1``; resource-pooling: ``p``."""
+    expected = {"push": ({"delta"},), "water-filling": ({"delta"},), "resource-pooling": ({"p"},),
                 "pull": ({"delta"}, {"delta", "delta1"}, {"delta0", "delta1"})}
     if policy not in expected:
         raise ScenarioError(f"policy = {policy!r}: unknown; valid: {', '.join(POLICIES)}")
@@ -502,9 +502,9 @@ def cavity(policy: str, lam: float, size: SizeLaw, **params: float) -> CavityFix
         raise ScenarioError(f"policy {policy!r}: parameters {sorted(params)}; expected {options}")
     if policy == "push":
         return push_cavity(lam, params["delta"], size)
-    if policy == "water_filling":
+    if policy == "water-filling":
         return water_filling_cavity(lam, params["delta"], size)
-    if policy == "resource_pooling":
+    if policy == "resource-pooling":
         return pooling_cavity(lam, params["p"], size)
     if "delta0" in params:
         return pull_cavity(lam, params["delta0"], params["delta1"], size)

@@ -24,7 +24,7 @@ from typing import Any
 from msjgym.core.lb_params import pull_update_rates, water_filling_batch_size, water_filling_sample_size
 from msjgym.theory.cavity import CavityFixedPoint, cavity
 
-TABLES = {1: "push", 2: "water_filling", 3: "pull", 4: "resource_pooling"}
+TABLES = {1: "push", 2: "water-filling", 3: "pull", 4: "resource-pooling"}
 """Table number -> policy."""
 
 
@@ -62,7 +62,7 @@ class TableRow:
 
     def cavity_params(self) -> dict[str, float]:
         """Keyword parameters of :func:`msjgym.theory.cavity.cavity` for this row."""
-        if self.policy == "resource_pooling":
+        if self.policy == "resource-pooling":
             return {"p": self.param}
         if self.policy == "pull":
             delta0, delta1 = pull_update_rates(self.lam, self.param, 0.0)
@@ -74,13 +74,13 @@ class TableRow:
         filling), ``delta``, ``delta0``, ``delta1`` (pull), ``batch_size`` and ``sample_size`` (water filling:
         M and K = (δ/λ)M, checked to be integers), or ``p`` (resource pooling)."""
         out: dict[str, Any] = {"servers": self.servers, "dist": self.dist, "lam": self.lam}
-        if self.policy == "resource_pooling":
+        if self.policy == "resource-pooling":
             out["p"] = self.param
             return out
         out["delta"] = self.param
         if self.policy == "pull":
             out["delta0"], out["delta1"] = pull_update_rates(self.lam, self.param, 0.0)
-        if self.policy == "water_filling":
+        if self.policy == "water-filling":
             assert self.batch_scale is not None
             m = water_filling_batch_size(self.batch_scale, self.servers)
             out["batch_size"] = m
