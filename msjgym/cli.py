@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from msjgym.core.traces import Trace
+from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import finite_skip_cli, plot, scorecard, sweep
 from msjgym.evaluate.runner import EvaluationResult, evaluate
@@ -45,21 +46,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"msjgym: error: {message}\n")
 
 
-def _int_at_least(low: int):
-    """An argparse type: an integer >= ``low`` (underscores allowed, as in 1_000_000)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} must be >= {low}")
-        return value
-    return parse
-
-
-_positive_int = _int_at_least(1)
-_nonnegative_int = _int_at_least(0)
+_positive_int = int_at_least(1)
+_nonnegative_int = int_at_least(0)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -49,6 +49,7 @@ from typing import Any, Protocol
 import numpy as np
 from tqdm import tqdm
 
+from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonical_point, summarize
 from msjgym.evaluate.runner import evaluate
@@ -578,22 +579,9 @@ def _backend_name(args: argparse.Namespace) -> str:
 # Command line
 
 
-def _int_at_least(low: int):
-    """An argparse type: an integer >= ``low`` (underscores allowed, as in 1_000_000)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} must be >= {low}")
-        return value
-    return parse
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``msjgym sweep``."""
-    positive, nonnegative = _int_at_least(1), _int_at_least(0)
+    positive, nonnegative = int_at_least(1), int_at_least(0)
     parser.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
     parser.add_argument("--grid", action="append", default=[], metavar="NAME=VALUES",
                         help="a grid axis (repeatable; points are the Cartesian product): NAME=a:b:k (k evenly "

@@ -336,10 +336,8 @@ def add_job(st, pr, b, c, size, batch, ident):
 
 
 @njit(inline="always")
-def remove_job(st, pr, b, j):
-    """Take job j (in service, already out of the heap) out of the system and free its slot."""
-    c = st.job_i[b, j, J_CLS]
-    touch(st, pr, b, c)
+def unlink(st, b, c, j):
+    """Take job j out of class c's list of system b (the list only: counts and slot untouched)."""
     prev = st.job_i[b, j, J_PREV]
     nxt = st.job_i[b, j, J_NEXT]
     if prev < 0:
@@ -350,6 +348,14 @@ def remove_job(st, pr, b, j):
         st.cls_i[b, c, C_TAIL] = prev
     else:
         st.job_i[b, nxt, J_PREV] = prev
+
+
+@njit(inline="always")
+def remove_job(st, pr, b, j):
+    """Take job j (in service, already out of the heap) out of the system and free its slot."""
+    c = st.job_i[b, j, J_CLS]
+    touch(st, pr, b, c)
+    unlink(st, b, c, j)
     st.cls_i[b, c, C_N] -= 1
     st.cls_i[b, c, C_X] -= 1
     st.sys_i[b, S_NJOBS] -= 1

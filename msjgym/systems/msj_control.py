@@ -29,7 +29,7 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj import (
     C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_HPOS, J_NEXT, J_PREV, J_SEQ, NEED_CAPACITY, P_K,
     P_LAMBDA, P_NBATCH, P_SERVERS, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS, S_NARR, S_NEXT_CHK, S_NFREE,
-    S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next)
+    S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
 from msjgym.systems.msj_engine import _arrival, _checkpoint, _completions, _flush, _record_admission
 
 MODE_START = 0
@@ -163,7 +163,7 @@ def start_job(st, pr, ctl, b, j):
     c = st.job_i[b, j, J_CLS]
     bound = st.cls_i[b, c, C_BOUND]
     if j != bound:
-        _unlink(st, b, c, j)
+        unlink(st, b, c, j)
         prev = st.job_i[b, bound, J_PREV]
         st.job_i[b, j, J_PREV] = prev
         st.job_i[b, j, J_NEXT] = bound
@@ -174,20 +174,6 @@ def start_job(st, pr, ctl, b, j):
             st.job_i[b, prev, J_NEXT] = j
         st.cls_i[b, c, C_BOUND] = j
     start_next(st, pr, b, c)
-
-
-@njit(inline="always")
-def _unlink(st, b, c, j):
-    prev = st.job_i[b, j, J_PREV]
-    nxt = st.job_i[b, j, J_NEXT]
-    if prev < 0:
-        st.cls_i[b, c, C_HEAD] = nxt
-    else:
-        st.job_i[b, prev, J_NEXT] = nxt
-    if nxt < 0:
-        st.cls_i[b, c, C_TAIL] = prev
-    else:
-        st.job_i[b, nxt, J_PREV] = prev
 
 
 @njit
