@@ -396,3 +396,33 @@ def test_queue_length_distribution_near_cavity_at_n_10000(policy, dist, lam, par
     diff[: pmf.size] += pmf
     diff[: r.queue_length_distribution.size] -= r.queue_length_distribution
     assert np.abs(diff).max() <= 0.01
+
+
+@pytest.mark.slow
+def test_water_filling_n_10000_against_paper_and_cavity():
+    """Water filling at N = 10⁴ with the paper's M = 20·log10 N = 80 (Table 2, exponential row), paper protocol
+    (N·10⁴ arrivals, 10 % warm-up; 10 of the paper's 20 replications).
+
+    * E[R] agrees with the paper's simulated 3.5446 ± 3.95e-3 within the combined 95 % CIs.
+    * Below the cavity maximum the distribution is the cavity's (eq. 21 is exact there): within 0.01 at q < m.
+    * The 0.01 criterion of acceptance 3 does NOT hold at q = m, m + 1, m + 2: a finite batch of M tasks over K = 40
+      sampled queues sometimes overflows the cavity's maximum m + 1 = 5 (measured: 0.0230 ± 0.0008 of servers hold 6
+      jobs). This is finite-N behaviour, not a simulator fault: the paper's own N = 10⁴ simulation (3.5446 vs the
+      cavity's 3.5136) implies the same excess λ·0.031 ≈ 0.025 jobs per server. The overflow is asserted to match
+      that excess (mass moved from m + 1 to m + 2 adds exactly its size to E[Q]) within its 99.9 % CI plus 0.005:
+      λ times the paper's CI (0.003) and the small shifts between levels m − 1..m + 1 (≤ 0.002 measured).
+    """
+    cavity = pytest.importorskip("msjgym.theory.cavity")
+    lam, delta, m_batch = 0.8, 0.4, 80
+    r = simulate("water-filling", servers=10_000, lam=lam, dist=Exponential(rate=1.0), reps=10, seed=7, delta=delta,
+                 batch_size=m_batch)
+    est = r.response_time  # 95 % t-interval over the replications
+    assert abs(est.mean - 3.5446) <= math.hypot(est.ci95, 3.95e-3), r.summary()
+    ref = cavity.cavity("water-filling", lam, Exponential(rate=1.0), delta=delta)
+    pmf = np.asarray(ref.queue_length_pmf)
+    m = pmf.size - 2  # cavity support is 0..m+1
+    sim = r.queue_length_distribution
+    assert np.abs(sim[:m] - pmf[:m]).max() <= 0.01, (sim[:m], pmf[:m])
+    overflow = t_interval(np.array([x.queue_length_distribution[m + 2:].sum() for x in r.replications]), LEVEL)
+    excess_jobs = lam * (3.5446 - ref.mean_response_time)  # per server, from the paper's own simulation
+    assert abs(overflow.mean - excess_jobs) <= 0.005 + overflow.ci95, (overflow, excess_jobs)
