@@ -74,7 +74,9 @@ def _decider(obj: Any, spec: EnvSpec, text: str) -> Decide:
     return lambda obs, mask: act(obs)
 
 
-def _sb3_policy(path: Path, spec: EnvSpec) -> Decide:
+def _sb3_policy(path: Path, spec: EnvSpec, hint: str | None = None) -> Decide:
+    """A saved model's greedy ``decide``; ``spec`` gives ``observation_size`` and ``action_count``, ``hint`` what
+    to pass when they do not match (default: the MSJ environment's --mode and --window)."""
     if not path.is_file():
         raise PolicyError(f"--policy sb3:{path}: no such file")
     try:
@@ -92,10 +94,12 @@ def _sb3_policy(path: Path, spec: EnvSpec) -> Decide:
             continue
         shape, actions = model.observation_space.shape, getattr(model.action_space, "n", None)
         if shape != (spec.observation_size,) or actions != spec.action_count:
+            if hint is None:
+                hint = (f"this environment (mode={_mode_name(spec)!r}, window={spec.window}) has "
+                        f"({spec.observation_size},) and {spec.action_count}: pass the --mode and --window it was "
+                        "trained with")
             raise PolicyError(f"--policy sb3:{path}: the model was trained on observations of shape {shape} and "
-                              f"{actions} actions; this environment (mode={_mode_name(spec)!r}, window={spec.window}) has "
-                              f"({spec.observation_size},) and {spec.action_count}: pass the --mode and --window "
-                              "it was trained with")
+                              f"{actions} actions; {hint}")
         try:
             return greedy_actor(model)  # numpy copy of the network: the same greedy actions, ~30x faster
         except ValueError:
