@@ -15,6 +15,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
 from msjgym.envs.msj_env import MaskedDiscrete
 from msjgym.errors import MsjgymError
+from msjgym.systems.dispatch import Replication
 from msjgym.systems.dispatch_model import DispatchModel
 from msjgym.systems.dispatch_state import S_EVENTS, S_MSG, T_NOW
 
@@ -181,6 +182,14 @@ class DispatchEnv(gym.Env):
     def action_masks(self) -> np.ndarray:
         """The actions allowed now (bool[A])."""
         return self._venv.action_masks()[0]
+
+    def episode_replication(self) -> Replication:
+        """The ended protocol episode's statistics, exactly as ``simulate`` reports a replication (needs
+        ``arrivals``; its time average then covers the paper's measurement window)."""
+        if self.spec_.arrivals is None or not self._ended:
+            raise MsjgymError("episode_replication(): make the environment with arrivals=... and step until the "
+                              "episode ends")
+        return self._venv._batch.replication(0, 0.0)
 
     def _info(self) -> dict:
         st = self._venv._batch.state
