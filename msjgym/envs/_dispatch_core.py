@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msjgym.core import rng
 from msjgym.core.distributions import Distribution
 from msjgym.core.lb_distributions import paper_law
+from msjgym.envs._batch_env import StepBuffers
 from msjgym.errors import MsjgymError
 from msjgym.systems import dispatch as sim
 from msjgym.systems import dispatch_control as dc
@@ -133,7 +133,7 @@ def _batch_state(num: int, n: int, jobs: int, levels: int, streams: np.ndarray) 
         wfh=np.zeros((num, 2), i64), wfl=np.zeros((num, 2), i64))
 
 
-class DispatchBatch:
+class DispatchBatch(StepBuffers):
     """B dispatch systems under an agent's control, and the buffers of their steps."""
 
     def __init__(self, spec: DispatchSpec, num: int) -> None:
@@ -146,15 +146,7 @@ class DispatchBatch:
         self.params = sim._params(m, end, warmup, self.levels, sim._clocks(m, "auto"))
         self.state = _batch_state(num, m.servers, self.jobs, self.levels,
                                   np.zeros((num, 4), np.uint64) + np.uint64(1))
-        self.obs = np.zeros((num, spec.observation_size), np.float32)
-        self.masks = np.zeros((num, spec.action_count), np.bool_)
-        self.rewards = np.zeros(num)
-        self.dts = np.zeros(num)
-        self.ended = np.zeros(num, np.bool_)
-        self.codes = np.zeros(num, np.int64)
-
-    def seed(self, seeds: list[np.random.SeedSequence]) -> None:
-        self.state.rng[:] = rng.seed_states(seeds)
+        self._buffers(num, spec.observation_size, spec.action_count)
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         """Reset the copies in ``resetting``, place the others' arrivals by ``actions`` (``dc.SKIP``: untouched).

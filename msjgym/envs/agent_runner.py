@@ -141,22 +141,28 @@ def _run_replication(batch: Batch, b: int, decide: Decide, name: str, bar: tqdm)
     state, params, ctl = batch.sim.state, batch.sim.params, batch.ctl
     steps = 0
     while not batch.ended()[b]:
-        obs, mask = batch.obs[b], batch.masks[b]
-        try:
-            raw = decide(obs.copy(), mask.copy())
-        except Exception as exc:  # the user's code: report it in one line
-            raise PolicyError(f"policy {name}: replication {b}, step {steps}: it raised {type(exc).__name__}: "
-                              f"{exc}") from None
-        action = _as_action(raw, mask.size, name, b, steps)
-        if not mask[action]:
-            raise PolicyError(f"policy {name}: replication {b}, step {steps}: action {action} is not allowed now "
-                              f"(valid: {np.flatnonzero(mask).tolist()})")
+        action = checked_action(decide, batch.obs[b], batch.masks[b], name, b, steps)
         batch.codes[b] = msj_control.step_system(state, params, ctl, b, action, batch.obs[b], batch.masks[b])
         batch.finish()
         state = batch.sim.state
         steps += 1
         if steps % 4096 == 0:
             bar.update(batch.sim.progress(b) + b * (batch.spec.config.warmup + batch.spec.config.jobs) - bar.n)
+
+
+def checked_action(decide: Decide, obs: np.ndarray, mask: np.ndarray, name: str, b: int, step: int) -> int:
+    """``decide``'s action for replication b's step, or one ``PolicyError`` naming them if it raises, returns
+    something that is not an action, or a masked action."""
+    try:
+        raw = decide(obs.copy(), mask.copy())
+    except Exception as exc:  # the user's code: report it in one line
+        raise PolicyError(f"policy {name}: replication {b}, step {step}: it raised {type(exc).__name__}: "
+                          f"{exc}") from None
+    action = _as_action(raw, mask.size, name, b, step)
+    if not mask[action]:
+        raise PolicyError(f"policy {name}: replication {b}, step {step}: action {action} is not allowed now "
+                          f"(valid: {np.flatnonzero(mask).tolist()})")
+    return action
 
 
 def _as_action(raw: Any, count: int, name: str, b: int, step: int) -> int:

@@ -24,7 +24,7 @@ import numpy as np
 
 from msjgym.core.distributions import Distribution
 from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
-from msjgym.envs.agent_runner import Decide, _as_action, _decider, _load_object, _sb3_policy
+from msjgym.envs.agent_runner import Decide, _decider, _load_object, _sb3_policy, checked_action
 from msjgym.errors import PolicyError
 from msjgym.systems import dispatch_control as dc
 from msjgym.systems.dispatch import DispatchResult, _summarise
@@ -80,7 +80,7 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
     step = 0
     while alive.any():
         for b in np.flatnonzero(alive):
-            actions[b] = _checked(decide, batch.obs[b], batch.masks[b], name, int(b), step)
+            actions[b] = checked_action(decide, batch.obs[b], batch.masks[b], name, int(b), step)
         actions[~alive] = dc.SKIP  # finished replications stay as they are
         batch.step(actions, np.zeros(reps, np.bool_))
         alive &= ~batch.ended
@@ -90,15 +90,3 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
     result = _summarise(spec.model, spec.arrivals, spec.warmup, int(root.entropy), out)
     return dataclasses.replace(result, agent=name)
 
-
-def _checked(decide: Decide, obs: np.ndarray, mask: np.ndarray, name: str, b: int, step: int) -> int:
-    try:
-        raw = decide(obs.copy(), mask.copy())
-    except Exception as exc:  # the user's code: report it in one line
-        raise PolicyError(f"policy {name}: replication {b}, step {step}: it raised {type(exc).__name__}: "
-                          f"{exc}") from None
-    action = _as_action(raw, mask.size, name, b, step)
-    if not mask[action]:
-        raise PolicyError(f"policy {name}: replication {b}, step {step}: action {action} is not allowed now "
-                          f"(valid: {np.flatnonzero(mask).tolist()})")
-    return action

@@ -13,6 +13,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
+from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv
 from msjgym.envs.msj_env import MaskedDiscrete
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch import Replication
@@ -53,7 +54,7 @@ _DOC_TABLE = """
 """
 
 
-class DispatchVectorEnv(VectorEnv):
+class DispatchVectorEnv(BatchVectorEnv, VectorEnv):
     """``num_envs`` independent copies of ``msjgym/Dispatch-v0`` stepped by one compiled call.
 
     Autoreset mode NEXT_STEP (the step after an episode's end resets that copy; its action is ignored; reward 0).
@@ -83,22 +84,6 @@ class DispatchVectorEnv(VectorEnv):
         """The system and its information model (policy jsq-d, jsq, push or pull: what the agent replaces)."""
         return self.spec_.model
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        if seed is not None or not self._seeded:
-            self._batch.seed(np.random.SeedSequence(seed).spawn(self.num_envs))
-            self._seeded = True
-        self._reset_next[:] = True
-        self._step(np.zeros(self.num_envs, np.int64))
-        return self._batch.obs.copy(), self._infos()
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        actions = np.asarray(actions).reshape(self.num_envs)
-        if not np.issubdtype(actions.dtype, np.integer):
-            raise ValueError(f"actions of dtype {actions.dtype}: must be integers")
-        truncated = self._step(actions.astype(np.int64))
-        return (self._batch.obs.copy(), self._batch.rewards.copy(), np.zeros(self.num_envs, np.bool_), truncated,
-                self._infos())
-
     def _step(self, actions: np.ndarray) -> np.ndarray:
         resetting = self._reset_next.copy()
         masks = self._batch.masks
@@ -115,10 +100,6 @@ class DispatchVectorEnv(VectorEnv):
         self._reset_next[:] = truncated
         return truncated
 
-    def action_masks(self) -> np.ndarray:
-        """bool[num_envs, A]: each copy's allowed actions now."""
-        return self._batch.masks.copy()
-
     def reset_ended(self) -> tuple[np.ndarray, np.ndarray]:
         """Reset now the copies whose episode ended at the last step (same-step autoreset for SB3, see
         ``msjgym.envs.to_sb3``); returns their indices and every copy's observation (theirs: the new episode's
@@ -133,11 +114,7 @@ class DispatchVectorEnv(VectorEnv):
         self._reset_next[ended] = False
         return ended, self._batch.obs.copy()
 
-    def _infos(self) -> dict:
-        return {"dt": self._batch.dts.copy(), "action_mask": self._batch.masks.copy()}
-
-
-class DispatchEnv(gym.Env):
+class DispatchEnv(OneCopyEnv, gym.Env):
     """N servers with FIFO queues behind a dispatcher, Poisson arrivals at rate λN, i.i.d. job sizes, unit-rate
     servers; an agent dispatches each arriving job. Event-driven: a step is one dispatch decision, after which the
     system runs its own events (completions, probes, updates) to the next arrival.
@@ -156,32 +133,6 @@ class DispatchEnv(gym.Env):
     @property
     def model(self) -> DispatchModel:
         return self._venv.model
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
-        if seed is None and not self._venv._seeded:
-            seed = int(self.np_random.integers(2**63))
-        obs, _ = self._venv.reset(seed=seed) if seed is not None else self._venv.reset()
-        self._ended = False
-        self._steps = 0
-        return obs[0], self._info()
-
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
-        if self._ended:
-            raise MsjgymError("step() after the episode ended: call reset() first")
-        mask = self._venv.action_masks()[0]
-        if not (isinstance(action, (int, np.integer)) or (np.ndim(action) == 0 and np.issubdtype(
-                np.asarray(action).dtype, np.integer))) or not 0 <= int(action) < mask.size or not mask[int(action)]:
-            raise ValueError(f"step {self._steps}: action {action!r} is not allowed now; valid actions: "
-                             f"{np.flatnonzero(mask).tolist()}")
-        obs, rewards, _, truncated, _ = self._venv.step(np.array([int(action)]))
-        self._ended = bool(truncated[0])
-        self._steps += 1
-        return obs[0], float(rewards[0]), False, self._ended, self._info()
-
-    def action_masks(self) -> np.ndarray:
-        """The actions allowed now (bool[A])."""
-        return self._venv.action_masks()[0]
 
     def episode_replication(self) -> Replication:
         """The ended protocol episode's statistics, exactly as ``simulate`` reports a replication (needs
