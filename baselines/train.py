@@ -267,6 +267,10 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
                           **protocol)
         shown = ", ".join(f"{k} = {v:g}" for k, v in kwargs.items())
         rows.append(_dispatch_row(baseline["policy"], shown or "—", result))
+    if spec.observation == "sampled" and spec.model.d == 2:
+        table_extra = decision_map(decide)
+    else:
+        table_extra = ""
     m = spec.model
     options = " ".join(f"{k}={v!r}" for k, v in env_args.items() if k not in ("servers", "lam"))
     command = (f"python -c \"from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher as e; print(e("
@@ -276,8 +280,30 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
     meta = {"scenario": f"msjgym/Dispatch-v0 (N = {m.servers}, λ = {m.lam:g}, {m.dist}; {options})",
             "params": {}, "load": m.lam * m.dist.mean, "reps": reps,
             "jobs": arrivals - spec.warmup, "warmup": spec.warmup, "seed": seed, "actor_agreement": agreement,
-            "actor_checked_states": checked, "command": command}
+            "actor_checked_states": checked, "command": command, "extra": table_extra,
+            "via": "`evaluate_dispatcher('sb3:...')` (`msjgym.envs.dispatch_agent_runner`)"}
     return rows, meta
+
+
+def decision_map(decide: Any, top: int = 8) -> str:
+    """The learned greedy choice on the sampled pairs (q₀, q₁), 0 <= q <= top, beside JSQ(2)'s: where it differs."""
+    lines = ["Greedy choice of the learned dispatcher for sampled queue lengths (q₀ rows, q₁ columns): 0 = the first "
+             "sampled server, 1 = the second; `*` marks a choice of the strictly longer queue (JSQ(2) never makes "
+             "it; ties may go either way).", "",
+             "| q₀ \\ q₁ | " + " | ".join(str(b) for b in range(top + 1)) + " |",
+             "|---" * (top + 2) + "|"]
+    wrong = 0
+    for a in range(top + 1):
+        cells = []
+        for b in range(top + 1):
+            act = int(decide(np.array([a, b], np.float32), np.ones(2, np.bool_)))
+            longer = (act == 0 and a > b) or (act == 1 and b > a)
+            wrong += longer
+            cells.append(f"{act}{'*' if longer else ''}")
+        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"{wrong} of {(top + 1) ** 2} pairs send the job to the longer queue.")
+    return "\n".join(lines)
 
 
 def _shown(path: Path) -> Path:
@@ -360,14 +386,14 @@ Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args
 - model: `{name}.zip` (sb3-contrib {sb3_contrib.__version__}, stable-baselines3 {stable_baselines3.__version__}, torch {torch.__version__})
 - evaluation: {meta['reps']} independent replications × {meta['jobs']:,} measured jobs (warm-up {meta['warmup']:,}),
   seed {meta['seed']}, the same replications and statistics for every policy. The learned policy acts greedily (its
-  most likely allowed action) through the code path of `msjgym evaluate --policy sb3:...` (a numpy copy of the
+  most likely allowed action) through the code path of {meta.get('via', '`msjgym evaluate --policy sb3:...`')} (a numpy copy of the
   network, which chose the same action as `model.predict(deterministic=True)` in {meta['actor_agreement']:.2%} of
   {meta['actor_checked_states']:,} visited states). The same row from the shell:
 
       {meta['command']}
 
 {table}
-
+{chr(10) + meta["extra"] + chr(10) if meta.get("extra") else ""}
 Python {sys.version.split()[0]}.
 """
     path.write_text(text)
