@@ -228,3 +228,42 @@ def test_lowest_level_agent_refuses_when_the_lowest_level_is_hidden():
     with pytest.raises(RuntimeError, match="more levels"):
         LowestLevel().act(np.ones(4, np.float32))
     assert ShortestSampled().act(np.array([3, 1, 1], np.float32)) == 1
+
+
+def test_dispatch_recipe_trains_and_evaluates_beside_the_builtins(tmp_path):
+    """baselines/train.py on a [dispatch] config: a short training, then the learned row beside the built-ins,
+    whose rows are simulate's on the same seeds."""
+    pytest.importorskip("sb3_contrib")
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("_train", root / "baselines" / "train.py")
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    text = (root / "baselines" / "ppo_dispatch.toml").read_text()
+    text = text.replace("total_timesteps = 3_000_000", "total_timesteps = 4096").replace(
+        "reps = 10", "reps = 2").replace("arrivals = 200_000", "arrivals = 3_000").replace("num_envs = 64", "num_envs = 8")
+    config = tmp_path / "tiny.toml"
+    config.write_text(text)
+    assert train.main([str(config), "--out", str(tmp_path)]) == 0
+    report = (tmp_path / "ppo_dispatch.md").read_text()  # the config names the recipe
+    ref = simulate("jsq-d", 100, 0.9, d=2, arrivals=3000, reps=2, seed=2026).response_time
+    assert f"| jsq-d | d = 2 | {ref.mean:.4f} ± {ref.ci95:.4f} |" in report
+    assert "| ppo (learned) | sampled observation |" in report and "pairs send the job to the longer queue" in report
+
+
+def test_info_counts_the_information_models_messages():
+    """Sampled: d messages per arrival; push: probes at rate δN, so messages / (N · time) -> δ."""
+    env = DispatchEnv(servers=50, observation="sampled", d=3, horizon=400)
+    env.reset(seed=0)
+    for _ in range(400):
+        _, _, _, _, info = env.step(0)
+    assert info["messages"] == 3 * 400
+    env = DispatchEnv(servers=200, observation="estimates", delta=0.5, levels=32, horizon=40_000)
+    obs, _ = env.reset(seed=1)
+    agent = LowestLevel()
+    for _ in range(40_000):
+        obs, _, _, _, info = env.step(agent.act(obs))
+    probes = info["messages"]  # Poisson with mean δ·N·t: 4 standard deviations
+    mean = 0.5 * 200 * info["time"]
+    assert abs(probes - mean) < 4 * mean ** 0.5

@@ -140,7 +140,7 @@ class DispatchBatch(StepBuffers):
         self.spec, self.num = spec, num
         m = spec.model
         end = spec.arrivals if spec.arrivals is not None else dc.NO_HORIZON
-        warmup = spec.warmup if spec.arrivals is not None else dc.NO_HORIZON  # training episodes: no statistics
+        warmup = spec.warmup  # 0 in training episodes: messages and time averages count from the first arrival
         self.levels = max(256, spec.levels)  # arrays' largest level (doubled on demand)
         self.jobs = sim._initial_jobs(m)  # job rows per copy (doubled on demand)
         self.params = sim._params(m, end, warmup, self.levels, sim._clocks(m, "auto"))

@@ -48,8 +48,8 @@ _DOC_TABLE = """
                             (sampled; 2), ``information`` ("push" or "pull"; estimates), ``delta`` (0.3), ``delta0``,
                             ``delta1`` (pull), ``levels`` L (8), ``horizon`` (1000), ``arrivals`` and
                             ``warmup_fraction`` (0.1) for protocol episodes.
-    ``info``                ``dt`` (time the step advanced), ``time``, ``events``, ``messages`` (in the measured
-                            window; protocol episodes).
+    ``info``                ``dt`` (time the step advanced), ``time``, ``events``, ``messages`` (samples, probes or
+                            updates so far in the episode; protocol episodes: in the measured window).
     ======================  ===========================================================================================
 """
 
