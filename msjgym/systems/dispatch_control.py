@@ -15,6 +15,13 @@ Observation modes (L = ``levels``, the histogram's length; n = servers):
 * ``ESTIMATES``: the same over the dispatcher's estimates e_i (push / pull information); the chosen server's
   estimate goes up by one (e_i += 1, as push does).
 
+Why levels, not servers, in the histogram modes: servers with the same queue length (estimate) are exchangeable to
+the dispatcher, so "which level" is the whole decision; it keeps the action space at L + 1 whatever N, costs O(1)
+(a level bucket, ``bucket_pick_between``), and push, pull and JSQ are exactly "the lowest level" with the same
+uniform draw as their ``choose``. Why tails (at least i) rather than exact counts: they are the cavity method's x_i,
+monotone in i and in [0, 1], and the exact counts (the masks) are their differences. Why e_i += 1: the dispatcher
+knows where it sent the job, as push assumes (e_i >= q_i then always holds).
+
 Reward of a step: −∫ (jobs in system) / n dt from this arrival to the next (per server, so its scale does not depend
 on n; by Little's law its time average is −λ · mean response time).
 """
