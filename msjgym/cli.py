@@ -31,7 +31,7 @@ from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
 from msjgym.evaluate.scenarios import is_builtin_msj, list_scenarios, load_scenario, parse_override
 from msjgym.policies import BUILTIN_POLICIES, get_policy
-from msjgym.reproduce import REPRODUCTIONS, Settings
+from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
 
 METRIC_ORDER = ("response_time", "waiting_time", "number_in_system", "number_in_queue", "utilization",
                 "queueing_probability", "throughput", "response_time_p95", "response_time_p99",
@@ -105,13 +105,33 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers")
     rp.add_argument("name", help="what to reproduce (see `msjgym list`)")
     rp.add_argument("--out", default=None, help="output folder (default results/reproduce/NAME)")
-    rp.add_argument("--reps", type=_positive_int, default=5, help="replications per simulated point (default 5)")
+    rp.add_argument("--reps", type=_positive_int, default=None,
+                    help="replications per simulated point (default 5; lb-tables: 20, the paper's)")
     rp.add_argument("--jobs", type=_positive_int, default=200_000, help="measured jobs per replication")
     rp.add_argument("--seed", type=_nonnegative_int, default=1, help="root seed (default 1)")
     rp.add_argument("--max-servers", type=_positive_int, default=4096,
                     help="largest n simulated (default 4096; the zero-queueing paper goes to 65536)")
+    rp.add_argument("--servers", type=_server_list, default=None, metavar="N[,N...]",
+                    help="lb-tables: the N to simulate (default 100,1000; the paper also has 10000,100000)")
+    rp.add_argument("--arrivals", type=_positive_int, default=None,
+                    help="lb-tables: arrivals per replication (default N·10^4, the paper's; less for a quick check)")
+    rp.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="lb-tables: local process pool (default) or Ray (pip install \"msjgym[ray]\")")
+    rp.add_argument("--workers", type=_positive_int, default=None,
+                    help="lb-tables: worker processes (default: every core; 1 runs in this process)")
     rp.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     return parser
+
+
+def _server_list(text: str) -> tuple[int, ...]:
+    """``--servers 100,1000``: integers >= 2."""
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected integers N >= 2 separated by commas") from None
+    if not values or min(values) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: every N must be an integer >= 2")
+    return values
 
 
 def _cmd_list() -> None:
@@ -391,8 +411,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> None:
     if args.name not in REPRODUCTIONS:
         raise MsjgymError(f"reproduce {args.name!r}: unknown; valid: {', '.join(REPRODUCTIONS)}")
     out = Path(args.out) if args.out else Path("results") / "reproduce" / args.name
-    settings = Settings(out=out, reps=args.reps, jobs=args.jobs, seed=args.seed, max_servers=args.max_servers,
-                        progress=not args.no_progress and sys.stderr.isatty())
+    lb_only = {"servers": args.servers, "arrivals": args.arrivals, "workers": args.workers}
+    given = [f"--{k}" for k, v in lb_only.items() if v is not None] + (["--backend"] if args.backend != "local" else [])
+    if given and args.name != "lb-tables":
+        raise MsjgymError(f"{', '.join(given)}: only for `msjgym reproduce lb-tables`")
+    reps = args.reps if args.reps is not None else DEFAULT_REPS.get(args.name, 5)
+    settings = Settings(out=out, reps=reps, jobs=args.jobs, seed=args.seed, max_servers=args.max_servers,
+                        progress=not args.no_progress and sys.stderr.isatty(), servers=args.servers,
+                        arrivals=args.arrivals, backend=args.backend, workers=args.workers)
     for path in REPRODUCTIONS[args.name][1](settings):
         print(path)
 
