@@ -111,7 +111,7 @@ def _pull_bounds(setting: DispatchSetting) -> list[Reference]:
                       "exact at integer m̃)", "HKV Thm 6.4, eq. (31)", lower=q_lo / lam, upper=q_hi / lam)]
 
 
-def _pooling_bounds(setting: DispatchSetting) -> list[Reference]:
+def _pooling_bounds(setting: DispatchSetting, cavity_max: float | None) -> list[Reference]:
     lam, p = setting.lam, float(setting.p)
     star = cv.pooling_threshold(lam)
     if p >= lam:
@@ -120,15 +120,19 @@ def _pooling_bounds(setting: DispatchSetting) -> list[Reference]:
         what = "p*(λ) <= p < λ: max queue length 1 for every law (insensitive)"
     else:
         what = "p < p*(λ): the max queue length depends on the law (unbounded over laws, Z(ε) → 0)"
+    regime = "law-dependent" if p < star else "insensitive" if p < lam else "empty queues"
     refs = [Reference("p", "condition", f"p*(λ) = {star:.6g}: {what}", "HKV Prop 7.2; note §3.4", value=p,
-                      upper=star, verdict="theory only")]
+                      upper=star, verdict=f"regime: {regime} (theory)"),
+            Reference("busy_fraction", "asymptotic", "busy fraction → 1 − (1 − λ)/(1 − p) as N → ∞ (flow balance)",
+                      "HKV eq. (32)", value=max(0.0, (lam - p) / (1.0 - p)))]
     if star <= p < lam:
         refs.append(Reference("response_time", "exact", "E[R] = (λ − p)/(λ(1 − p)) (insensitive)", "HKV Prop 7.2",
                               value=cv.pooling_insensitive_response_time(lam, p)))
     if 0.0 < p < lam:
         det = cv.pooling_deterministic_max_queue_length(lam, p)
         refs.append(Reference("max_queue_length", "bound", "Prop 7.3: deterministic sizes minimise the max queue "
-                              "length (M/D/1/n)", "HKV Prop 7.3", lower=float(det), verdict="theory only"))
+                              "length (M/D/1/n)", "HKV Prop 7.3", lower=float(det), verdict="theory only" if
+                              cavity_max is None else _theory_inside(cavity_max, det, None, "cavity max")))
         if isinstance(setting.dist, Exponential):
             refs.append(Reference("max_queue_length", "exact", "exponential closed form ⌈x⌉ − 1, x = "
                                   "log(p/(1 − λ))/log(λ/(1 − p)) (erratum k)", "HKV §7.2, [22]; note §5 item 4k",
@@ -187,7 +191,7 @@ def references(setting: DispatchSetting, policy: str) -> list[Reference]:
     elif policy == "pull":
         refs += _pull_bounds(setting)
     elif setting.p:
-        refs += _pooling_bounds(setting)
+        refs += _pooling_bounds(setting, cavity_max)
     row = setting.paper_row(policy)
     if row is not None:
         tol = "within 2 % (note §5 item 7)" if policy == "water-filling" else "within the combined 95 % CIs"
@@ -210,7 +214,9 @@ def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None 
     out = []
     for ref in refs:
         est = result.metrics.get(ref.quantity)
-        if ref.kind == "paper-sim" and est is not None and row is not None:
+        if ref.quantity == "p":        # p*(λ): a statement about the theory's regime, judged before simulating
+            out.append(ref)
+        elif ref.kind == "paper-sim" and est is not None and row is not None:
             out.append(_judge_paper(ref, est, result.policy, row.ci))
         elif ref.kind == "paper-cavity" and est is not None:
             sim = f"simulation {100 * (est.mean - ref.value) / ref.value:+.4f} % from it"
