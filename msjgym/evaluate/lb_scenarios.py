@@ -30,7 +30,7 @@ from typing import Any
 from msjgym.core.distributions import Distribution
 from msjgym.core.lb_distributions import paper_law, parse_paper_law
 from msjgym.core.lb_params import require_load, water_filling_batch_size
-from msjgym.core.validation import show
+from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 from msjgym.evaluate.scenarios import Scenario
 from msjgym.policies.load_balancing import POLICY_IDS
@@ -207,8 +207,9 @@ def load_lb_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
 
 def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
     servers = p["servers"]
-    if not (isinstance(servers, int) and not isinstance(servers, bool) and servers >= 1):
+    if not (is_real(servers) and float(servers).is_integer() and servers >= 1):
         raise ScenarioError(f"servers = {show(servers)}: must be an integer >= 1")
+    servers = int(servers)
     dist_name = str(p["dist"])
     dist = paper_law(dist_name)
     lam = require_load(p["lam"])
