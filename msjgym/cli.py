@@ -4,6 +4,7 @@
     msjgym evaluate SCENARIO --policy NAME [--reps R] [--jobs J] [--seed S] [--param KEY=VALUE ...] [--json]
     msjgym theory SCENARIO [--policy NAME] [--param KEY=VALUE ...] [--json]
     msjgym reproduce NAME [--out DIR] [--reps R] [--jobs J] [--max-servers N]
+    msjgym reproduce lb-tables [--servers N,N] [--reps R] [--arrivals A] [--backend local|ray] [--workers W]
     msjgym sweep SCENARIO --grid NAME=a:b:k ... --policy P[,P...] --reps R --out DIR [--backend local|ray]
     msjgym plot RESULTS --x NAME --y METRIC [--by policy] [--theory] [--out FILE]
     msjgym finite-skip NAME --policy P [--param load=RHO] [--reps R] [--jobs J] [--seed S] [--json] | --list

@@ -59,6 +59,16 @@ def test_bad_input_is_one_error_line_and_status_2(capsys, args, words):
         assert word in lines[0], lines[0]
 
 
+def test_ray_backend_without_ray_is_a_clear_error(capsys):
+    try:
+        import ray  # noqa: F401
+        pytest.skip("Ray is installed")
+    except ImportError:
+        pass
+    status, _, err = run(capsys, "reproduce", "lb-tables", "--backend", "ray", "--reps", "1", "--arrivals", "100")
+    assert status == 2 and "Ray is not installed" in err and len(err.strip().splitlines()) == 1
+
+
 def test_list_shows_the_dispatch_scenarios_and_policies(capsys):
     status, out, _ = run(capsys, "list")
     assert status == 0
@@ -185,3 +195,14 @@ def test_lb_tables_task_seeds_depend_on_the_task_only(tmp_path: Path):
     seeds = {(t.row.setting, t.servers, t.rep): t.task_seed for t in large}
     assert all(seeds[(t.row.setting, t.servers, t.rep)] == t.task_seed for t in small)
     assert len(set(seeds.values())) == len(seeds)
+
+
+def test_lb_tables_pool_and_in_process_give_identical_numbers(capsys, tmp_path: Path):
+    def sims(workers: str) -> list[str]:
+        out = tmp_path / workers
+        status, _, _ = run(capsys, "reproduce", "lb-tables", "--servers", "100", "--reps", "2", "--arrivals", "3000",
+                           "--workers", workers, "--out", str(out), "--no-progress", "--seed", "7")
+        assert status == 0
+        return [(r["sim"], r["ci95"]) for r in csv.DictReader((out / "lb-tables.csv").open())]
+
+    assert sims("1") == sims("2")

@@ -239,6 +239,8 @@ def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None 
 def _judge_cavity(ref: Reference, est: Estimate, servers: object) -> Reference:
     """The simulation against the cavity queue (N → ∞): outside the CI is a finite-N gap, not a contradiction."""
     err, half = est.mean - ref.value, est.ci95
+    if not math.isfinite(half):
+        return replace(ref, verdict=f"error {est.mean - ref.value:+.4g}; no CI (needs >= 2 replications)")
     covered = bool(abs(err) <= half)
     show = (lambda x: f"{100 * x / ref.value:+.2f}%") if ref.value else (lambda x: f"{x:+.3g}")
     return replace(ref, agrees=covered, verdict=f"error {show(err)} (95% CI ±{show(half)[1:]}): "
@@ -247,6 +249,8 @@ def _judge_cavity(ref: Reference, est: Estimate, servers: object) -> Reference:
 
 def _judge_paper(ref: Reference, est: Estimate, policy: str, paper_ci: float) -> Reference:
     diff = est.mean - ref.value
+    if not math.isfinite(est.ci95) and policy != "water-filling":
+        return replace(ref, verdict=f"{diff:+.4f}; no CI (needs >= 2 replications)")
     if policy == "water-filling":
         agrees = abs(diff) <= WATER_FILLING_TOLERANCE * ref.value
         how = f"{100 * diff / ref.value:+.2f} % (tolerance ±2 %)"

@@ -189,6 +189,8 @@ def _duration(seconds: float) -> str:
 
 
 def reproduce(settings: Settings) -> list[Path]:
+    if settings.backend == "ray":
+        sweep.import_ray()     # a one-line error now if Ray is missing, not after the calibration
     tasks = plan(settings)
     args = argparse.Namespace(backend=settings.backend, workers=settings.workers, address=None)
     workers = settings.workers or os.cpu_count() or 1
