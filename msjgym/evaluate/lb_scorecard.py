@@ -217,7 +217,7 @@ def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None 
         if ref.quantity == "p":        # p*(λ): a statement about the theory's regime, judged before simulating
             out.append(ref)
         elif ref.kind == "paper-sim" and est is not None and row is not None:
-            out.append(_judge_paper(ref, est, result.policy, row.ci))
+            out.append(_judge_paper(ref, est, row))
         elif ref.kind == "paper-cavity" and est is not None:
             sim = f"simulation {100 * (est.mean - ref.value) / ref.value:+.4f} % from it"
             out.append(replace(ref, verdict=f"{ref.verdict}; {sim}" if ref.verdict else sim))
@@ -240,22 +240,26 @@ def _judge_cavity(ref: Reference, est: Estimate, servers: object) -> Reference:
     """The simulation against the cavity queue (N → ∞): outside the CI is a finite-N gap, not a contradiction."""
     err, half = est.mean - ref.value, est.ci95
     if not math.isfinite(half):
-        return replace(ref, verdict=f"error {est.mean - ref.value:+.4g}; no CI (needs >= 2 replications)")
+        return replace(ref, verdict=f"error {scorecard._pct(err, ref.value)}; no CI (needs >= 2 replications)")
     covered = bool(abs(err) <= half)
-    show = (lambda x: f"{100 * x / ref.value:+.2f}%") if ref.value else (lambda x: f"{x:+.3g}")
-    return replace(ref, agrees=covered, verdict=f"error {show(err)} (95% CI ±{show(half)[1:]}): "
+    return replace(ref, agrees=covered, verdict=f"error {scorecard._pct(err, ref.value)} (95% CI "
+                   f"±{scorecard._pct(half, ref.value)[1:]}): "
                    + ("within the CI" if covered else f"beyond the CI (finite-N gap at N = {servers})"))
 
 
-def _judge_paper(ref: Reference, est: Estimate, policy: str, paper_ci: float) -> Reference:
-    diff = est.mean - ref.value
-    if not math.isfinite(est.ci95) and policy != "water-filling":
-        return replace(ref, verdict=f"{diff:+.4f}; no CI (needs >= 2 replications)")
-    if policy == "water-filling":
-        agrees = abs(diff) <= WATER_FILLING_TOLERANCE * ref.value
-        how = f"{100 * diff / ref.value:+.2f} % (tolerance ±2 %)"
-    else:
-        half = math.hypot(est.ci95, paper_ci)
-        agrees = abs(diff) <= half
-        how = f"{diff:+.4f} (combined 95 % CI ±{half:.4f})"
-    return replace(ref, agrees=bool(agrees), verdict=f"{how}: {'consistent' if agrees else 'INCONSISTENT'}")
+def paper_agreement(ours: Estimate, row: TableRow) -> tuple[bool | None, str]:
+    """Whether a simulated E[R] agrees with the paper's at the row's N, and how far off it is: within the combined
+    95 % CIs (water filling: within 2 %, note §5 item 7). None: no CI to judge with (one replication)."""
+    diff = ours.mean - row.sim
+    if row.policy == "water-filling":
+        return bool(abs(diff) <= WATER_FILLING_TOLERANCE * row.sim), f"{100 * diff / row.sim:+.2f} % (tolerance ±2 %)"
+    if not math.isfinite(ours.ci95):
+        return None, f"{diff:+.4f}; no CI (needs >= 2 replications)"
+    half = math.hypot(ours.ci95, row.ci)
+    return bool(abs(diff) <= half), f"{diff:+.4f} (combined 95 % CI ±{half:.4f})"
+
+
+def _judge_paper(ref: Reference, est: Estimate, row: TableRow) -> Reference:
+    agrees, how = paper_agreement(est, row)
+    return replace(ref, agrees=agrees, verdict=how if agrees is None else
+                   f"{how}: {'consistent' if agrees else 'INCONSISTENT'}")

@@ -18,7 +18,6 @@ rel. errors, verdict).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -30,6 +29,7 @@ from tqdm import tqdm
 from msjgym.core.lb_distributions import paper_law
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import sweep
+from msjgym.evaluate.lb_scorecard import paper_agreement
 from msjgym.evaluate.statistics import Estimate
 from msjgym.reproduce.common import CsvTable, Settings
 from msjgym.systems.dispatch import Replication, simulate, summarise
@@ -38,7 +38,6 @@ from msjgym.theory.lb_tables import TableRow, cavity_column, rows_for, settings 
 
 PAPER_SERVERS = (100, 1000)
 PAPER_REPS = 20
-WATER_FILLING_TOLERANCE = 0.02
 CALIBRATION_ARRIVALS = 100_000
 
 
@@ -115,18 +114,12 @@ def estimate_seconds(tasks: list[LbTask], workers: int) -> float:
     return sum(per_arrival[(t.row.setting, t.servers)] * t.arrivals for t in tasks) / max(workers, 1)
 
 
-def _verdict(ours: Estimate, paper: TableRow | None, policy: str, protocol: bool) -> str:
+def _verdict(ours: Estimate, paper: TableRow | None, protocol: bool) -> str:
     if paper is None:
         return "no printed row at this N"
-    if not math.isfinite(ours.ci95):
-        return "n/a (needs >= 2 replications)"
-    diff = ours.mean - paper.sim
-    if policy == "water-filling":
-        ok = abs(diff) <= WATER_FILLING_TOLERANCE * paper.sim
-        text = f"{'within' if ok else 'NOT within'} 2 %"
-    else:
-        ok = abs(diff) <= math.hypot(ours.ci95, paper.ci)
-        text = f"{'within' if ok else 'NOT within'} combined CI"
+    agrees, how = paper_agreement(ours, paper)
+    tolerance = "2 %" if paper.policy == "water-filling" else "combined CI"
+    text = how if agrees is None else f"{'within' if agrees else 'NOT within'} {tolerance}"
     return text + ("" if protocol else " (protocol differs: fewer reps or arrivals)")
 
 
@@ -161,7 +154,7 @@ def tabulate(tasks: list[LbTask], collected: _Collector, settings: Settings) -> 
                   sim=ours.mean, ci95=ours.ci95, cavity=inf, paper_cavity=row.cavity,
                   rel_err_pct=100 * abs(ours.mean - inf) / inf, paper_rel_err_pct=paper.rel_err if paper else "",
                   busy_fraction=res.estimates["busy_fraction"].mean, message_rate=res.estimates["message_rate"].mean,
-                  verdict=_verdict(ours, paper, row.policy, protocol))
+                  verdict=_verdict(ours, paper, protocol))
     return table
 
 
