@@ -306,8 +306,8 @@ def _evaluate_dispatch(scenario, args: argparse.Namespace) -> None:
             raise MsjgymError(f"--policy {args.policy}: custom dispatchers: coming with msjgym/Dispatch-v0")
         raise MsjgymError(f"--policy {args.policy!r}: not a dispatch policy; valid on {scenario.name}: "
                           f"{', '.join(POLICY_IDS)}")
-    for option in ("warmup", "per_job"):
-        if getattr(args, option) is not None:
+    for option in ("warmup", "per_job", "saturated", "skip_bad_lines"):
+        if getattr(args, option) not in (None, False):
             raise MsjgymError(f"--{option.replace('_', '-')}: not for dispatch scenarios (the first 10% of "
                               "--jobs arrivals are warm-up, the paper's protocol)")
     result = evaluate_dispatch(scenario, args.policy, reps=args.reps, arrivals=args.jobs, seed=args.seed,

@@ -227,6 +227,10 @@ def make_plan(args: argparse.Namespace) -> Plan:
     covered the whole grid evenly.
     """
     _check_scenario_exists(args.scenario)
+    from msjgym.evaluate.lb_scenarios import is_lb_scenario  # load balancing (issue 7)
+    if is_lb_scenario(args.scenario):
+        raise MsjgymError(f"sweep {args.scenario}: dispatch scenarios do not run in sweeps yet; use `msjgym evaluate "
+                          f"{args.scenario} --policy P --param ...` per point, or `msjgym reproduce lb-tables`")
     axes = [parse_grid(text) for text in args.grid]
     points = grid_points(axes, dict(parse_override(text) for text in args.param))
     policies = _policy_names(args.policy)
