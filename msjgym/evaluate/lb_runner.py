@@ -69,5 +69,5 @@ def evaluate_dispatch(scenario: Scenario, policy: str, *, reps: int | None = Non
         reps=len(res.replications), seed=res.seed, events=res.events, wall_seconds=wall,
         compile_seconds=max(0.0, total - wall))
     if refs:
-        result.references = lb_scorecard.judge(refs, result, setting.paper_row(policy))
+        result.references = lb_scorecard.judge(refs, result, setting.paper_row(policy), res.queue_length_distribution)
     return result

@@ -1,4 +1,4 @@
-"""Built-in dispatch scenarios (large-scale load balancing): one per table of the bounded-queue paper, and a general one.
+"""Built-in dispatch scenarios (large-scale load balancing): one per table of the bounded-queue paper, and one more.
 
 ==============================  ======================================================================================
 ``lb-push-table1``              Table 1 (push): parameters servers, dist, lam, delta

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numpy as np
+
 from msjgym.core.distributions import Exponential
 from msjgym.core.lb_params import pull_update_rates
 from msjgym.evaluate import scorecard
@@ -95,8 +97,9 @@ def _push_bounds(setting: DispatchSetting, cavity_max: float | None) -> list[Ref
     q_lo, q_hi = cv.push_mean_queue_bounds(lam, delta, y)
     refs.append(Reference("response_time", "bound", "Thm 4.9 bounds on the cavity E[Q]/λ (erratum: ⌊m̃⌋ on the "
                           "lower side)", "HKV Thm 4.9; note §3.1", lower=q_lo / lam, upper=q_hi / lam))
+    upper = cv.push_mean_queue_upper_bound(lam, delta) / lam
     refs.append(Reference("response_time", "bound", "distribution-free δu²/(1 + δu)/λ, u = ⌈λ/((1 − λ)δ)⌉",
-                          "HKV §4.3 observation (4); note §3.1", upper=cv.push_mean_queue_upper_bound(lam, delta) / lam))
+                          "HKV §4.3 observation (4); note §3.1", upper=upper))
     return refs
 
 
@@ -207,10 +210,11 @@ def references(setting: DispatchSetting, policy: str) -> list[Reference]:
     return refs
 
 
-def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None = None) -> list[Reference]:
+def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None = None,
+          queue_length_pmf: np.ndarray | None = None) -> list[Reference]:
     """Each reference with its verdict; the paper's values (``row``: the matching table row, for its CI), max queue
-    lengths and bounds of the cavity have their own comparisons, the rest go through
-    :func:`msjgym.evaluate.scorecard.judge`."""
+    lengths (against the mass of ``queue_length_pmf``, the simulated P[Q = k] at every level, above them) and bounds
+    of the cavity have their own comparisons, the rest go through :func:`msjgym.evaluate.scorecard.judge`."""
     out = []
     for ref in refs:
         est = result.metrics.get(ref.quantity)
@@ -221,9 +225,8 @@ def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None 
         elif ref.kind == "paper-cavity" and est is not None:
             sim = f"simulation {100 * (est.mean - ref.value) / ref.value:+.4f} % from it"
             out.append(replace(ref, verdict=f"{ref.verdict}; {sim}" if ref.verdict else sim))
-        elif ref.quantity == "max_queue_length" and ref.kind == "exact" and not ref.verdict:
-            above = sum(e.mean for k, e in result.metrics.items() if k.startswith("P(Q=")
-                        and int(k[4:-1]) > ref.value)
+        elif ref.quantity == "max_queue_length" and ref.kind == "exact" and queue_length_pmf is not None:
+            above = float(queue_length_pmf[int(ref.value) + 1:].sum())
             out.append(replace(ref, verdict=f"simulated mass above it {above:.3g}"))
         elif ref.kind == "exact" and ref.description.startswith("cavity") and est is not None:
             out.append(_judge_cavity(ref, est, result.params.get("servers")))
