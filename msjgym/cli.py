@@ -4,6 +4,7 @@
     msjgym evaluate SCENARIO --policy NAME [--reps R] [--jobs J] [--seed S] [--param KEY=VALUE ...] [--json]
     msjgym theory SCENARIO [--policy NAME] [--param KEY=VALUE ...] [--json]
     msjgym reproduce NAME [--out DIR] [--reps R] [--jobs J] [--max-servers N]
+    msjgym reproduce lb-tables [--servers N,N] [--reps R] [--arrivals A] [--backend local|ray] [--workers W]
     msjgym sweep SCENARIO --grid NAME=a:b:k ... --policy P[,P...] --reps R --out DIR [--backend local|ray]
     msjgym plot RESULTS --x NAME --y METRIC [--by policy] [--theory] [--out FILE]
     msjgym finite-skip NAME --policy P [--param load=RHO] [--reps R] [--jobs J] [--seed S] [--json] | --list
@@ -31,12 +32,14 @@ from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
 from msjgym.evaluate.scenarios import is_builtin_msj, list_scenarios, load_scenario, parse_override
 from msjgym.policies import BUILTIN_POLICIES, get_policy
-from msjgym.reproduce import REPRODUCTIONS, Settings
+from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
 
 METRIC_ORDER = ("response_time", "waiting_time", "number_in_system", "number_in_queue", "utilization",
                 "queueing_probability", "throughput", "response_time_p95", "response_time_p99",
                 "blocking_probability", "width_probability", "sqrt_n_blocking", "stein_lhs", "residual_work",
-                "residual_little", "residual_pasta", "residual_stein", "residual_width")  # loss systems (issue 8)
+                "residual_little", "residual_pasta", "residual_stein", "residual_width",  # loss systems (issue 8)
+                "mean_queue_length", "busy_fraction", "message_rate", "little_response_time")  # dispatch (issue 7)
+LEVEL_PREFIX = "P(Q="  # dispatch: the queue-length distribution's levels, listed after METRIC_ORDER
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,9 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--window", type=_positive_int, default=8,
                     help="for a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8)")
     ev.add_argument("--reps", type=_positive_int, default=None,
-                    help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means)")
+                    help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means; "
+                         "lb-* scenarios: default 20, the paper's)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
-                    help="measured jobs per replication (default 100000; for a trace, all of its jobs)")
+                    help="measured jobs per replication (default 100000; for a trace, all of its jobs; lb-* "
+                         "scenarios: arrivals per replication, default N·10^4, the first 10%% warm-up)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
                     help="jobs discarded at the start of each replication (default: jobs/10; 0 for a trace)")
     ev.add_argument("--seed", type=_nonnegative_int, default=None,
@@ -101,13 +106,33 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers")
     rp.add_argument("name", help="what to reproduce (see `msjgym list`)")
     rp.add_argument("--out", default=None, help="output folder (default results/reproduce/NAME)")
-    rp.add_argument("--reps", type=_positive_int, default=5, help="replications per simulated point (default 5)")
+    rp.add_argument("--reps", type=_positive_int, default=None,
+                    help="replications per simulated point (default 5; lb-tables: 20, the paper's)")
     rp.add_argument("--jobs", type=_positive_int, default=200_000, help="measured jobs per replication")
     rp.add_argument("--seed", type=_nonnegative_int, default=1, help="root seed (default 1)")
     rp.add_argument("--max-servers", type=_positive_int, default=4096,
                     help="largest n simulated (default 4096; the zero-queueing paper goes to 65536)")
+    rp.add_argument("--servers", type=_server_list, default=None, metavar="N[,N...]",
+                    help="lb-tables: the N to simulate (default 100,1000; the paper also has 10000,100000)")
+    rp.add_argument("--arrivals", type=_positive_int, default=None,
+                    help="lb-tables: arrivals per replication (default N·10^4, the paper's; less for a quick check)")
+    rp.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="lb-tables: local process pool (default) or Ray (pip install \"msjgym[ray]\")")
+    rp.add_argument("--workers", type=_positive_int, default=None,
+                    help="lb-tables: worker processes (default: every core; 1 runs in this process)")
     rp.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     return parser
+
+
+def _server_list(text: str) -> tuple[int, ...]:
+    """``--servers 100,1000``: integers >= 2."""
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected integers N >= 2 separated by commas") from None
+    if not values or min(values) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: every N must be an integer >= 2")
+    return values
 
 
 def _cmd_list() -> None:
@@ -127,6 +152,8 @@ def _cmd_list() -> None:
     from msjgym.policies.loss import LOSS_POLICIES  # loss scenarios (issue 8)
     for name, policy in LOSS_POLICIES.items():
         print(f"  {name:<{width}}  {policy.summary}")
+    from msjgym.policies.load_balancing import POLICY_IDS  # dispatch scenarios (issue 7)
+    print(f"\nDispatch policies (lb-* scenarios; their parameters by --param): {', '.join(POLICY_IDS)}")
     print("\nReproductions (msjgym reproduce NAME):")
     width = max(len(name) for name in REPRODUCTIONS)
     for name, (description, _) in REPRODUCTIONS.items():
@@ -174,7 +201,8 @@ def format_table(result: EvaluationResult) -> str:
         return "\n".join(lines)
     classes = list(dict.fromkeys(k[k.index("[") + 1:-1] for k in result.metrics if "[" in k))
     rows = [["metric", "all"] + [f"[{c}]" for c in classes]]
-    names = [m for m in METRIC_ORDER if m in result.metrics]
+    names = [m for m in METRIC_ORDER if m in result.metrics] + [m for m in result.metrics
+                                                                   if m.startswith(LEVEL_PREFIX)]
     for name in names:
         rows.append([name, _cell(result.metrics[name])] +
                     [_cell(result.metrics.get(f"{name}[{c}]")) for c in classes])
@@ -228,6 +256,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     if args.skip_bad_lines:
         overrides["arrivals.skip_bad_lines"] = True
     scenario = load_scenario(args.scenario, overrides)
+    if _is_dispatch(scenario):  # load balancing (issue 7): its own runner and scorecard
+        return _evaluate_dispatch(scenario, args)
     if _is_loss(scenario):  # loss systems (issue 8): their own runner and scorecard
         from msjgym.evaluate.loss_runner import evaluate_loss
         from msjgym.policies.loss import LOSS_POLICIES
@@ -259,6 +289,33 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
         detect_instability=not args.no_instability_check,
         progress=not args.no_progress and sys.stderr.isatty(), references=refs)
     _print_result(result, args, scenario)
+
+
+def _is_dispatch(scenario) -> bool:
+    from msjgym.evaluate.lb_scenarios import DispatchSetting
+    return isinstance(scenario.model, DispatchSetting)
+
+
+def _evaluate_dispatch(scenario, args: argparse.Namespace) -> None:
+    """``msjgym evaluate lb-... --policy P``: a built-in dispatch policy (a dispatcher of your own: see below)."""
+    from msjgym.evaluate.lb_runner import evaluate_dispatch
+    from msjgym.policies.load_balancing import POLICY_IDS
+    if args.policy not in POLICY_IDS:
+        if ":" in args.policy or args.policy.endswith(".py"):
+            # ROUTE CUSTOM DISPATCHERS HERE (FILE.py:NAME, sb3:MODEL.zip) via msjgym/envs/dispatch_agent_runner.py
+            raise MsjgymError(f"--policy {args.policy}: custom dispatchers: coming with msjgym/Dispatch-v0")
+        raise MsjgymError(f"--policy {args.policy!r}: not a dispatch policy; valid on {scenario.name}: "
+                          f"{', '.join(POLICY_IDS)}")
+    for option in ("warmup", "per_job", "saturated", "skip_bad_lines"):
+        if getattr(args, option) not in (None, False):
+            raise MsjgymError(f"--{option.replace('_', '-')}: not for dispatch scenarios (the first 10% of "
+                              "--jobs arrivals are warm-up, the paper's protocol)")
+    result = evaluate_dispatch(scenario, args.policy, reps=args.reps, arrivals=args.jobs, seed=args.seed,
+                               progress=not args.no_progress and sys.stderr.isatty())
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, default=float))
+    else:
+        print(format_table(result) + format_references(result.references))
 
 
 def _is_loss(scenario) -> bool:
@@ -313,6 +370,9 @@ def _trace_summary(trace: Trace, result: EvaluationResult, per_job: str | None) 
 
 def _cmd_theory(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.scenario, dict(parse_override(text) for text in args.param))
+    if _is_dispatch(scenario):  # load balancing (issue 7)
+        _dispatch_theory(scenario, args)
+        return
     if _is_loss(scenario):  # loss systems (issue 8)
         from msjgym.evaluate import loss_scorecard
         from msjgym.policies.loss import get_loss_policy
@@ -332,12 +392,34 @@ def _cmd_theory(args: argparse.Namespace) -> None:
           if refs else "\nno reference applies")
 
 
+def _dispatch_theory(scenario, args: argparse.Namespace) -> None:
+    from msjgym.evaluate import lb_scorecard
+    policy = scenario.model.default_policy if args.policy == "fcfs" else args.policy
+    if policy is None:
+        raise MsjgymError(f"{scenario.name}: give --policy (a dispatch policy, see `msjgym list`)")
+    refs = lb_scorecard.references(scenario.model, policy)
+    if args.json:
+        print(json.dumps({"scenario": scenario.name, "policy": policy, "params": scenario.params,
+                          "load": scenario.model.load, "references": [r.to_dict() for r in refs]},
+                         indent=2, default=float))
+        return
+    params = ", ".join(f"{k}={v}" for k, v in scenario.params.items())
+    print(f"scenario  {scenario.name}  ({params})\npolicy    {policy}")
+    print(format_references(refs, "references (no simulation; `msjgym evaluate` adds verdicts):"))
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> None:
     if args.name not in REPRODUCTIONS:
         raise MsjgymError(f"reproduce {args.name!r}: unknown; valid: {', '.join(REPRODUCTIONS)}")
     out = Path(args.out) if args.out else Path("results") / "reproduce" / args.name
-    settings = Settings(out=out, reps=args.reps, jobs=args.jobs, seed=args.seed, max_servers=args.max_servers,
-                        progress=not args.no_progress and sys.stderr.isatty())
+    lb_only = {"servers": args.servers, "arrivals": args.arrivals, "workers": args.workers}
+    given = [f"--{k}" for k, v in lb_only.items() if v is not None] + (["--backend"] if args.backend != "local" else [])
+    if given and args.name != "lb-tables":
+        raise MsjgymError(f"{', '.join(given)}: only for `msjgym reproduce lb-tables`")
+    reps = args.reps if args.reps is not None else DEFAULT_REPS.get(args.name, 5)
+    settings = Settings(out=out, reps=reps, jobs=args.jobs, seed=args.seed, max_servers=args.max_servers,
+                        progress=not args.no_progress and sys.stderr.isatty(), servers=args.servers,
+                        arrivals=args.arrivals, backend=args.backend, workers=args.workers)
     for path in REPRODUCTIONS[args.name][1](settings):
         print(path)
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from msjgym.errors import ScenarioError
+from msjgym.evaluate.lb_scenarios import DispatchSetting
 from msjgym.systems.loss_model import LossModel
 from msjgym.evaluate.scenarios import list_scenarios, load_scenario, model_from_spec, parse_override
 from msjgym.systems.msj_model import MSJModel
@@ -39,7 +40,7 @@ def write(tmp_path: Path, text: str, name: str = "scenario.toml") -> str:
 def test_every_builtin_loads_with_defaults(name: str) -> None:
     scenario = load_scenario(name)
     assert scenario.name == name
-    assert isinstance(scenario.model, (MSJModel, LossModel))
+    assert isinstance(scenario.model, (MSJModel, LossModel, DispatchSetting))
     assert scenario.description and "\n" not in scenario.description
     assert dict(list_scenarios())[name] == scenario.description
     assert 0 < scenario.model.load < 1
@@ -50,7 +51,8 @@ def test_builtin_names() -> None:
     assert [name for name, _ in list_scenarios()] == [
         "one-and-n", "finite-skip-fig6", "finite-skip-fig7",
         "zero-queueing-set1", "zero-queueing-set2", "zero-queueing-set3",
-        "loss-full-access", "loss-sampled"]
+        "loss-full-access", "loss-sampled",
+        "lb-push-table1", "lb-water-filling-table2", "lb-pull-table3", "lb-pooling-table4", "lb-dispatch"]
 
 
 def test_one_and_n_defaults_at_80_percent_of_the_fcfs_threshold() -> None:

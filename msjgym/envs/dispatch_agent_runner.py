@@ -27,7 +27,7 @@ from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
 from msjgym.envs.agent_runner import Decide, _decider, _load_object, _sb3_policy, checked_action
 from msjgym.errors import PolicyError
 from msjgym.systems import dispatch_control as dc
-from msjgym.systems.dispatch import DispatchResult, _summarise
+from msjgym.systems.dispatch import DispatchResult, summarise
 
 
 def dispatcher(policy: Any, spec: DispatchSpec) -> tuple[str, Decide]:
@@ -87,6 +87,6 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
         step += 1
     seconds = (time.perf_counter() - start) / reps
     out = [batch.replication(b, seconds) for b in range(reps)]
-    result = _summarise(spec.model, spec.arrivals, spec.warmup, int(root.entropy), out)
+    result = summarise(spec.model, spec.arrivals, spec.warmup, int(root.entropy), out)
     return dataclasses.replace(result, agent=name)
 

@@ -325,7 +325,7 @@ def _probabilities(classes: list[_ClassSpec], where: str) -> list[float]:
 # ==============================================================================================================# Overrides
 
 
-_BARE_WORD = re.compile(r"[\w.+\-/:~]+")
+_BARE_WORD = re.compile(r"[\w.+\-/:~]+(\([\w.+\-/=, ]*\))?")  # a word, or a call: erlang(k=6), h2(f=1/2, scv=15)
 
 
 def parse_override(text: str) -> tuple[str, object]:
@@ -544,8 +544,9 @@ def is_builtin_msj(name: str) -> bool:
 
 def list_scenarios() -> list[tuple[str, str]]:
     """The built-in scenarios as (name, one-line description)."""
+    from msjgym.evaluate.lb_scenarios import list_lb_scenarios  # load balancing (issue 7)
     from msjgym.evaluate.loss_scenarios import list_loss_scenarios  # loss systems (issue 8)
-    return [(name, b.description) for name, b in _BUILTINS.items()] + list_loss_scenarios()
+    return [(name, b.description) for name, b in _BUILTINS.items()] + list_loss_scenarios() + list_lb_scenarios()
 
 
 def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = None) -> Scenario:
@@ -564,6 +565,9 @@ def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = No
     from msjgym.evaluate.loss_scenarios import is_loss_scenario, load_loss_scenario  # loss systems (issue 8)
     if is_loss_scenario(name):
         return load_loss_scenario(name, overrides)
+    from msjgym.evaluate.lb_scenarios import is_lb_scenario, load_lb_scenario  # load balancing (issue 7)
+    if is_lb_scenario(name):
+        return load_lb_scenario(name, overrides)
     if name.startswith("finite-skip-"):
         raise ScenarioError(f"scenario {name!r}: not a multiserver-job scenario; run it with `msjgym evaluate "
                             f"{name} --policy P` or msjgym.evaluate.finite_skip (see `msjgym finite-skip --list`)")

@@ -398,6 +398,8 @@ def _compare(ref: Reference, est: Estimate) -> dict[str, Any]:
     half = est.ci95 if est.ci95 is not None and math.isfinite(est.ci95) else math.nan
     if ref.kind == "exact":
         err = est.mean - ref.value
+        if math.isnan(half):  # one replication without batch means: nothing to judge the error against
+            return {"verdict": f"error {_pct(err, ref.value)} (no CI: one replication)"}
         covered = abs(err) <= half
         return {"agrees": bool(covered), "verdict": (
             f"error {_pct(err, ref.value)} (95% CI ±{_pct(half, ref.value)[1:]}): "

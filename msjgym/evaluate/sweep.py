@@ -37,7 +37,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent import futures
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -227,6 +227,10 @@ def make_plan(args: argparse.Namespace) -> Plan:
     covered the whole grid evenly.
     """
     _check_scenario_exists(args.scenario)
+    from msjgym.evaluate.lb_scenarios import is_lb_scenario  # load balancing (issue 7)
+    if is_lb_scenario(args.scenario):
+        raise MsjgymError(f"sweep {args.scenario}: dispatch scenarios do not run in sweeps yet; use `msjgym evaluate "
+                          f"{args.scenario} --policy P --param ...` per point, or `msjgym reproduce lb-tables`")
     axes = [parse_grid(text) for text in args.grid]
     points = grid_points(axes, dict(parse_override(text) for text in args.param))
     policies = _policy_names(args.policy)
@@ -304,11 +308,12 @@ class Backend(Protocol):
 
 
 class InProcess:
-    """``--workers 1``: each task runs in this process when waited for."""
+    """``--workers 1``: each task runs in this process when waited for (``fn``: the task's function)."""
 
     capacity = 1
 
-    def __init__(self) -> None:
+    def __init__(self, fn: Callable[[Any], Any] | None = None) -> None:
+        self._fn = fn or run_task
         self._tasks: dict[int, Task] = {}
         self._count = itertools.count()
 
@@ -318,7 +323,7 @@ class InProcess:
         return handle
 
     def wait(self, handles: list[Hashable]) -> list[tuple[Hashable, TaskRow]]:
-        return [(handles[0], run_task(self._tasks.pop(handles[0])))]
+        return [(handles[0], self._fn(self._tasks.pop(handles[0])))]
 
     def close(self, pending: list[Hashable]) -> None:
         self._tasks.clear()
@@ -329,9 +334,11 @@ class LocalPool:
 
     Forking this (threaded) process would be unsafe, and spawning re-imports msjgym in every worker (about a second
     each); the forkserver is a clean single-threaded process, so its forks start at once with msjgym loaded.
+    ``fn`` (default :func:`run_task`) is the module-level function each task is given to.
     """
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, fn: Callable[[Any], Any] | None = None) -> None:
+        self._fn = fn or run_task
         self.capacity = 2 * workers
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["msjgym.evaluate._warm_worker"])
@@ -339,7 +346,7 @@ class LocalPool:
                                          initializer=_init_worker, initargs=(os.getpid(),))
 
     def submit(self, task: Task) -> Hashable:
-        return self._pool.submit(run_task, task)
+        return self._pool.submit(self._fn, task)
 
     def wait(self, handles: list[Hashable]) -> list[tuple[Hashable, TaskRow]]:
         done, _ = futures.wait(handles, return_when=futures.FIRST_COMPLETED)
@@ -399,7 +406,7 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
 class RayBackend:
     """``--backend ray``: one Ray task per sweep task, on a local Ray instance or the cluster at ``address``."""
 
-    def __init__(self, address: str | None, workers: int | None) -> None:
+    def __init__(self, address: str | None, workers: int | None, fn: Callable[[Any], Any] | None = None) -> None:
         ray = import_ray()
         self._ray = ray
         self._started = not ray.is_initialized()
@@ -409,7 +416,7 @@ class RayBackend:
                          log_to_driver=False, **({"num_cpus": workers} if address is None and workers else {}))
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise MsjgymError(f"--address {address}: cannot start or join Ray: {exc}") from None
-        self._remote = ray.remote(num_cpus=1)(run_task)
+        self._remote = ray.remote(num_cpus=1)(fn or run_task)
         self.capacity = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     def submit(self, task: Task) -> Hashable:
@@ -447,11 +454,13 @@ def import_ray() -> Any:
     return ray
 
 
-def make_backend(args: argparse.Namespace) -> Backend:
+def make_backend(args: argparse.Namespace, fn: Callable[[Any], Any] | None = None) -> Backend:
+    """The backend of ``args.backend`` (``args.address``, ``args.workers``) running ``fn`` (default
+    :func:`run_task`) on each task."""
     if args.backend == "ray":
-        return RayBackend(args.address, args.workers)
+        return RayBackend(getattr(args, "address", None), args.workers, fn)
     workers = args.workers or os.cpu_count() or 1
-    return InProcess() if workers == 1 else LocalPool(workers)
+    return InProcess(fn) if workers == 1 else LocalPool(workers, fn)
 
 
 # =====================================================================================================================
@@ -496,8 +505,9 @@ class _SigintShield:
                 raise KeyboardInterrupt
 
 
-def run_tasks(tasks: list[Task], backend: Backend, store: ResultStore, bar: tqdm) -> None:
-    """Run ``tasks`` on ``backend``, at most ``backend.capacity`` at a time, storing each row as it arrives.
+def run_tasks(tasks: Sequence[Any], backend: Backend, store: Any, bar: tqdm) -> None:
+    """Run ``tasks`` on ``backend``, at most ``backend.capacity`` at a time, storing each row as it arrives
+    (``store.add(row)``: a :class:`ResultStore`, or any collector).
 
     On any exception (KeyboardInterrupt included) outstanding work is cancelled and the exception propagates; every
     row stored so far stays stored.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from msjgym.reproduce import finite_skip, loss_scaling, multilevel, zero_queueing
+from msjgym.reproduce import finite_skip, lb_tables, loss_scaling, multilevel, zero_queueing
 from msjgym.reproduce.common import Settings
 
 REPRODUCTIONS: dict[str, tuple[str, Callable[[Settings], list[Path]]]] = {
@@ -19,6 +19,12 @@ REPRODUCTIONS: dict[str, tuple[str, Callable[[Settings], list[Path]]]] = {
                          multilevel.reproduce_alpha),
     "loss-scaling": ("Ghanbarian et al. (adaptive MSJ loss): greedy P_b and E[D] vs n per regime α, full access and "
                      "k = n^α ln n, with exact / Theorem 4 / Halfin–Whitt / mean-field curves", loss_scaling.reproduce),
+    "lb-tables": ("Hellemans, Kielanski & Van Houdt §8, Tables 1–4: push, water filling, pull, resource pooling "
+                  "simulated at N = 100 and 1,000 (--servers), 20 replications, beside the cavity column (CSV + "
+                  "markdown)", lb_tables.reproduce),
 } | finite_skip.REPRODUCTIONS
 
-__all__ = ["REPRODUCTIONS", "Settings"]
+DEFAULT_REPS = {"lb-tables": lb_tables.PAPER_REPS}
+"""Replications per point when --reps is not given, where a reproduction's paper fixes it (otherwise 5)."""
+
+__all__ = ["DEFAULT_REPS", "REPRODUCTIONS", "Settings"]

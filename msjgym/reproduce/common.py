@@ -22,6 +22,10 @@ class Settings:
         seed: root seed; each point derives its own seed from it and its index.
         max_servers: the largest n a reproduction simulates (the papers go further; say so in the output).
         progress: show a progress bar on stderr.
+        servers: the N to simulate (``lb-tables``; None: the reproduction's default).
+        arrivals: arrivals per replication (``lb-tables``; None: the paper's N·10⁴).
+        backend, workers: where tasks run (``lb-tables``): "local" (a process pool of ``workers``, default every
+            core) or "ray" (:func:`msjgym.evaluate.sweep.make_backend`).
     """
 
     out: Path
@@ -30,6 +34,10 @@ class Settings:
     seed: int = 1
     max_servers: int = 4096
     progress: bool = True
+    servers: tuple[int, ...] | None = None
+    arrivals: int | None = None
+    backend: str = "local"
+    workers: int | None = None
 
 
 class CsvTable:

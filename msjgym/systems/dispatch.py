@@ -15,10 +15,12 @@ costs: :mod:`msjgym.systems.dispatch_kernel`; data structures: :mod:`msjgym.syst
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from tqdm import tqdm
 
 from msjgym.core import rng
 from msjgym.core.distributions import Distribution, Exponential
@@ -177,7 +179,7 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
              d: int | None = None, batch_size: int | None = None, p: float | None = None,
              remove: str | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1,
              reps: int = 20, seed: int | None = None, levels: int = 256,
-             completions: str = "auto") -> DispatchResult:
+             completions: str = "auto", progress: bool = False) -> DispatchResult:
     """Simulate ``reps`` independent replications of a dispatch system; returns means with 95 % CIs.
 
     Args:
@@ -190,6 +192,7 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
         levels: initial largest queue length / estimate the arrays hold (doubled automatically on overflow).
         completions: "heap" (a heap of completion times, any size law), "clocks" (exponential sizes: one competing
             clock at a uniformly random busy server, no heap), or "auto" (clocks when they apply).
+        progress: show a progress bar over the replications on stderr.
     """
     model = DispatchModel(policy, servers, lam, default_dist() if dist is None else dist, delta=delta,
                           delta0=delta0, delta1=delta1, d=d, batch_size=batch_size, p=p, remove=remove)
@@ -210,7 +213,8 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
     st = _state(n, jobs, levels, wf_len, reps, root.entropy)
     pr = _params(model, arrivals, warmup, levels, _clocks(model, completions))
     out = []
-    for b in range(reps):
+    for b in tqdm(range(reps), desc=f"{model.policy} N={n}", unit="rep", disable=not progress, file=sys.stderr,
+                  leave=False):
         start = st.rng[b].copy()
         while True:
             seconds, status = _one(st, pr, b)
@@ -226,7 +230,7 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
                 raise RuntimeError(f"dispatch kernel stopped with status {status}")
             st = _state(n, jobs, levels, wf_len, reps, root.entropy)._replace(rng=st.rng)
         out.append(_replication(st, model, arrivals - warmup, seconds))
-    return _summarise(model, arrivals, warmup, int(root.entropy), out)
+    return summarise(model, arrivals, warmup, int(root.entropy), out)
 
 
 def _replication(st: DispatchState, m: DispatchModel, measured: int, seconds: float) -> Replication:
@@ -243,8 +247,10 @@ def _replication(st: DispatchState, m: DispatchModel, measured: int, seconds: fl
         window=window, events=int(st.si[S_EVENTS]), seconds=seconds)
 
 
-def _summarise(model: DispatchModel, arrivals: int, warmup: int, seed: int,
-               reps: list[Replication]) -> DispatchResult:
+def summarise(model: DispatchModel, arrivals: int, warmup: int, seed: int,
+              reps: list[Replication]) -> DispatchResult:
+    """Means and Student-t 95 % CIs over replications (also of replications run separately, e.g. one per task of
+    ``msjgym reproduce lb-tables``; ``seed`` is then the root seed they were derived from)."""
     est = {name: t_interval(np.array([getattr(r, name) for r in reps])) for name in METRICS}
     top = max(r.queue_length_distribution.size for r in reps)
     mat = np.zeros((len(reps), top))

@@ -1,0 +1,73 @@
+"""Evaluate a built-in dispatch policy on a dispatch scenario (``msjgym evaluate lb-... --policy P``).
+
+Runs :func:`msjgym.systems.dispatch.simulate` with the paper's protocol (each replication starts empty and runs
+``arrivals`` arrivals, default N·10⁴; the first 10 % are warm-up; 20 replications; replication r uses
+``SeedSequence(seed).spawn(reps)[r]``) and returns an :class:`~msjgym.evaluate.runner.EvaluationResult` whose
+metrics are ``response_time``, ``mean_queue_length``, ``busy_fraction``, ``message_rate``,
+``little_response_time`` (E[Q]/λ) and ``P(Q=k)`` (time-average fraction of servers with k jobs), each a mean over
+replications with a Student-t 95 % CI, and the scorecard (:mod:`msjgym.evaluate.lb_scorecard`) judged.
+"""
+from __future__ import annotations
+
+import secrets
+import time
+
+import numpy as np
+
+from msjgym.evaluate import lb_scorecard
+from msjgym.evaluate.lb_scenarios import DispatchSetting
+from msjgym.evaluate.runner import EvaluationResult
+from msjgym.evaluate.scenarios import Scenario
+from msjgym.evaluate.statistics import Estimate
+from msjgym.systems.dispatch import METRICS, DispatchResult, simulate
+from msjgym.systems.msj_engine import RunConfig
+
+DEFAULT_REPS = 20
+LEVEL_FLOOR = 1e-6
+"""Queue-length levels are reported up to the last one whose mean fraction of servers is at least this."""
+
+
+def dispatch_metrics(res: DispatchResult, at_least: int = 0) -> dict[str, Estimate]:
+    """The metrics of a dispatch run: :data:`METRICS` and P(Q=k) for k = 0, 1, ... up to the last level holding at
+    least :data:`LEVEL_FLOOR` of the servers, or ``at_least`` levels, at most
+    :data:`~msjgym.evaluate.lb_scorecard.MAX_LEVELS_SHOWN`."""
+    out = dict(res.estimates)
+    pmf, ci = res.queue_length_distribution, res.queue_length_ci95
+    held = np.flatnonzero(pmf >= LEVEL_FLOOR)
+    levels = min(max(int(held[-1]) + 1 if held.size else 0, at_least), lb_scorecard.MAX_LEVELS_SHOWN)
+    for k in range(levels):
+        out[lb_scorecard.level_metric(k)] = (Estimate(float(pmf[k]), float(ci[k])) if k < pmf.size
+                                             else Estimate(0.0, 0.0))
+    return out
+
+
+def evaluate_dispatch(scenario: Scenario, policy: str, *, reps: int | None = None, arrivals: int | None = None,
+                      seed: int | None = None, progress: bool = False,
+                      references: bool = True) -> EvaluationResult:
+    """Simulate ``policy`` (a built-in dispatch policy) on a dispatch scenario and judge the scorecard.
+
+    Args:
+        scenario: from :func:`msjgym.evaluate.scenarios.load_scenario` (an ``lb-*`` built-in).
+        reps: replications (default 20, the paper's). arrivals: per replication (default N·10⁴, the paper's).
+        seed: root seed (None: a random 32-bit seed, reported). progress: a progress bar over replications.
+    """
+    setting: DispatchSetting = scenario.model  # type: ignore[assignment]
+    model = setting.model(policy)
+    refs = lb_scorecard.references(setting, policy) if references else []
+    seed = secrets.randbits(32) if seed is None else seed
+    start = time.perf_counter()
+    res = simulate(policy, setting.servers, setting.lam, setting.dist, reps=DEFAULT_REPS if reps is None else reps,
+                   arrivals=arrivals, seed=seed, progress=progress, **setting.policy_params(policy))
+    total = time.perf_counter() - start
+    wall = sum(r.seconds for r in res.replications)
+    metrics = dispatch_metrics(res, sum(r.quantity.startswith("P(Q=") for r in refs))
+    per_rep = [{name: float(getattr(r, name)) for name in METRICS} for r in res.replications]
+    result = EvaluationResult(
+        scenario=scenario.name, policy=model.policy, params=dict(scenario.params), stable=True, metrics=metrics,
+        replications=per_rep, growth_rate=None, unstable_replications=[], growth_rates=[],
+        config=RunConfig(jobs=res.arrivals - res.warmup, warmup=res.warmup, batches=1, detect_instability=False),
+        reps=len(res.replications), seed=res.seed, events=res.events, wall_seconds=wall,
+        compile_seconds=max(0.0, total - wall))
+    if refs:
+        result.references = lb_scorecard.judge(refs, result, setting.paper_row(policy), res.queue_length_distribution)
+    return result

@@ -1,0 +1,229 @@
+"""Built-in dispatch scenarios (large-scale load balancing): one per table of the bounded-queue paper, and one more.
+
+==============================  ======================================================================================
+``lb-push-table1``              Table 1 (push): parameters servers, dist, lam, delta
+``lb-water-filling-table2``     Table 2 (water filling): servers, dist, lam, delta, C (M = C·log10 N) or batch_size
+``lb-pull-table3``              Table 3 (pull): servers, dist, lam, delta, delta1 (default 0: δ₀ = δ/(1 − λ))
+``lb-pooling-table4``           Table 4 (resource pooling): servers, dist, lam, p
+``lb-dispatch``                 no table: servers, dist, lam, and the policy's parameters
+==============================  ======================================================================================
+
+Every scenario also takes the other policies' parameters (``d`` for jsq-d / least-loaded-d, ``delta``, ``delta1``,
+``C`` / ``batch_size``, ``p``, ``remove``), so any of the 10 dispatch policies of
+:mod:`msjgym.policies.load_balancing` runs on any scenario: the scenario fixes N, λ and the job-size law.
+
+Defaults: N = 100 and the table's first row. An omitted parameter comes from the table's row with the given ``dist``
+(``--param dist=erlang(k=6)`` on Table 1 gives λ = 0.8, δ = 0.25), or from the first row when no row has that law.
+``dist`` is a job-size law by the paper's name (:mod:`msjgym.core.lb_distributions`: exp, hyperexp(f, scv),
+erlang(k), hypererlang(k, l, p), z(eps), det). Giving ``batch_size`` drops the default ``C``.
+
+Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
+of Non-Exponential Job Sizes", §8 Tables 1–4 (:mod:`msjgym.theory.lb_tables`).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from msjgym.core.distributions import Distribution
+from msjgym.core.lb_distributions import paper_law, parse_paper_law
+from msjgym.core.lb_params import require_load, water_filling_batch_size
+from msjgym.core.validation import is_real, show
+from msjgym.errors import ScenarioError
+from msjgym.evaluate.scenarios import Scenario
+from msjgym.policies.load_balancing import POLICY_IDS
+from msjgym.systems.dispatch_model import DispatchModel
+from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
+
+TABLE_SCENARIOS = {"lb-push-table1": 1, "lb-water-filling-table2": 2, "lb-pull-table3": 3, "lb-pooling-table4": 4}
+"""Scenario name -> table number."""
+GENERAL = "lb-dispatch"
+DEFAULT_SERVERS = 100
+KEYS = ("servers", "dist", "lam", "delta", "delta1", "C", "batch_size", "p", "d", "remove")
+"""Parameters every dispatch scenario accepts."""
+
+POLICY_KEYS: dict[str, tuple[str, ...]] = {
+    "push": ("delta",), "pull": ("delta", "delta1"), "water-filling": ("delta", "batch_size"),
+    "resource-pooling": ("p", "remove"), "jsq-d": ("d",), "least-loaded-d": ("d",),
+}
+"""The scenario parameters each policy reads (the others read none)."""
+_OPTIONAL = {"delta1", "remove"}
+_WHAT = {"delta": "probe/update rate per server, > 0", "batch_size": "water-filling batch size M (or C: "
+         "M = C·log10 N), with K = (delta/lam)·M an integer", "p": "central server's share, in [0, 1)",
+         "d": "sampled servers, an integer in [1, servers]"}
+
+_HKV = "Hellemans, Kielanski & Van Houdt §8"
+_DESCRIPTIONS = {
+    "lb-push-table1": f"{_HKV} Table 1: push (dispatcher probes at rate δN, greedy on estimates), N servers, "
+                      "Poisson λN, mean-1 jobs",
+    "lb-water-filling-table2": f"{_HKV} Table 2: water filling (batches of M = C·log10 N tasks fill K = (δ/λ)M "
+                               "sampled queues)",
+    "lb-pull-table3": f"{_HKV} Table 3: pull (idle servers report at rate δ₀ = δ/(1 − λ); δ₁ = 0)",
+    "lb-pooling-table4": f"{_HKV} Table 4: resource pooling (random routing, central server at rate pN on a "
+                         "longest queue)",
+    GENERAL: "N unit-rate FIFO servers behind one dispatcher, Poisson λN, any paper law; any of the 10 dispatch "
+             "policies with its parameters (e.g. --policy jsq-d --param d=2)",
+}
+
+
+def _law_key(dist: Any) -> tuple:
+    """A comparable form of a law name: ("hyperexp", (("f", 0.5), ("scv", 15.0))); f defaults to 1/2."""
+    name, params = parse_paper_law(dist)
+    if name == "hyperexp":
+        params.setdefault("f", 0.5)
+    return name, tuple(sorted(params.items()))
+
+
+def _same_law(a: Any, b: Any) -> bool:
+    (na, pa), (nb, pb) = _law_key(a), _law_key(b)
+    return na == nb and len(pa) == len(pb) and all(
+        ka == kb and math.isclose(va, vb, rel_tol=1e-12) for (ka, va), (kb, vb) in zip(pa, pb))
+
+
+@dataclass(frozen=True)
+class DispatchSetting:
+    """A dispatch scenario resolved: N, λ, the job-size law and the policies' parameters (None: not given).
+
+    The policy is chosen when evaluating (:meth:`model`). ``batch_size`` is M (from ``scale`` C when given as C);
+    ``table`` is the table whose rows supplied the defaults (None for ``lb-dispatch``).
+    """
+
+    servers: int
+    dist_name: str
+    dist: Distribution
+    lam: float
+    table: int | None = None
+    delta: float | None = None
+    delta1: float | None = None
+    scale: float | None = None
+    batch_size: int | None = None
+    p: float | None = None
+    d: int | None = None
+    remove: str | None = None
+
+    @property
+    def load(self) -> float:
+        return self.lam * self.dist.mean
+
+    @property
+    def default_policy(self) -> str | None:
+        """The table's policy (None for the general scenario)."""
+        return None if self.table is None else TABLES[self.table]
+
+    def policy_params(self, policy: str) -> dict[str, Any]:
+        """The keyword parameters of :class:`DispatchModel` / ``simulate`` that ``policy`` reads from the setting."""
+        if policy not in POLICY_IDS:
+            raise ScenarioError(f"policy = {policy!r}: unknown dispatch policy; valid: {', '.join(POLICY_IDS)}")
+        out: dict[str, Any] = {}
+        for key in POLICY_KEYS.get(policy, ()):
+            value = getattr(self, key)
+            if value is None and key not in _OPTIONAL:
+                raise ScenarioError(f"{key}: missing; policy '{policy}' needs it ({_WHAT[key]}): add --param "
+                                    f"{'C' if key == 'batch_size' else key}=VALUE")
+            if value is not None:
+                out[key] = value
+        return out
+
+    def model(self, policy: str) -> DispatchModel:
+        """The validated dispatch model of ``policy`` on this setting."""
+        return DispatchModel(policy, self.servers, self.lam, self.dist, **self.policy_params(policy))
+
+    def paper_row(self, policy: str) -> TableRow | None:
+        """The row of Tables 1–4 this run reproduces (same policy, law, N, λ, δ or p, M; pull with δ₁ = 0)."""
+        for row in TABLE_ROWS:
+            if row.policy != policy or row.servers != self.servers or not _same_law(row.dist, self.dist_name):
+                continue
+            param = self.p if policy == "resource-pooling" else self.delta
+            if param is None or not math.isclose(row.param, param) or not math.isclose(row.lam, self.lam):
+                continue
+            if policy == "pull" and (self.delta1 or 0.0) != 0.0:
+                continue
+            if policy == "water-filling" and self.batch_size != row.batch_size:
+                continue
+            return row
+        return None
+
+    def params(self) -> dict[str, Any]:
+        """The parameters as used (for the report)."""
+        out: dict[str, Any] = {"servers": self.servers, "dist": self.dist_name, "lam": self.lam}
+        for key in ("delta", "delta1", "scale", "batch_size", "p", "d", "remove"):
+            value = getattr(self, key)
+            if value is not None:
+                out["C" if key == "scale" else key] = value
+        return out
+
+
+def is_lb_scenario(name: str) -> bool:
+    return name in TABLE_SCENARIOS or name == GENERAL
+
+
+def list_lb_scenarios() -> list[tuple[str, str]]:
+    return list(_DESCRIPTIONS.items())
+
+
+def _defaults(name: str, dist: str | None) -> dict[str, Any]:
+    """The scenario's defaults: from its table's row with law ``dist`` (else the first row); N = 100."""
+    base: dict[str, Any] = {key: None for key in KEYS} | {"servers": DEFAULT_SERVERS, "d": 2}
+    if name == GENERAL:
+        return base | {"dist": "exp", "lam": 0.9}
+    table = TABLE_SCENARIOS[name]
+    rows = settings(table)
+    row = next((r for r in rows if dist is not None and _same_law(r.dist, dist)), None)
+    source = row or rows[0]
+    base |= {"dist": source.dist, "lam": source.lam}
+    if source.policy == "resource-pooling":
+        base["p"] = source.param
+    else:
+        base["delta"] = source.param
+    if source.policy == "pull":
+        base["delta1"] = 0.0
+    if source.policy == "water-filling":
+        base["C"] = source.batch_scale
+    return base
+
+
+def load_lb_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
+    """Resolve a dispatch built-in with ``overrides``; every error is a one-line ``ScenarioError``."""
+    unknown = [key for key in overrides if key not in KEYS]
+    if unknown:
+        valid = ", ".join(KEYS)
+        raise ScenarioError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters: {valid}")
+    try:
+        dist = overrides.get("dist")
+        if dist is not None:
+            _law_key(dist)  # an unknown law name fails here, naming the valid ones
+        defaults = _defaults(name, None if dist is None else str(dist))
+        merged = defaults | dict(overrides)
+        if "batch_size" in overrides and "C" not in overrides:
+            merged["C"] = None
+        setting = _setting(name, merged)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{name}: {exc}") from None
+    params = setting.params()
+    return Scenario(name=name, description=_DESCRIPTIONS[name], params=params, model=setting)  # type: ignore[arg-type]
+
+
+def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
+    servers = p["servers"]
+    if not (is_real(servers) and float(servers).is_integer() and servers >= 1):
+        raise ScenarioError(f"servers = {show(servers)}: must be an integer >= 1")
+    servers = int(servers)
+    dist_name = str(p["dist"])
+    dist = paper_law(dist_name)
+    lam = require_load(p["lam"])
+    scale, batch = p["C"], p["batch_size"]
+    if scale is not None and batch is not None:
+        raise ScenarioError(f"C = {show(scale)}, batch_size = {show(batch)}: give one (M = C·log10 N)")
+    if scale is not None:
+        batch = water_filling_batch_size(scale, servers)
+    setting = DispatchSetting(
+        servers=servers, dist_name=dist_name, dist=dist, lam=lam, table=TABLE_SCENARIOS.get(name),
+        delta=p["delta"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"])
+    for key in POLICY_KEYS:       # check every parameter that is set (e.g. delta <= 0, K not an integer) now
+        if all(getattr(setting, k) is not None or k in _OPTIONAL for k in POLICY_KEYS[key]):
+            if key in ("jsq-d", "least-loaded-d") and setting.d is not None and setting.d > servers:
+                continue          # d only matters for those policies; checked when one is chosen
+            setting.model(key)
+    return setting

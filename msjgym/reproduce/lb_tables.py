@@ -1,0 +1,202 @@
+"""``msjgym reproduce lb-tables``: Tables 1–4 of the bounded-queue load-balancer paper, simulated and solved again.
+
+For each of the 16 settings (push, water filling, pull, resource pooling × 4 job-size laws) and each N of
+``Settings.servers`` (default 100 and 1,000): the paper's protocol — ``reps`` (20) replications from an empty system
+of N·10⁴ arrivals (``Settings.arrivals`` overrides), the first 10 % warm-up — and the cavity value "∞"
+(:func:`msjgym.theory.lb_tables.cavity_column`). Water filling uses M = C·log₁₀ N (so N must be a power of 10 for the
+table's C) and K = (δ/λ)M; pull uses δ₁ = 0, δ₀ = δ/(1 − λ) (note §5 item 1).
+
+Each (setting, N, replication) is one task of the sweep machinery (:func:`msjgym.evaluate.sweep.make_backend`: a
+local process pool on every core by default, or Ray), seeded by
+:func:`msjgym.evaluate.sweep.task_seed` from the root seed and the task alone, so results do not depend on the
+backend or on which other rows run. Verdict per row: ours within the combined 95 % CIs of the paper's printed value
+(water filling: within 2 %, note §5 item 7); "protocol differs" when reps or arrivals are not the paper's.
+
+Writes ``lb-tables.csv`` (every number) and ``lb-tables.md`` (paper's sim ± CI, ours ± CI, cavity ours vs paper,
+rel. errors, verdict).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tqdm import tqdm
+
+from msjgym.core.lb_distributions import paper_law
+from msjgym.errors import MsjgymError
+from msjgym.evaluate import sweep
+from msjgym.evaluate.lb_scorecard import paper_agreement
+from msjgym.evaluate.statistics import Estimate
+from msjgym.reproduce.common import CsvTable, Settings
+from msjgym.systems.dispatch import Replication, simulate, summarise
+from msjgym.systems.dispatch_model import DispatchModel
+from msjgym.theory.lb_tables import TableRow, cavity_column, rows_for, settings as table_settings
+
+PAPER_SERVERS = (100, 1000)
+PAPER_REPS = 20
+CALIBRATION_ARRIVALS = 100_000
+
+
+@dataclass(frozen=True)
+class LbTask:
+    """One replication of one table setting at N servers (picklable: it travels to the workers)."""
+
+    row: TableRow      # the setting's row (its N is ``servers``)
+    servers: int
+    rep: int
+    arrivals: int
+    task_seed: int
+
+
+def simulation_params(row: TableRow) -> dict:
+    """Keyword arguments of :func:`msjgym.systems.dispatch.simulate` for a table row (at ``row.servers``)."""
+    p = row.scenario_params()
+    p.pop("sample_size", None)
+    if row.policy == "pull":
+        p.pop("delta")
+    p["dist"] = paper_law(p["dist"])
+    return p
+
+
+def run_lb_task(task: LbTask) -> tuple[LbTask, Replication]:
+    """Simulate one task (in a worker or in-process)."""
+    res = simulate(task.row.policy, reps=1, arrivals=task.arrivals, seed=task.task_seed,
+                   **simulation_params(task.row))
+    return task, res.replications[0]
+
+
+class _Collector:
+    """Gathers the finished replications per (setting, N) (the ``store`` of :func:`sweep.run_tasks`)."""
+
+    def __init__(self) -> None:
+        self.reps: dict[tuple, dict[int, Replication]] = {}
+
+    def add(self, item: tuple[LbTask, Replication]) -> None:
+        task, rep = item
+        self.reps.setdefault((task.row.setting, task.servers), {})[task.rep] = rep
+
+
+def plan(settings: Settings) -> list[LbTask]:
+    """Every (setting, N, replication) task, replication-major (a run stopped early covers every row)."""
+    servers = settings.servers or PAPER_SERVERS
+    rows = []
+    for n in servers:
+        for row in table_settings():
+            at_n = replace(row, servers=n)
+            try:
+                at_n.scenario_params()
+            except MsjgymError as exc:
+                raise MsjgymError(f"--servers {n}: Table {row.table} {row.label}: {exc}") from None
+            rows.append(at_n)
+    tasks = []
+    for r in range(settings.reps):
+        for row in rows:
+            arrivals = settings.arrivals or row.servers * 10_000
+            point = {"table": row.table, "dist": row.dist, "servers": row.servers, "arrivals": arrivals}
+            tasks.append(LbTask(row, row.servers, r, arrivals, sweep.task_seed(settings.seed, point, row.policy, r)))
+    return tasks
+
+
+def estimate_seconds(tasks: list[LbTask], workers: int) -> float:
+    """Compiled-loop time of ``tasks`` on ``workers`` cores, from one short run per setting (rough: the cost per
+    arrival grows slowly with N)."""
+    per_arrival: dict[tuple, float] = {}
+    for task in tasks:
+        key = (task.row.setting, task.servers)
+        if key not in per_arrival:
+            n = min(task.arrivals, CALIBRATION_ARRIVALS)
+            res = simulate(task.row.policy, reps=1, arrivals=n, seed=0, **simulation_params(task.row))
+            per_arrival[key] = res.replications[0].seconds / n
+    return sum(per_arrival[(t.row.setting, t.servers)] * t.arrivals for t in tasks) / max(workers, 1)
+
+
+def _verdict(ours: Estimate, paper: TableRow | None, protocol: bool) -> str:
+    if paper is None:
+        return "no printed row at this N"
+    agrees, how = paper_agreement(ours, paper)
+    tolerance = "2 %" if paper.policy == "water-filling" else "combined CI"
+    text = how if agrees is None else f"{'within' if agrees else 'NOT within'} {tolerance}"
+    return text + ("" if protocol else " (protocol differs: fewer reps or arrivals)")
+
+
+def tabulate(tasks: list[LbTask], collected: _Collector, settings: Settings) -> CsvTable:
+    """One CSV row per (setting, N) with every replication finished."""
+    cavity = {row.setting: value for row, value in cavity_column(table_settings())}
+    table = CsvTable(settings.out / "lb-tables.csv")
+    seen: set[tuple] = set()
+    for task in tasks:
+        key = (task.row.setting, task.servers)
+        if key in seen:
+            continue
+        seen.add(key)
+        row = task.row
+        reps = collected.reps.get(key, {})
+        if len(reps) < settings.reps:
+            continue
+        p = simulation_params(row)
+        model = DispatchModel(row.policy, p.pop("servers"), p.pop("lam"), p.pop("dist"), **p)
+        res = summarise(model, task.arrivals, int(round(0.1 * task.arrivals)), settings.seed,
+                        [reps[r] for r in sorted(reps)])
+        ours = res.response_time
+        printed = rows_for(row.table, row.dist, row.servers)
+        paper = printed[0] if printed else None
+        protocol = settings.reps == PAPER_REPS and task.arrivals == row.servers * 10_000
+        inf = cavity[row.setting]
+        table.add(table=row.table, policy=row.policy, distribution=row.label, lam=row.lam,
+                  param_name="p" if row.policy == "resource-pooling" else "delta", param=row.param,
+                  servers=row.servers, batch_size=model.batch_size or "", sample_size=model.sample_size or "",
+                  reps=len(reps), arrivals=task.arrivals,
+                  paper_sim=paper.sim if paper else "", paper_ci95=paper.ci if paper else "",
+                  sim=ours.mean, ci95=ours.ci95, cavity=inf, paper_cavity=row.cavity,
+                  rel_err_pct=100 * abs(ours.mean - inf) / inf, paper_rel_err_pct=paper.rel_err if paper else "",
+                  busy_fraction=res.estimates["busy_fraction"].mean, message_rate=res.estimates["message_rate"].mean,
+                  verdict=_verdict(ours, paper, protocol))
+    return table
+
+
+def markdown(table: CsvTable, path: Path) -> Path:
+    """The CSV rows as a markdown table."""
+    def num(x: object, fmt: str) -> str:
+        return "" if x == "" else format(x, fmt)
+
+    lines = ["| table | distribution | λ | δ or p | N | paper sim ± CI | ours ± CI | ∞ ours | ∞ paper | rel. err. % "
+             "ours | rel. err. % paper | verdict |", "|" + "---|" * 12]
+    for r in table.rows:
+        paper = "" if r["paper_sim"] == "" else f"{r['paper_sim']:.4f} ± {r['paper_ci95']:.2e}"
+        lines.append(f"| {r['table']} ({r['policy']}) | {r['distribution']} | {r['lam']:g} | {r['param']:g} | "
+                     f"{r['servers']} | {paper} | {r['sim']:.4f} ± {r['ci95']:.2e} | {r['cavity']:.4f} | "
+                     f"{r['paper_cavity']:.4f} | {r['rel_err_pct']:.4f} | {num(r['paper_rel_err_pct'], '.4f')} | "
+                     f"{r['verdict']} |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min" if seconds < 7200 else \
+        f"{seconds / 3600:.1f} h"
+
+
+def reproduce(settings: Settings) -> list[Path]:
+    if settings.backend == "ray":
+        sweep.import_ray()     # a one-line error now if Ray is missing, not after the calibration
+    tasks = plan(settings)
+    args = argparse.Namespace(backend=settings.backend, workers=settings.workers, address=None)
+    workers = settings.workers or os.cpu_count() or 1
+    seconds = estimate_seconds(tasks, workers)
+    servers = sorted({t.servers for t in tasks})
+    print(f"lb-tables: 16 settings x N in {servers} x {settings.reps} replications = {len(tasks)} tasks "
+          f"({settings.backend}, {workers} workers); estimated compiled-loop time {_duration(seconds)}",
+          file=sys.stderr, flush=True)
+    collected = _Collector()
+    start = time.perf_counter()
+    with tqdm(total=len(tasks), unit="task", file=sys.stderr, disable=not settings.progress, desc="lb-tables",
+              dynamic_ncols=True) as bar:
+        sweep.run_tasks(tasks, sweep.make_backend(args, run_lb_task), collected, bar)
+    print(f"lb-tables: ran {len(tasks)} tasks in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    table = tabulate(tasks, collected, settings)
+    return [table.write(), markdown(table, settings.out / "lb-tables.md")]

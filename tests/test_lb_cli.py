@@ -1,0 +1,212 @@
+"""Dispatch scenarios from the outside: lb-* built-ins, msjgym list / evaluate / theory, clear errors, lb-tables."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from msjgym import cli
+from msjgym.evaluate.scenarios import list_scenarios, load_scenario, parse_override
+from msjgym.reproduce.common import Settings
+from msjgym.reproduce.lb_tables import plan
+from msjgym.theory import cavity as cv
+from msjgym.theory.lb_tables import rows_for, settings
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    status = cli.main(list(args))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+BAD = [  # (command line, words the one error line must contain)
+    (["evaluate", "lb-push-table1", "--policy", "push", "--param", "lam=1.0"], ["lam = 1.0", "(0, 1)", "unstable"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--param", "lam=1.5"], ["lam = 1.5", "(0, 1)"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--param", "delta=0"], ["delta = 0", "> 0"]),
+    (["evaluate", "lb-pull-table3", "--policy", "pull", "--param", "delta=-0.2"], ["delta = -0.2", "> 0"]),
+    (["evaluate", "lb-water-filling-table2", "--policy", "water-filling", "--param", "batch_size=41"],
+     ["K = (delta/lam)·batch_size", "41", "must be an integer"]),
+    (["evaluate", "lb-water-filling-table2", "--policy", "water-filling", "--param", "servers=50"],
+     ["M = C·log10(N)", "must be an integer"]),
+    (["evaluate", "lb-push-table1", "--policy", "water-filling", "--param", "C=20"], ["K = (delta/lam)",
+                                                                                    "must be an integer"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--param", "dist=weibull(2)"],
+     ["dist = 'weibull(2)'", "unknown distribution", "erlang(k)"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--param", "dist=erlang(k=0)"], ["dist.k = 0", ">= 1"]),
+    (["evaluate", "lb-pooling-table4", "--policy", "resource-pooling", "--param", "p=1"], ["p = 1", "[0, 1)"]),
+    (["evaluate", "lb-dispatch", "--policy", "push"], ["delta: missing", "--param delta="]),
+    (["evaluate", "lb-dispatch", "--policy", "jsq-d", "--param", "d=101"], ["d = 101", "[1, 100]"]),
+    (["evaluate", "lb-push-table1", "--policy", "fcfs"], ["not a dispatch policy", "jsq-d"]),
+    (["evaluate", "lb-push-table1", "--policy", "mine.py:Agent"],
+     ["custom dispatchers: coming with msjgym/Dispatch-v0"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--warmup", "10"], ["--warmup", "10%"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--saturated"], ["--saturated", "not for dispatch"]),
+    (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "push", "--out", "unused"],
+     ["dispatch scenarios do not run in sweeps yet"]),
+    (["theory", "lb-pull-table3", "--param", "lam=1"], ["lam = 1", "(0, 1)"]),
+    (["theory", "lb-dispatch"], ["give --policy"]),
+    (["reproduce", "lb-tables", "--servers", "50"], ["--servers 50", "M = C·log10(N)"]),
+    (["reproduce", "zero-queueing", "--servers", "100"], ["--servers", "only for"]),
+]
+
+
+@pytest.mark.parametrize("args,words", BAD)
+def test_bad_input_is_one_error_line_and_status_2(capsys, args, words):
+    status, out, err = run(capsys, *args)
+    lines = err.strip().splitlines()
+    assert status == 2 and out == "" and len(lines) == 1, err
+    assert lines[0].startswith("msjgym: error: ")
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def test_ray_backend_without_ray_is_a_clear_error(capsys):
+    try:
+        import ray  # noqa: F401
+        pytest.skip("Ray is installed")
+    except ImportError:
+        pass
+    status, _, err = run(capsys, "reproduce", "lb-tables", "--backend", "ray", "--reps", "1", "--arrivals", "100")
+    assert status == 2 and "Ray is not installed" in err and len(err.strip().splitlines()) == 1
+
+
+def test_list_shows_the_dispatch_scenarios_and_policies(capsys):
+    status, out, _ = run(capsys, "list")
+    assert status == 0
+    for name in ("lb-push-table1", "lb-water-filling-table2", "lb-pull-table3", "lb-pooling-table4", "lb-dispatch"):
+        assert f"  {name} " in out
+    assert "Dispatch policies" in out and "resource-pooling" in out
+    assert {n for n, _ in list_scenarios()} >= {"lb-push-table1", "lb-dispatch"}
+
+
+def test_law_calls_are_bare_words():
+    assert parse_override("dist=hyperexp(f=1/2, scv=15)") == ("dist", "hyperexp(f=1/2, scv=15)")
+    assert parse_override("dist=erlang(k=6)") == ("dist", "erlang(k=6)")
+
+
+@pytest.mark.parametrize("name,table", [("lb-push-table1", 1), ("lb-water-filling-table2", 2),
+                                        ("lb-pull-table3", 3), ("lb-pooling-table4", 4)])
+def test_defaults_come_from_the_row_of_the_given_law(name, table):
+    first = settings(table)[0]
+    default = load_scenario(name).params
+    assert default["servers"] == 100 and default["dist"] == first.dist and default["lam"] == first.lam
+    for row in settings(table):
+        # the law written differently from the table's spelling still finds its row
+        spelled = row.dist.replace("k=", "").replace("f=1/2, ", "")
+        params = load_scenario(name, {"dist": spelled, "servers": 1000}).params
+        key = "p" if table == 4 else "delta"
+        assert params["lam"] == row.lam and params[key] == row.param
+        if table == 2:
+            assert params["batch_size"] == row.batch_scale * 3      # M = C·log10(1000)
+        setting = load_scenario(name, {"dist": spelled, "servers": 1000}).model
+        assert setting.paper_row(row.policy) == rows_for(table, row.dist, 1000)[0]
+    # an explicit parameter wins over the row, and the run then matches no printed row
+    other = load_scenario(name, {"dist": first.dist, "lam": 0.5})
+    assert other.params["lam"] == 0.5 and other.model.paper_row(first.policy) is None
+
+
+def test_evaluate_push_table1_json(capsys):
+    status, out, _ = run(capsys, "evaluate", "lb-push-table1", "--policy", "push", "--reps", "3", "--jobs", "50000",
+                         "--seed", "3", "--json")
+    assert status == 0
+    result = json.loads(out)
+    metrics = result["metrics"]
+    for name in ("response_time", "mean_queue_length", "busy_fraction", "message_rate", "little_response_time"):
+        assert name in metrics
+    levels = [v["mean"] for k, v in metrics.items() if k.startswith("P(Q=")]
+    assert abs(sum(levels) - 1.0) < 1e-3
+    assert result["reps"] == 3 and result["jobs"] + result["warmup"] == 50_000
+    refs = {(r["kind"], r["quantity"], r["description"][:6]): r for r in result["references"]}
+    cavity = cv.cavity("push", 0.9, "exp", delta=0.3)
+    assert refs[("exact", "response_time", "cavity")]["value"] == pytest.approx(cavity.mean_response_time, 1e-12)
+    assert refs[("exact", "max_queue_length", "cavity")]["value"] == cavity.max_queue_length
+    paper = rows_for(1, "exp", 100)[0]
+    assert refs[("paper-sim", "response_time", "the pa")]["value"] == paper.sim
+    # the invariants hold in the simulation: busy fraction = λ, message rate = δ
+    assert refs[("exact", "busy_fraction", "busy f")]["agrees"] is True
+    assert refs[("exact", "message_rate", "messag")]["agrees"] is True
+
+
+def test_evaluate_any_policy_on_a_table_scenario_and_det_sizes(capsys):
+    status, out, _ = run(capsys, "evaluate", "lb-pull-table3", "--policy", "jsq-d", "--param", "d=3", "--param",
+                         "dist=det", "--reps", "2", "--jobs", "20000", "--seed", "1")
+    assert status == 0
+    assert "policy    jsq-d" in out and "busy_fraction" in out and "P(Q=0)" in out
+
+
+def test_random_routing_is_mg1_at_any_n(capsys):
+    status, out, _ = run(capsys, "evaluate", "lb-dispatch", "--policy", "random", "--param", "lam=0.5", "--param",
+                         "dist=hyperexp(scv=4)", "--param", "servers=20", "--reps", "6", "--jobs", "300000",
+                         "--seed", "2", "--json")
+    assert status == 0
+    ref = next(r for r in json.loads(out)["references"] if r["quantity"] == "response_time")
+    assert ref["value"] == pytest.approx(1.0 + 0.5 * (4 + 1) / 2 / (1 - 0.5))   # E[S] + λE[S²]/(2(1 − ρ))
+    assert ref["agrees"] is True, ref
+
+
+def test_theory_deterministic_push_attains_thm47_lower_bound(capsys):
+    status, out, _ = run(capsys, "theory", "lb-push-table1", "--param", "dist=det", "--json")
+    assert status == 0
+    refs = json.loads(out)["references"]
+    assert not any(r["description"].startswith("cavity") for r in refs)      # not phase-type: closed forms only
+    exact = next(r for r in refs if r["quantity"] == "max_queue_length" and r["kind"] == "exact")
+    bound = next(r for r in refs if r["quantity"] == "max_queue_length" and r["kind"] == "bound")
+    assert exact["value"] == bound["lower"] and bound["lower"] <= bound["upper"]   # HKV Thm 4.7: det is extremal
+
+
+def test_theory_pooling_closed_forms_agree_with_the_cavity(capsys):
+    status, out, _ = run(capsys, "theory", "lb-pooling-table4", "--json")
+    assert status == 0
+    refs = json.loads(out)["references"]
+    maxima = [r for r in refs if r["quantity"] == "max_queue_length"]
+    cavity_max = next(r["value"] for r in maxima if r["description"].startswith("cavity"))
+    closed = next(r["value"] for r in maxima if r["description"].startswith("exponential"))
+    lower = next(r["lower"] for r in maxima if r["kind"] == "bound")
+    assert cavity_max == closed and lower <= cavity_max
+    paper = next(r for r in refs if r["kind"] == "paper-cavity")
+    assert "same to 4 dp" in paper["verdict"]
+
+
+def test_theory_text_lists_labelled_references(capsys):
+    status, out, _ = run(capsys, "theory", "lb-water-filling-table2", "--param", "dist=erlang(k=3)")
+    assert status == 0
+    for word in ("Thm 4.7", "Thm 4.9", "HKV Table 2", "paper-cavity", "condition", "bound", "exact"):
+        assert word in out
+
+
+def test_reproduce_lb_tables_quick(capsys, tmp_path: Path):
+    status, out, err = run(capsys, "reproduce", "lb-tables", "--servers", "100", "--reps", "2", "--arrivals", "5000",
+                           "--workers", "1", "--out", str(tmp_path), "--no-progress")
+    assert status == 0 and "estimated compiled-loop time" in err
+    rows = list(csv.DictReader((tmp_path / "lb-tables.csv").open()))
+    assert len(rows) == 16
+    for row, paper in zip(rows, settings()):
+        assert (int(row["table"]), row["distribution"], int(row["servers"])) == (paper.table, paper.label, 100)
+        assert float(row["paper_sim"]) == paper.sim and float(row["paper_ci95"]) == paper.ci
+        assert f"{float(row['cavity']):.4f}" == f"{paper.cavity:.4f}"
+        assert int(row["reps"]) == 2 and int(row["arrivals"]) == 5000 and math.isfinite(float(row["sim"]))
+        assert "protocol differs" in row["verdict"]
+    md = (tmp_path / "lb-tables.md").read_text().splitlines()
+    assert len(md) == 2 + 16 and md[0].startswith("| table |")
+
+
+def test_lb_tables_task_seeds_depend_on_the_task_only(tmp_path: Path):
+    small = plan(Settings(out=tmp_path, reps=2, servers=(100,)))
+    large = plan(Settings(out=tmp_path, reps=3, servers=(1000, 100)))
+    seeds = {(t.row.setting, t.servers, t.rep): t.task_seed for t in large}
+    assert all(seeds[(t.row.setting, t.servers, t.rep)] == t.task_seed for t in small)
+    assert len(set(seeds.values())) == len(seeds)
+
+
+def test_lb_tables_pool_and_in_process_give_identical_numbers(capsys, tmp_path: Path):
+    def sims(workers: str) -> list[str]:
+        out = tmp_path / workers
+        status, _, _ = run(capsys, "reproduce", "lb-tables", "--servers", "100", "--reps", "2", "--arrivals", "3000",
+                           "--workers", workers, "--out", str(out), "--no-progress", "--seed", "7")
+        assert status == 0
+        return [(r["sim"], r["ci95"]) for r in csv.DictReader((out / "lb-tables.csv").open())]
+
+    assert sims("1") == sims("2")
