@@ -386,7 +386,8 @@ Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args
 - model: `{name}.zip` (sb3-contrib {sb3_contrib.__version__}, stable-baselines3 {stable_baselines3.__version__}, torch {torch.__version__})
 - evaluation: {meta['reps']} independent replications × {meta['jobs']:,} measured jobs (warm-up {meta['warmup']:,}),
   seed {meta['seed']}, the same replications and statistics for every policy. The learned policy acts greedily (its
-  most likely allowed action) through the code path of {meta.get('via', '`msjgym evaluate --policy sb3:...`')} (a numpy copy of the
+  most likely allowed action) through the code path of {meta.get("via", "`msjgym evaluate --policy sb3:...`")}
+  (a numpy copy of the
   network, which chose the same action as `model.predict(deterministic=True)` in {meta['actor_agreement']:.2%} of
   {meta['actor_checked_states']:,} visited states). The same row from the shell:
 

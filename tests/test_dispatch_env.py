@@ -241,8 +241,10 @@ def test_dispatch_recipe_trains_and_evaluates_beside_the_builtins(tmp_path):
     train = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(train)
     text = (root / "baselines" / "ppo_dispatch.toml").read_text()
-    text = text.replace("total_timesteps = 3_000_000", "total_timesteps = 4096").replace(
-        "reps = 10", "reps = 2").replace("arrivals = 200_000", "arrivals = 3_000").replace("num_envs = 64", "num_envs = 8")
+    for old, new in [("total_timesteps = 3_000_000", "total_timesteps = 4096"), ("reps = 10", "reps = 2"),
+                     ("arrivals = 200_000", "arrivals = 3_000"), ("num_envs = 64", "num_envs = 8")]:
+        assert old in text
+        text = text.replace(old, new)
     config = tmp_path / "tiny.toml"
     config.write_text(text)
     assert train.main([str(config), "--out", str(tmp_path)]) == 0

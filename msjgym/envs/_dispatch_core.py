@@ -114,7 +114,7 @@ class DispatchSpec:
 
 
 def _stacked(num: int, rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
-    """``[num, rows, cols]`` with each copy's row ``r`` 64-byte aligned at byte ``offset`` (rows·cols·item % 64 == 0)."""
+    """``[num, rows, cols]``, each copy's rows 64-byte aligned at byte ``offset`` (when rows·cols·item % 64 == 0)."""
     return sim._aligned(num * rows, cols, dtype, offset).reshape(num, rows, cols)
 
 

@@ -29,7 +29,8 @@ _DOC_TABLE = """
                             random server whose queue length (estimate) is exactly a, a = L to one with at least L.
                             The estimates mode then counts the job in that server's estimate (e_i += 1, as push).
     Observation space       ``"sampled"``: Box(0, inf, (d,), float32), the queue lengths of d servers sampled uniformly
-                            without replacement at this arrival (jsq-d's draws: d messages per arrival), in sample order.
+                            without replacement at this arrival (jsq-d's draws; d messages per arrival), in sample
+                            order.
                             ``"histogram"``: Box(0, 1, (L,), float32), the fraction of servers with at least i jobs,
                             i = 1..L (exact queue lengths). ``"estimates"``: the same over the dispatcher's estimates,
                             kept by probes at rate δN (push) or by server updates (pull: at completions with
