@@ -17,6 +17,7 @@ from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv
 from msjgym.envs.msj_env import MaskedDiscrete
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch import Replication
+from msjgym.systems.dispatch_control import SKIP
 from msjgym.systems.dispatch_model import DispatchModel
 from msjgym.systems.dispatch_state import S_EVENTS, S_MSG, T_NOW
 
@@ -107,13 +108,13 @@ class DispatchVectorEnv(BatchVectorEnv, VectorEnv):
         first decision). The other copies are not touched."""
         ended = np.flatnonzero(self._reset_next)
         if ended.size:
-            from msjgym.systems.dispatch_control import SKIP
             actions = np.full(self.num_envs, SKIP, np.int64)
             resetting = np.zeros(self.num_envs, np.bool_)
             resetting[ended] = True
             self._batch.step(actions, resetting)
         self._reset_next[ended] = False
         return ended, self._batch.obs.copy()
+
 
 class DispatchEnv(OneCopyEnv, gym.Env):
     """N servers with FIFO queues behind a dispatcher, Poisson arrivals at rate λN, i.i.d. job sizes, unit-rate
