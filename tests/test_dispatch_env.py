@@ -17,6 +17,7 @@ from msjgym.errors import MsjgymError, PolicyError  # noqa: E402
 from msjgym.policies.load_balancing import POLICY_IDS  # noqa: E402
 from msjgym.policies.load_balancing_agents import AGENTS, NOT_EXPRESSIBLE, LowestLevel, ShortestSampled  # noqa: E402
 from msjgym.systems.dispatch import simulate  # noqa: E402
+from msjgym.systems.dispatch_state import S_NFREE, V_Q  # noqa: E402
 
 MODES = [{"observation": "sampled"}, {"observation": "sampled", "d": 3}, {"observation": "histogram"},
          {"observation": "estimates"}, {"observation": "estimates", "information": "pull", "delta1": 0.2}]
@@ -86,7 +87,7 @@ def test_masks_observation_and_invalid_action_error():
     saw_masked = False
     for _ in range(3000):
         st = env._venv._batch.system(0)
-        q = st.srv[:20, 0]
+        q = st.srv[:20, V_Q]
         tails = [(q >= i).mean() for i in range(1, 5)]
         assert np.allclose(obs, tails, atol=1e-7)
         exact = [(q == a).any() for a in range(4)] + [(q >= 4).any()]
@@ -186,7 +187,7 @@ def test_arrays_grow_without_changing_the_trajectory():
     big_rewards, _ = trajectory(big)
     assert np.array_equal(grown_rewards, big_rewards)
     st = grown.system(0)
-    assert st.srv[:4, 0].sum() == grown.jobs - st.si[5]  # queue lengths add up to the jobs in system
+    assert st.srv[:4, V_Q].sum() == grown.jobs - st.si[S_NFREE]  # queue lengths add up to the jobs in system
 
 
 def test_runner_errors_name_replication_step_and_action():

@@ -24,7 +24,8 @@ from msjgym.errors import MsjgymError
 from msjgym.systems import dispatch as sim
 from msjgym.systems import dispatch_control as dc
 from msjgym.systems.dispatch_model import DispatchModel, default_dist
-from msjgym.systems.dispatch_state import NJ, NSF, NSI, NV, S_NFREE, DispatchState
+from msjgym.systems.dispatch_state import (
+    NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_NFREE, S_STATUS, DispatchState)
 
 OBSERVATIONS = {"sampled": dc.SAMPLED, "estimates": dc.ESTIMATES, "histogram": dc.HISTOGRAM}
 INFORMATION = ("push", "pull")
@@ -162,6 +163,9 @@ class DispatchBatch(StepBuffers):
                 raise MsjgymError(f"a queue (or estimate) exceeds {sim.MAX_LEVELS} jobs")
             self._grow(jobs, levels)
             self._call(np.where(grow, actions, dc.SKIP), np.zeros(self.num, np.bool_))
+        status = self.state.si[:, S_STATUS]
+        if ((status == NEED_JOBS) | (status == NEED_LEVELS)).any():  # _apply's checks make this unreachable
+            raise RuntimeError(f"dispatch kernel overflow (status {status.max()}) despite the control layer's checks")
         if (self.codes == dc.BAD_ACTION).any():
             b = int(np.flatnonzero(self.codes == dc.BAD_ACTION)[0])
             raise MsjgymError(f"env {b}: action {int(actions[b])} was not allowed (the caller must check the mask)")
