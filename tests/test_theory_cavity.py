@@ -404,7 +404,7 @@ def test_bad_delta_is_rejected(delta):
 
 def test_bad_batch_and_pull_and_policy_inputs():
     assert water_filling_sample_size(0.8, 0.4, 40) == 20
-    with pytest.raises(ScenarioError, match=r"K = \(delta/lam\)·M .* must be an integer"):
+    with pytest.raises(ScenarioError, match=r"K = \(delta/lam\)·batch_size .* must be an integer"):
         water_filling_sample_size(0.8, 0.4, 41)
     with pytest.raises(ScenarioError, match="batch_size = 2.5"):
         water_filling_sample_size(0.8, 0.4, 2.5)

@@ -37,10 +37,9 @@ def require_load(lam: object, name: str = "lam") -> float:
 
 def require_rate(name: str, value: object) -> float:
     """A rate > 0 (per unit time), e.g. the probe rate ``delta``."""
-    x = _finite(name, value)
-    if x <= 0.0:
-        raise ScenarioError(f"{name} = {show(value)}: must be > 0 (a rate per server per unit time)")
-    return x
+    if not (is_real(value) and math.isfinite(value) and value > 0.0):
+        raise ScenarioError(f"{name} = {show(value)}: must be a finite number > 0 (a rate per server per unit time)")
+    return float(value)
 
 
 def require_probability(name: str, value: object, *, upper_open: bool = False) -> float:
@@ -56,18 +55,21 @@ def require_pooled_fraction(p: object) -> float:
     return require_probability("p", p, upper_open=True)
 
 
-def pull_update_rates(lam: float, delta: float, delta1: float = 0.0) -> tuple[float, float]:
-    """(δ₀, δ₁) of the pull policy with overall update rate δ = λδ₁ + (1 − λ)δ₀ per server (paper §6).
+def pull_update_rates(lam: float, delta: float, delta1: float = 0.0, busy: float | None = None) -> tuple[float, float]:
+    """(δ₀, δ₁) of the pull policy with overall update rate δ = λδ₁ + (1 − busy)δ₀ per server (paper §6).
 
-    δ₁ = 0 (the paper's Table 3 setting, note §5 item 1) gives δ₀ = δ/(1 − λ). Valid δ₁: [0, min(1, δ/λ)].
+    ``busy`` is the fraction of time a server is busy, λ·E[size] (default λ: the paper's mean-1 sizes, where λ must
+    lie in (0, 1)). δ₁ = 0 (the paper's Table 3 setting, note §5 item 1) gives δ₀ = δ/(1 − λ). Valid δ₁:
+    [0, min(1, δ/λ)].
     """
-    lam = require_load(lam)
+    lam = require_load(lam) if busy is None else require_rate("lam", lam)
+    busy = lam if busy is None else require_load(busy, "lam·E[size]")
     delta = require_rate("delta", delta)
     delta1 = require_probability("delta1", delta1)
     if lam * delta1 > delta * (1.0 + 1e-12):
         raise ScenarioError(f"delta1 = {show(delta1)}: must be in [0, min(1, delta/lam)] = "
                             f"[0, {min(1.0, delta / lam):g}] (completion updates alone would exceed the update rate)")
-    return max(0.0, (delta - lam * delta1) / (1.0 - lam)), delta1
+    return max(0.0, (delta - lam * delta1) / (1.0 - busy)), delta1
 
 
 def nearest_integer(name: str, value: float, why: str) -> int:
@@ -81,16 +83,16 @@ def nearest_integer(name: str, value: float, why: str) -> int:
 def water_filling_sample_size(lam: float, delta: float, batch_size: object, servers: int | None = None) -> int:
     """K = (δ/λ)·M, the number of servers a batch of M tasks samples under water filling (paper §2, §5).
 
-    Must be an integer >= 1 (and <= servers if given): the probe rate per server is then exactly δ.
+    Must be an integer >= 1 (and <= servers if given): the probe rate per server is then exactly δ. ``lam`` is the
+    arrival rate per server (> 0; the load λ·E[size] is checked by the model).
     """
-    lam = require_load(lam)
+    lam = require_rate("lam", lam)
     delta = require_rate("delta", delta)
     if not (is_real(batch_size) and math.isfinite(batch_size) and float(batch_size).is_integer() and batch_size >= 1):
         raise ScenarioError(f"batch_size = {show(batch_size)}: must be an integer >= 1 (tasks per batch, M)")
     m = int(batch_size)
-    k = nearest_integer("sampled servers K", delta / lam * m,
-                        f"K = (delta/lam)·M = ({delta:g}/{lam:g})·{m} must be an integer: choose batch_size M so "
-                        "that delta·M/lam is a whole number of sampled servers")
+    k = nearest_integer(f"sampled servers K = (delta/lam)·batch_size = ({delta:g}/{lam:g})·{m}", delta / lam * m,
+                        "must be an integer; choose batch_size M so that delta·M/lam is whole")
     if k < 1 or (servers is not None and k > servers):
         raise ScenarioError(f"sampled servers K = {k}: must be in [1, servers = {servers}] (batch_size = {m})")
     return k

@@ -14,12 +14,10 @@ import math
 from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential
+from msjgym.core.lb_params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
 from msjgym.core.validation import is_real, show
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.load_balancing import POLICY_IDS
-
-INTEGER_TOL = 1e-9
-"""A float within this relative distance of an integer is that integer (e.g. (0.4/0.8)·60 = 30.000000000000004)."""
 
 REMOVE_MODES = ("last", "next", "random")
 """Resource pooling: which waiting job a token removes (the paper leaves it open, note §5 item 6)."""
@@ -29,18 +27,6 @@ _PARAMS: dict[str, tuple[str, ...]] = {
     "push": ("delta",), "pull": ("delta", "delta0", "delta1"), "water-filling": ("delta", "batch_size"),
     "resource-pooling": ("p", "remove"),
 }
-
-
-def _rate(name: str, value: object) -> float:
-    if not (is_real(value) and math.isfinite(value) and value > 0):
-        raise ScenarioError(f"{name} = {show(value)}: must be a finite number > 0 (a rate per server per unit time)")
-    return float(value)
-
-
-def _probability(name: str, value: object, *, upper_open: bool = False) -> float:
-    if not (is_real(value) and math.isfinite(value) and 0.0 <= value <= 1.0 and not (upper_open and value == 1.0)):
-        raise ScenarioError(f"{name} = {show(value)}: must be in [0, 1{')' if upper_open else ']'}")
-    return float(value)
 
 
 def _integer(name: str, value: object, low: int, high: int, what: str) -> int:
@@ -122,10 +108,10 @@ class DispatchModel:
     _check_least_loaded_d = _check_d
 
     def _check_push(self) -> None:
-        self._set(delta=_rate("delta", self._need("delta")))
+        self._set(delta=require_rate("delta", self._need("delta")))
 
     def _check_pull(self) -> None:
-        d1 = _probability("delta1", 0.0 if self.delta1 is None else self.delta1)
+        d1 = require_probability("delta1", 0.0 if self.delta1 is None else self.delta1)
         if self.delta0 is not None:
             if self.delta is not None:
                 raise ScenarioError("delta, delta0: give one (pull: delta = lam·delta1 + (1 - lam·E[size])·delta0)")
@@ -135,34 +121,19 @@ class DispatchModel:
                                     "per unit time)")
             d0 = float(d0)
         else:
-            delta = _rate("delta", self._need("delta"))
-            if self.lam * d1 > delta * (1.0 + 1e-12):
-                raise ScenarioError(f"delta1 = {show(d1)}: must be in [0, min(1, delta/lam)] = "
-                                    f"[0, {min(1.0, delta / self.lam):g}] (completion updates alone would exceed "
-                                    "the update rate)")
-            d0 = max(0.0, (delta - self.lam * d1) / (1.0 - self.lam * self.dist.mean))
+            d0, d1 = pull_update_rates(self.lam, self._need("delta"), d1, busy=self.lam * self.dist.mean)
         if d0 == 0.0 and d1 == 0.0:
             raise ScenarioError("delta0 = 0 and delta1 = 0: the servers never update the dispatcher; give a rate > 0")
         self._set(delta0=d0, delta1=d1, delta=None)
 
     def _check_water_filling(self) -> None:
-        delta = _rate("delta", self._need("delta"))
+        delta = require_rate("delta", self._need("delta"))
         m = self._need("batch_size")
-        if not (is_real(m) and float(m).is_integer() and m >= 1):
-            raise ScenarioError(f"batch_size = {show(m)}: must be an integer >= 1 (tasks per batch, M)")
-        m = int(m)
-        k_real = delta / self.lam * m
-        k = round(k_real)
-        if abs(k_real - k) > INTEGER_TOL * max(1.0, k_real):
-            raise ScenarioError(f"sampled servers K = (delta/lam)·batch_size = ({delta:g}/{self.lam:g})·{m} = "
-                                f"{k_real:.10g}: must be an integer; choose batch_size so that delta·M/lam is whole")
-        if not 1 <= k <= self.servers:
-            raise ScenarioError(f"sampled servers K = (delta/lam)·batch_size = {k}: must be in [1, servers = "
-                                f"{self.servers}]")
-        self._set(delta=delta, batch_size=m)
+        water_filling_sample_size(self.lam, delta, m, self.servers)
+        self._set(delta=delta, batch_size=int(m))
 
     def _check_resource_pooling(self) -> None:
-        p = _probability("p", self._need("p"), upper_open=True)
+        p = require_probability("p", self._need("p"), upper_open=True)
         remove = "last" if self.remove is None else self.remove
         if remove not in REMOVE_MODES:
             raise ScenarioError(f"remove = {show(remove)}: must be one of {', '.join(REMOVE_MODES)}")
