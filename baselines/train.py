@@ -7,6 +7,11 @@ Reads a TOML config (see ``maskable_ppo_one_and_n.toml``), trains on the native 
 default OUT = baselines/results), then evaluates the learned policy (greedy: its most likely allowed action) exactly
 as ``msjgym evaluate --policy sb3:OUT/NAME.zip`` does, and the built-in policies, with the same replications, seeds,
 jobs and warm-up, and writes the comparison table to ``OUT/NAME.md`` (and prints it).
+
+A config with a ``[dispatch]`` section (``ppo_dispatch.toml``) trains on ``msjgym/Dispatch-v0`` instead (its
+arguments are that section) and compares the learned dispatcher, evaluated through
+``msjgym.envs.dispatch_agent_runner.evaluate_dispatcher`` with the paper's protocol, with the built-in dispatchers of
+``[evaluate] baselines`` run by ``msjgym.systems.dispatch.simulate`` on the same replications and seeds.
 """
 from __future__ import annotations
 
@@ -33,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 def load_config(path: Path) -> dict[str, Any]:
     with open(path, "rb") as f:
         config = tomllib.load(f)
-    for section in ("scenario", "env", "train", "ppo", "evaluate"):
+    for section in ("scenario", "env", "train", "ppo", "evaluate"):  # "dispatch": msjgym/Dispatch-v0's arguments
         config.setdefault(section, {})
     return config
 
@@ -66,9 +71,13 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     tr, ppo, ev = config["train"], dict(config["ppo"]), config["env"]
     torch.set_num_threads(int(tr.get("torch_threads", 1)))
     seed = int(tr.get("seed", 0))
-    venv = MSJVectorEnv(int(ev.get("num_envs", 64)), scenario=config["scenario"]["name"], mode=ev.get("mode", "start"),
-                        window=int(ev.get("window", 8)), horizon_jobs=int(ev.get("horizon_jobs", 1000)),
-                        **scenario_params(config))
+    if "dispatch" in config:
+        from msjgym.envs import DispatchVectorEnv
+        venv = DispatchVectorEnv(int(ev.get("num_envs", 64)), **config["dispatch"])
+    else:
+        venv = MSJVectorEnv(int(ev.get("num_envs", 64)), scenario=config["scenario"]["name"],
+                            mode=ev.get("mode", "start"), window=int(ev.get("window", 8)),
+                            horizon_jobs=int(ev.get("horizon_jobs", 1000)), **scenario_params(config))
     env = VecMonitor(to_sb3(venv))
     if "average_cost" in tr:
         env = AverageCostReward(env, tr["average_cost"], float(tr.get("average_cost_rate", 1e-3)))
@@ -168,8 +177,12 @@ def agreement_with_predict(model_path: Path, decide: Any, scenario: Any, mode: s
 
     from msjgym.envs import MSJEnv
 
-    model = MaskablePPO.load(str(model_path), device="cpu")
     env = MSJEnv(scenario, mode=mode, window=window, horizon_jobs=None, jobs=count, warmup=0, batches=1)
+    return agreement_on_env(MaskablePPO.load(str(model_path), device="cpu"), decide, env, count)
+
+
+def agreement_on_env(model: Any, decide: Any, env: Any, count: int) -> tuple[float, int]:
+    """Fraction of ``count`` states of ``env`` visited by ``decide`` where it equals ``model.predict``."""
     obs, _ = env.reset(seed=12345)
     same = 0
     for _ in range(count):
@@ -221,6 +234,109 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n\n" + " ".join(verdict)
 
 
+# ---------------------------------------------------------------------------------------------------- dispatch
+def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The learned dispatcher through ``evaluate_dispatcher("sb3:MODEL.zip")`` (greedy actions), then the built-in
+    dispatchers of ``[evaluate] baselines`` through ``simulate``: the same replications, arrivals, warm-up, seeds."""
+    from sb3_contrib import MaskablePPO
+
+    from msjgym.envs import DispatchEnv
+    from msjgym.envs._dispatch_core import DispatchSpec
+    from msjgym.envs.dispatch_agent_runner import dispatcher, evaluate_dispatcher
+    from msjgym.systems.dispatch import simulate
+
+    ev, env_args = config["evaluate"], dict(config["dispatch"])
+    env_args.pop("horizon", None)
+    reps, arrivals, seed = int(ev.get("reps", 10)), int(ev.get("arrivals", 200_000)), int(ev.get("seed", 1))
+    warmup_fraction = float(ev.get("warmup_fraction", 0.1))
+    protocol = {"arrivals": arrivals, "reps": reps, "seed": seed, "warmup_fraction": warmup_fraction}
+    spec = DispatchSpec.make(**env_args, arrivals=arrivals, warmup_fraction=warmup_fraction)
+    _, decide = dispatcher(f"sb3:{model_path}", spec)
+    count = int(ev.get("check_states", 2000))
+    agreement, checked = agreement_on_env(MaskablePPO.load(str(model_path), device="cpu"), decide,
+                                          DispatchEnv(**env_args, horizon=count), count)
+    print(f"greedy numpy actor = model.predict(deterministic=True) on {agreement:.2%} of {checked} visited states",
+          flush=True)
+    start = time.perf_counter()
+    learned = evaluate_dispatcher(f"sb3:{model_path}", **env_args, **protocol)
+    print(f"evaluated the learned dispatcher in {time.perf_counter() - start:.0f} s", flush=True)
+    rows = [_dispatch_row("ppo (learned)", f"{env_args.get('observation', 'histogram')} observation", learned)]
+    for baseline in ev.get("baselines", []):
+        kwargs = {k: v for k, v in baseline.items() if k != "policy"}
+        result = simulate(baseline["policy"], spec.model.servers, spec.model.lam, spec.model.dist, **kwargs,
+                          **protocol)
+        shown = ", ".join(f"{k} = {v:g}" for k, v in kwargs.items())
+        rows.append(_dispatch_row(baseline["policy"], shown or "—", result))
+    if spec.observation == "sampled" and spec.model.d == 2:
+        table_extra = decision_map(decide)
+    else:
+        table_extra = ""
+    m = spec.model
+    options = " ".join(f"{k}={v!r}" for k, v in env_args.items() if k not in ("servers", "lam"))
+    command = (f"python -c \"from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher as e; print(e("
+               f"'sb3:{_shown(model_path)}', servers={m.servers}, lam={m.lam!r}, "
+               f"{', '.join(f'{k}={v!r}' for k, v in env_args.items() if k not in ('servers', 'lam'))}, "
+               f"arrivals={arrivals}, reps={reps}, seed={seed}).summary())\"")
+    meta = {"scenario": f"msjgym/Dispatch-v0 (N = {m.servers}, λ = {m.lam:g}, {m.dist}; {options})",
+            "params": {}, "load": m.lam * m.dist.mean, "reps": reps,
+            "jobs": arrivals - spec.warmup, "warmup": spec.warmup, "seed": seed, "actor_agreement": agreement,
+            "actor_checked_states": checked, "command": command, "extra": table_extra,
+            "via": "`evaluate_dispatcher('sb3:...')` (`msjgym.envs.dispatch_agent_runner`)"}
+    return rows, meta
+
+
+def decision_map(decide: Any, top: int = 8) -> str:
+    """The learned greedy choice on the sampled pairs (q₀, q₁), 0 <= q <= top, beside JSQ(2)'s: where it differs."""
+    lines = ["Greedy choice of the learned dispatcher for sampled queue lengths (q₀ rows, q₁ columns): 0 = the first "
+             "sampled server, 1 = the second; `*` marks a choice of the strictly longer queue (JSQ(2) never makes "
+             "it; ties may go either way).", "",
+             "| q₀ \\ q₁ | " + " | ".join(str(b) for b in range(top + 1)) + " |",
+             "|---" * (top + 2) + "|"]
+    wrong = 0
+    for a in range(top + 1):
+        cells = []
+        for b in range(top + 1):
+            act = int(decide(np.array([a, b], np.float32), np.ones(2, np.bool_)))
+            longer = (act == 0 and a > b) or (act == 1 and b > a)
+            wrong += longer
+            cells.append(f"{act}{'*' if longer else ''}")
+        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"{wrong} of {(top + 1) ** 2} pairs send the job to the longer queue.")
+    return "\n".join(lines)
+
+
+def _shown(path: Path) -> Path:
+    path = path.resolve()
+    return path.relative_to(HERE.parent) if HERE.parent in path.parents else path
+
+
+def _dispatch_row(name: str, setting: str, result: Any) -> dict[str, Any]:
+    est = result.estimates
+    return {"policy": name, "setting": setting, "response_time": est["response_time"].mean,
+            "ci95": est["response_time"].ci95, "message_rate": est["message_rate"].mean,
+            "message_ci95": est["message_rate"].ci95}
+
+
+def format_dispatch_table(rows: list[dict[str, Any]]) -> str:
+    jsq2 = next((r for r in rows if r["policy"] == "jsq-d"), None)
+    lines = ["| dispatcher | setting | mean response time ± 95 % CI | messages per server per unit time | "
+             "× JSQ(d) |", "|---|---|---|---|---|"]
+    for r in rows:
+        ratio = f"{r['response_time'] / jsq2['response_time']:.3f}" if jsq2 else "n/a"
+        lines.append(f"| {r['policy']} | {r['setting']} | {r['response_time']:.4f} ± {r['ci95']:.4f} | "
+                     f"{r['message_rate']:.3f} ± {r['message_ci95']:.3f} | {ratio} |")
+    learned, verdict = rows[0], []
+    for r in rows[1:]:
+        lo, hi = r["response_time"] - r["ci95"], r["response_time"] + r["ci95"]
+        l_lo, l_hi = learned["response_time"] - learned["ci95"], learned["response_time"] + learned["ci95"]
+        word = "better, disjoint 95 % CIs" if l_hi < lo else "worse, disjoint 95 % CIs" if l_lo > hi else \
+            "the 95 % CIs overlap"
+        verdict.append(f"Learned vs {r['policy']}: {word} ({learned['response_time']:.4f} vs "
+                       f"{r['response_time']:.4f}).")
+    return "\n".join(lines) + "\n\n" + " ".join(verdict)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", type=Path)
@@ -232,8 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     training = None
     if not args.skip_train:
         training = train(config, args.out, name)
-    rows, meta = evaluate_all(config, args.out / f"{name}.zip")
-    table = format_table(rows)
+    if "dispatch" in config:
+        rows, meta = evaluate_dispatch(config, args.out / f"{name}.zip")
+        table = format_dispatch_table(rows)
+    else:
+        rows, meta = evaluate_all(config, args.out / f"{name}.zip")
+        table = format_table(rows)
     print("\n" + table)
     write_report(args, config, name, training, rows, meta, table)
     return 0
@@ -261,19 +381,20 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
 Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args.config.is_absolute() and HERE.parent in args.config.parents else args.config}`
 (config: `{args.config.name}`).
 
-- scenario: {meta['scenario']} ({params}; load ρ = {meta['load']:.4f})
+- scenario: {meta['scenario']} ({params + '; ' if params else ''}load ρ = {meta['load']:.4f})
 {train_line}
 - model: `{name}.zip` (sb3-contrib {sb3_contrib.__version__}, stable-baselines3 {stable_baselines3.__version__}, torch {torch.__version__})
 - evaluation: {meta['reps']} independent replications × {meta['jobs']:,} measured jobs (warm-up {meta['warmup']:,}),
   seed {meta['seed']}, the same replications and statistics for every policy. The learned policy acts greedily (its
-  most likely allowed action) through the code path of `msjgym evaluate --policy sb3:...` (a numpy copy of the
+  most likely allowed action) through the code path of {meta.get("via", "`msjgym evaluate --policy sb3:...`")}
+  (a numpy copy of the
   network, which chose the same action as `model.predict(deterministic=True)` in {meta['actor_agreement']:.2%} of
   {meta['actor_checked_states']:,} visited states). The same row from the shell:
 
       {meta['command']}
 
 {table}
-
+{chr(10) + meta["extra"] + chr(10) if meta.get("extra") else ""}
 Python {sys.version.split()[0]}.
 """
     path.write_text(text)

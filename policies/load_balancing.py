@@ -58,7 +58,7 @@ P_LCAP = 5
 
 
 @njit(inline="always")
-def _sample(st, b, n, d):
+def sample_servers(st, b, n, d):
     """perm[0:d] := d distinct servers, uniformly at random and in uniformly random order (partial Fisher-Yates)."""
     perm = st.perm
     for j in range(d):
@@ -72,7 +72,7 @@ def _sample(st, b, n, d):
 def _shortest_of_sample(st, b, n, d):
     """A shortest queue among d sampled servers; the sample is in random order, so the first minimum is a uniformly
     random one among the tied."""
-    _sample(st, b, n, d)
+    sample_servers(st, b, n, d)
     best = st.perm[0]
     kb = st.srv[best, V_Q]
     for j in range(1, d):
@@ -87,7 +87,7 @@ def _shortest_of_sample(st, b, n, d):
 @njit(inline="always")
 def _least_loaded_of_sample(st, b, n, d, now):
     """The server with the least remaining work among d sampled (waiting work + residual of the job in service)."""
-    _sample(st, b, n, d)
+    sample_servers(st, b, n, d)
     best = -1
     wb = 0.0
     for j in range(d):
@@ -154,7 +154,7 @@ def water_fill(st, pr, b):
     n = pr.ints[P_N]
     m = pr.ints[P_BATCH]
     kk = pr.ints[P_K]
-    _sample(st, b, n, kk)
+    sample_servers(st, b, n, kk)
     perm = st.perm
     h = st.wfh
     qmin = st.srv[perm[0], V_Q]

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from msjgym.core import rng
+from msjgym.envs._batch_env import StepBuffers
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.scenarios import Scenario, load_scenario
 from msjgym.systems import loss as ls
@@ -13,7 +13,7 @@ from msjgym.systems import loss_control as lc
 from msjgym.systems.loss_model import LossModel
 
 
-class LossBatch:
+class LossBatch(StepBuffers):
     """B loss systems and the buffers of their steps."""
 
     def __init__(self, scenario: str | Scenario, horizon_jobs: int | None, blocking_penalty: float, num: int,
@@ -35,16 +35,7 @@ class LossBatch:
         self.penalty = float(blocking_penalty)
         m = self.model
         self.state = ls.new_state(m, np.zeros((num, 4), np.uint64) + np.uint64(1), batches)
-        d = m.d
-        self.obs = np.zeros((num, lc.OBS_SIZE), np.float32)
-        self.masks = np.zeros((num, d + 1), np.bool_)
-        self.rewards = np.zeros(num)
-        self.dts = np.zeros(num)
-        self.ended = np.zeros(num, np.bool_)
-        self.codes = np.zeros(num, np.int64)
-
-    def seed(self, seeds: list[np.random.SeedSequence]) -> None:
-        self.state.rng[:] = rng.seed_states(seeds)
+        self._buffers(num, lc.OBS_SIZE, m.d + 1)
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         st, m = self.state, self.model

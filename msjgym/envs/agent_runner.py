@@ -74,7 +74,9 @@ def _decider(obj: Any, spec: EnvSpec, text: str) -> Decide:
     return lambda obs, mask: act(obs)
 
 
-def _sb3_policy(path: Path, spec: EnvSpec) -> Decide:
+def _sb3_policy(path: Path, spec: EnvSpec, hint: str | None = None) -> Decide:
+    """A saved model's greedy ``decide``; ``spec`` gives ``observation_size`` and ``action_count``, ``hint`` what
+    to pass when they do not match (default: the MSJ environment's --mode and --window)."""
     if not path.is_file():
         raise PolicyError(f"--policy sb3:{path}: no such file")
     try:
@@ -92,10 +94,12 @@ def _sb3_policy(path: Path, spec: EnvSpec) -> Decide:
             continue
         shape, actions = model.observation_space.shape, getattr(model.action_space, "n", None)
         if shape != (spec.observation_size,) or actions != spec.action_count:
+            if hint is None:
+                hint = (f"this environment (mode={_mode_name(spec)!r}, window={spec.window}) has "
+                        f"({spec.observation_size},) and {spec.action_count}: pass the --mode and --window it was "
+                        "trained with")
             raise PolicyError(f"--policy sb3:{path}: the model was trained on observations of shape {shape} and "
-                              f"{actions} actions; this environment (mode={_mode_name(spec)!r}, window={spec.window}) has "
-                              f"({spec.observation_size},) and {spec.action_count}: pass the --mode and --window "
-                              "it was trained with")
+                              f"{actions} actions; {hint}")
         try:
             return greedy_actor(model)  # numpy copy of the network: the same greedy actions, ~30x faster
         except ValueError:
@@ -137,22 +141,28 @@ def _run_replication(batch: Batch, b: int, decide: Decide, name: str, bar: tqdm)
     state, params, ctl = batch.sim.state, batch.sim.params, batch.ctl
     steps = 0
     while not batch.ended()[b]:
-        obs, mask = batch.obs[b], batch.masks[b]
-        try:
-            raw = decide(obs.copy(), mask.copy())
-        except Exception as exc:  # the user's code: report it in one line
-            raise PolicyError(f"policy {name}: replication {b}, step {steps}: it raised {type(exc).__name__}: "
-                              f"{exc}") from None
-        action = _as_action(raw, mask.size, name, b, steps)
-        if not mask[action]:
-            raise PolicyError(f"policy {name}: replication {b}, step {steps}: action {action} is not allowed now "
-                              f"(valid: {np.flatnonzero(mask).tolist()})")
+        action = checked_action(decide, batch.obs[b], batch.masks[b], name, b, steps)
         batch.codes[b] = msj_control.step_system(state, params, ctl, b, action, batch.obs[b], batch.masks[b])
         batch.finish()
         state = batch.sim.state
         steps += 1
         if steps % 4096 == 0:
             bar.update(batch.sim.progress(b) + b * (batch.spec.config.warmup + batch.spec.config.jobs) - bar.n)
+
+
+def checked_action(decide: Decide, obs: np.ndarray, mask: np.ndarray, name: str, b: int, step: int) -> int:
+    """``decide``'s action for replication b's step, or one ``PolicyError`` naming them if it raises, returns
+    something that is not an action, or a masked action."""
+    try:
+        raw = decide(obs.copy(), mask.copy())
+    except Exception as exc:  # the user's code: report it in one line
+        raise PolicyError(f"policy {name}: replication {b}, step {step}: it raised {type(exc).__name__}: "
+                          f"{exc}") from None
+    action = _as_action(raw, mask.size, name, b, step)
+    if not mask[action]:
+        raise PolicyError(f"policy {name}: replication {b}, step {step}: action {action} is not allowed now "
+                          f"(valid: {np.flatnonzero(mask).tolist()})")
+    return action
 
 
 def _as_action(raw: Any, count: int, name: str, b: int, step: int) -> int:

@@ -12,8 +12,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from msjgym.envs._loss_core import LossBatch as _LossBatch
+from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv
 from msjgym.envs.msj_env import MaskedDiscrete
-from msjgym.errors import MsjgymError
 from msjgym.systems import loss as ls
 from msjgym.systems import loss_control as lc
 from msjgym.systems.loss_model import LossModel
@@ -41,7 +41,7 @@ _DOC_TABLE = """
 """
 
 
-class AdaptiveLossVectorEnv(VectorEnv):
+class AdaptiveLossVectorEnv(BatchVectorEnv, VectorEnv):
     """``num_envs`` independent copies of ``msjgym/AdaptiveLoss-v0`` stepped by one compiled call.
 
     Autoreset mode NEXT_STEP (the step after an episode's end resets that copy; its action is ignored; reward 0).
@@ -70,20 +70,6 @@ class AdaptiveLossVectorEnv(VectorEnv):
     def model(self) -> LossModel:
         return self._batch.model
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        if seed is not None or not self._seeded:
-            self._batch.seed(np.random.SeedSequence(seed).spawn(self.num_envs))
-            self._seeded = True
-        self._reset_next[:] = True
-        self._step(np.zeros(self.num_envs, np.int64))
-        return self._batch.obs.copy(), self._infos()
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
-        truncated = self._step(actions)
-        return (self._batch.obs.copy(), self._batch.rewards.copy(), np.zeros(self.num_envs, np.bool_), truncated,
-                self._infos())
-
     def _step(self, actions: np.ndarray) -> np.ndarray:
         batch = self._batch
         resetting = self._reset_next.copy()
@@ -100,9 +86,6 @@ class AdaptiveLossVectorEnv(VectorEnv):
         truncated = batch.ended & ~resetting
         self._reset_next[:] = truncated
         return truncated
-
-    def action_masks(self) -> np.ndarray:
-        return self._batch.masks.copy()
 
     def reset_ended(self) -> tuple[np.ndarray, np.ndarray]:
         """Reset now the copies whose episode ended at the last step (same-step autoreset for SB3); returns their
@@ -126,11 +109,7 @@ class AdaptiveLossVectorEnv(VectorEnv):
                           batch.horizon, batch.batches, batch.penalty, np.zeros(1, np.int64), np.ones(1, np.bool_), batch.obs[sub],
                           batch.masks[sub], batch.rewards[sub], batch.dts[sub], batch.ended[sub], batch.codes[sub])
 
-    def _infos(self) -> dict:
-        return {"dt": self._batch.dts.copy(), "action_mask": self._batch.masks.copy()}
-
-
-class AdaptiveLossEnv(gym.Env):
+class AdaptiveLossEnv(OneCopyEnv, gym.Env):
     """A loss system with adaptive multiserver jobs (n servers, no waiting room, widths 1..d, samples of k servers)
     in which an agent decides each arriving job's width. Event-driven: each step runs to the next arrival.
     """ + _DOC_TABLE
@@ -148,31 +127,6 @@ class AdaptiveLossEnv(gym.Env):
     @property
     def model(self) -> LossModel:
         return self._venv.model
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
-        if seed is None and not self._venv._seeded:
-            seed = int(self.np_random.integers(2**63))
-        obs, info = self._venv.reset(seed=seed) if seed is not None else self._venv.reset()
-        self._ended = False
-        self._steps = 0
-        return obs[0], self._info()
-
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
-        if self._ended:
-            raise MsjgymError("step() after the episode ended: call reset() first")
-        action = int(action)
-        mask = self._venv.action_masks()[0]
-        if not (0 <= action < mask.size) or not mask[action]:
-            raise ValueError(f"step {self._steps}: action {action} is not allowed now; valid actions: "
-                             f"{np.flatnonzero(mask).tolist()}")
-        obs, rewards, _, truncated, _ = self._venv.step(np.array([action]))
-        self._ended = bool(truncated[0])
-        self._steps += 1
-        return obs[0], float(rewards[0]), False, self._ended, self._info()
-
-    def action_masks(self) -> np.ndarray:
-        return self._venv.action_masks()[0]
 
     def _info(self) -> dict:
         st = self._venv._batch.state

@@ -29,8 +29,9 @@ Decide = Callable[[np.ndarray, np.ndarray], int]
 
 
 def to_sb3(venv: MSJVectorEnv) -> Any:
-    """An SB3 ``VecEnv`` over the native vector environment (same-step autoreset, terminal observations, masks);
-    see ``SB3VecEnv``. Wrap it in ``VecMonitor`` to log episode returns."""
+    """An SB3 ``VecEnv`` over a native vector environment (``MSJVectorEnv``, ``DispatchVectorEnv``,
+    ``AdaptiveLossVectorEnv``): same-step autoreset, terminal observations, masks; see ``SB3VecEnv``. Wrap it in
+    ``VecMonitor`` to log episode returns."""
     if type(venv).__name__ == "AdaptiveLossVectorEnv":  # msjgym/AdaptiveLoss-v0 (issue 8)
         from msjgym.envs.loss_env import to_sb3_loss
         return to_sb3_loss(venv)
@@ -108,8 +109,10 @@ def _classes() -> dict[str, type]:
         """
 
         def __init__(self, venv: MSJVectorEnv) -> None:
-            if not isinstance(venv, MSJVectorEnv):
-                raise TypeError(f"to_sb3: expected an MSJVectorEnv, got {type(venv).__name__}")
+            from msjgym.envs.dispatch_env import DispatchVectorEnv
+
+            if not isinstance(venv, (MSJVectorEnv, DispatchVectorEnv)):
+                raise TypeError(f"to_sb3: expected an MSJVectorEnv or a DispatchVectorEnv, got {type(venv).__name__}")
             self.venv = venv
             self._actions: np.ndarray | None = None
             self._seed: int | None = None

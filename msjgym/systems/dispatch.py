@@ -66,6 +66,8 @@ class DispatchResult:
     estimates: dict[str, Estimate] = field(default_factory=dict)
     queue_length_distribution: np.ndarray = field(default_factory=lambda: np.zeros(0))
     queue_length_ci95: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    agent: str | None = None  # the dispatcher's name when an agent dispatched (msjgym.envs.dispatch_agent_runner);
+    # None: model.policy did. With an agent, model is the information model it ran under (jsq-d, jsq, push, pull)
 
     @property
     def response_time(self) -> Estimate:
@@ -86,7 +88,8 @@ class DispatchResult:
 
     def summary(self) -> str:
         m = self.model
-        lines = [f"{m.policy}: N={m.servers} lam={m.lam:g} dist={m.dist} reps={len(self.replications)} "
+        who = m.policy if self.agent is None else f"{self.agent} (agent; information: {m.policy})"
+        lines = [f"{who}: N={m.servers} lam={m.lam:g} dist={m.dist} reps={len(self.replications)} "
                  f"arrivals={self.arrivals} warmup={self.warmup} seed={self.seed}"]
         for name, e in self.estimates.items():
             lines.append(f"  {name:22s} {e.mean:.6g} ± {e.ci95:.2g}")

@@ -13,7 +13,7 @@ Events and their cost (N servers; none scans the servers):
 
 The exogenous events (arrival, probe, tick, token) are competing exponential clocks: one clock of the total rate
 whose type is drawn at expiry. Completions come from the heap of completion times (any size law), or, for
-exponential sizes, from one more competing clock at a uniformly random busy server (``run_clocks``: no heap, no
+exponential sizes, from one more competing clock at a uniformly random busy server (``S_CLOCKS``: no heap, no
 size draws; selected by ``P_CLOCKS``). Under pull the total rate changes with the number of idle servers; the residual
 time is then rescaled by old/new rate (exact, by memorylessness), so no draw is wasted.
 
@@ -315,12 +315,10 @@ def reset(st, pr, b):
 
 
 @njit(inline="always")
-def _exogenous(st, pr, b, x, now):
-    """The exogenous event at ``now``: ``x`` is uniform on [0, exogenous rate)."""
+def _non_arrival(st, pr, b, now):
+    """The exogenous event at ``now`` that is not an arrival: a probe, an idle tick or a token."""
     pol = pr.ints[P_POLICY]
-    if x < pr.floats[F_LAM] * pr.ints[P_N] / pr.ints[P_BATCH]:
-        _arrival(st, pr, b, now)
-    elif pol == PUSH:
+    if pol == PUSH:
         _report(st, rng.below(st.rng, b, pr.ints[P_N]))
     elif pol == PULL:
         m = st.si[S_NIDLE]
@@ -330,18 +328,37 @@ def _exogenous(st, pr, b, x, now):
         _token(st, pr, b, now)
 
 
-@njit
-def run_clocks(st, pr, b, max_events):
-    """``run`` for exponential sizes: completions are one more competing clock, at a random busy server."""
-    n = pr.ints[P_N]
-    mu = pr.floats[F_MU]
-    for _ in range(max_events):
-        if st.si[S_STATUS] != RUNNING:
-            break
-        if st.si[S_PHASE] == 2 and st.si[S_MEAS] == 0:
-            st.si[S_STATUS] = DONE
-            break
-        st.si[S_EVENTS] += 1
+@njit(inline="always")
+def _after_exogenous(st, pr, b, now):
+    """Schedule the next exogenous event (heap mode; with competing clocks every event draws its own time)."""
+    if not st.si[S_CLOCKS]:
+        r = _exo_rate(st, pr) if pr.ints[P_POLICY] == PULL else st.sf[T_RATE]
+        st.sf[T_RATE] = r
+        st.sf[T_EXO] = now + rng.exponential(st.rng, b) / r
+
+
+NEXT_STOPPED = 0  # the run is not RUNNING (DONE, or an array overflow): nothing was processed
+NEXT_EVENT = 1  # one event was processed
+NEXT_ARRIVAL = 2  # (stop_at_arrival only) an arrival is pending at T_NOW: dispatch it with ``place_arrival``
+
+
+@njit(inline="always")
+def next_event(st, pr, b, stop_at_arrival):
+    """Process the next event of replication b; returns NEXT_*.
+
+    Completions come from the heap, or (``S_CLOCKS``) from a clock competing with the exogenous ones. With
+    ``stop_at_arrival`` an arrival is not dispatched: the time is advanced to it and the caller chooses the server
+    (``place_arrival``), consuming the stream exactly as ``choose`` would in between (the agent's twin path).
+    """
+    if st.si[S_STATUS] != RUNNING:
+        return NEXT_STOPPED
+    if st.si[S_PHASE] == 2 and st.si[S_MEAS] == 0:
+        st.si[S_STATUS] = DONE
+        return NEXT_STOPPED
+    st.si[S_EVENTS] += 1
+    if st.si[S_CLOCKS]:
+        n = pr.ints[P_N]
+        mu = pr.floats[F_MU]
         idle = st.si[S_NIDLE]
         r_done = mu * (n - idle)
         r_exo = _exo_rate(st, pr)
@@ -351,9 +368,44 @@ def run_clocks(st, pr, b, max_events):
         if x < r_done:
             k = idle + int(x / mu)
             _completion(st, pr, b, st.idl[k if k < n else n - 1], now)
-        else:
-            _exogenous(st, pr, b, x - r_done, now)
-    return st.si[S_STATUS]
+            return NEXT_EVENT
+        x -= r_done
+    else:
+        t_exo = st.sf[T_EXO]
+        if st.si[S_HEAPN] > 0 and st.hp[0, 0] <= t_exo:
+            now, i = heap_top(st)
+            if st.srvf[i, W_CT] != now:  # stale: that job was removed by a token (resource pooling)
+                heap_pop(st)
+                st.si[S_EVENTS] -= 1
+                return NEXT_EVENT
+            st.sf[T_NOW] = now
+            _completion(st, pr, b, i, now)
+            if pr.ints[P_POLICY] == PULL:
+                r_old = st.sf[T_RATE]
+                r_new = _exo_rate(st, pr)
+                if r_new != r_old:
+                    st.sf[T_EXO] = now + (t_exo - now) * (r_old / r_new)
+                    st.sf[T_RATE] = r_new
+            return NEXT_EVENT
+        now = t_exo
+        st.sf[T_NOW] = now
+        x = rng.uniform(st.rng, b) * st.sf[T_RATE]
+    if x < pr.floats[F_LAM] * pr.ints[P_N] / pr.ints[P_BATCH]:
+        if stop_at_arrival:
+            return NEXT_ARRIVAL
+        _arrival(st, pr, b, now)
+    else:
+        _non_arrival(st, pr, b, now)
+    _after_exogenous(st, pr, b, now)
+    return NEXT_EVENT
+
+
+@njit(inline="always")
+def place_arrival(st, pr, b, i):
+    """The pending arrival (``NEXT_ARRIVAL``) joins server i; the next exogenous event is scheduled."""
+    now = st.sf[T_NOW]
+    _arrive(st, pr, b, i, now)
+    _after_exogenous(st, pr, b, now)
 
 
 @njit
@@ -362,36 +414,7 @@ def run(st, pr, b, max_events):
 
     DONE when every measured job has left; NEED_LEVELS / NEED_JOBS when the arrays are too small (rerun larger).
     """
-    if pr.ints[P_CLOCKS]:
-        return run_clocks(st, pr, b, max_events)
-    pol = pr.ints[P_POLICY]
     for _ in range(max_events):
-        if st.si[S_STATUS] != RUNNING:
+        if next_event(st, pr, b, False) == NEXT_STOPPED:
             break
-        if st.si[S_PHASE] == 2 and st.si[S_MEAS] == 0:
-            st.si[S_STATUS] = DONE
-            break
-        st.si[S_EVENTS] += 1
-        t_exo = st.sf[T_EXO]
-        if st.si[S_HEAPN] > 0 and st.hp[0, 0] <= t_exo:
-            now, i = heap_top(st)
-            if st.srvf[i, W_CT] != now:  # stale: that job was removed by a token (resource pooling)
-                heap_pop(st)
-                st.si[S_EVENTS] -= 1
-                continue
-            st.sf[T_NOW] = now
-            _completion(st, pr, b, i, now)
-            if pol == PULL:
-                r_old = st.sf[T_RATE]
-                r_new = _exo_rate(st, pr)
-                if r_new != r_old:
-                    st.sf[T_EXO] = now + (t_exo - now) * (r_old / r_new)
-                    st.sf[T_RATE] = r_new
-            continue
-        now = t_exo
-        st.sf[T_NOW] = now
-        _exogenous(st, pr, b, rng.uniform(st.rng, b) * st.sf[T_RATE], now)
-        r = _exo_rate(st, pr) if pol == PULL else st.sf[T_RATE]
-        st.sf[T_RATE] = r
-        st.sf[T_EXO] = now + rng.exponential(st.rng, b) / r
     return st.si[S_STATUS]

@@ -145,18 +145,23 @@ def bucket_reset(srv, kc, pc, order, start, n):
 
 
 @njit(inline="always")
+def bucket_pick_between(order, lo, hi, u):
+    """A uniformly random server of ``order[lo:hi]`` (lo < hi; e.g. one level: lo, hi = start[k], start[k + 1])."""
+    return order[lo + int(u * (hi - lo))]
+
+
+@njit(inline="always")
 def bucket_pick_min(srv, kc, order, start, u):
     """A server with the smallest key, uniformly among the tied; ``u`` uniform on [0, 1)."""
     k = srv[order[0], kc]
-    return order[int(u * start[k + 1])]
+    return bucket_pick_between(order, 0, start[k + 1], u)
 
 
 @njit(inline="always")
 def bucket_pick_max(srv, kc, order, start, n, u):
     """A server with the largest key, uniformly among the tied; ``u`` uniform on [0, 1)."""
     k = srv[order[n - 1], kc]
-    lo = start[k]
-    return order[lo + int(u * (n - lo))]
+    return bucket_pick_between(order, start[k], n, u)
 
 
 # ---------------------------------------------------------------- completion heap (4-ary, lazy deletion)

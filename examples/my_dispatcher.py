@@ -1,0 +1,26 @@
+"""A dispatcher of your own for ``msjgym/Dispatch-v0`` (observation "sampled"): evaluate it like a built-in one.
+
+    python -c "from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher as e; print(e(
+        'examples/my_dispatcher.py:JoinBelowThreshold', servers=100, lam=0.9, observation='sampled', d=2,
+        arrivals=100_000, reps=5, seed=1).summary())"
+
+The observation is the queue lengths of the d servers sampled for this arrival; the action is the index of the
+chosen one. ``act(observation, action_mask)`` also works (the mask is all True in this mode).
+"""
+import numpy as np
+
+
+class JoinBelowThreshold:
+    """The first sampled server with fewer than ``threshold`` jobs, else the shortest of the sample.
+
+    A constructor argument receives the environment's ``DispatchSpec`` (servers, load, d, ...) when evaluated.
+    """
+
+    threshold = 2
+
+    def __init__(self, spec: object = None) -> None:
+        self.spec = spec
+
+    def act(self, observation: np.ndarray) -> int:
+        below = np.flatnonzero(observation < self.threshold)
+        return int(below[0]) if below.size else int(np.argmin(observation))

@@ -1,0 +1,202 @@
+"""The batch of dispatch systems behind ``msjgym/Dispatch-v0`` and the dispatch agent runner (no gymnasium needed).
+
+An agent replaces the built-in policy's decision; the rest of the system, including the dispatcher's information
+(sampling, probes or server updates), is the built-in information model the observation mode names:
+
+==============  ========================  =============================================================
+observation     information model         the built-in policy an agent can replicate exactly
+==============  ========================  =============================================================
+``sampled``     jsq-d (d messages/arrival)  jsq-d: the shortest sampled queue (first of the tied)
+``histogram``   jsq (exact queue lengths)   jsq: the lowest non-empty level
+``estimates``   push (δ) or pull (δ₀, δ₁)   push / pull: the lowest non-empty estimate level
+==============  ========================  =============================================================
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from msjgym.core.distributions import Distribution
+from msjgym.core.lb_distributions import paper_law
+from msjgym.envs._batch_env import StepBuffers
+from msjgym.errors import MsjgymError
+from msjgym.systems import dispatch as sim
+from msjgym.systems import dispatch_control as dc
+from msjgym.systems.dispatch_model import DispatchModel, default_dist
+from msjgym.systems.dispatch_state import (
+    NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_NFREE, S_STATUS, DispatchState)
+
+OBSERVATIONS = {"sampled": dc.SAMPLED, "estimates": dc.ESTIMATES, "histogram": dc.HISTOGRAM}
+INFORMATION = ("push", "pull")
+DEFAULT_HORIZON = 1000
+DEFAULT_DELTA = 0.3
+
+
+@dataclass(frozen=True)
+class DispatchSpec:
+    """A validated ``msjgym/Dispatch-v0`` configuration.
+
+    Attributes:
+        model: the system with its information model (policy jsq-d, jsq, push or pull; see the module table).
+        observation: "sampled", "estimates" or "histogram".
+        levels: L, the histogram's length (estimates, histogram); the actions are levels 0..L (L: at least L).
+        horizon: arrivals decided per episode (``NO_HORIZON`` with ``arrivals``).
+        arrivals: None, or the protocol's arrivals per episode (an episode is then one replication of
+            ``msjgym.systems.dispatch.simulate``: it ends once every measured job has left).
+        warmup: arrivals not measured (protocol episodes).
+    """
+
+    model: DispatchModel
+    observation: str
+    levels: int
+    horizon: int
+    arrivals: int | None
+    warmup: int
+
+    @classmethod
+    def make(cls, servers: int = 100, lam: float = 0.9, dist: Distribution | str | None = None,
+             observation: str = "histogram", d: int | None = None, information: str = "push",
+             delta: float | None = None, delta0: float | None = None, delta1: float | None = None, levels: int = 8,
+             horizon: int | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1) -> DispatchSpec:
+        if observation not in OBSERVATIONS:
+            raise MsjgymError(f"observation = {observation!r}: must be one of {', '.join(map(repr, OBSERVATIONS))}")
+        if isinstance(dist, str):
+            dist = paper_law(dist)
+        dist = default_dist() if dist is None else dist
+        if observation != "sampled" and d is not None:
+            raise MsjgymError(f"d = {d!r}: only for observation='sampled' (servers sampled per arrival)")
+        if observation != "estimates" and any(x is not None for x in (delta, delta0, delta1)):
+            raise MsjgymError("delta, delta0, delta1: only for observation='estimates' (the push / pull information)")
+        if observation == "sampled":
+            model = DispatchModel("jsq-d", servers, lam, dist, d=2 if d is None else d)
+        elif observation == "histogram":
+            model = DispatchModel("jsq", servers, lam, dist)
+        else:
+            if information not in INFORMATION:
+                raise MsjgymError(f"information = {information!r}: must be 'push' (probes at rate delta·N) or "
+                                  "'pull' (server updates: delta, or delta0 and delta1)")
+            if information == "push":
+                model = DispatchModel("push", servers, lam, dist, delta=DEFAULT_DELTA if delta is None else delta)
+            else:
+                if delta is None and delta0 is None:
+                    delta = DEFAULT_DELTA
+                model = DispatchModel("pull", servers, lam, dist, delta=delta, delta0=delta0, delta1=delta1)
+        if not (isinstance(levels, (int, np.integer)) and levels >= 1):
+            raise MsjgymError(f"levels = {levels!r}: must be an integer >= 1 (histogram length L)")
+        if arrivals is not None:
+            if horizon is not None:
+                raise MsjgymError(f"horizon = {horizon!r}, arrivals = {arrivals!r}: give one (arrivals: an episode "
+                                  "is one replication of the paper's protocol)")
+            if not (isinstance(arrivals, (int, np.integer)) and arrivals >= 2):
+                raise MsjgymError(f"arrivals = {arrivals!r}: must be an integer >= 2 (jobs per replication)")
+            if not 0.0 <= warmup_fraction < 1.0:
+                raise MsjgymError(f"warmup_fraction = {warmup_fraction!r}: must be in [0, 1)")
+            warmup = int(round(warmup_fraction * arrivals))
+            if warmup >= arrivals:
+                raise MsjgymError(f"warmup_fraction = {warmup_fraction!r}: leaves no measured job of {arrivals}")
+            return cls(model, observation, int(levels), dc.NO_HORIZON, int(arrivals), warmup)
+        horizon = DEFAULT_HORIZON if horizon is None else horizon
+        if not (isinstance(horizon, (int, np.integer)) and horizon >= 1):
+            raise MsjgymError(f"horizon = {horizon!r}: must be an integer >= 1 (arrivals per episode)")
+        return cls(model, observation, int(levels), int(horizon), None, 0)
+
+    @property
+    def mode(self) -> int:
+        return OBSERVATIONS[self.observation]
+
+    @property
+    def observation_size(self) -> int:
+        return self.model.d if self.observation == "sampled" else self.levels
+
+    @property
+    def action_count(self) -> int:
+        return self.model.d if self.observation == "sampled" else self.levels + 1
+
+
+def _stacked(num: int, rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
+    """``[num, rows, cols]``, each copy's rows 64-byte aligned at byte ``offset`` (when rows·cols·item % 64 == 0)."""
+    return sim._aligned(num * rows, cols, dtype, offset).reshape(num, rows, cols)
+
+
+def _batch_state(num: int, n: int, jobs: int, levels: int, streams: np.ndarray) -> dc.DispatchBatchState:
+    i64 = np.int64
+    srv = _stacked(num, n, NV, i64)
+    job = _stacked(num, jobs, NJ, i64)
+    heap = -(-(n + jobs) // 4) * 4  # a multiple of 4 rows: every copy's heap keeps the 4-children alignment
+    return dc.DispatchBatchState(
+        si=np.zeros((num, NSI), i64), sf=np.zeros((num, NSF)), rng=streams, srv=srv, srvf=srv.view(np.float64),
+        qord=np.empty((num, n), i64), qstart=np.full((num, levels + 2), n, i64), qcnt=np.zeros((num, levels + 1), i64),
+        eord=np.empty((num, n), i64), estart=np.full((num, levels + 2), n, i64),
+        idl=np.empty((num, n), i64), perm=np.empty((num, n), i64),
+        hp=_stacked(num, heap, 2, np.float64, offset=16), jobi=job, jobf=job.view(np.float64),
+        jfree=np.empty((num, jobs), i64), area=np.zeros((num, levels + 1)), last=np.zeros((num, levels + 1)),
+        wfh=np.zeros((num, 2), i64), wfl=np.zeros((num, 2), i64))
+
+
+class DispatchBatch(StepBuffers):
+    """B dispatch systems under an agent's control, and the buffers of their steps."""
+
+    def __init__(self, spec: DispatchSpec, num: int) -> None:
+        self.spec, self.num = spec, num
+        m = spec.model
+        end = spec.arrivals if spec.arrivals is not None else dc.NO_HORIZON
+        warmup = spec.warmup  # 0 in training episodes: messages and time averages count from the first arrival
+        self.levels = max(256, spec.levels)  # arrays' largest level (doubled on demand)
+        self.jobs = sim._initial_jobs(m)  # job rows per copy (doubled on demand)
+        self.params = sim._params(m, end, warmup, self.levels, sim._clocks(m, "auto"))
+        self.state = _batch_state(num, m.servers, self.jobs, self.levels,
+                                  np.zeros((num, 4), np.uint64) + np.uint64(1))
+        self._buffers(num, spec.observation_size, spec.action_count)
+
+    def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
+        """Reset the copies in ``resetting``, place the others' arrivals by ``actions`` (``dc.SKIP``: untouched).
+        Actions must be allowed (the caller checks the masks); the arrays grow when a copy needs it."""
+        self._call(actions, resetting)
+        while True:
+            grow = self.codes >= dc.GROW_JOBS
+            if not grow.any():
+                break
+            jobs = self.jobs * 2 if (self.codes == dc.GROW_JOBS).any() else self.jobs
+            levels = self.levels * 2 if (self.codes == dc.GROW_LEVELS).any() else self.levels
+            if levels > sim.MAX_LEVELS:
+                raise MsjgymError(f"a queue (or estimate) exceeds {sim.MAX_LEVELS} jobs")
+            self._grow(jobs, levels)
+            self._call(np.where(grow, actions, dc.SKIP), np.zeros(self.num, np.bool_))
+        status = self.state.si[:, S_STATUS]
+        if ((status == NEED_JOBS) | (status == NEED_LEVELS)).any():  # _apply's checks make this unreachable
+            raise RuntimeError(f"dispatch kernel overflow (status {status.max()}) despite the control layer's checks")
+        if (self.codes == dc.BAD_ACTION).any():
+            b = int(np.flatnonzero(self.codes == dc.BAD_ACTION)[0])
+            raise MsjgymError(f"env {b}: action {int(actions[b])} was not allowed (the caller must check the mask)")
+
+    def _call(self, actions: np.ndarray, resetting: np.ndarray) -> None:
+        dc.step_batch(self.state, self.params, self.spec.mode, self.spec.levels, self.spec.horizon,
+                      np.asarray(actions, np.int64), resetting, self.obs, self.masks, self.rewards, self.dts,
+                      self.ended, self.codes)
+
+    def _grow(self, jobs: int, levels: int) -> None:
+        """Enlarge every copy's job pool and level arrays, keeping the systems as they are."""
+        old, n = self.state, self.spec.model.servers
+        new = _batch_state(self.num, n, jobs, levels, old.rng)
+        for f in DispatchState._fields:
+            if f in ("srvf", "jobf", "rng"):  # views of srv / jobi; the streams are shared
+                continue
+            a, w = getattr(old, f), getattr(new, f)
+            w[tuple(slice(0, s) for s in a.shape)] = a
+        added = jobs - self.jobs
+        for b in range(self.num):  # the new rows are free
+            free = int(old.si[b, S_NFREE])
+            new.jfree[b, free:free + added] = np.arange(self.jobs, jobs)
+            new.si[b, S_NFREE] = free + added
+        self.state, self.jobs, self.levels = new, jobs, levels
+        self.params.ints[sim.P_LCAP] = levels
+
+    def system(self, b: int) -> DispatchState:
+        """Copy b's state as a ``DispatchState`` (views)."""
+        st = self.state
+        return DispatchState(*(st.rng if f == "rng" else getattr(st, f)[b] for f in DispatchState._fields))
+
+    def replication(self, b: int, seconds: float) -> sim.Replication:
+        """Copy b's statistics as ``simulate`` reports a replication (protocol episodes, once ended)."""
+        return sim._replication(self.system(b), self.spec.model, self.spec.arrivals - self.spec.warmup, seconds)

@@ -1,0 +1,92 @@
+"""Evaluate any dispatcher — an object with ``act``, a callable, ``FILE.py:NAME`` or ``sb3:MODEL.zip`` — on the
+large-scale dispatch system with the paper's protocol, returning the ``DispatchResult`` that
+:func:`msjgym.systems.dispatch.simulate` returns for a built-in policy (so the same tables and scorecard apply).
+
+    >>> from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher
+    >>> res = evaluate_dispatcher("examples/my_dispatcher.py:JoinBelowThreshold", servers=100, lam=0.9,
+    ...                           observation="sampled", d=2, arrivals=100_000, reps=5, seed=1)
+    >>> res.response_time            # Estimate(mean, ci95), time units
+
+The dispatcher sees what an agent of ``msjgym/Dispatch-v0`` sees (``act(observation)``, or ``act(observation,
+action_mask)``); a class is built with the :class:`~msjgym.envs._dispatch_core.DispatchSpec` if its constructor
+takes an argument. Replication r runs on ``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it, so a
+built-in policy's agent (:mod:`msjgym.policies.load_balancing_agents`) reproduces ``simulate`` exactly. Anything the
+dispatcher does wrong stops the evaluation with one error naming the replication, the step and the action.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from msjgym.core.distributions import Distribution
+from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
+from msjgym.envs.agent_runner import Decide, _decider, _load_object, _sb3_policy, checked_action
+from msjgym.errors import PolicyError
+from msjgym.systems import dispatch_control as dc
+from msjgym.systems.dispatch import DispatchResult, summarise
+
+
+def dispatcher(policy: Any, spec: DispatchSpec) -> tuple[str, Decide]:
+    """(display name, decide(observation, mask)) for ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act``,
+    a class or a callable."""
+    if isinstance(policy, str):
+        if policy.startswith("sb3:"):
+            hint = (f"this environment (observation={spec.observation!r}, d={spec.model.d}, levels={spec.levels}) "
+                    f"has ({spec.observation_size},) and {spec.action_count}: pass the observation mode, d and "
+                    "levels it was trained with")
+            return policy, _sb3_policy(Path(policy[4:]), spec, hint)
+        path, sep, name = policy.rpartition(":")
+        if not sep or not path.endswith(".py"):
+            raise PolicyError(f"policy = {policy!r}: expected FILE.py:NAME, sb3:MODEL.zip, or an object with act()")
+        return policy, _decider(_load_object(Path(path), name, policy), spec, policy)
+    name = getattr(policy, "__name__", None) or type(policy).__name__
+    return name, _decider(policy, spec, name)
+
+
+def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distribution | str | None = None, *,
+                        observation: str = "histogram", d: int | None = None, information: str = "push",
+                        delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
+                        levels: int = 8, arrivals: int | None = None, warmup_fraction: float = 0.1, reps: int = 20,
+                        seed: int | None = None) -> DispatchResult:
+    """Run ``policy`` as the dispatcher of ``reps`` independent replications of the paper's protocol.
+
+    Args:
+        policy: ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act(observation)``, a class or a callable.
+        servers, lam, dist, observation, d, information, delta, delta0, delta1, levels: the environment
+            (``msjgym/Dispatch-v0``'s arguments; the information model is jsq-d's sampling, jsq's exact queue
+            lengths, or push / pull).
+        arrivals: jobs per replication (default N·10⁴, as ``simulate``); the first ``warmup_fraction`` not measured.
+        reps: replications (>= 1; CIs need >= 2); seed: root of ``SeedSequence`` (None: fresh entropy, reported).
+
+    Returns the ``DispatchResult`` of ``simulate``: ``model`` is the information model, ``agent`` the policy's name.
+    """
+    if not (isinstance(reps, (int, np.integer)) and reps >= 1):
+        raise PolicyError(f"reps = {reps!r}: must be an integer >= 1")
+    spec = DispatchSpec.make(servers, lam, dist, observation, d, information, delta, delta0, delta1, levels,
+                             arrivals=servers * 10_000 if arrivals is None else arrivals,
+                             warmup_fraction=warmup_fraction)
+    name, decide = dispatcher(policy, spec)
+    root = np.random.SeedSequence(seed)
+    batch = DispatchBatch(spec, reps)
+    batch.seed(root.spawn(reps))
+    start = time.perf_counter()
+    batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
+    alive = ~batch.ended
+    actions = np.full(reps, dc.SKIP, np.int64)
+    step = 0
+    while alive.any():
+        for b in np.flatnonzero(alive):
+            actions[b] = checked_action(decide, batch.obs[b], batch.masks[b], name, int(b), step)
+        actions[~alive] = dc.SKIP  # finished replications stay as they are
+        batch.step(actions, np.zeros(reps, np.bool_))
+        alive &= ~batch.ended
+        step += 1
+    seconds = (time.perf_counter() - start) / reps
+    out = [batch.replication(b, seconds) for b in range(reps)]
+    result = summarise(spec.model, spec.arrivals, spec.warmup, int(root.entropy), out)
+    return dataclasses.replace(result, agent=name)
+
