@@ -247,6 +247,7 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
 
     ev, env_args = config["evaluate"], dict(config["dispatch"])
     env_args.pop("horizon", None)
+    env_args.pop("reward", None)  # training's reward: not an argument of the evaluation (mean response time)
     reps, arrivals, seed = int(ev.get("reps", 10)), int(ev.get("arrivals", 200_000)), int(ev.get("seed", 1))
     warmup_fraction = float(ev.get("warmup_fraction", 0.1))
     protocol = {"arrivals": arrivals, "reps": reps, "seed": seed, "warmup_fraction": warmup_fraction}
