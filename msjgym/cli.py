@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="for a policy of your own: the decisions it takes (as in msjgym/MSJ-v0; default start)")
     ev.add_argument("--window", type=_positive_int, default=8,
                     help="for a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8)")
+    ev.add_argument("--observation", choices=("sampled", "histogram", "estimates"), default="histogram",
+                    help="dispatch scenarios, for a dispatcher of your own: what it sees (as in msjgym/Dispatch-v0; "
+                         "default histogram)")
+    ev.add_argument("--levels", type=_positive_int, default=8,
+                    help="dispatch scenarios, for a dispatcher of your own: histogram length L (default 8)")
     ev.add_argument("--reps", type=_positive_int, default=None,
                     help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means; "
                          "lb-* scenarios: default 20, the paper's)")
@@ -298,20 +303,23 @@ def _is_dispatch(scenario) -> bool:
 
 def _evaluate_dispatch(scenario, args: argparse.Namespace) -> None:
     """``msjgym evaluate lb-... --policy P``: a built-in dispatch policy (a dispatcher of your own: see below)."""
-    from msjgym.evaluate.lb_runner import evaluate_dispatch
+    from msjgym.evaluate.lb_runner import evaluate_custom_dispatcher, evaluate_dispatch
     from msjgym.policies.load_balancing import POLICY_IDS
-    if args.policy not in POLICY_IDS:
-        if ":" in args.policy or args.policy.endswith(".py"):
-            # ROUTE CUSTOM DISPATCHERS HERE (FILE.py:NAME, sb3:MODEL.zip) via msjgym/envs/dispatch_agent_runner.py
-            raise MsjgymError(f"--policy {args.policy}: custom dispatchers: coming with msjgym/Dispatch-v0")
+    custom = args.policy not in POLICY_IDS and (":" in args.policy or args.policy.endswith(".py"))
+    if args.policy not in POLICY_IDS and not custom:
         raise MsjgymError(f"--policy {args.policy!r}: not a dispatch policy; valid on {scenario.name}: "
-                          f"{', '.join(POLICY_IDS)}")
+                          f"{', '.join(POLICY_IDS)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip)")
     for option in ("warmup", "per_job", "saturated", "skip_bad_lines"):
         if getattr(args, option) not in (None, False):
             raise MsjgymError(f"--{option.replace('_', '-')}: not for dispatch scenarios (the first 10% of "
                               "--jobs arrivals are warm-up, the paper's protocol)")
-    result = evaluate_dispatch(scenario, args.policy, reps=args.reps, arrivals=args.jobs, seed=args.seed,
-                               progress=not args.no_progress and sys.stderr.isatty())
+    if custom:  # decides in Python at each arrival, through msjgym/Dispatch-v0's observation
+        result = evaluate_custom_dispatcher(scenario, args.policy, observation=args.observation, levels=args.levels,
+                                            reps=args.reps, arrivals=args.jobs, seed=args.seed,
+                                            progress=not args.no_progress and sys.stderr.isatty())
+    else:
+        result = evaluate_dispatch(scenario, args.policy, reps=args.reps, arrivals=args.jobs, seed=args.seed,
+                                   progress=not args.no_progress and sys.stderr.isatty())
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=float))
     else:

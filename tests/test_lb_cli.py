@@ -40,8 +40,7 @@ BAD = [  # (command line, words the one error line must contain)
     (["evaluate", "lb-dispatch", "--policy", "push"], ["delta: missing", "--param delta="]),
     (["evaluate", "lb-dispatch", "--policy", "jsq-d", "--param", "d=101"], ["d = 101", "[1, 100]"]),
     (["evaluate", "lb-push-table1", "--policy", "fcfs"], ["not a dispatch policy", "jsq-d"]),
-    (["evaluate", "lb-push-table1", "--policy", "mine.py:Agent"],
-     ["custom dispatchers: coming with msjgym/Dispatch-v0"]),
+    (["evaluate", "lb-push-table1", "--policy", "no/such/file.py:Agent"], ["no/such/file.py"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--warmup", "10"], ["--warmup", "10%"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--saturated"], ["--saturated", "not for dispatch"]),
     (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "push", "--out", "unused"],
@@ -210,3 +209,25 @@ def test_lb_tables_pool_and_in_process_give_identical_numbers(capsys, tmp_path: 
         return [(r["sim"], r["ci95"]) for r in csv.DictReader((out / "lb-tables.csv").open())]
 
     assert sims("1") == sims("2")
+
+
+def test_a_dispatcher_of_your_own_through_the_cli_is_the_builtin_bit_for_bit(capsys, tmp_path: Path):
+    """--policy FILE.py:NAME on a dispatch scenario decides through msjgym/Dispatch-v0's observation: jsq-d's agent
+    form (observation "sampled") gives the built-in jsq-d's numbers exactly, on the same seed and run length, and
+    the scorecard keeps only what holds for any dispatcher (no cavity values)."""
+    agent = tmp_path / "agent.py"
+    agent.write_text("from msjgym.policies.load_balancing_agents import ShortestSampled\n")
+    common = ["lb-push-table1", "--param", "servers=20", "--param", "d=3", "--reps", "3", "--jobs", "4000",
+              "--seed", "5", "--json"]
+    status, out, err = run(capsys, "evaluate", *common, "--policy", f"{agent}:ShortestSampled",
+                           "--observation", "sampled")
+    assert status == 0, err
+    mine = json.loads(out)
+    status, out, err = run(capsys, "evaluate", *common, "--policy", "jsq-d")
+    assert status == 0, err
+    builtin = json.loads(out)
+    assert mine["metrics"] == builtin["metrics"] and mine["events"] == builtin["events"]
+    assert mine["policy"].endswith(":ShortestSampled")
+    assert {r["quantity"] for r in mine["references"]} == {"stability", "busy_fraction", "message_rate"}
+    rate = next(r for r in mine["references"] if r["quantity"] == "message_rate")
+    assert rate["value"] == pytest.approx(3 * 0.9) and rate["agrees"]

@@ -16,11 +16,13 @@ dispatcher does wrong stops the evaluation with one error naming the replication
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from msjgym.core.distributions import Distribution
 from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
@@ -28,6 +30,9 @@ from msjgym.envs.agent_runner import Decide, _decider, _load_object, _sb3_policy
 from msjgym.errors import PolicyError
 from msjgym.systems import dispatch_control as dc
 from msjgym.systems.dispatch import DispatchResult, summarise
+
+PROGRESS_EVERY = 4096
+"""Decisions between progress-bar updates."""
 
 
 def dispatcher(policy: Any, spec: DispatchSpec) -> tuple[str, Decide]:
@@ -51,7 +56,7 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
                         observation: str = "histogram", d: int | None = None, information: str = "push",
                         delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
                         levels: int = 8, arrivals: int | None = None, warmup_fraction: float = 0.1, reps: int = 20,
-                        seed: int | None = None) -> DispatchResult:
+                        seed: int | None = None, progress: bool = False) -> DispatchResult:
     """Run ``policy`` as the dispatcher of ``reps`` independent replications of the paper's protocol.
 
     Args:
@@ -61,6 +66,7 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
             lengths, or push / pull).
         arrivals: jobs per replication (default N·10⁴, as ``simulate``); the first ``warmup_fraction`` not measured.
         reps: replications (>= 1; CIs need >= 2); seed: root of ``SeedSequence`` (None: fresh entropy, reported).
+        progress: a progress bar (on stderr) over the decisions of the replications, which run side by side.
 
     Returns the ``DispatchResult`` of ``simulate``: ``model`` is the information model, ``agent`` the policy's name.
     """
@@ -78,13 +84,18 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
     alive = ~batch.ended
     actions = np.full(reps, dc.SKIP, np.int64)
     step = 0
+    bar = tqdm(total=spec.arrivals, desc=name, unit="arrival", unit_scale=True, disable=not progress,
+               file=sys.stderr, leave=False)
     while alive.any():
+        if step % PROGRESS_EVERY == 0:
+            bar.update(min(step, spec.arrivals) - bar.n)  # the run drains past the last arrival
         for b in np.flatnonzero(alive):
             actions[b] = checked_action(decide, batch.obs[b], batch.masks[b], name, int(b), step)
         actions[~alive] = dc.SKIP  # finished replications stay as they are
         batch.step(actions, np.zeros(reps, np.bool_))
         alive &= ~batch.ended
         step += 1
+    bar.close()
     seconds = (time.perf_counter() - start) / reps
     out = [batch.replication(b, seconds) for b in range(reps)]
     result = summarise(spec.model, spec.arrivals, spec.warmup, int(root.entropy), out)

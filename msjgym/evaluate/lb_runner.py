@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from typing import Any
 
 import numpy as np
 
@@ -52,22 +53,63 @@ def evaluate_dispatch(scenario: Scenario, policy: str, *, reps: int | None = Non
         seed: root seed (None: a random 32-bit seed, reported). progress: a progress bar over replications.
     """
     setting: DispatchSetting = scenario.model  # type: ignore[assignment]
-    model = setting.model(policy)
+    setting.model(policy)  # validates the policy's parameters before the references are computed
     refs = lb_scorecard.references(setting, policy) if references else []
     seed = secrets.randbits(32) if seed is None else seed
     start = time.perf_counter()
     res = simulate(policy, setting.servers, setting.lam, setting.dist, reps=DEFAULT_REPS if reps is None else reps,
                    arrivals=arrivals, seed=seed, progress=progress, **setting.policy_params(policy))
-    total = time.perf_counter() - start
+    return _result(scenario, res, refs, time.perf_counter() - start, setting.paper_row(policy))
+
+
+AGENT_REPS = 10
+AGENT_ARRIVALS_PER_SERVER = 1_000
+"""Defaults for a dispatcher of your own: it decides in Python at every arrival, so 10 replications of 1,000
+arrivals per server (a tenth of the paper's run length; raise them with --reps / --jobs)."""
+
+
+def evaluate_custom_dispatcher(scenario: Scenario, policy: str, *, observation: str = "histogram", levels: int = 8,
+                               reps: int | None = None, arrivals: int | None = None,
+                               seed: int | None = None, progress: bool = False) -> EvaluationResult:
+    """Run a dispatcher of your own (``FILE.py:NAME`` or ``sb3:MODEL.zip``) on a dispatch scenario.
+
+    It sees what a ``msjgym/Dispatch-v0`` agent sees in ``observation`` mode (``levels`` = the histogram length
+    L): "sampled" (the queue lengths of ``d`` sampled servers, the scenario's ``d``, default 2), "histogram" (exact
+    queue lengths) or "estimates" (push's estimates with the scenario's δ; pull's on ``lb-pull-table3``). The
+    scorecard lists what holds for any dispatcher: stability, busy fraction = λ and the information model's message
+    rate (the cavity values belong to the paper's policies, not to yours).
+    """
+    from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher
+    setting: DispatchSetting = scenario.model  # type: ignore[assignment]
+    information = "pull" if setting.table == 3 and observation == "estimates" else "push"
+    info: dict[str, Any] = {}
+    if observation == "sampled":
+        info["d"] = setting.d
+    elif observation == "estimates":
+        info = {"delta": setting.delta, "information": information}
+        if information == "pull":
+            info["delta1"] = setting.delta1
+    seed = secrets.randbits(32) if seed is None else seed
+    start = time.perf_counter()
+    res = evaluate_dispatcher(policy, setting.servers, setting.lam, setting.dist, observation=observation,
+                              levels=levels, reps=AGENT_REPS if reps is None else reps,
+                              arrivals=AGENT_ARRIVALS_PER_SERVER * setting.servers if arrivals is None else arrivals,
+                              seed=seed, progress=progress, **info)
+    refs = lb_scorecard.information_references(setting, res.model)
+    return _result(scenario, res, refs, time.perf_counter() - start, None)
+
+
+def _result(scenario: Scenario, res: DispatchResult, refs: list, total: float, row: Any) -> EvaluationResult:
+    """The ``EvaluationResult`` of a dispatch run, with the scorecard ``refs`` judged (``row``: the paper's)."""
     wall = sum(r.seconds for r in res.replications)
     metrics = dispatch_metrics(res, sum(r.quantity.startswith("P(Q=") for r in refs))
     per_rep = [{name: float(getattr(r, name)) for name in METRICS} for r in res.replications]
     result = EvaluationResult(
-        scenario=scenario.name, policy=model.policy, params=dict(scenario.params), stable=True, metrics=metrics,
-        replications=per_rep, growth_rate=None, unstable_replications=[], growth_rates=[],
+        scenario=scenario.name, policy=res.agent or res.model.policy, params=dict(scenario.params), stable=True,
+        metrics=metrics, replications=per_rep, growth_rate=None, unstable_replications=[], growth_rates=[],
         config=RunConfig(jobs=res.arrivals - res.warmup, warmup=res.warmup, batches=1, detect_instability=False),
         reps=len(res.replications), seed=res.seed, events=res.events, wall_seconds=wall,
         compile_seconds=max(0.0, total - wall))
     if refs:
-        result.references = lb_scorecard.judge(refs, result, setting.paper_row(policy), res.queue_length_distribution)
+        result.references = lb_scorecard.judge(refs, result, row, res.queue_length_distribution)
     return result

@@ -32,6 +32,7 @@ from msjgym.evaluate.lb_scenarios import DispatchSetting
 from msjgym.evaluate.runner import EvaluationResult
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
+from msjgym.systems.dispatch_model import DispatchModel
 from msjgym.theory import cavity as cv
 from msjgym.theory import queues
 from msjgym.theory.lb_tables import TableRow
@@ -170,18 +171,26 @@ def _classics(setting: DispatchSetting, policy: str, d: int | None) -> list[Refe
     return []
 
 
-def references(setting: DispatchSetting, policy: str) -> list[Reference]:
-    """Every reference that applies to ``policy`` on ``setting`` (before simulating)."""
-    model = setting.model(policy)
+def information_references(setting: DispatchSetting, model: DispatchModel) -> list[Reference]:
+    """What holds for any dispatcher on ``setting`` with ``model``'s servers and information: stability λ < 1, busy
+    fraction = λ·E[size] (not under resource pooling, whose servers run at 1 − p) and the designed message rate."""
     lam = setting.lam
     refs = [Reference("stability", "condition", f"λ = {lam:g} < 1: stable (capacity N, arrival rate λN)",
                       "HKV §2", value=setting.load, upper=1.0, predicts_stable=setting.load < 1.0)]
-    if policy != "resource-pooling":
+    if model.policy != "resource-pooling":
         refs.append(Reference("busy_fraction", "exact", "busy fraction = λ·E[size] (work conservation, unit-rate "
                               "servers)", "HKV §2; note §6 item 11", value=setting.load))
     if model.message_rate is not None:
-        refs.append(Reference("message_rate", "exact", "messages per server per unit time = δ (designed rate)",
+        refs.append(Reference("message_rate", "exact", "messages per server per unit time = the designed rate (push, water filling: δ; pull: "
+                              "λδ₁ + (1 − λ)δ₀; d sampled per arrival: dλ)",
                               "HKV §2; note §6 item 11", value=model.message_rate))
+    return refs
+
+
+def references(setting: DispatchSetting, policy: str) -> list[Reference]:
+    """Every reference that applies to ``policy`` on ``setting`` (before simulating)."""
+    model = setting.model(policy)
+    refs = information_references(setting, model)
     if policy not in PAPER_POLICIES:
         return refs + _classics(setting, policy, model.d)
     cavity_max = None

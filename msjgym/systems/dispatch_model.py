@@ -154,9 +154,12 @@ class DispatchModel:
 
     @property
     def message_rate(self) -> float | None:
-        """Designed message rate per server: push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; else None."""
+        """Designed message rate per server: push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; jsq-d and
+        least-loaded-d dλ (d servers asked per arrival); else None."""
         if self.policy in ("push", "water-filling"):
             return self.delta
+        if self.policy in ("jsq-d", "least-loaded-d"):
+            return self.d * self.lam
         if self.policy == "pull":
             rho = self.lam * self.dist.mean
             return self.lam * self.delta1 + (1.0 - rho) * self.delta0
