@@ -278,6 +278,7 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
                f"'sb3:{_shown(model_path)}', servers={m.servers}, lam={m.lam!r}, "
                f"{', '.join(f'{k}={v!r}' for k, v in env_args.items() if k not in ('servers', 'lam'))}, "
                f"arrivals={arrivals}, reps={reps}, seed={seed}).summary())\"")
+    options += f"; training reward {config['dispatch'].get('reward', 'holding')!r}"
     meta = {"scenario": f"msjgym/Dispatch-v0 (N = {m.servers}, λ = {m.lam:g}, {m.dist}; {options})",
             "params": {}, "load": m.lam * m.dist.mean, "reps": reps,
             "jobs": arrivals - spec.warmup, "warmup": spec.warmup, "seed": seed, "actor_agreement": agreement,
