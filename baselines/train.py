@@ -247,6 +247,7 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
 
     ev, env_args = config["evaluate"], dict(config["dispatch"])
     env_args.pop("horizon", None)
+    env_args.pop("reward", None)  # training's reward: not an argument of the evaluation (mean response time)
     reps, arrivals, seed = int(ev.get("reps", 10)), int(ev.get("arrivals", 200_000)), int(ev.get("seed", 1))
     warmup_fraction = float(ev.get("warmup_fraction", 0.1))
     protocol = {"arrivals": arrivals, "reps": reps, "seed": seed, "warmup_fraction": warmup_fraction}
@@ -277,6 +278,7 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
                f"'sb3:{_shown(model_path)}', servers={m.servers}, lam={m.lam!r}, "
                f"{', '.join(f'{k}={v!r}' for k, v in env_args.items() if k not in ('servers', 'lam'))}, "
                f"arrivals={arrivals}, reps={reps}, seed={seed}).summary())\"")
+    options += f"; training reward {config['dispatch'].get('reward', 'holding')!r}"
     meta = {"scenario": f"msjgym/Dispatch-v0 (N = {m.servers}, λ = {m.lam:g}, {m.dist}; {options})",
             "params": {}, "load": m.lam * m.dist.mean, "reps": reps,
             "jobs": arrivals - spec.warmup, "warmup": spec.warmup, "seed": seed, "actor_agreement": agreement,

@@ -123,6 +123,51 @@ def test_reward_is_minus_integral_of_jobs_per_server():
     assert len(rewards) > arrivals  # the run continues until every measured job has left
 
 
+def _response_rewards(dist: str, seed: int, n: int = 30, arrivals: int = 3000) -> tuple[np.ndarray, float]:
+    """A protocol episode (no warm-up) under JSQ(2) with reward="response": the rewards of the `arrivals`
+    dispatches (step k places job k, all measured) and the measured mean response time."""
+    env = DispatchEnv(servers=n, lam=0.9, dist=dist, observation="sampled", arrivals=arrivals, warmup_fraction=0.0,
+                      reward="response")
+    obs, _ = env.reset(seed=seed)
+    rewards, truncated = [], False
+    while not truncated:
+        obs, r, _, truncated, _ = env.step(int(np.argmin(obs)))
+        rewards.append(r)
+    return np.array(rewards[:arrivals]), env.episode_replication().response_time
+
+
+def test_response_reward_is_exact_for_deterministic_sizes():
+    """det sizes: the work ahead is the whole future of a FIFO job, so −reward is its realised response time."""
+    rewards, response = _response_rewards("det", seed=5)
+    assert -rewards.mean() == pytest.approx(response, rel=1e-9)
+    assert len(np.unique(np.round(rewards, 6))) > 10  # not a constant: it depends on the queue joined
+
+
+@pytest.mark.parametrize("dist", ["exp", "hyperexp(f=1/2, scv=4)"])
+def test_response_reward_mean_is_minus_the_mean_response_time(dist):
+    """Over 8 seeded runs the paired difference (mean −reward) − (measured mean response) has mean 0 within its
+    Student-t 99 % CI; the CI is at most a few % of E[R] (an O(1) per-step reward, not a zero one)."""
+    diffs, means = [], []
+    for seed in range(8):
+        rewards, response = _response_rewards(dist, seed)
+        diffs.append(-rewards.mean() - response)
+        means.append(response)
+    half = 3.50 * np.std(diffs, ddof=1) / np.sqrt(len(diffs))  # t(7) 99.5 % quantile
+    assert abs(np.mean(diffs)) <= half
+    assert half < 0.05 * np.mean(means)
+
+
+def test_response_reward_is_the_joined_queue_for_exponential_sizes():
+    """Exp(1), speed 1: −reward = q + 1 for the chosen sampled server, whatever the action."""
+    env = DispatchEnv(servers=20, lam=0.9, observation="sampled", horizon=500, reward="response")
+    obs, _ = env.reset(seed=3)
+    for k in range(500):
+        a = k % 2
+        want = float(obs[a]) + 1.0
+        obs, r, _, _, _ = env.step(a)
+        assert -r == want
+
+
 def test_seeding_and_vector_copy_zero_equals_single_env():
     def run(env, steps=500):
         obs, _ = env.reset(seed=9)
@@ -212,6 +257,7 @@ def test_example_dispatcher_runs_from_a_file():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"observation": "exact"}, r"observation = 'exact': must be one of"),
+    ({"reward": "cost"}, r"reward = 'cost': must be one of 'holding', 'response'"),
     ({"observation": "histogram", "d": 2}, r"d = 2: only for observation='sampled'"),
     ({"observation": "sampled", "delta": 0.3}, r"delta, delta0, delta1: only for observation='estimates'"),
     ({"levels": 0}, r"levels = 0: must be an integer >= 1"),

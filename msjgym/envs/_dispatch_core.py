@@ -28,6 +28,7 @@ from msjgym.systems.dispatch_state import (
     NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_NFREE, S_STATUS, DispatchState)
 
 OBSERVATIONS = {"sampled": dc.SAMPLED, "estimates": dc.ESTIMATES, "histogram": dc.HISTOGRAM}
+REWARDS = {"holding": dc.HOLDING, "response": dc.RESPONSE}
 INFORMATION = ("push", "pull")
 DEFAULT_HORIZON = 1000
 DEFAULT_DELTA = 0.3
@@ -45,6 +46,8 @@ class DispatchSpec:
         arrivals: None, or the protocol's arrivals per episode (an episode is then one replication of
             ``msjgym.systems.dispatch.simulate``: it ends once every measured job has left).
         warmup: arrivals not measured (protocol episodes).
+        reward: "holding" (−∫ jobs / N dt per step) or "response" (−the dispatched job's expected response time);
+            see ``msjgym.systems.dispatch_control``. Training only: the agent runner's statistics do not use it.
     """
 
     model: DispatchModel
@@ -53,12 +56,16 @@ class DispatchSpec:
     horizon: int
     arrivals: int | None
     warmup: int
+    reward: str = "holding"
 
     @classmethod
     def make(cls, servers: int = 100, lam: float = 0.9, dist: Distribution | str | None = None,
              observation: str = "histogram", d: int | None = None, information: str = "push",
              delta: float | None = None, delta0: float | None = None, delta1: float | None = None, levels: int = 8,
-             horizon: int | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1) -> DispatchSpec:
+             horizon: int | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1,
+             reward: str = "holding") -> DispatchSpec:
+        if reward not in REWARDS:
+            raise MsjgymError(f"reward = {reward!r}: must be one of {', '.join(map(repr, REWARDS))}")
         if observation not in OBSERVATIONS:
             raise MsjgymError(f"observation = {observation!r}: must be one of {', '.join(map(repr, OBSERVATIONS))}")
         if isinstance(dist, str):
@@ -95,11 +102,11 @@ class DispatchSpec:
             warmup = int(round(warmup_fraction * arrivals))
             if warmup >= arrivals:
                 raise MsjgymError(f"warmup_fraction = {warmup_fraction!r}: leaves no measured job of {arrivals}")
-            return cls(model, observation, int(levels), dc.NO_HORIZON, int(arrivals), warmup)
+            return cls(model, observation, int(levels), dc.NO_HORIZON, int(arrivals), warmup, reward)
         horizon = DEFAULT_HORIZON if horizon is None else horizon
         if not (isinstance(horizon, (int, np.integer)) and horizon >= 1):
             raise MsjgymError(f"horizon = {horizon!r}: must be an integer >= 1 (arrivals per episode)")
-        return cls(model, observation, int(levels), int(horizon), None, 0)
+        return cls(model, observation, int(levels), int(horizon), None, 0, reward)
 
     @property
     def mode(self) -> int:
@@ -164,14 +171,15 @@ class DispatchBatch(StepBuffers):
             self._grow(jobs, levels)
             self._call(np.where(grow, actions, dc.SKIP), np.zeros(self.num, np.bool_))
         status = self.state.si[:, S_STATUS]
-        if ((status == NEED_JOBS) | (status == NEED_LEVELS)).any():  # _apply's checks make this unreachable
+        if ((status == NEED_JOBS) | (status == NEED_LEVELS)).any():  # _choose's checks make this unreachable
             raise RuntimeError(f"dispatch kernel overflow (status {status.max()}) despite the control layer's checks")
         if (self.codes == dc.BAD_ACTION).any():
             b = int(np.flatnonzero(self.codes == dc.BAD_ACTION)[0])
             raise MsjgymError(f"env {b}: action {int(actions[b])} was not allowed (the caller must check the mask)")
 
     def _call(self, actions: np.ndarray, resetting: np.ndarray) -> None:
-        dc.step_batch(self.state, self.params, self.spec.mode, self.spec.levels, self.spec.horizon,
+        spec = self.spec
+        dc.step_batch(self.state, self.params, spec.mode, REWARDS[spec.reward], spec.levels, spec.horizon,
                       np.asarray(actions, np.int64), resetting, self.obs, self.masks, self.rewards, self.dts,
                       self.ended, self.codes)
 

@@ -36,9 +36,16 @@ _DOC_TABLE = """
                             i = 1..L (exact queue lengths). ``"estimates"``: the same over the dispatcher's estimates,
                             kept by probes at rate δN (push) or by server updates (pull: at completions with
                             probability δ₁, at rate δ₀ while idle). Both histograms are O(L) per step at any N.
-    Reward                  −∫ (jobs in system) / N dt from this arrival to the next (per server, so its scale does not
-                            change with N). Its time average is −(mean jobs per server) = −λ · E[response time] by
-                            Little's law: maximising the return minimises the mean response time.
+    Reward                  ``reward="holding"`` (default): −∫ (jobs in system) / N dt from this arrival to the next
+                            (per server, so its scale does not change with N). Its time average is −(mean jobs per
+                            server) = −λ · E[response time] by Little's law: maximising the return minimises the mean
+                            response time. ``reward="response"``: −E[R | state, action], the expected response time
+                            of the job just dispatched (time units): (q + 1)·E[S]/speed for exponential sizes (q: the
+                            chosen server's jobs; exact by memorylessness); for other laws the work ahead of it (known
+                            to the simulator, not to the agent) / speed + E[S]/speed. O(1) per step. Its mean over
+                            jobs is −E[response time], with no noise from the other servers' events: a per-decision
+                            signal for credit assignment at large N; it omits the delay the job causes to later
+                            jobs, which only the return over later steps sees.
     Episode end             truncated after ``horizon`` arrivals have been dispatched (default 1000); with ``arrivals``
                             an episode is one replication of the paper's protocol (as ``simulate``) and ends once
                             every measured job has left. Never terminated.
@@ -49,7 +56,7 @@ _DOC_TABLE = """
                             Distribution or a paper-law name, default Exp(1)), ``observation`` ("histogram"), ``d``
                             (sampled; 2), ``information`` ("push" or "pull"; estimates), ``delta`` (0.3), ``delta0``,
                             ``delta1`` (pull), ``levels`` L (8), ``horizon`` (1000), ``arrivals`` and
-                            ``warmup_fraction`` (0.1) for protocol episodes.
+                            ``warmup_fraction`` (0.1) for protocol episodes, ``reward`` ("holding" or "response").
     ``info``                ``dt`` (time the step advanced), ``time``, ``events``, ``messages`` (samples, probes or
                             updates so far in the episode; protocol episodes: in the measured window).
     ======================  ===========================================================================================

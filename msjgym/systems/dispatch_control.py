@@ -22,8 +22,15 @@ uniform draw as their ``choose``. Why tails (at least i) rather than exact count
 monotone in i and in [0, 1], and the exact counts (the masks) are their differences. Why e_i += 1: the dispatcher
 knows where it sent the job, as push assumes (e_i >= q_i then always holds).
 
-Reward of a step: −∫ (jobs in system) / n dt from this arrival to the next (per server, so its scale does not depend
-on n; by Little's law its time average is −λ · mean response time).
+Reward of a step (``reward``):
+
+* ``HOLDING``: −∫ (jobs in system) / n dt from this arrival to the next (per server, so its scale does not depend
+  on n; by Little's law its time average is −λ · mean response time).
+* ``RESPONSE``: −E[response time of the job just dispatched | state, action] (``expected_response``): a FIFO job's
+  response is fixed by the queue it joins, so this is the decision's own cost, known at once, with none of the
+  noise of the other n − 1 servers' events; its mean over the jobs is −(mean response time), since
+  E[R_j | state, action] and R_j have the same expectation. It leaves out the job's externality (the jobs that
+  will later queue behind it), which only the return over later steps sees.
 """
 from __future__ import annotations
 
@@ -34,10 +41,11 @@ from msjgym.core.rng import uniform
 from msjgym.policies.load_balancing import P_D, P_LCAP, P_N, sample_servers
 from msjgym.systems import dispatch_kernel as kern
 from msjgym.systems.dispatch_state import (
-    RUNNING, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q, DispatchState, bucket_pick_between,
-    bucket_up)
+    RUNNING, S_CLOCKS, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q, W_CT, W_PEND, DispatchState,
+    bucket_pick_between, bucket_up)
 
 SAMPLED, ESTIMATES, HISTOGRAM = 0, 1, 2
+HOLDING, RESPONSE = 0, 1  # the step's reward (module docstring)
 OK, BAD_ACTION, GROW_JOBS, GROW_LEVELS = 0, 1, 2, 3
 SKIP = -2  # action that leaves a system untouched (the agent runner's finished replications; not for env users)
 NO_HORIZON = 1 << 62  # episodes end when the protocol's measured jobs have left (status DONE), not at a count
@@ -89,33 +97,46 @@ def observe(st, pr, mode, levels, obs, mask):
 
 
 @njit
-def _apply(st, pr, b, mode, levels, a):
-    """Place the pending arrival by action a; returns OK, BAD_ACTION or GROW_* (then nothing was changed or drawn)."""
+def _choose(st, pr, b, mode, levels, a):
+    """The server action a sends the pending arrival to (>= 0), or −BAD_ACTION / −GROW_* (nothing changed or drawn).
+    The estimates mode counts the job in that server's estimate (e_i += 1) here."""
     n = pr.ints[P_N]
     if st.si[S_NFREE] == 0:
-        return GROW_JOBS
+        return -GROW_JOBS
     if mode == SAMPLED:
         if a < 0 or a >= pr.ints[P_D]:
-            return BAD_ACTION
+            return -BAD_ACTION
         i = st.perm[a]
         if st.srv[i, V_Q] + 1 > pr.ints[P_LCAP]:
-            return GROW_LEVELS
-        kern.place_arrival(st, pr, b, i)
-        return OK
+            return -GROW_LEVELS
+        return i
     if a < 0 or a > levels:
-        return BAD_ACTION
+        return -BAD_ACTION
     kc, order, start = _buckets(st, mode)
     lo, hi = _level_range(start, n, levels, a)
     if hi <= lo:
-        return BAD_ACTION
+        return -BAD_ACTION
     top = a if a < levels else st.srv[order[n - 1], kc]  # the chosen server's level (at most, for a = levels)
     if top + 1 > pr.ints[P_LCAP]:  # under push / pull q_i <= e_i, so this bounds the queue too
-        return GROW_LEVELS
+        return -GROW_LEVELS
     i = bucket_pick_between(order, lo, hi, uniform(st.rng, b))
     if mode == ESTIMATES:
         bucket_up(st.srv, V_E, V_POS, st.eord, st.estart, i)
-    kern.place_arrival(st, pr, b, i)
-    return OK
+    return i
+
+
+@njit(inline="always")
+def expected_response(st, pr, i):
+    """E[response time of a job joining FIFO server i now | the system's state] (time units), O(1).
+
+    Exponential sizes (completion clocks, sizes never drawn): (q_i + 1) · E[S] / speed by memorylessness.
+    Otherwise (sizes drawn at arrival, so the work ahead is known): the residual service of the job in service plus
+    the waiting work, / speed, plus E[S] / speed for the job's own size."""
+    q = st.srv[i, V_Q]
+    mean = 1.0 / pr.floats[kern.F_MU]  # E[S] / speed
+    if st.si[S_CLOCKS] or q == 0:
+        return (q + 1) * mean
+    return (st.srvf[i, W_CT] - st.sf[T_NOW]) + st.srvf[i, W_PEND] / pr.floats[kern.F_SPEED] + mean
 
 
 @njit
@@ -140,9 +161,10 @@ def _to_decision(st, pr, b, mode):
 
 
 @njit
-def step_batch(bs, pr, mode, levels, horizon, actions, resetting, obs, masks, rewards, dts, ended, codes):
+def step_batch(bs, pr, mode, reward, levels, horizon, actions, resetting, obs, masks, rewards, dts, ended, codes):
     """Advance every system b: reset it (``resetting[b]``: an empty system run to its first arrival) or place its
-    pending arrival by ``actions[b]`` and run to the next arrival. ``ended[b]``: ``horizon`` arrivals placed, or
+    pending arrival by ``actions[b]`` and run to the next arrival; ``rewards[b]``: HOLDING or RESPONSE's (module
+    docstring). ``ended[b]``: ``horizon`` arrivals placed, or
     (``NO_HORIZON``) the protocol's run is over. ``codes[b]``: OK, BAD_ACTION, GROW_* (b untouched: enlarge the
     arrays and step it again)."""
     n = pr.ints[P_N]
@@ -159,11 +181,14 @@ def step_batch(bs, pr, mode, levels, horizon, actions, resetting, obs, masks, re
             if a == SKIP:
                 continue
             t0 = st.sf[T_NOW]
-            code = _apply(st, pr, b, mode, levels, a)
-            if code != OK:
-                codes[b] = code
+            i = _choose(st, pr, b, mode, levels, a)
+            if i < 0:
+                codes[b] = -i
                 continue
-            rewards[b] = -_to_decision(st, pr, b, mode) / n
+            response = expected_response(st, pr, i) if reward == RESPONSE else 0.0
+            kern.place_arrival(st, pr, b, i)
+            area = _to_decision(st, pr, b, mode)
+            rewards[b] = -response if reward == RESPONSE else -area / n
             dts[b] = st.sf[T_NOW] - t0
         if horizon == NO_HORIZON:
             ended[b] = st.si[S_STATUS] != RUNNING
