@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from msjgym.core import rng
@@ -29,12 +30,28 @@ class StepBuffers:
         self.state.rng[:] = rng.seed_states(seeds)
 
 
+def check_num_envs(num_envs: object) -> int:
+    """``num_envs``, an integer >= 1, or a ValueError naming it."""
+    if not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(f"num_envs = {num_envs!r}: must be an integer >= 1")
+    return num_envs
+
+
 class BatchVectorEnv:
     """Mixin for a ``gymnasium.vector.VectorEnv`` over a batch (``_batch``: ``StepBuffers`` with ``seed``); the
-    subclass sets ``num_envs``, ``_reset_next`` (all True) and ``_seeded`` (False), and gives ``_step(actions)``,
-    which returns the copies truncated by this step."""
+    subclass builds its batch, calls ``_spaces`` and gives ``_step(actions)``, which returns the copies truncated by
+    this step."""
 
     _batch: Any
+
+    def _spaces(self, observation: gym.spaces.Box, action_count: int) -> None:
+        """Set the single and batched spaces (``Discrete(action_count)`` actions) and the unseeded, to-reset state."""
+        self.single_observation_space = observation
+        self.single_action_space = gym.spaces.Discrete(action_count)
+        self.observation_space = gym.vector.utils.batch_space(observation, self.num_envs)
+        self.action_space = gym.spaces.MultiDiscrete(np.full(self.num_envs, action_count))
+        self._reset_next = np.ones(self.num_envs, np.bool_)
+        self._seeded = False
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         if seed is not None or not self._seeded:

@@ -13,7 +13,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
-from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv
+from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv, check_num_envs
 from msjgym.envs.msj_env import MaskedDiscrete
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch import Replication
@@ -74,19 +74,11 @@ class DispatchVectorEnv(BatchVectorEnv, VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs = {num_envs!r}: must be an integer >= 1")
-        self.num_envs = num_envs
+        self.num_envs = check_num_envs(num_envs)
         self.spec_ = DispatchSpec.make(**kwargs)
         self._batch = DispatchBatch(self.spec_, num_envs)
-        size, count = self.spec_.observation_size, self.spec_.action_count
         high = np.inf if self.spec_.observation == "sampled" else 1.0
-        self.single_observation_space = gym.spaces.Box(0.0, high, (size,), np.float32)
-        self.single_action_space = gym.spaces.Discrete(count)
-        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
-        self.action_space = gym.spaces.MultiDiscrete(np.full(num_envs, count))
-        self._reset_next = np.ones(num_envs, np.bool_)
-        self._seeded = False
+        self._spaces(gym.spaces.Box(0.0, high, (self.spec_.observation_size,), np.float32), self.spec_.action_count)
 
     @property
     def model(self) -> DispatchModel:

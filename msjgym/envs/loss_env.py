@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from msjgym.envs._loss_core import LossBatch as _LossBatch
-from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv
+from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv, check_num_envs
 from msjgym.envs.msj_env import MaskedDiscrete
 from msjgym.systems import loss as ls
 from msjgym.systems import loss_control as lc
@@ -53,18 +53,11 @@ class AdaptiveLossVectorEnv(BatchVectorEnv, VectorEnv):
 
     def __init__(self, num_envs: int = 1, scenario: str = "loss-full-access", horizon_jobs: int | None = 1000,
                  blocking_penalty: float = 1.0, **params: Any) -> None:
-        if not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs = {num_envs!r}: must be an integer >= 1")
-        self.num_envs = num_envs
+        self.num_envs = check_num_envs(num_envs)
         self._batch = _LossBatch(scenario, horizon_jobs, blocking_penalty, num_envs, params)
         d = self._batch.model.d
-        self.single_observation_space = gym.spaces.Box(
-            np.zeros(lc.OBS_SIZE, np.float32), np.array([d, 1.0, 1.0], np.float32), dtype=np.float32)
-        self.single_action_space = gym.spaces.Discrete(d + 1)
-        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
-        self.action_space = gym.spaces.MultiDiscrete(np.full(num_envs, d + 1))
-        self._reset_next = np.ones(num_envs, np.bool_)
-        self._seeded = False
+        self._spaces(gym.spaces.Box(np.zeros(lc.OBS_SIZE, np.float32), np.array([d, 1.0, 1.0], np.float32),
+                                    dtype=np.float32), d + 1)
 
     @property
     def model(self) -> LossModel:
