@@ -11,7 +11,7 @@ jobs and warm-up, and writes the comparison table to ``OUT/NAME.md`` (and prints
 A config with a ``[dispatch]`` section (``ppo_dispatch.toml``) trains on ``msjgym/Dispatch-v0`` instead (its
 arguments are that section) and compares the learned dispatcher, evaluated through
 ``msjgym.envs.dispatch_agent_runner.evaluate_dispatcher`` with the paper's protocol, with the built-in dispatchers of
-``[evaluate] baselines`` run by ``msjgym.systems.dispatch.simulate`` on the same replications and seeds.
+``[evaluate] baselines`` run by ``msjgym.systems.dispatch.simulate.simulate`` on the same replications and seeds.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def scenario_params(config: dict[str, Any]) -> dict[str, Any]:
     params = dict(sc.get("params", {}))
     factor = sc.get("fcfs_threshold_factor")
     if factor is not None:
-        from msjgym.evaluate.scenarios import load_scenario
+        from msjgym.systems.msj.scenarios import load_scenario
         from msjgym.theory.saturated import one_and_n_throughput
         base = load_scenario(sc["name"], params).params
         mu = one_and_n_throughput(int(base["servers"]), float(base["p_n"]), float(base["mu_1"]), float(base["mu_n"]))
@@ -243,7 +243,7 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
     from msjgym.envs import DispatchEnv
     from msjgym.envs._dispatch_core import DispatchSpec
     from msjgym.envs.dispatch_agent_runner import dispatcher, evaluate_dispatcher
-    from msjgym.systems.dispatch import simulate
+    from msjgym.systems.dispatch.simulate import simulate
 
     ev, env_args = config["evaluate"], dict(config["dispatch"])
     env_args.pop("horizon", None)

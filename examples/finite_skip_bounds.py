@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from msjgym.evaluate import finite_skip as F
+from msjgym.systems.finite_skip import scenarios as F
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
 from msjgym.theory import finite_skip as theory
 

@@ -9,7 +9,7 @@ Quick start::
 """
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError
 from msjgym.evaluate.runner import EvaluationResult, evaluate
-from msjgym.evaluate.scenarios import Scenario, list_scenarios, load_scenario
+from msjgym.systems.msj.scenarios import Scenario, list_scenarios, load_scenario
 
 __version__ = "0.1.0"
 

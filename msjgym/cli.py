@@ -26,11 +26,12 @@ import numpy as np
 from msjgym.core.traces import Trace
 from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError
-from msjgym.evaluate import finite_skip_cli, plot, scorecard, sweep
+from msjgym.evaluate import plot, scorecard, sweep
+from msjgym.systems.finite_skip import cli as finite_skip_cli
 from msjgym.evaluate.runner import EvaluationResult, evaluate
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
-from msjgym.evaluate.scenarios import is_builtin_msj, list_scenarios, load_scenario, parse_override
+from msjgym.systems.msj.scenarios import is_builtin_msj, list_scenarios, load_scenario, parse_override
 from msjgym.policies import BUILTIN_POLICIES, get_policy
 from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
 
@@ -264,7 +265,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     if _is_dispatch(scenario):  # load balancing (issue 7): its own runner and scorecard
         return _evaluate_dispatch(scenario, args)
     if _is_loss(scenario):  # loss systems (issue 8): their own runner and scorecard
-        from msjgym.evaluate.loss_runner import evaluate_loss
+        from msjgym.systems.loss.runner import evaluate_loss
         from msjgym.policies.loss import LOSS_POLICIES
         if args.policy not in LOSS_POLICIES and (":" in args.policy or args.policy.endswith(".py")):
             from msjgym.envs.agent_runner import load_policy
@@ -297,13 +298,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
 
 
 def _is_dispatch(scenario) -> bool:
-    from msjgym.evaluate.lb_scenarios import DispatchSetting
+    from msjgym.systems.dispatch.scenarios import DispatchSetting
     return isinstance(scenario.model, DispatchSetting)
 
 
 def _evaluate_dispatch(scenario, args: argparse.Namespace) -> None:
     """``msjgym evaluate lb-... --policy P``: a built-in dispatch policy (a dispatcher of your own: see below)."""
-    from msjgym.evaluate.lb_runner import evaluate_custom_dispatcher, evaluate_dispatch
+    from msjgym.systems.dispatch.runner import evaluate_custom_dispatcher, evaluate_dispatch
     from msjgym.policies.load_balancing import POLICY_IDS
     custom = args.policy not in POLICY_IDS and (":" in args.policy or args.policy.endswith(".py"))
     if args.policy not in POLICY_IDS and not custom:
@@ -327,7 +328,7 @@ def _evaluate_dispatch(scenario, args: argparse.Namespace) -> None:
 
 
 def _is_loss(scenario) -> bool:
-    from msjgym.systems.loss_model import LossModel
+    from msjgym.systems.loss.model import LossModel
     return isinstance(scenario.model, LossModel)
 
 
@@ -382,7 +383,7 @@ def _cmd_theory(args: argparse.Namespace) -> None:
         _dispatch_theory(scenario, args)
         return
     if _is_loss(scenario):  # loss systems (issue 8)
-        from msjgym.evaluate import loss_scorecard
+        from msjgym.systems.loss import scorecard as loss_scorecard
         from msjgym.policies.loss import get_loss_policy
         policy = get_loss_policy("greedy" if args.policy == "fcfs" else args.policy)
         refs = loss_scorecard.references(scenario.model, policy)
@@ -401,7 +402,7 @@ def _cmd_theory(args: argparse.Namespace) -> None:
 
 
 def _dispatch_theory(scenario, args: argparse.Namespace) -> None:
-    from msjgym.evaluate import lb_scorecard
+    from msjgym.systems.dispatch import scorecard as lb_scorecard
     policy = scenario.model.default_policy if args.policy == "fcfs" else args.policy
     if policy is None:
         raise MsjgymError(f"{scenario.name}: give --policy (a dispatch policy, see `msjgym list`)")

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from msjgym.errors import PolicyError
-from msjgym.systems.msj_control import MODE_SET, MODE_START
+from msjgym.systems.msj.control import MODE_SET, MODE_START
 
 from . import BUILTIN_POLICIES
 from .base import Policy

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from msjgym.errors import PolicyError
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.msj.model import MSJModel
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,14 @@
 """Compiled helpers shared by the built-in policies: greedy admission and per-need-group packing.
 
 Per-system scratch (``st.scratch[b]``): entries [0, K) hold per-class target counts (read by
-``msjgym.systems.msj.apply_targets``), [K, 2K) per-class walk pointers, [2K, 3K) free for a policy, and
+``msjgym.systems.msj.state.apply_targets``), [K, 2K) per-class walk pointers, [2K, 3K) free for a policy, and
 [3K, ...) the policy's own ``scratch_size``. Kernels index the scratch directly: they never make array views
 (msjgym's kernels run without numba's reference counting, see ``msjgym.core.jit``).
 """
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.systems.msj import (
+from msjgym.systems.msj.state import (
     C_BOUND, C_HEAD, C_N, C_TAIL, J_NEXT, J_SEQ, P_K, P_SERVERS, S_BUSY, start_next)
 
 ORDER_ARRIVAL = 0  # oldest first

@@ -8,7 +8,7 @@ the heavy kernels (ServerFilling-divisible, MaxWeight) stay ordinary calls.
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.systems.msj import P_POLICY
+from msjgym.systems.msj.state import P_POLICY
 
 from . import fcfs, first_fit, maxweight, need_priority, server_filling
 

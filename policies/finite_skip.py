@@ -2,7 +2,7 @@
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (reference note
 §2). Every policy is one branch of the compiled :func:`allocate`, called by the event loop of
-:mod:`msjgym.systems.finite_skip` after every arrival and completion. It sees the jobs in arrival order (their class,
+:mod:`msjgym.systems.finite_skip.simulate` after every arrival and completion. It sees the jobs in arrival order (their class,
 and for heterogeneous servers the server each holds) — never sizes or ages — and writes each job's service rate as a
 fraction of the system's capacity (rates sum to at most 1). The agent form of every policy, written separately in
 plain Python, is :mod:`msjgym.policies.finite_skip_agents` (twin test: ``tests/test_finite_skip_agents.py``).

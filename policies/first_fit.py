@@ -6,7 +6,7 @@ Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for mult
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.systems.msj import C_HEAD, J_NEXT, J_SEQ, P_K, P_SERVERS, apply_targets
+from msjgym.systems.msj.state import C_HEAD, J_NEXT, J_SEQ, P_K, P_SERVERS, apply_targets
 from .base import Policy
 from .common import ORDER_ARRIVAL, admit, clear_targets
 

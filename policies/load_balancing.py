@@ -1,4 +1,4 @@
-"""Dispatch policies of the large-scale load-balancing system (:mod:`msjgym.systems.dispatch`).
+"""Dispatch policies of the large-scale load-balancing system (:mod:`msjgym.systems.dispatch.simulate`).
 
 Each policy picks the server of an arriving job from the dispatcher's information; every choice costs O(1) or O(d)
 (never O(N)) and breaks ties uniformly at random. The information models (probes, server updates, the central
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import below, uniform
-from msjgym.systems.dispatch_state import (
+from msjgym.systems.dispatch.state import (
     NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_E, V_HEAD, V_POS, V_Q, W_CT, W_PEND, bucket_pick_min,
     bucket_up)
 
@@ -48,7 +48,7 @@ POLICY_IDS: dict[str, int] = {
 }
 """Policy names (as the API and, later, the command line spell them) and their kernel ids."""
 
-# params.ints fields the decisions read (the layout is owned by msjgym.systems.dispatch_kernel)
+# params.ints fields the decisions read (the layout is owned by msjgym.systems.dispatch.kernel)
 P_N = 0
 P_POLICY = 1
 P_D = 2

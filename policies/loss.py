@@ -1,4 +1,4 @@
-"""Dispatching policies of the loss system with adaptive multiserver jobs (``msjgym.systems.loss``).
+"""Dispatching policies of the loss system with adaptive multiserver jobs (``msjgym.systems.loss.kernel``).
 
 A policy sees what the arrival's sample shows, m = min(l, d) (l idle servers among the k sampled, d the maximum
 width), and returns the job's width: 0 = block, 1..m = run on that many idle sampled servers.
@@ -20,7 +20,7 @@ GMGM = "Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar, 'Large Loss Systems with
 
 @dataclass(frozen=True)
 class LossPolicy:
-    """A built-in loss-system policy with a compiled kernel (``msjgym.systems.loss.policy_width``).
+    """A built-in loss-system policy with a compiled kernel (``msjgym.systems.loss.kernel.policy_width``).
 
     Attributes:
         name: command-line name; summary: one line for ``msjgym list``; source: where it comes from.

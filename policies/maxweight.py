@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from msjgym.core.jit import njit
-from msjgym.systems.msj import P_GROUPS, P_K, P_SERVERS, apply_targets
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.msj.state import P_GROUPS, P_K, P_SERVERS, apply_targets
+from msjgym.systems.msj.model import MSJModel
 from .base import Policy
 from .common import group_count, split_group, clear_targets
 

@@ -7,7 +7,7 @@ every arrival and completion). The non-preemptive variants apply the same order 
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.systems.msj import P_GROUPS, P_SERVERS, apply_targets
+from msjgym.systems.msj.state import P_GROUPS, P_SERVERS, apply_targets
 from .base import Policy
 from .common import ORDER_LARGEST, ORDER_SMALLEST, admit, group_count, split_group, clear_targets
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from msjgym.core.jit import njit
-from msjgym.systems.msj import (
+from msjgym.systems.msj.state import (
     C_F, C_FEND, J_CLS, J_NEXT, J_SEQ, P_GROUPS, P_K, P_SERVERS, S_FRONT_NEED, apply_targets)
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.msj.model import MSJModel
 from .base import Policy, require_divisible
 from .common import group_count, kth_oldest_seq, newest_seq, split_group, clear_targets
 

@@ -11,7 +11,7 @@ from msjgym.envs._core import EnvSpec
 from msjgym.envs.agent_runner import evaluate_agent, load_policy
 from msjgym.errors import PolicyError
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,13 +17,13 @@ from scipy import stats
 
 from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.evaluate.lb_scorecard import paper_agreement
+from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.evaluate.statistics import Estimate, t_interval
 from msjgym.policies import load_balancing as lb
-from msjgym.systems import dispatch_kernel as kern
-from msjgym.systems.dispatch import _params, _state, simulate
-from msjgym.systems.dispatch_model import DispatchModel
-from msjgym.systems.dispatch_state import V_E, V_POS, V_Q, bucket_down, bucket_up
+from msjgym.systems.dispatch import kernel as kern
+from msjgym.systems.dispatch.simulate import _params, _state, simulate
+from msjgym.systems.dispatch.model import DispatchModel
+from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
 from msjgym.reproduce.lb_tables import simulation_params
 from msjgym.theory.lb_tables import rows_for
 

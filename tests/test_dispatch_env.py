@@ -16,8 +16,8 @@ from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVecto
 from msjgym.errors import MsjgymError, PolicyError  # noqa: E402
 from msjgym.policies.load_balancing import POLICY_IDS  # noqa: E402
 from msjgym.policies.load_balancing_agents import AGENTS, NOT_EXPRESSIBLE, LowestLevel, ShortestSampled  # noqa: E402
-from msjgym.systems.dispatch import simulate  # noqa: E402
-from msjgym.systems.dispatch_state import S_NFREE, V_Q  # noqa: E402
+from msjgym.systems.dispatch.simulate import simulate  # noqa: E402
+from msjgym.systems.dispatch.state import S_NFREE, V_Q  # noqa: E402
 
 MODES = [{"observation": "sampled"}, {"observation": "sampled", "d": 3}, {"observation": "histogram"},
          {"observation": "estimates"}, {"observation": "estimates", "information": "pull", "delta1": 0.2}]

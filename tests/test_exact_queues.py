@@ -14,9 +14,9 @@ import pytest
 from conftest import covers, exp_class, model
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.policies import BUILTIN_POLICIES
-from msjgym.systems.msj_model import JobClass
+from msjgym.systems.msj.model import JobClass
 from msjgym.theory import queues
 
 REPS, JOBS = 10, 200_000

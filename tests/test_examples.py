@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from msjgym.evaluate import scorecard
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.policies import get_policy
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from conftest import exp_class, model, sim
 
-from msjgym.systems.msj import S_BUSY
+from msjgym.systems.msj.state import S_BUSY
 
 LONG = 1e9  # durations that never end during these tests
 

@@ -10,9 +10,9 @@ from scipy import stats
 
 from msjgym.core.distributions import Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.evaluate import finite_skip as F
+from msjgym.systems.finite_skip import scenarios as F
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, HET, LPS, MSJ, THRESHOLD
-from msjgym.systems import finite_skip as fs
+from msjgym.systems.finite_skip import simulate as fs
 from msjgym.theory import finite_skip as theory
 
 WCFS_CASES = [(name, p) for name, fig in F.FIGURES.items() for p in fig.policies if FINITE_SKIP_POLICIES[p].wcfs]

@@ -57,9 +57,9 @@ def test_agent_matches_kernel(name):
 def test_agent_path_reproduces_compiled_trajectory(name):
     """Driving the Python event loop with the agent gives the compiled loop's trajectory: the same per-job records
     (arrival, front entry, completion, size, W^A, W_F^F) and the same time integrals."""
-    from msjgym.evaluate import finite_skip as F
-    from msjgym.systems import finite_skip as fs
-    from msjgym.systems.finite_skip_agent import simulate_agent
+    from msjgym.systems.finite_skip import scenarios as F
+    from msjgym.systems.finite_skip import simulate as fs
+    from msjgym.systems.finite_skip.agent import simulate_agent
     figure = {HET: "finite-skip-fig2", THRESHOLD: "finite-skip-fig4a", MSJ: "finite-skip-fig6"}.get(
         FINITE_SKIP_POLICIES[name].system, "finite-skip-fig3")
     model = F.load_finite_skip(figure, {"load": 0.8})
@@ -73,9 +73,9 @@ def test_agent_path_reproduces_compiled_trajectory(name):
 
 def test_agent_path_diagnoses_a_custom_policy():
     """A policy of one's own (serve only the newest job) on LPS's system: the diagnostics show it is not finite-skip."""
-    from msjgym.evaluate import finite_skip as F
-    from msjgym.evaluate.finite_skip import summarize
-    from msjgym.systems.finite_skip_agent import simulate_agent
+    from msjgym.systems.finite_skip import scenarios as F
+    from msjgym.systems.finite_skip.scenarios import summarize
+    from msjgym.systems.finite_skip.agent import simulate_agent
     model = F.load_finite_skip("finite-skip-fig3", {"load": 0.5})
 
     def newest_first(obs):

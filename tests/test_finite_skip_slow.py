@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from msjgym.evaluate import finite_skip as F
+from msjgym.systems.finite_skip import scenarios as F
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
 from msjgym.theory import finite_skip as theory
 
@@ -32,7 +32,7 @@ def test_bounds_full_grid(name, policy):
 
 def _msj(name: str, policy: str, load: float, seed: int):
     from msjgym.evaluate.runner import evaluate
-    from msjgym.evaluate.scenarios import load_scenario
+    from msjgym.systems.msj.scenarios import load_scenario
     return evaluate(load_scenario(name, {"load": load}), policy, reps=6, jobs=100_000, seed=seed,
                     references=False).metrics["response_time"]
 

@@ -15,9 +15,9 @@ import pytest
 from conftest import covers
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.policies import BUILTIN_POLICIES
-from msjgym.systems.msj_model import JobClass, MSJModel
+from msjgym.systems.msj.model import JobClass, MSJModel
 
 REPS, JOBS = 10, 100_000
 
@@ -68,7 +68,7 @@ def test_invariants_hold_after_every_event(policy, model_name):
 def test_invariant_checker_detects_over_allocation():
     """The debug check is not vacuous: a corrupted state (more busy servers than exist) is reported."""
     from conftest import sim
-    from msjgym.systems.msj import S_BUSY
+    from msjgym.systems.msj.state import S_BUSY
     s = sim(MODELS["general@0.5"], "fcfs")
     s.arrive(2, 1.0)
     s.check()

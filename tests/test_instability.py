@@ -7,7 +7,7 @@ import pytest
 
 from conftest import covers, exp_class, model
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.theory.saturated import one_and_n_throughput
 
 
@@ -43,7 +43,7 @@ def test_server_filling_is_stable_at_the_same_load():
 def test_heavy_but_stable_loads_are_not_flagged(seed):
     """No false alarm: an M/H2/1 at ρ = 0.95 with SCV 20 (a slow, large transient from empty) runs to the end."""
     from msjgym.core.distributions import from_spec
-    from msjgym.systems.msj_model import JobClass
+    from msjgym.systems.msj.model import JobClass
     h2 = JobClass("h2", 1, 1.0, from_spec({"dist": "hyperexp", "mean": 1.0, "scv": 20.0}))
     result = evaluate(model(1, 0.95, h2), "fcfs", reps=4, jobs=200_000, seed=seed)
     assert result.stable

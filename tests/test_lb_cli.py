@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from msjgym import cli
-from msjgym.evaluate.scenarios import list_scenarios, load_scenario, parse_override
+from msjgym.systems.msj.scenarios import list_scenarios, load_scenario, parse_override
 from msjgym.reproduce.common import Settings
 from msjgym.reproduce.lb_tables import plan
 from msjgym.theory import cavity as cv

@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from msjgym.errors import ScenarioError
-from msjgym.evaluate import loss_scorecard
-from msjgym.evaluate.scenarios import list_scenarios, load_scenario
+from msjgym.systems.loss import scorecard as loss_scorecard
+from msjgym.systems.msj.scenarios import list_scenarios, load_scenario
 from msjgym.policies.loss import LOSS_POLICIES, get_loss_policy
-from msjgym.systems.loss_model import make_loss_model
+from msjgym.systems.loss.model import make_loss_model
 
 
 def msjgym(*args: str) -> subprocess.CompletedProcess:

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from msjgym.evaluate.loss_runner import loss_metrics, simulate_loss
+from msjgym.systems.loss.runner import loss_metrics, simulate_loss
 from msjgym.evaluate.statistics import t_interval
-from msjgym.systems.loss_model import make_loss_model
+from msjgym.systems.loss.model import make_loss_model
 from msjgym.theory import loss as th
 
 pytestmark = pytest.mark.slow

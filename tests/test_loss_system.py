@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from scipy.stats import hypergeom
 
-from msjgym.evaluate.loss_runner import loss_metrics, simulate_loss
+from msjgym.systems.loss.runner import loss_metrics, simulate_loss
 from msjgym.evaluate.statistics import t_interval
-from msjgym.systems import loss as ls
-from msjgym.systems.loss_model import make_loss_model
+from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss.model import make_loss_model
 from msjgym.theory import loss as th
 from msjgym.theory.queues import erlang_b
 

@@ -10,7 +10,7 @@ import pytest
 from msjgym.evaluate.plot import build_curves, plot_summaries
 from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, summarize
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.evaluate.statistics import Estimate
 from msjgym.theory.saturated import one_and_n_throughput
 

@@ -6,7 +6,7 @@ from scipy import stats
 
 from msjgym.core import rng
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 
 SCENARIO = load_scenario("finite-skip-fig6", {"load": 0.6})
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from msjgym.errors import ScenarioError
-from msjgym.evaluate.lb_scenarios import DispatchSetting
-from msjgym.systems.loss_model import LossModel
-from msjgym.evaluate.scenarios import list_scenarios, load_scenario, model_from_spec, parse_override
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.dispatch.scenarios import DispatchSetting
+from msjgym.systems.loss.model import LossModel
+from msjgym.systems.msj.scenarios import list_scenarios, load_scenario, model_from_spec, parse_override
+from msjgym.systems.msj.model import MSJModel
 from conftest import EXAMPLE
 from test_theory_queues import saturated_one_and_n_chain_throughput
 

@@ -7,9 +7,9 @@ from conftest import exp_class, model
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.policies import get_policy
-from msjgym.systems.msj_model import JobClass
+from msjgym.systems.msj.model import JobClass
 from msjgym.theory import queues
 from msjgym.theory.saturated import one_and_n_throughput
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import covers, exp_class, model
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.theory import queues
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import pytest
 
 from msjgym.core.traces import TraceError, read_trace
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 
 TRACES = Path(__file__).resolve().parents[1] / "examples" / "traces"
 SAMPLE = TRACES / "sample.swf"

@@ -21,10 +21,10 @@ from msjgym.core.distributions import Distribution
 from msjgym.core.lb_distributions import paper_law
 from msjgym.envs._batch_env import StepBuffers
 from msjgym.errors import MsjgymError
-from msjgym.systems import dispatch as sim
-from msjgym.systems import dispatch_control as dc
-from msjgym.systems.dispatch_model import DispatchModel, default_dist
-from msjgym.systems.dispatch_state import (
+from msjgym.systems.dispatch import simulate as sim
+from msjgym.systems.dispatch import control as dc
+from msjgym.systems.dispatch.model import DispatchModel, default_dist
+from msjgym.systems.dispatch.state import (
     NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_NFREE, S_STATUS, DispatchState)
 
 OBSERVATIONS = {"sampled": dc.SAMPLED, "estimates": dc.ESTIMATES, "histogram": dc.HISTOGRAM}
@@ -44,10 +44,10 @@ class DispatchSpec:
         levels: L, the histogram's length (estimates, histogram); the actions are levels 0..L (L: at least L).
         horizon: arrivals decided per episode (``NO_HORIZON`` with ``arrivals``).
         arrivals: None, or the protocol's arrivals per episode (an episode is then one replication of
-            ``msjgym.systems.dispatch.simulate``: it ends once every measured job has left).
+            ``msjgym.systems.dispatch.simulate.simulate``: it ends once every measured job has left).
         warmup: arrivals not measured (protocol episodes).
         reward: "holding" (−∫ jobs / N dt per step) or "response" (−the dispatched job's expected response time);
-            see ``msjgym.systems.dispatch_control``. Training only: the agent runner's statistics do not use it.
+            see ``msjgym.systems.dispatch.control``. Training only: the agent runner's statistics do not use it.
     """
 
     model: DispatchModel

@@ -7,10 +7,10 @@ import numpy as np
 
 from msjgym.envs._batch_env import StepBuffers
 from msjgym.errors import MsjgymError
-from msjgym.evaluate.scenarios import Scenario, load_scenario
-from msjgym.systems import loss as ls
-from msjgym.systems import loss_control as lc
-from msjgym.systems.loss_model import LossModel
+from msjgym.systems.msj.scenarios import Scenario, load_scenario
+from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss import control as lc
+from msjgym.systems.loss.model import LossModel
 
 
 class LossBatch(StepBuffers):

@@ -26,9 +26,9 @@ from msjgym.envs._core import AGENT, MODES, Batch, EnvSpec
 from msjgym.errors import PolicyError
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.runner import EvaluationResult, _result
-from msjgym.evaluate.scenarios import Scenario
+from msjgym.systems.msj.scenarios import Scenario
 from msjgym.policies import Policy
-from msjgym.systems import msj_control
+from msjgym.systems.msj import control as msj_control
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
 

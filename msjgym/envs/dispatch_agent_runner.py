@@ -1,6 +1,6 @@
 """Evaluate any dispatcher — an object with ``act``, a callable, ``FILE.py:NAME`` or ``sb3:MODEL.zip`` — on the
 large-scale dispatch system with the paper's protocol, returning the ``DispatchResult`` that
-:func:`msjgym.systems.dispatch.simulate` returns for a built-in policy (so the same tables and scorecard apply).
+:func:`msjgym.systems.dispatch.simulate.simulate` returns for a built-in policy (so the same tables and scorecard apply).
 
     >>> from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher
     >>> res = evaluate_dispatcher("examples/my_dispatcher.py:JoinBelowThreshold", servers=100, lam=0.9,
@@ -28,8 +28,8 @@ from msjgym.core.distributions import Distribution
 from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
 from msjgym.envs.agent_runner import Decide, _decider, _load_object, _sb3_policy, checked_action
 from msjgym.errors import PolicyError
-from msjgym.systems import dispatch_control as dc
-from msjgym.systems.dispatch import DispatchResult, summarise
+from msjgym.systems.dispatch import control as dc
+from msjgym.systems.dispatch.simulate import DispatchResult, summarise
 
 PROGRESS_EVERY = 4096
 """Decisions between progress-bar updates."""

@@ -2,7 +2,7 @@
 
 The single environment is the native vector environment (:class:`DispatchVectorEnv`) with one copy, so the two give
 the same trajectories for the same seeds. The system, its information models and the built-in policies:
-:mod:`msjgym.systems.dispatch`; the compiled control step: :mod:`msjgym.systems.dispatch_control`.
+:mod:`msjgym.systems.dispatch.simulate`; the compiled control step: :mod:`msjgym.systems.dispatch.control`.
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
 from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv, check_num_envs
 from msjgym.envs.msj_env import MaskedDiscrete
 from msjgym.errors import MsjgymError
-from msjgym.systems.dispatch import Replication
-from msjgym.systems.dispatch_control import SKIP
-from msjgym.systems.dispatch_model import DispatchModel
-from msjgym.systems.dispatch_state import S_EVENTS, S_MSG, T_NOW
+from msjgym.systems.dispatch.simulate import Replication
+from msjgym.systems.dispatch.control import SKIP
+from msjgym.systems.dispatch.model import DispatchModel
+from msjgym.systems.dispatch.state import S_EVENTS, S_MSG, T_NOW
 
 DISPATCH_ENV_ID = "msjgym/Dispatch-v0"
 

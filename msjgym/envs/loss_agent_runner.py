@@ -1,10 +1,10 @@
 """Evaluate any policy on a loss scenario exactly like a built-in one (``msjgym evaluate loss-... --policy
 FILE.py:NAME`` or ``sb3:MODEL.zip``): same replications, seeds, warm-up, statistics and scorecard as
-:func:`msjgym.evaluate.loss_runner.evaluate_loss`.
+:func:`msjgym.systems.loss.runner.evaluate_loss`.
 
 The policy sees what an agent of ``msjgym/AdaptiveLoss-v0`` sees: ``act(observation)`` (or ``act(observation,
 action_mask)``) with observation [m, busy/n, jobs/n] and returns the width (0 = block, 1..m). A class is built with
-the scenario's :class:`~msjgym.systems.loss_model.LossModel` if its constructor takes an argument. A masked or
+the scenario's :class:`~msjgym.systems.loss.model.LossModel` if its constructor takes an argument. A masked or
 malformed action stops the evaluation with one error naming the replication, the step and the action.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ import numpy as np
 from msjgym.envs._loss_core import LossBatch
 from msjgym.envs.agent_runner import Decide
 from msjgym.errors import PolicyError
-from msjgym.evaluate.loss_runner import default_warmup, summarize_loss
+from msjgym.systems.loss.runner import default_warmup, summarize_loss
 from msjgym.evaluate.runner import EvaluationResult
-from msjgym.systems import loss_control as lc
+from msjgym.systems.loss import control as lc
 
 
 def evaluate_loss_agent(scenario, name: str, decide: Decide, *, reps: int = 10, jobs: int = 100_000,
@@ -48,7 +48,8 @@ def evaluate_loss_agent(scenario, name: str, decide: Decide, *, reps: int = 10, 
     events = int(batch.state.ints[:, 1].sum())
     result = summarize_loss(scenario, name, batch.state.stats, reps, jobs, warmup, batches, seed, events, wall, 0.0,
                             policy_known=False)
-    from msjgym.evaluate import loss_scorecard, scorecard
+    from msjgym.evaluate import scorecard
+    from msjgym.systems.loss import scorecard as loss_scorecard
     result.references = scorecard.judge(loss_scorecard.references(model, None), result)
     return result
 

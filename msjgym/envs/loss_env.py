@@ -14,9 +14,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from msjgym.envs._loss_core import LossBatch as _LossBatch
 from msjgym.envs._batch_env import BatchVectorEnv, OneCopyEnv, check_num_envs
 from msjgym.envs.msj_env import MaskedDiscrete
-from msjgym.systems import loss as ls
-from msjgym.systems import loss_control as lc
-from msjgym.systems.loss_model import LossModel
+from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss import control as lc
+from msjgym.systems.loss.model import LossModel
 
 LOSS_ENV_ID = "msjgym/AdaptiveLoss-v0"
 

@@ -10,8 +10,8 @@ import numpy as np
 from msjgym.envs._core import Batch, EnvSpec
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.runner import EvaluationResult, _result
-from msjgym.systems import msj_control
-from msjgym.systems.msj import RUNNING, S_EVENTS, T_NOW
+from msjgym.systems.msj import control as msj_control
+from msjgym.systems.msj.state import RUNNING, S_EVENTS, T_NOW
 
 
 class MaskedDiscrete(gym.spaces.Discrete):

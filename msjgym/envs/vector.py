@@ -8,7 +8,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from msjgym.envs._core import Batch, EnvSpec
-from msjgym.systems import msj_control
+from msjgym.systems.msj import control as msj_control
 
 
 class MSJVectorEnv(VectorEnv):

@@ -41,7 +41,7 @@ from msjgym.core.validation import is_real, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.results import PointSummary, ResultStore, canonical_point, summarize
-from msjgym.evaluate.scenarios import Scenario, load_scenario
+from msjgym.systems.msj.scenarios import Scenario, load_scenario
 from msjgym.evaluate.scorecard import Reference
 from msjgym.policies import get_policy
 

@@ -20,13 +20,13 @@ from msjgym.core import rng
 from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import scorecard
-from msjgym.evaluate.scenarios import Scenario
+from msjgym.systems.msj.scenarios import Scenario
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate, open_metrics, saturated_metrics, t_interval
 from msjgym.policies import Policy, get_policy
-from msjgym.systems.msj import DONE, RUNNING, UNSTABLE
-from msjgym.systems.msj_engine import MSJSimulation, RunConfig
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.msj.state import DONE, RUNNING, UNSTABLE
+from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.model import MSJModel
 
 CHUNK_EVENTS = 1 << 18  # events per compiled call between progress-bar updates
 

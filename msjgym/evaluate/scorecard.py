@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from msjgym.core.distributions import Exponential
 from msjgym.evaluate.statistics import Estimate
 from msjgym.policies import Policy
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.msj.model import MSJModel
 from msjgym.theory import finite_skip, multilevel, queues, zero_queueing
 from msjgym.theory.open_fcfs import solve_open_fcfs
 from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
@@ -162,7 +162,7 @@ def _server_filling(model: MSJModel, policy: Policy) -> list[Reference]:
 
 def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
     """Cor. 3.8 with the exact constants of ServerFilling (finite-skip note §3.8), when the trace-free model allows."""
-    from msjgym.evaluate.finite_skip import msj_as_finite_skip
+    from msjgym.systems.finite_skip.scenarios import msj_as_finite_skip
     from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
     try:
         fs_model = msj_as_finite_skip(model)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msjgym.core import histogram
-from msjgym.systems.msj import (
+from msjgym.systems.msj.state import (
     B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME)
 
 PERCENTILES = {"response_time_p95": 0.95, "response_time_p99": 0.99}
@@ -62,7 +62,7 @@ def open_metrics(bstat: np.ndarray, bsys: np.ndarray, hist: np.ndarray, needs: n
     """Metrics of an open system from accumulators summed over a set of batches.
 
     Args:
-        bstat: ``float[K, NBS]`` per-class sums (see ``msjgym.systems.msj`` B_* fields).
+        bstat: ``float[K, NBS]`` per-class sums (see ``msjgym.systems.msj.state`` B_* fields).
         bsys: ``float[NBSYS]`` whole-system sums (BS_* fields: measured time, ...).
         hist: ``int[K, NBINS]`` response-time histograms.
         needs: servers held by a job of each class.

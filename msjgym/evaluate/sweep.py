@@ -53,7 +53,7 @@ from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonical_point, summarize
 from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.scenarios import Scenario, list_scenarios, load_scenario, parse_override
+from msjgym.systems.msj.scenarios import Scenario, list_scenarios, load_scenario, parse_override
 from msjgym.evaluate.statistics import Estimate
 from msjgym.policies import get_policy
 
@@ -227,7 +227,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     covered the whole grid evenly.
     """
     _check_scenario_exists(args.scenario)
-    from msjgym.evaluate.lb_scenarios import is_lb_scenario  # load balancing (issue 7)
+    from msjgym.systems.dispatch.scenarios import is_lb_scenario  # load balancing (issue 7)
     if is_lb_scenario(args.scenario):
         raise MsjgymError(f"sweep {args.scenario}: dispatch scenarios do not run in sweeps yet; use `msjgym evaluate "
                           f"{args.scenario} --policy P --param ...` per point, or `msjgym reproduce lb-tables`")

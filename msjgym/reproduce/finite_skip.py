@@ -5,7 +5,7 @@ Cor. 3.8 band of the figure's WCFS policy with the paper's generic constants (li
 the resource-pooled M/G/1 (dashed) and, for LPS, the Zhang–Zwart approximation (dotted). Unstable points (the job
 count hit the simulator's capacity) are left out of the plot and marked in the CSV. The paper's protocol (10⁷ or
 5·10⁶ arrivals per point, no CIs) is replaced by ``reps`` replications of ``jobs`` measured jobs after a warm-up of
-jobs/5. MaxWeight (Figs. 6–7) runs on the multiserver-job engine (:mod:`msjgym.systems.msj_engine`), the other
+jobs/5. MaxWeight (Figs. 6–7) runs on the multiserver-job engine (:mod:`msjgym.systems.msj.engine`), the other
 policies on the finite-skip rate model.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from msjgym.evaluate import finite_skip as F
+from msjgym.systems.finite_skip import scenarios as F
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 from msjgym.theory import finite_skip as theory
@@ -25,7 +25,7 @@ BANDED = {"finite-skip-fig2": "fsf", "finite-skip-fig3": "lps", "finite-skip-fig
 
 def _simulate_msj(name: str, policy: str, load: float, settings: Settings, seed: int) -> tuple[bool, float, float]:
     from msjgym.evaluate.runner import evaluate
-    from msjgym.evaluate.scenarios import load_scenario
+    from msjgym.systems.msj.scenarios import load_scenario
     r = evaluate(load_scenario(name, {"load": load}), policy, reps=settings.reps, jobs=settings.jobs // 2,
                  seed=seed, references=False)
     est = r.metrics.get("response_time")
@@ -33,7 +33,7 @@ def _simulate_msj(name: str, policy: str, load: float, settings: Settings, seed:
 
 
 def reproduce_figure(name: str) -> Callable[[Settings], list[Path]]:
-    """The reproduction of figure ``name`` (a key of :data:`msjgym.evaluate.finite_skip.FIGURES`)."""
+    """The reproduction of figure ``name`` (a key of :data:`msjgym.systems.finite_skip.scenarios.FIGURES`)."""
     fig = F.FIGURES[name]
 
     def reproduce(settings: Settings) -> list[Path]:

@@ -29,11 +29,11 @@ from tqdm import tqdm
 from msjgym.core.lb_distributions import paper_law
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import sweep
-from msjgym.evaluate.lb_scorecard import paper_agreement
+from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.evaluate.statistics import Estimate
 from msjgym.reproduce.common import CsvTable, Settings
-from msjgym.systems.dispatch import Replication, simulate, summarise
-from msjgym.systems.dispatch_model import DispatchModel
+from msjgym.systems.dispatch.simulate import Replication, simulate, summarise
+from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.theory.lb_tables import TableRow, cavity_column, rows_for, settings as table_settings
 
 PAPER_SERVERS = (100, 1000)
@@ -53,7 +53,7 @@ class LbTask:
 
 
 def simulation_params(row: TableRow) -> dict:
-    """Keyword arguments of :func:`msjgym.systems.dispatch.simulate` for a table row (at ``row.servers``)."""
+    """Keyword arguments of :func:`msjgym.systems.dispatch.simulate.simulate` for a table row (at ``row.servers``)."""
     p = row.scenario_params()
     p.pop("sample_size", None)
     if row.policy == "pull":

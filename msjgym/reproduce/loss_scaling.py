@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from msjgym.evaluate.loss_runner import loss_metrics, simulate_loss
+from msjgym.systems.loss.runner import loss_metrics, simulate_loss
 from msjgym.evaluate.statistics import t_interval
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
-from msjgym.systems.loss_model import make_loss_model
+from msjgym.systems.loss.model import make_loss_model
 from msjgym.theory import loss as th
 
 D = 2

@@ -27,7 +27,7 @@ import numpy as np
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.runner import evaluate
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
-from msjgym.systems.msj_model import JobClass, MSJModel
+from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.multilevel import (
     mean_relative_completions_regimes_1_2,
     throughput_polynomial_regime_3,

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from msjgym.evaluate.results import PointSummary, summarize
-from msjgym.evaluate.scenarios import load_scenario
+from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.evaluate.sweep import run_sweep
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.msj.model import MSJModel
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 
 PAPER_SIZES = tuple(2**k for k in range(6, 17, 2))  # 64 ... 65536

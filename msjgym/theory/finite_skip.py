@@ -11,7 +11,7 @@ r_min >= 1/k; in the divisible setting, n = c(k, supp V) = Σ_v (k/v − 1) + 1 
 parenthesisation), w <= (c − 1)·rem_max and r_min >= 1/Σ_v (k/v). rem_max is the largest expected remaining size of a
 job given what a size-oblivious scheduler can see (its need and its age): for class v, (v/k)·sup_a E[X − a | X > a].
 ``server_filling_bounds`` uses the generic constants on an MSJ model; below it, every finite-skip system of the
-paper (:mod:`msjgym.systems.finite_skip`) with generic and exact constants (note §3.8), the resource-pooled M/G/1,
+paper (:mod:`msjgym.systems.finite_skip.simulate`) with generic and exact constants (note §3.8), the resource-pooled M/G/1,
 Zhang–Zwart's LPS approximation and the heterogeneous M/M/k chain.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from itertools import product
 from msjgym.core.distributions import (Deterministic, Distribution, Erlang, Exponential, HyperExponential,
                                        Uniform)
 from msjgym.policies.finite_skip import FSF, FSF_MINMIG, HET, LPS, SF_DIV, SF_EXP, THRESHOLD, FiniteSkipPolicy
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.msj.model import MSJModel
 
 
 def mean_residual_sup(service: Distribution) -> float | None:
@@ -82,7 +82,7 @@ def server_filling_bounds(model: MSJModel, divisible: bool = False) -> WCFSBound
 
 
 # =====================================================================================================================
-# Every finite-skip system of the paper (msjgym.systems.finite_skip): constants from the system's definition.
+# Every finite-skip system of the paper (msjgym.systems.finite_skip.simulate): constants from the system's definition.
 
 
 @dataclass(frozen=True)

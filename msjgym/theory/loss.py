@@ -442,7 +442,7 @@ def mean_field_blocking(n: int, k: int, d: int, lam: float, policy: str = "greed
     interpolation between integers). It ignores the O(√n) fluctuations of the idle count, so it is crude when the
     mean idle count is itself O(√n) (Halfin–Whitt) and near-exact for constant k as n → ∞, where it tends to
     :func:`fixed_point`. For k = c·n^α, λ = 1 − βn^(−α) it gives P_b ≈ y/n^α with y·e^(cλy) ≈ n^α e^(−cβ): P_b → 0
-    but n^α·P_b grows like ln(n^α)/c (a heuristic, not a theorem; see msjgym.evaluate.loss_scorecard).
+    but n^α·P_b grows like ln(n^α)/c (a heuristic, not a theorem; see msjgym.systems.loss.scorecard).
     """
     _check_model(n, d, lam)
 

@@ -1,6 +1,6 @@
 """Large-scale load balancing: simulate N servers behind a dispatcher, with the paper's protocol and CIs.
 
->>> from msjgym.systems.dispatch import simulate
+>>> from msjgym.systems.dispatch.simulate import simulate
 >>> res = simulate("push", servers=1000, lam=0.9, delta=0.3, arrivals=10**6, reps=5, seed=1)
 >>> res.response_time            # Estimate(mean, ci95), time units
 
@@ -9,8 +9,8 @@ arrivals (default N·10⁴), discards the first ``warmup_fraction`` (10 %) of jo
 r uses the stream ``SeedSequence(seed).spawn(reps)[r]``. Means are over replications with Student-t 95 % CIs
 (:func:`msjgym.evaluate.statistics.t_interval`).
 
-Model and policies: :mod:`msjgym.systems.dispatch_model`, :mod:`msjgym.policies.load_balancing`; event loop and
-costs: :mod:`msjgym.systems.dispatch_kernel`; data structures: :mod:`msjgym.systems.dispatch_state`.
+Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.load_balancing`; event loop and
+costs: :mod:`msjgym.systems.dispatch.kernel`; data structures: :mod:`msjgym.systems.dispatch.state`.
 """
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from msjgym.core.distributions import Distribution, Exponential
 from msjgym.errors import ScenarioError
 from msjgym.evaluate.statistics import Estimate, t_interval
 from msjgym.policies.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY, POLICY_IDS
-from msjgym.systems import dispatch_kernel as kern
-from msjgym.systems.dispatch_model import REMOVE_MODES, DispatchModel, default_dist
-from msjgym.systems.dispatch_state import (
+from msjgym.systems.dispatch import kernel as kern
+from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel, default_dist
+from msjgym.systems.dispatch.state import (
     DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_EVENTS, S_MSG, S_NDONE, T_WIN0, T_WIN1,
     DispatchState)
 
@@ -184,7 +184,7 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
 
     Args:
         policy, servers, lam, dist, delta, delta0, delta1, d, batch_size, p, remove: the model
-            (:class:`~msjgym.systems.dispatch_model.DispatchModel`); ``dist`` defaults to Exp(1).
+            (:class:`~msjgym.systems.dispatch.model.DispatchModel`); ``dist`` defaults to Exp(1).
         arrivals: jobs per replication (default N·10⁴, the paper's protocol); the first ``warmup_fraction`` of
             them are not measured.
         reps: replications (>= 1; CIs need >= 2).

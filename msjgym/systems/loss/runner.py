@@ -27,15 +27,15 @@ from msjgym.errors import MsjgymError
 from msjgym.evaluate.runner import EvaluationResult
 from msjgym.evaluate.statistics import Estimate, t_interval
 from msjgym.policies.loss import LossPolicy, get_loss_policy
-from msjgym.systems import loss as ls
-from msjgym.systems.loss_model import LossModel
-from msjgym.systems.msj_engine import RunConfig
+from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss.model import LossModel
+from msjgym.systems.msj.engine import RunConfig
 
 CHUNK = 1 << 20
 
 
 def loss_metrics(stats: np.ndarray, model: LossModel) -> dict[str, float]:
-    """Metric values from one replication's (or batch's) summed statistics row (``msjgym.systems.loss`` layout)."""
+    """Metric values from one replication's (or batch's) summed statistics row (``msjgym.systems.loss.kernel`` layout)."""
     n, d, lam = model.servers, model.d, model.lam
     T, arr, blocked = stats[ls.S_TIME], stats[ls.S_ARR], stats[ls.S_BLOCK]
     accepted = arr - blocked
@@ -93,9 +93,10 @@ def simulate_loss(model: LossModel, policy: str | LossPolicy, *, reps: int = 10,
 def evaluate_loss(scenario, policy: str | LossPolicy, *, reps: int | None = None, jobs: int | None = None,
                   warmup: int | None = None, seed: int | None = None, batches: int = 20,
                   references: bool | list = True) -> EvaluationResult:
-    """Simulate a loss scenario (a :class:`~msjgym.evaluate.scenarios.Scenario` whose model is a
+    """Simulate a loss scenario (a :class:`~msjgym.systems.msj.scenarios.Scenario` whose model is a
     :class:`LossModel`, or a bare model) and estimate its metrics, with the scorecard's references judged."""
-    from msjgym.evaluate import loss_scorecard, scorecard
+    from msjgym.evaluate import scorecard
+    from msjgym.systems.loss import scorecard as loss_scorecard
 
     model: LossModel = getattr(scenario, "model", scenario)
     reps = 10 if reps is None else reps

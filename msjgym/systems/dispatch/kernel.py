@@ -32,7 +32,7 @@ from msjgym.core.jit import njit
 from msjgym.core.sampling import sample
 from msjgym.policies.load_balancing import (
     JIQ, JSQ, P_BATCH, P_K, P_LCAP, P_N, P_POLICY, PULL, PUSH, RESOURCE_POOLING, WATER_FILLING, choose, water_fill)
-from msjgym.systems.dispatch_state import (
+from msjgym.systems.dispatch.state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_CLOCKS,
     S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO,
     T_NOW, T_RATE, T_WIN0, T_WIN1, V_E, V_HEAD, V_IDPOS, V_POS, V_Q, V_TAIL, W_CT, W_PEND, bucket_down,

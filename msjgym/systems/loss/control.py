@@ -1,9 +1,9 @@
 """Agent control of the loss system: one decision per arrival, B systems stepped by one compiled call.
 
-A decision epoch is an arrival whose sample has been drawn (``msjgym.systems.loss.to_next_arrival``). The agent's
+A decision epoch is an arrival whose sample has been drawn (``msjgym.systems.loss.kernel.to_next_arrival``). The agent's
 action is the width: 0 = block, 1..m with m = min(l, d) the idle servers its sample shows. ``step_batch`` applies
 each system's action with ``resolve_arrival`` (the same transition as the fast path, so a policy gives the same
-trajectory through the environment as through ``msjgym.systems.loss.run``), then runs to the next arrival.
+trajectory through the environment as through ``msjgym.systems.loss.kernel.run``), then runs to the next arrival.
 
 Observation (float32[3]): [m, busy servers / n, jobs in system / n]. Only m is what the paper's dispatcher sees
 (its sample); the two global fractions are extra context for learning (not available to a sampling dispatcher).
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from msjgym.core.jit import njit
-from msjgym.systems import loss as ls
+from msjgym.systems.loss import kernel as ls
 
 OBS_SIZE = 3
 OK, BAD_ACTION = 0, 1

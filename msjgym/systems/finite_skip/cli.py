@@ -10,9 +10,9 @@ import argparse
 import json
 
 from msjgym.errors import MsjgymError
-from msjgym.evaluate import finite_skip as F
+from msjgym.systems.finite_skip import scenarios as F
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, SYSTEM_NAMES, FiniteSkipPolicy
-from msjgym.systems.finite_skip_agent import simulate_agent
+from msjgym.systems.finite_skip.agent import simulate_agent
 
 METRICS = ("response_time", "queueing_time", "front_time", "number_in_system", "number_in_front", "work",
            "work_nonbusy", "utilization", "work_identity_residual")
@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from msjgym.cli import format_references
-    from msjgym.evaluate.scenarios import parse_override
+    from msjgym.systems.msj.scenarios import parse_override
 
     if args.list or not args.scenario:
         for name, fig in F.FIGURES.items():

@@ -1,11 +1,11 @@
 """Evaluate a built-in dispatch policy on a dispatch scenario (``msjgym evaluate lb-... --policy P``).
 
-Runs :func:`msjgym.systems.dispatch.simulate` with the paper's protocol (each replication starts empty and runs
+Runs :func:`msjgym.systems.dispatch.simulate.simulate` with the paper's protocol (each replication starts empty and runs
 ``arrivals`` arrivals, default N·10⁴; the first 10 % are warm-up; 20 replications; replication r uses
 ``SeedSequence(seed).spawn(reps)[r]``) and returns an :class:`~msjgym.evaluate.runner.EvaluationResult` whose
 metrics are ``response_time``, ``mean_queue_length``, ``busy_fraction``, ``message_rate``,
 ``little_response_time`` (E[Q]/λ) and ``P(Q=k)`` (time-average fraction of servers with k jobs), each a mean over
-replications with a Student-t 95 % CI, and the scorecard (:mod:`msjgym.evaluate.lb_scorecard`) judged.
+replications with a Student-t 95 % CI, and the scorecard (:mod:`msjgym.systems.dispatch.scorecard`) judged.
 """
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from msjgym.evaluate import lb_scorecard
-from msjgym.evaluate.lb_scenarios import DispatchSetting
+from msjgym.systems.dispatch import scorecard as lb_scorecard
+from msjgym.systems.dispatch.scenarios import DispatchSetting
 from msjgym.evaluate.runner import EvaluationResult
-from msjgym.evaluate.scenarios import Scenario
+from msjgym.systems.msj.scenarios import Scenario
 from msjgym.evaluate.statistics import Estimate
-from msjgym.systems.dispatch import METRICS, DispatchResult, simulate
-from msjgym.systems.msj_engine import RunConfig
+from msjgym.systems.dispatch.simulate import METRICS, DispatchResult, simulate
+from msjgym.systems.msj.engine import RunConfig
 
 DEFAULT_REPS = 20
 LEVEL_FLOOR = 1e-6
@@ -31,7 +31,7 @@ LEVEL_FLOOR = 1e-6
 def dispatch_metrics(res: DispatchResult, at_least: int = 0) -> dict[str, Estimate]:
     """The metrics of a dispatch run: :data:`METRICS` and P(Q=k) for k = 0, 1, ... up to the last level holding at
     least :data:`LEVEL_FLOOR` of the servers, or ``at_least`` levels, at most
-    :data:`~msjgym.evaluate.lb_scorecard.MAX_LEVELS_SHOWN`."""
+    :data:`~msjgym.systems.dispatch.scorecard.MAX_LEVELS_SHOWN`."""
     out = dict(res.estimates)
     pmf, ci = res.queue_length_distribution, res.queue_length_ci95
     held = np.flatnonzero(pmf >= LEVEL_FLOOR)
@@ -48,7 +48,7 @@ def evaluate_dispatch(scenario: Scenario, policy: str, *, reps: int | None = Non
     """Simulate ``policy`` (a built-in dispatch policy) on a dispatch scenario and judge the scorecard.
 
     Args:
-        scenario: from :func:`msjgym.evaluate.scenarios.load_scenario` (an ``lb-*`` built-in).
+        scenario: from :func:`msjgym.systems.msj.scenarios.load_scenario` (an ``lb-*`` built-in).
         reps: replications (default 20, the paper's). arrivals: per replication (default N·10⁴, the paper's).
         seed: root seed (None: a random 32-bit seed, reported). progress: a progress bar over replications.
     """

@@ -27,7 +27,7 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.core.sampling import sample
-from msjgym.systems.loss_model import LossModel
+from msjgym.systems.loss.model import LossModel
 
 GREEDY, FIXED_WIDTH, RANDOM_WIDTH = 0, 1, 2
 POLICY_IDS = {"greedy": GREEDY, "fixed-width": FIXED_WIDTH, "random-width": RANDOM_WIDTH}

@@ -71,7 +71,7 @@ from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.traces import read_trace
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
-from msjgym.systems.msj_model import JobClass, MSJModel
+from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
 from msjgym.theory.zero_queueing import ScalingRegime
 
@@ -544,8 +544,8 @@ def is_builtin_msj(name: str) -> bool:
 
 def list_scenarios() -> list[tuple[str, str]]:
     """The built-in scenarios as (name, one-line description)."""
-    from msjgym.evaluate.lb_scenarios import list_lb_scenarios  # load balancing (issue 7)
-    from msjgym.evaluate.loss_scenarios import list_loss_scenarios  # loss systems (issue 8)
+    from msjgym.systems.dispatch.scenarios import list_lb_scenarios  # load balancing (issue 7)
+    from msjgym.systems.loss.scenarios import list_loss_scenarios  # loss systems (issue 8)
     return [(name, b.description) for name, b in _BUILTINS.items()] + list_loss_scenarios() + list_lb_scenarios()
 
 
@@ -562,15 +562,15 @@ def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = No
     overrides = dict(overrides or {})
     if name in _BUILTINS:
         return _load_builtin(name, overrides)
-    from msjgym.evaluate.loss_scenarios import is_loss_scenario, load_loss_scenario  # loss systems (issue 8)
+    from msjgym.systems.loss.scenarios import is_loss_scenario, load_loss_scenario  # loss systems (issue 8)
     if is_loss_scenario(name):
         return load_loss_scenario(name, overrides)
-    from msjgym.evaluate.lb_scenarios import is_lb_scenario, load_lb_scenario  # load balancing (issue 7)
+    from msjgym.systems.dispatch.scenarios import is_lb_scenario, load_lb_scenario  # load balancing (issue 7)
     if is_lb_scenario(name):
         return load_lb_scenario(name, overrides)
     if name.startswith("finite-skip-"):
         raise ScenarioError(f"scenario {name!r}: not a multiserver-job scenario; run it with `msjgym evaluate "
-                            f"{name} --policy P` or msjgym.evaluate.finite_skip (see `msjgym finite-skip --list`)")
+                            f"{name} --policy P` or msjgym.systems.finite_skip.scenarios (see `msjgym finite-skip --list`)")
     path = Path(name).expanduser()
     if not path.is_file():
         raise ScenarioError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "

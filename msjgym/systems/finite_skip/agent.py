@@ -1,4 +1,4 @@
-"""The agent path of the finite-skip systems: the event loop of :mod:`msjgym.systems.finite_skip` in Python, with
+"""The agent path of the finite-skip systems: the event loop of :mod:`msjgym.systems.finite_skip.simulate` in Python, with
 the rates decided by any agent (``act(observation) -> rates``; see :mod:`msjgym.policies.finite_skip_agents` for the
 observation). It draws from the same random streams in the same order as the compiled loop, so a built-in policy's
 agent reproduces the compiled trajectory (``tests/test_finite_skip_agents.py``), and a policy of your own gets the
@@ -14,13 +14,13 @@ import numpy as np
 from msjgym.core.distributions import encode_all
 from msjgym.core.rng import exponential, seed_states, uniform
 from msjgym.core.sampling import sample
-from msjgym.systems import finite_skip as fs
+from msjgym.systems.finite_skip import simulate as fs
 
 
 def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000, warmup: int | None = None,
                    reps: int = 1, seed: int = 0, capacity: int = 3_000,
                    rule: int | None = None) -> list[fs.Replication]:
-    """Like :func:`msjgym.systems.finite_skip.simulate`, with ``agent.act`` (or ``agent(...)``) choosing the rates.
+    """Like :func:`msjgym.systems.finite_skip.simulate.simulate`, with ``agent.act`` (or ``agent(...)``) choosing the rates.
 
     The agent gets ``{"params": int[N], "servers": int[N]}`` (jobs in arrival order) and returns N rates (fractions of
     capacity, summing to at most 1). A heterogeneous-server agent reports the servers it assigned in

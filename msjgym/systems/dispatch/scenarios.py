@@ -32,9 +32,9 @@ from msjgym.core.lb_distributions import paper_law, parse_paper_law
 from msjgym.core.lb_params import require_load, water_filling_batch_size
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
-from msjgym.evaluate.scenarios import Scenario
+from msjgym.systems.msj.scenarios import Scenario
 from msjgym.policies.load_balancing import POLICY_IDS
-from msjgym.systems.dispatch_model import DispatchModel
+from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
 
 TABLE_SCENARIOS = {"lb-push-table1": 1, "lb-water-filling-table2": 2, "lb-pull-table3": 3, "lb-pooling-table4": 4}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from msjgym.evaluate.scorecard import Reference
 from msjgym.policies.loss import LossPolicy
-from msjgym.systems.loss_model import LossModel
+from msjgym.systems.loss.model import LossModel
 from msjgym.theory import loss as th
 
 MAX_EXACT_STATES = 5_000

@@ -24,15 +24,15 @@ from msjgym.core.sampling import sample
 from msjgym.errors import MsjgymError
 from msjgym.policies import Policy
 from msjgym.policies.dispatch import on_arrival, on_departure, schedule, schedule_call
-from msjgym.systems import msj
-from msjgym.systems.msj import (
+from msjgym.systems.msj import state as msj
+from msjgym.systems.msj.state import (
     B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME,
     C_AREA_DEF, C_AREA_N, C_AREA_X, DONE,
     INVARIANT, J_ARR, J_BATCH, J_CLS, J_HPOS, J_ID, J_SIZE, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
     P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_TRACE, P_WARMUP, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS, S_NARR,
     S_NCHK, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_AREA_HIGH, T_BATCH, T_GROWTH, T_NEXT_ARR,
     T_NOW, UNSTABLE, add_job, check_invariants, next_completion_time, heap_remove, remove_job, touch, touch_need)
-from msjgym.systems.msj_model import MSJModel
+from msjgym.systems.msj.model import MSJModel
 
 FIRST_CHECKPOINT = 1024  # events
 DETECT_WINDOWS = 4  # consecutive doubling windows of growth that flag instability

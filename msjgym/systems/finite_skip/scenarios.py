@@ -6,7 +6,7 @@
 * ``finite-skip-fig3``: LPS(4), the same S;
 * ``finite-skip-fig4a`` / ``-fig4b``: threshold parallelism, k = 8, (P, S) = (1, Exp(2)) / (8, Exp(2/3)) each w.p. 1/2
   (4b: the rates swapped);
-* ``finite-skip-fig6`` / ``-fig7``: the MSJ built-ins of :mod:`msjgym.evaluate.scenarios` as rate models.
+* ``finite-skip-fig6`` / ``-fig7``: the MSJ built-ins of :mod:`msjgym.systems.msj.scenarios` as rate models.
 
 ``summarize(model, reps)`` turns replications into estimates with 95 % CIs (Student t over replications), including
 the work-identity residual and the pathwise-invariant diagnostics; ``references`` lists the theory (Cor. 3.8 with
@@ -26,7 +26,7 @@ from msjgym.errors import ScenarioError
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate, t_interval
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, HET, LPS, MSJ, THRESHOLD, FiniteSkipPolicy
-from msjgym.systems import finite_skip as fs
+from msjgym.systems.finite_skip import simulate as fs
 from msjgym.theory import finite_skip as theory
 
 _GHS = "Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver analysis'"
@@ -83,14 +83,14 @@ def _threshold(inelastic_rate: float, elastic_rate: float, name: str) -> Callabl
 
 def _msj(figure: str) -> Callable[..., fs.FiniteSkipModel]:
     def build(load: float) -> fs.FiniteSkipModel:
-        from msjgym.evaluate.scenarios import load_scenario
+        from msjgym.systems.msj.scenarios import load_scenario
         model = load_scenario(figure, {"load": load}).model
         return msj_as_finite_skip(model, figure)
     return build
 
 
 def msj_as_finite_skip(model, name: str = "") -> fs.FiniteSkipModel:
-    """An :class:`~msjgym.systems.msj_model.MSJModel` as a rate model (durations X; S = vX/k)."""
+    """An :class:`~msjgym.systems.msj.model.MSJModel` as a rate model (durations X; S = vX/k)."""
     return fs.FiniteSkipModel(MSJ, int(model.servers), float(model.arrival_rate),
                               tuple(float(c.probability) for c in model.classes),
                               tuple(c.service for c in model.classes), tuple(int(c.need) for c in model.classes),
@@ -206,7 +206,7 @@ def summarize(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> FiniteSk
 
 def run(model: fs.FiniteSkipModel, policy: str, *, jobs: int = 100_000, reps: int = 10, seed: int = 0,
         warmup: int | None = None) -> FiniteSkipSummary:
-    """Simulate and summarise (see :func:`msjgym.systems.finite_skip.simulate`)."""
+    """Simulate and summarise (see :func:`msjgym.systems.finite_skip.simulate.simulate`)."""
     return summarize(model, fs.simulate(model, policy, jobs=jobs, reps=reps, seed=seed, warmup=warmup))
 
 

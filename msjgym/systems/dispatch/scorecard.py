@@ -28,11 +28,11 @@ import numpy as np
 from msjgym.core.distributions import Exponential
 from msjgym.core.lb_params import pull_update_rates
 from msjgym.evaluate import scorecard
-from msjgym.evaluate.lb_scenarios import DispatchSetting
+from msjgym.systems.dispatch.scenarios import DispatchSetting
 from msjgym.evaluate.runner import EvaluationResult
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
-from msjgym.systems.dispatch_model import DispatchModel
+from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.theory import cavity as cv
 from msjgym.theory import queues
 from msjgym.theory.lb_tables import TableRow

@@ -4,7 +4,7 @@ Parameters (``--param KEY=VALUE``):
     * ``servers`` n (integer >= 1), ``d`` maximum width (integer in [1, n]);
     * the load: ``alpha`` ∈ [0, 1) and ``beta`` > 0 with λ(n) = 1 − βn^(−α) > 0, or ``lam`` ∈ (0, 1) directly
       (setting ``lam`` drops the defaults of alpha and beta);
-    * ``k``: servers sampled per arrival, an integer in [1, n] or a rule name (``msjgym.systems.loss_model.K_RULES``:
+    * ``k``: servers sampled per arrival, an integer in [1, n] or a rule name (``msjgym.systems.loss.model.K_RULES``:
       "n", "n^alpha log n", "n^alpha", "sqrt n", "sqrt n log n", "log n"; natural log, ⌈·⌉, capped at n by
       definition);
     * ``service``: "exp" (Exp(1), default: simulated exactly by the count chain) or a distribution table of mean 1,
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from msjgym.errors import ScenarioError
-from msjgym.evaluate.scenarios import Scenario
-from msjgym.systems.loss_model import K_RULES, LossModel, make_loss_model
+from msjgym.systems.msj.scenarios import Scenario
+from msjgym.systems.loss.model import K_RULES, LossModel, make_loss_model
 
 _GMGM = "Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar, 'Large Loss Systems with Adaptive Multiserver Jobs'"
 _DEFAULTS = {

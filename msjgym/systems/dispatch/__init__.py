@@ -1,0 +1,1 @@
+"""The dispatch system family: model, state, kernels, control layer, scenarios, scorecard."""

@@ -1,0 +1,1 @@
+"""The finite-skip system family: model, state, kernels, control layer, scenarios, scorecard."""

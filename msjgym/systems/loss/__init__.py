@@ -1,0 +1,1 @@
+"""The loss system family: model, state, kernels, control layer, scenarios, scorecard."""

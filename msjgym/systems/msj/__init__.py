@@ -1,0 +1,1 @@
+"""The msj system family: model, state, kernels, control layer, scenarios, scorecard."""
