@@ -1,0 +1,266 @@
+"""The small protocols every system family implements, and the registry that finds the families.
+
+msjgym simulates several *families* of systems (multiserver jobs, large-scale dispatch, loss systems with adaptive
+jobs, the finite-skip models, ...). Each family lives in one subpackage ``msjgym.systems.<family>`` and exposes one
+object, ``FAMILY``, implementing :class:`Family`. Everything shared (the evaluator, the command line, sweeps, plots,
+environment registration) asks the registry, never names a family:
+
+>>> from msjgym import api
+>>> family = api.family_of("one-and-n")          # the family that owns a scenario name or TOML file
+>>> scenario = family.load("one-and-n", {"servers": 16})
+
+A family is found by :func:`families`: every subpackage of :mod:`msjgym.systems` that defines ``FAMILY``, then every
+object registered under the ``msjgym.families`` entry-point group (a family shipped in another package), in the order
+of their ``order`` attribute. Adding a family is one folder under ``msjgym/systems/`` (see ``docs/extending.md``).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from msjgym.errors import PolicyError, ScenarioError
+
+RUNNING = 0
+"""Status of a replication that has more events to run."""
+DONE = 1
+"""Status of a replication that ran its measured jobs."""
+UNSTABLE = 2
+"""Status of a replication stopped because its number in system kept growing."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A resolved scenario of one family.
+
+    Attributes:
+        name: the built-in name, or the file path as given.
+        family: the name of the family that owns it (``msj``, ``dispatch``, ``loss``, ``finite-skip``, ...).
+        description: one line.
+        params: its parameters after overrides (a built-in: defaults filled in; a file: the whole spec).
+        model: the family's validated model.
+        regime: the scaling sequence the scenario belongs to, when it has one (the scorecard classifies it).
+    """
+
+    name: str
+    family: str
+    description: str
+    params: dict
+    model: Any
+    regime: Any = None
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of a built-in policy: ``--param NAME=VALUE`` (or the policy's constructor argument).
+
+    Attributes:
+        name: the key. default: its value when not given (None: required, or derived from the scenario).
+        low, high: the valid closed range (None: unbounded on that side). integer: whether it must be an integer.
+        description: one line, with units.
+    """
+
+    name: str
+    default: Any
+    description: str
+    low: float | None = None
+    high: float | None = None
+    integer: bool = False
+
+    def check(self, value: Any, where: str = "") -> Any:
+        """``value`` if valid, else a one-line ``PolicyError`` naming the parameter and its range."""
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and self.integer:
+            ok = float(value).is_integer()
+        if ok:
+            ok = (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+        if not ok:
+            kind = "an integer" if self.integer else "a number"
+            lo = "-inf" if self.low is None else f"{self.low:g}"
+            hi = "inf" if self.high is None else f"{self.high:g}"
+            raise PolicyError(f"{where}{self.name} = {value!r}: must be {kind} in [{lo}, {hi}] ({self.description})")
+        return int(value) if self.integer else value
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """The declaration of a built-in policy, the same for every family.
+
+    Attributes:
+        name: the command-line name (``--policy NAME``).
+        summary: one line for ``msjgym list``.
+        family: the family it runs on.
+        preemptive: whether it may pause a job in service (preempt-resume: no work is lost).
+        source: the paper (authors, title, section) that defines or studies it.
+        params: its parameters, with ranges.
+    """
+
+    name: str
+    summary: str
+    family: str
+    preemptive: bool
+    source: str
+    params: tuple[Param, ...] = field(default=(), kw_only=True)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How long and how many times to simulate: what ``msjgym evaluate`` and sweeps pass to a family.
+
+    ``None`` means the family's default (see each family's ``run_settings``). ``options`` holds the family-specific
+    switches of ``msjgym evaluate`` (``saturated``, ``observation``, ``mode``, ...), by option name.
+    """
+
+    reps: int | None = None
+    jobs: int | None = None
+    warmup: int | None = None
+    batches: int = 20
+    seed: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Simulation(Protocol):
+    """Replications of one policy on one scenario, advanced by the shared evaluator (:mod:`msjgym.evaluate`).
+
+    ``unit`` names what ``progress`` counts (``job``, ``arrival``) and ``per_rep`` how many of them a replication
+    processes (warm-up included), for the progress bar.
+    """
+
+    reps: int
+    unit: str
+    per_rep: int
+
+    def advance(self, rep: int, max_events: int) -> int:
+        """Run replication ``rep`` for up to ``max_events`` events (or to its end); returns its status."""
+
+    def progress(self, rep: int) -> int:
+        """Units processed so far by replication ``rep``."""
+
+    def events(self, rep: int) -> int:
+        """Events simulated by replication ``rep``."""
+
+    def growth_rate(self, rep: int) -> float:
+        """The growth rate (jobs per unit time) of the number in system of an unstable replication."""
+
+    def metrics(self, rep: int) -> dict[str, float]:
+        """Replication ``rep``'s metric values (after warm-up)."""
+
+    def batch_metrics(self, rep: int) -> list[dict[str, float]]:
+        """Replication ``rep``'s values per measurement batch (for CIs from batch means when there is one
+        replication); an empty list when the family has no batches."""
+
+
+@runtime_checkable
+class Family(Protocol):
+    """A family of systems: its scenarios, policies, simulation, theory and environments."""
+
+    name: str
+    """Short name (``msj``), used in results and the ``system = ...`` key of scenario files."""
+    title: str
+    """One line for ``msjgym list``."""
+    order: int
+    """Position in listings (smaller first)."""
+    env_ids: tuple[str, ...]
+    """The Gymnasium ids it registers (see :meth:`register_envs`)."""
+
+    def scenarios(self) -> list[tuple[str, str]]:
+        """Its built-in scenarios: (name, one-line description)."""
+
+    def owns(self, name: str) -> bool:
+        """Whether ``name`` (a built-in name or a scenario file) is one of its scenarios."""
+
+    def load(self, name: str, overrides: Mapping[str, Any]) -> Scenario:
+        """The scenario ``name`` with ``--param`` overrides, validated (``ScenarioError`` otherwise)."""
+
+    def policies(self) -> Mapping[str, PolicySpec]:
+        """Its built-in policies by name."""
+
+    def simulation(self, scenario: Scenario, policy: str, run: RunSettings, seed: int) -> Simulation:
+        """Replications of ``policy`` (a built-in name, ``FILE.py:NAME`` or ``sb3:MODEL.zip``) on ``scenario``
+        with the replication streams of ``SeedSequence(seed).spawn(reps)``."""
+
+    def references(self, scenario: Scenario, policy: str, run: RunSettings) -> list:
+        """The theory's references for ``policy`` on ``scenario`` (before simulating)."""
+
+    def judge(self, references: list, result: Any) -> list:
+        """``references`` with verdicts against ``result``."""
+
+    def register_envs(self) -> None:
+        """Register its Gymnasium environments (when gymnasium is installed)."""
+
+
+_FAMILIES: list[Family] | None = None
+
+
+def families() -> list[Family]:
+    """Every registered family, in listing order (discovered once)."""
+    global _FAMILIES
+    if _FAMILIES is None:
+        import msjgym.systems as systems
+
+        found: list[Family] = []
+        for info in pkgutil.iter_modules(systems.__path__):
+            if info.ispkg:
+                module = importlib.import_module(f"msjgym.systems.{info.name}")
+                if hasattr(module, "FAMILY"):
+                    found.append(module.FAMILY)
+        found += _entry_point_families()
+        _FAMILIES = sorted(found, key=lambda f: (f.order, f.name))
+    return _FAMILIES
+
+
+def _entry_point_families() -> list[Family]:
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in entry_points(group="msjgym.families")]
+
+
+def family(name: str) -> Family:
+    """The family called ``name``."""
+    for f in families():
+        if f.name == name:
+            return f
+    raise ScenarioError(f"family {name!r}: unknown; valid: {', '.join(f.name for f in families())}")
+
+
+def family_of(scenario: str | Scenario) -> Family:
+    """The family that owns a scenario (a loaded one, a built-in name, or a scenario file)."""
+    if isinstance(scenario, Scenario):
+        return family(scenario.family)
+    for f in families():
+        if f.owns(scenario):
+            return f
+    names = [n for f in families() for n, _ in f.scenarios()]
+    raise ScenarioError(f"scenario {scenario!r}: neither a built-in nor an existing file; built-ins: {', '.join(names)}")
+
+
+def load_scenario(name: str, overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """The scenario ``name`` (any family's built-in, or a scenario file) with ``overrides`` applied."""
+    return family_of(name).load(name, dict(overrides or {}))
+
+
+def list_scenarios() -> list[tuple[str, str]]:
+    """Every family's built-in scenarios, (name, description), in listing order."""
+    return [s for f in families() for s in f.scenarios()]
+
+
+def is_user_policy(text: str) -> bool:
+    """Whether ``--policy text`` names a policy of the user's (``FILE.py:NAME`` or ``sb3:MODEL.zip``)."""
+    return text.startswith("sb3:") or ".py:" in text or text.endswith(".py")
+
+
+def policy_spec(family_: Family, name: str) -> PolicySpec:
+    """The built-in policy ``name`` of ``family_``; a ``PolicyError`` listing the valid names otherwise."""
+    table = family_.policies()
+    if name not in table:
+        raise PolicyError(f"--policy {name!r}: not a policy of the {family_.name} family; valid: "
+                          f"{', '.join(table)}, or a policy of your own (FILE.py:NAME, sb3:MODEL.zip)")
+    return table[name]
+
+
+def scenario_names(families_: Sequence[Family] | None = None) -> list[str]:
+    """The built-in scenario names of ``families_`` (default: all)."""
+    return [n for f in (families_ or families()) for n, _ in f.scenarios()]
