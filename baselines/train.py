@@ -155,9 +155,10 @@ def evaluate_all(config: dict[str, Any], model_path: Path) -> tuple[list[dict[st
                              jobs=jobs, warmup=warmup, seed=seed, progress=True)
     print(f"evaluated the learned policy in {time.perf_counter() - start:.0f} s", flush=True)
     rows = [_row("maskable-ppo (learned)", "no", learned)]
+    from msjgym.policies.msj import get_policy
     for policy in ev.get("policies", ["fcfs", "first-fit", "msf-nonpreemptive", "server-filling"]):
         result = msjgym.evaluate(scenario, policy, reps=reps, jobs=jobs, warmup=warmup, seed=seed, references=False)
-        preemptive = "yes" if msjgym.policies.get_policy(policy).preemptive else "no"
+        preemptive = "yes" if get_policy(policy).preemptive else "no"
         rows.append(_row(policy, preemptive, result))
     overrides = " ".join(f"--param {k}={v!r}" for k, v in params.items())  # repr: the exact float
     shown = model_path.resolve()

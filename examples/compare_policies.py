@@ -9,7 +9,7 @@ import argparse
 import msjgym
 from msjgym.errors import PolicyError
 from msjgym.systems.msj.scenarios import parse_override
-from msjgym.policies import BUILTIN_POLICIES
+from msjgym.policies.msj import BUILTIN_POLICIES
 
 
 def main() -> None:

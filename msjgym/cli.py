@@ -32,7 +32,7 @@ from msjgym.evaluate.runner import EvaluationResult, evaluate
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate
 from msjgym.systems.msj.scenarios import is_builtin_msj, list_scenarios, load_scenario, parse_override
-from msjgym.policies import BUILTIN_POLICIES, get_policy
+from msjgym.policies.msj import BUILTIN_POLICIES, get_policy
 from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
 
 METRIC_ORDER = ("response_time", "waiting_time", "number_in_system", "number_in_queue", "utilization",
@@ -158,7 +158,7 @@ def _cmd_list() -> None:
     from msjgym.policies.loss import LOSS_POLICIES  # loss scenarios (issue 8)
     for name, policy in LOSS_POLICIES.items():
         print(f"  {name:<{width}}  {policy.summary}")
-    from msjgym.policies.load_balancing import POLICY_IDS  # dispatch scenarios (issue 7)
+    from msjgym.policies.dispatch.load_balancing import POLICY_IDS  # dispatch scenarios (issue 7)
     print(f"\nDispatch policies (lb-* scenarios; their parameters by --param): {', '.join(POLICY_IDS)}")
     print("\nReproductions (msjgym reproduce NAME):")
     width = max(len(name) for name in REPRODUCTIONS)
@@ -305,7 +305,7 @@ def _is_dispatch(scenario) -> bool:
 def _evaluate_dispatch(scenario, args: argparse.Namespace) -> None:
     """``msjgym evaluate lb-... --policy P``: a built-in dispatch policy (a dispatcher of your own: see below)."""
     from msjgym.systems.dispatch.runner import evaluate_custom_dispatcher, evaluate_dispatch
-    from msjgym.policies.load_balancing import POLICY_IDS
+    from msjgym.policies.dispatch.load_balancing import POLICY_IDS
     custom = args.policy not in POLICY_IDS and (":" in args.policy or args.policy.endswith(".py"))
     if args.policy not in POLICY_IDS and not custom:
         raise MsjgymError(f"--policy {args.policy!r}: not a dispatch policy; valid on {scenario.name}: "

@@ -1,31 +1,135 @@
-"""The papers' scheduling policies as built-in agents (importable as ``msjgym.policies``).
+"""The built-in policies of every system family (importable as ``msjgym.policies``), one subpackage per family.
 
-Every built-in policy runs inside the compiled fast path; ``get_policy(name)`` returns it by its command-line name.
+==========================================  ==========================================================================
+subpackage                                  family (``PolicySpec.family``)
+==========================================  ==========================================================================
+:mod:`msjgym.policies.msj`                  ``msj``: multiserver-job scheduling (FCFS, ServerFilling, MSF, SMASH, ...)
+:mod:`msjgym.policies.dispatch`             ``dispatch``: large-scale load balancing (JSQ(d), JIQ, push, pull, ...)
+:mod:`msjgym.policies.loss`                 ``loss``: loss systems with adaptive multiserver jobs (greedy, ...)
+:mod:`msjgym.policies.finite_skip`          ``finite-skip``: the finite-skip models (FSF, LPS, IF/EF, ...)
+==========================================  ==========================================================================
+
+A built-in policy is one declaration: a module-level instance of a subclass of :class:`msjgym.api.PolicySpec` (name,
+summary, family, preemptive, source, parameters with ranges) that also carries its compiled decision kernel and its
+agent form. Each family subpackage exposes ``POLICIES: dict[str, PolicySpec]``, built by :func:`discover`: every
+module of the subpackage is imported and every module-level ``PolicySpec`` instance in it is registered, in module
+order (modules sorted by name, declarations in the order they appear). Adding a policy is adding one file; see
+``docs/extending.md``.
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from typing import Any
+
+from msjgym.api import Param, PolicySpec
 from msjgym.errors import PolicyError
 
-from .base import Policy
-from .fcfs import FCFS
-from .first_fit import FIRST_FIT, PREEMPTIVE_FIRST_FIT
-from .maxweight import MAXWEIGHT
-from .need_priority import LSF, LSF_NONPREEMPTIVE, MSF, MSF_NONPREEMPTIVE
-from .server_filling import SERVER_FILLING, SERVER_FILLING_DIVISIBLE
 
-BUILTIN_POLICIES: dict[str, Policy] = {
-    p.name: p
-    for p in (FCFS, FIRST_FIT, PREEMPTIVE_FIRST_FIT, MSF, LSF, MSF_NONPREEMPTIVE, LSF_NONPREEMPTIVE,
-              SERVER_FILLING, SERVER_FILLING_DIVISIBLE, MAXWEIGHT)
-}
+@dataclass(frozen=True, kw_only=True)
+class BuiltinPolicy(PolicySpec):
+    """What every family's built-in declaration adds to :class:`~msjgym.api.PolicySpec`: bound parameter values.
+
+    Attributes:
+        values: parameter values bound by :meth:`bind` (``(name, value)`` pairs); a parameter not bound takes its
+            ``Param.default``.
+    """
+
+    values: tuple[tuple[str, Any], ...] = ()
+
+    def bind(self, **values: Any) -> BuiltinPolicy:
+        """This policy with parameter values (``--param NAME=VALUE``), each checked against its ``Param``'s range;
+        a ``PolicyError`` names an unknown parameter or a value out of range."""
+        known = {p.name: p for p in self.params}
+        bound = dict(self.values)
+        for key, value in values.items():
+            if key not in known:
+                valid = ", ".join(known) or "none"
+                raise PolicyError(f"policy {self.name}: no parameter {key!r}; its parameters: {valid}")
+            bound[key] = known[key].check(value, f"policy {self.name}: ")
+        return replace(self, values=tuple((p.name, bound[p.name]) for p in self.params if p.name in bound))
+
+    def value(self, name: str) -> Any:
+        """The value of parameter ``name``: bound by :meth:`bind`, else its default."""
+        for key, value in self.values:
+            if key == name:
+                return value
+        for p in self.params:
+            if p.name == name:
+                return p.default
+        raise PolicyError(f"policy {self.name}: no parameter {name!r}")
+
+    def arguments(self) -> tuple[Any, ...]:
+        """Every parameter's value, in the order of ``params`` (what the compiled kernel receives)."""
+        return tuple(self.value(p.name) for p in self.params)
+
+    @property
+    def label(self) -> str:
+        """The name, with the bound parameter values when there are any: ``smash(w=8)``."""
+        if not self.values:
+            return self.name
+        return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.values)})"
 
 
-def get_policy(name: str) -> Policy:
-    """The built-in policy called ``name``; ``PolicyError`` listing the valid names otherwise."""
+def discover(package: str, family: str) -> dict[str, PolicySpec]:
+    """Every built-in policy declared in the modules of ``package``, by name, in discovery order.
+
+    The modules of the package are imported in name order (modules whose name starts with ``_`` are skipped: they
+    are generated or private); every module-level :class:`~msjgym.api.PolicySpec` instance of family ``family`` is
+    registered once (an instance imported into a second module is the same policy). Two different declarations
+    with one name are an error.
+    """
+    pkg = importlib.import_module(package)
+    found: dict[str, PolicySpec] = {}
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name.startswith("_") or info.ispkg:
+            continue
+        module = importlib.import_module(f"{package}.{info.name}")
+        for value in vars(module).values():
+            if not isinstance(value, PolicySpec) or value.family != family:
+                continue
+            other = found.get(value.name)
+            if other is None:
+                found[value.name] = value
+            elif other is not value:
+                raise PolicyError(f"two built-in {family} policies are called {value.name!r} "
+                                  f"(one in {package}.{info.name})")
+    return found
+
+
+def declared_ids(namespace: Mapping[str, Any], family: str) -> dict[str, int]:
+    """Kernel ids of the ``family`` declarations made so far in a module (pass its ``globals()``): their positions in
+    declaration order. For a family whose compiled kernel is one hand-written branch table over its policies (the
+    table's constants are then ``IDS[name]``, never typed numbers)."""
+    out: dict[str, int] = {}
+    for value in list(namespace.values()):
+        if isinstance(value, PolicySpec) and value.family == family and value.name not in out:
+            out[value.name] = len(out)
+    return out
+
+
+@dataclass(frozen=True)
+class Choice(Param):
+    """A parameter that takes one of a few named values (``choices``) rather than a number."""
+
+    choices: tuple[str, ...] = ()
+
+    def check(self, value: Any, where: str = "") -> Any:
+        if value not in self.choices:
+            raise PolicyError(f"{where}{self.name} = {value!r}: must be one of {', '.join(self.choices)} "
+                              f"({self.description})")
+        return value
+
+
+def lookup(policies: dict[str, PolicySpec], name: str, family: str) -> PolicySpec:
+    """``policies[name]``, or a one-line ``PolicyError`` listing the family's valid names."""
     try:
-        return BUILTIN_POLICIES[name]
+        return policies[name]
     except KeyError:
-        raise PolicyError(f"--policy {name!r}: unknown policy; valid: {', '.join(BUILTIN_POLICIES)}") from None
+        raise PolicyError(f"--policy {name!r}: not a policy of the {family} family; valid: "
+                          f"{', '.join(policies)}") from None
 
 
-__all__ = ["Policy", "BUILTIN_POLICIES", "get_policy"] + [p.upper().replace("-", "_") for p in BUILTIN_POLICIES]
+__all__ = ["BuiltinPolicy", "Choice", "declared_ids", "discover", "lookup"]

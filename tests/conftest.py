@@ -7,7 +7,7 @@ from scipy import stats
 
 from msjgym.core import rng
 from msjgym.core.distributions import from_spec
-from msjgym.policies import get_policy
+from msjgym.policies.msj import get_policy
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import JobClass, MSJModel
 

@@ -15,7 +15,7 @@ from conftest import covers, exp_class, model
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.runner import evaluate
 from msjgym.systems.msj.scenarios import load_scenario
-from msjgym.policies import BUILTIN_POLICIES
+from msjgym.policies.msj import BUILTIN_POLICIES
 from msjgym.systems.msj.model import JobClass
 from msjgym.theory import queues
 

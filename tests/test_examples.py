@@ -9,7 +9,7 @@ import pytest
 
 from msjgym.evaluate import scorecard
 from msjgym.systems.msj.scenarios import load_scenario
-from msjgym.policies import get_policy
+from msjgym.policies.msj import get_policy
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

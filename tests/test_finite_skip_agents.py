@@ -7,7 +7,7 @@ import pytest
 
 from msjgym.core.rng import seed_states
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, HET, MSJ, THRESHOLD, allocate
-from msjgym.policies.finite_skip_agents import FiniteSkipAgent
+from msjgym.policies.finite_skip.finite_skip_agents import FiniteSkipAgent
 
 SPEEDS = (0.1, 0.4, 0.2, 0.3)
 

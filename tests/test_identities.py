@@ -16,7 +16,7 @@ from conftest import covers
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.runner import evaluate
 from msjgym.systems.msj.scenarios import load_scenario
-from msjgym.policies import BUILTIN_POLICIES
+from msjgym.policies.msj import BUILTIN_POLICIES
 from msjgym.systems.msj.model import JobClass, MSJModel
 
 REPS, JOBS = 10, 100_000

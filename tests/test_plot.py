@@ -91,7 +91,7 @@ def test_theory_lines_bands_and_unstable_range(summaries, tmp_path):
 
 def test_theory_exact_values_sit_on_the_line(summaries, tmp_path):
     from msjgym.evaluate import scorecard
-    from msjgym.policies import get_policy
+    from msjgym.policies.msj import get_policy
     record = plot_summaries(summaries, "arrival_rate", "number_in_system", theory=True, out=tmp_path / "n.png")
     (exact,) = record.exact
     for x, value in zip(exact.get_xdata(), exact.get_ydata()):

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import exp_class, model, sim
 from msjgym.errors import PolicyError
-from msjgym.policies import get_policy
+from msjgym.policies.msj import get_policy
 from msjgym.systems.msj.state import S_BUSY
 
 LONG = 1e9

@@ -8,7 +8,7 @@ from msjgym.core.distributions import from_spec
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.runner import evaluate
 from msjgym.systems.msj.scenarios import load_scenario
-from msjgym.policies import get_policy
+from msjgym.policies.msj import get_policy
 from msjgym.systems.msj.model import JobClass
 from msjgym.theory import queues
 from msjgym.theory.saturated import one_and_n_throughput

@@ -1,5 +1,5 @@
 """The twin test (ARCHITECTURE.md, "The one contract: a policy"): every built-in policy, driven through
-``msjgym/MSJ-v0`` by its observation-only agent (``msjgym.policies.agents``), reproduces the compiled fast path's
+``msjgym/MSJ-v0`` by its observation-only agent (``msjgym.policies.msj.agents``), reproduces the compiled fast path's
 trajectory bit for bit: the same events, the same per-replication metrics (==, not approx).
 
 Both paths draw from the same stream: the environment's ``reset(seed=S)`` seeds from ``SeedSequence(S).spawn(1)[0]``,
@@ -19,11 +19,12 @@ from msjgym.envs.msj_env import MSJEnv
 from msjgym.errors import PolicyError
 from msjgym.evaluate.runner import evaluate
 from msjgym.systems.msj.scenarios import load_scenario
-from msjgym.policies import BUILTIN_POLICIES, get_policy
-from msjgym.policies.agents import AGENTS, BuiltinAgent, agent_mode, make_agent
+from msjgym.policies.msj import BUILTIN_POLICIES, get_policy
+from msjgym.policies.msj.agents import AGENTS, BuiltinAgent, agent_mode, make_agent
 
-NONPREEMPTIVE = ["fcfs", "first-fit", "msf-nonpreemptive", "lsf-nonpreemptive"]
-PREEMPTIVE = ["preemptive-first-fit", "msf", "lsf", "server-filling", "server-filling-divisible", "maxweight"]
+# every built-in policy, as discovered (a new policy file is twin-tested with its default parameters)
+NONPREEMPTIVE = [name for name, p in BUILTIN_POLICIES.items() if not p.preemptive]
+PREEMPTIVE = [name for name, p in BUILTIN_POLICIES.items() if p.preemptive]
 ALL = NONPREEMPTIVE + PREEMPTIVE
 WINDOW = 128  # W (start) or L (preemptive): above the queues of these scenarios, so the agents never run short
 

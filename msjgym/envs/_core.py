@@ -9,13 +9,13 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj.scenarios import Scenario, load_scenario
-from msjgym.policies import Policy
+from msjgym.policies.msj import Policy
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 
 AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym.envs", preemptive=False,
-               kernel_id=-1, source="")
+               source="")  # no kernel: the compiled scheduler leaves every decision to the agent
 MODES = {"start": msj_control.MODE_START, "preemptive": msj_control.MODE_SET}
 
 

@@ -27,7 +27,7 @@ from msjgym.errors import PolicyError
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.runner import EvaluationResult, _result
 from msjgym.systems.msj.scenarios import Scenario
-from msjgym.policies import Policy
+from msjgym.policies.msj import Policy
 from msjgym.systems.msj import control as msj_control
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
@@ -131,7 +131,7 @@ def evaluate_agent(scenario: Scenario, name: str, decide: Decide, *, mode: str =
               file=sys.stderr, desc=name) as bar:
         for b in range(reps):
             _run_replication(batch, b, decide, name, bar)
-    result = _result(scenario, Policy(name, "", False, AGENT.kernel_id, ""), batch.sim, reps, seed,
+    result = _result(scenario, Policy(name=name, summary="", preemptive=False, source=""), batch.sim, reps, seed,
                      time.perf_counter() - start, 0.0)
     result.references = scorecard.judge(scorecard.references(scenario.model, AGENT), result)
     return result

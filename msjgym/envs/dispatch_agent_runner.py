@@ -10,7 +10,7 @@ large-scale dispatch system with the paper's protocol, returning the ``DispatchR
 The dispatcher sees what an agent of ``msjgym/Dispatch-v0`` sees (``act(observation)``, or ``act(observation,
 action_mask)``); a class is built with the :class:`~msjgym.envs._dispatch_core.DispatchSpec` if its constructor
 takes an argument. Replication r runs on ``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it, so a
-built-in policy's agent (:mod:`msjgym.policies.load_balancing_agents`) reproduces ``simulate`` exactly. Anything the
+built-in policy's agent (:mod:`msjgym.policies.dispatch.load_balancing_agents`) reproduces ``simulate`` exactly. Anything the
 dispatcher does wrong stops the evaluation with one error naming the replication, the step and the action.
 """
 from __future__ import annotations

@@ -43,7 +43,7 @@ from msjgym.evaluate import scorecard
 from msjgym.evaluate.results import PointSummary, ResultStore, canonical_point, summarize
 from msjgym.systems.msj.scenarios import Scenario, load_scenario
 from msjgym.evaluate.scorecard import Reference
-from msjgym.policies import get_policy
+from msjgym.policies.msj import get_policy
 
 RESULTS_FILE = "results.sqlite"
 LOAD = "load"

@@ -23,7 +23,7 @@ from msjgym.evaluate import scorecard
 from msjgym.systems.msj.scenarios import Scenario
 from msjgym.evaluate.scorecard import Reference
 from msjgym.evaluate.statistics import Estimate, open_metrics, saturated_metrics, t_interval
-from msjgym.policies import Policy, get_policy
+from msjgym.policies.msj import Policy, get_policy
 from msjgym.systems.msj.state import DONE, RUNNING, UNSTABLE
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import MSJModel

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from msjgym.core.distributions import Exponential
 from msjgym.evaluate.statistics import Estimate
-from msjgym.policies import Policy
+from msjgym.policies.msj import Policy
 from msjgym.systems.msj.model import MSJModel
 from msjgym.theory import finite_skip, multilevel, queues, zero_queueing
 from msjgym.theory.open_fcfs import solve_open_fcfs

@@ -55,7 +55,7 @@ from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonica
 from msjgym.evaluate.runner import evaluate
 from msjgym.systems.msj.scenarios import Scenario, list_scenarios, load_scenario, parse_override
 from msjgym.evaluate.statistics import Estimate
-from msjgym.policies import get_policy
+from msjgym.policies.msj import get_policy
 
 RESULTS_FILE = "results.sqlite"
 RAY_INSTALL = 'pip install "msjgym[ray]"'

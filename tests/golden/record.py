@@ -25,8 +25,8 @@ def cases() -> list[list[str]]:
     """The command lines to record: argv lists for ``msjgym``."""
     from msjgym.systems.finite_skip import scenarios as F
     from msjgym.systems.msj.scenarios import list_scenarios
-    from msjgym.policies import BUILTIN_POLICIES
-    from msjgym.policies.load_balancing import POLICY_IDS
+    from msjgym.policies.msj import BUILTIN_POLICIES
+    from msjgym.policies.dispatch.load_balancing import POLICY_IDS
     from msjgym.policies.loss import LOSS_POLICIES
 
     out = []

@@ -38,7 +38,7 @@ from collections import namedtuple
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import uniform
-from msjgym.policies.load_balancing import P_D, P_LCAP, P_N, sample_servers
+from msjgym.policies.dispatch.load_balancing import P_D, P_LCAP, P_N, sample_servers
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.state import (
     RUNNING, S_CLOCKS, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q, W_CT, W_PEND, DispatchState,

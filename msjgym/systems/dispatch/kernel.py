@@ -30,7 +30,7 @@ from collections import namedtuple
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.core.sampling import sample
-from msjgym.policies.load_balancing import (
+from msjgym.policies.dispatch.load_balancing import (
     JIQ, JSQ, P_BATCH, P_K, P_LCAP, P_N, P_POLICY, PULL, PUSH, RESOURCE_POOLING, WATER_FILLING, choose, water_fill)
 from msjgym.systems.dispatch.state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_CLOCKS,
@@ -39,7 +39,7 @@ from msjgym.systems.dispatch.state import (
     bucket_pick_max, bucket_reset, bucket_up, heap_pop, heap_push, heap_replace_top, heap_top, idle_add,
     idle_remove, job_alloc, job_free, job_unlink)
 
-# params.ints (P_N .. P_LCAP are shared with msjgym.policies.load_balancing)
+# params.ints (P_N .. P_LCAP are shared with msjgym.policies.dispatch.load_balancing)
 P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)
 P_WARMUP = 7
 P_DKIND = 8  # job-size law kind (msjgym.core.sampling)

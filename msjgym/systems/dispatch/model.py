@@ -3,7 +3,7 @@
 N servers, each with its own FIFO queue and one job in service at a time, serving at rate 1 (resource pooling:
 1 − p); arrivals Poisson with rate λN (water filling: batches of M tasks at rate λN/M); job sizes i.i.d. from any
 msjgym :class:`~msjgym.core.distributions.Distribution` (the paper's laws have mean 1, so λ is the load). The
-dispatcher's information is part of the model: see :mod:`msjgym.policies.load_balancing`.
+dispatcher's information is part of the model: see :mod:`msjgym.policies.dispatch.load_balancing`.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
 of Non-Exponential Job Sizes", §2 (note ``hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md`` §1, §5).
@@ -17,16 +17,14 @@ from msjgym.core.distributions import Distribution, Exponential
 from msjgym.core.lb_params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
 from msjgym.core.validation import is_real, show
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.load_balancing import POLICY_IDS
+from msjgym.policies.dispatch import POLICIES
+from msjgym.policies.dispatch.load_balancing import POLICY_IDS
 
 REMOVE_MODES = ("last", "next", "random")
 """Resource pooling: which waiting job a token removes (the paper leaves it open, note §5 item 6)."""
 
-_PARAMS: dict[str, tuple[str, ...]] = {
-    "random": (), "round-robin": (), "jsq": (), "jiq": (), "jsq-d": ("d",), "least-loaded-d": ("d",),
-    "push": ("delta",), "pull": ("delta", "delta0", "delta1"), "water-filling": ("delta", "batch_size"),
-    "resource-pooling": ("p", "remove"),
-}
+_PARAMS: dict[str, tuple[str, ...]] = {name: tuple(p.name for p in spec.params) for name, spec in POLICIES.items()}
+"""Each policy's parameters (its declaration's ``params``)."""
 
 
 def _integer(name: str, value: object, low: int, high: int, what: str) -> int:
@@ -40,7 +38,7 @@ class DispatchModel:
     """A validated dispatch system: policy, N servers, load and the policy's information parameters.
 
     Attributes:
-        policy: a name of :data:`msjgym.policies.load_balancing.POLICY_IDS`.
+        policy: a name of :data:`msjgym.policies.dispatch.load_balancing.POLICY_IDS`.
         servers: N >= 1.
         lam: arrival rate per server λ (jobs per unit time); λ·E[size] must be in (0, 1).
         dist: job-size law (work, in time units at rate 1).

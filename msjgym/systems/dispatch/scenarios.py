@@ -10,7 +10,7 @@
 
 Every scenario also takes the other policies' parameters (``d`` for jsq-d / least-loaded-d, ``delta``, ``delta1``,
 ``C`` / ``batch_size``, ``p``, ``remove``), so any of the 10 dispatch policies of
-:mod:`msjgym.policies.load_balancing` runs on any scenario: the scenario fixes N, λ and the job-size law.
+:mod:`msjgym.policies.dispatch.load_balancing` runs on any scenario: the scenario fixes N, λ and the job-size law.
 
 Defaults: N = 100 and the table's first row. An omitted parameter comes from the table's row with the given ``dist``
 (``--param dist=erlang(k=6)`` on Table 1 gives λ = 0.8, δ = 0.25), or from the first row when no row has that law.
@@ -33,7 +33,8 @@ from msjgym.core.lb_params import require_load, water_filling_batch_size
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 from msjgym.systems.msj.scenarios import Scenario
-from msjgym.policies.load_balancing import POLICY_IDS
+from msjgym.policies.dispatch import POLICIES
+from msjgym.policies.dispatch.load_balancing import POLICY_IDS
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
 
@@ -45,10 +46,8 @@ KEYS = ("servers", "dist", "lam", "delta", "delta1", "C", "batch_size", "p", "d"
 """Parameters every dispatch scenario accepts."""
 
 POLICY_KEYS: dict[str, tuple[str, ...]] = {
-    "push": ("delta",), "pull": ("delta", "delta1"), "water-filling": ("delta", "batch_size"),
-    "resource-pooling": ("p", "remove"), "jsq-d": ("d",), "least-loaded-d": ("d",),
-}
-"""The scenario parameters each policy reads (the others read none)."""
+    name: tuple(p.name for p in spec.params if p.name in KEYS) for name, spec in POLICIES.items()}
+"""The scenario parameters each policy reads: its declaration's parameters that a scenario sets."""
 _OPTIONAL = {"delta1", "remove"}
 _WHAT = {"delta": "probe/update rate per server, > 0", "batch_size": "water-filling batch size M (or C: "
          "M = C·log10 N), with K = (delta/lam)·M an integer", "p": "central server's share, in [0, 1)",

@@ -9,7 +9,7 @@ arrivals (default N·10⁴), discards the first ``warmup_fraction`` (10 %) of jo
 r uses the stream ``SeedSequence(seed).spawn(reps)[r]``. Means are over replications with Student-t 95 % CIs
 (:func:`msjgym.evaluate.statistics.t_interval`).
 
-Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.load_balancing`; event loop and
+Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.dispatch.load_balancing`; event loop and
 costs: :mod:`msjgym.systems.dispatch.kernel`; data structures: :mod:`msjgym.systems.dispatch.state`.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from msjgym.core import rng
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.errors import ScenarioError
 from msjgym.evaluate.statistics import Estimate, t_interval
-from msjgym.policies.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY, POLICY_IDS
+from msjgym.policies.dispatch.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY, POLICY_IDS
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel, default_dist
 from msjgym.systems.dispatch.state import (

@@ -1,5 +1,5 @@
 """The agent path of the finite-skip systems: the event loop of :mod:`msjgym.systems.finite_skip.simulate` in Python, with
-the rates decided by any agent (``act(observation) -> rates``; see :mod:`msjgym.policies.finite_skip_agents` for the
+the rates decided by any agent (``act(observation) -> rates``; see :mod:`msjgym.policies.finite_skip.finite_skip_agents` for the
 observation). It draws from the same random streams in the same order as the compiled loop, so a built-in policy's
 agent reproduces the compiled trajectory (``tests/test_finite_skip_agents.py``), and a policy of your own gets the
 same statistics and pathwise diagnostics (is it work-conserving finite-skip on this path?). About 10⁴ events per

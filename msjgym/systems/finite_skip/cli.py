@@ -48,7 +48,8 @@ def command(args: argparse.Namespace) -> int:
     if ".py:" in policy:  # a policy of one's own, on the agent path
         agent = _load_agent(policy, model)
         summary = F.summarize(model, simulate_agent(model, agent, jobs=args.jobs, reps=args.reps, seed=args.seed))
-        own = FiniteSkipPolicy(policy, model.system, -1, True, False, "user policy", "user file")
+        own = FiniteSkipPolicy(name=policy, system=model.system, preemptive=True, wcfs=False, summary="user policy",
+                               source="user file")
         refs = F.judge(F.references(model, own), summary)
     elif policy not in FINITE_SKIP_POLICIES:
         raise MsjgymError(f"--policy {policy!r}: unknown; valid for {args.scenario}: "

@@ -27,10 +27,12 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.core.sampling import sample
+from msjgym.policies.loss.loss import IDS as POLICY_IDS  # the policies' kernel ids, in declaration order
 from msjgym.systems.loss.model import LossModel
 
-GREEDY, FIXED_WIDTH, RANDOM_WIDTH = 0, 1, 2
-POLICY_IDS = {"greedy": GREEDY, "fixed-width": FIXED_WIDTH, "random-width": RANDOM_WIDTH}
+GREEDY = POLICY_IDS["greedy"]
+FIXED_WIDTH = POLICY_IDS["fixed-width"]
+RANDOM_WIDTH = POLICY_IDS["random-width"]
 
 # ints[b, :]
 I_ARRIVALS = 0  # arrivals so far (warm-up included)

@@ -31,9 +31,7 @@ from msjgym.systems.msj.state import (
     P_LAMBDA, P_NBATCH, P_SERVERS, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS, S_NARR, S_NEXT_CHK, S_NFREE,
     S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
 from msjgym.systems.msj.engine import _arrival, _checkpoint, _completions, _flush, _record_admission
-
-MODE_START = 0
-MODE_SET = 1
+from msjgym.systems.msj.state import MODE_SET, MODE_START  # noqa: F401  (defined with the state layout)
 
 # ctl.ints[b, :]
 X_MODE = 0

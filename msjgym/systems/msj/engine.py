@@ -22,8 +22,8 @@ from msjgym.core.jit import njit
 from msjgym.core.distributions import encode_all
 from msjgym.core.sampling import sample
 from msjgym.errors import MsjgymError
-from msjgym.policies import Policy
-from msjgym.policies.dispatch import on_arrival, on_departure, schedule, schedule_call
+from msjgym.policies.msj import Policy
+from msjgym.policies.msj._gen_scheduler import on_arrival, on_departure, schedule, schedule_call
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.state import (
     B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME,
@@ -336,6 +336,13 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     ints[msj.P_TRACE] = int(model.trace is not None)
     floats = np.zeros(msj.NPF, dtype=np.float64)
     floats[P_LAMBDA] = model.arrival_rate
+    args = policy.arguments()
+    if len(args) > msj.NARG:
+        raise MsjgymError(f"policy {policy.name}: {len(args)} parameters; the compiled scheduler has room for "
+                          f"{msj.NARG} (msjgym.systems.msj.state.NARG)")
+    for i, value in enumerate(args):
+        floats[msj.P_FARG + i] = float(value)
+        ints[msj.P_ARG + i] = int(value) if float(value).is_integer() else 0
     dkind, dstart, ddata = encode_all([c.service for c in model.classes])
     trace_t, trace_c, trace_s = _trace_arrays(model)
     return msj.MSJParams(

@@ -109,6 +109,10 @@ UNSTABLE = 2
 NEED_CAPACITY = 3
 INVARIANT = 4
 
+# control modes of an environment (msjgym.systems.msj.control)
+MODE_START = 0  # non-preemptive: start one waiting job, or wait
+MODE_SET = 1  # preemptive: choose the set of jobs in service
+
 # params.ints[:]
 P_SERVERS = 0
 P_K = 1
@@ -123,11 +127,14 @@ P_GROUPS = 9
 P_DETECT = 10  # instability detection on/off
 P_MMAX = 11  # largest need
 P_TRACE = 12  # arrivals replay params.trace_t/trace_c/trace_s
-NPI = 13
+P_ARG = 13  # the policy's parameters, in the order of its declaration's params: ints[P_ARG + i] (integer ones)
+NARG = 4  # room for this many policy parameters
+NPI = P_ARG + NARG
 
 # params.floats[:]
 P_LAMBDA = 0
-NPF = 1
+P_FARG = 1  # the policy's parameters as reals: floats[P_FARG + i]
+NPF = P_FARG + NARG
 
 MSJState = namedtuple(
     "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone")

@@ -1,5 +1,5 @@
 """The finite-skip policies as agents: plain Python, written from the note's pseudo-code (§2.2–2.7), independent of
-the compiled :func:`msjgym.policies.finite_skip.allocate` they must agree with (``tests/test_finite_skip_agents.py``).
+the compiled :func:`msjgym.policies.finite_skip.finite_skip.allocate` they must agree with (``tests/test_finite_skip_agents.py``).
 
 An agent's ``act(observation)`` takes the jobs present in arrival order and returns each job's service rate (fraction
 of capacity). Observation (a dict):
@@ -20,15 +20,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .finite_skip import FINITE_SKIP_POLICIES
 
 
 class FiniteSkipAgent:
     """Policy ``name`` on a system with ``k`` servers (``speeds``: heterogeneous speeds, any order)."""
 
     def __init__(self, name: str, k: int, speeds: Sequence[float] = (), rng: np.random.Generator | None = None):
-        if name not in FINITE_SKIP_POLICIES:
-            raise ValueError(f"unknown finite-skip policy {name!r}; valid: {', '.join(FINITE_SKIP_POLICIES)}")
+        from msjgym.policies.finite_skip import POLICIES
+
+        if name not in POLICIES:
+            raise ValueError(f"unknown finite-skip policy {name!r}; valid: {', '.join(POLICIES)}")
         self.name, self.k = name, int(k)
         self.speeds = sorted(speeds, reverse=True) if speeds else [1.0 / k] * k
         self.rng = rng or np.random.default_rng(0)

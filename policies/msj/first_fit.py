@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import C_HEAD, J_NEXT, J_SEQ, P_K, P_SERVERS, apply_targets
+from .agents import FirstFitAgent, PreemptiveFirstFitAgent
 from .base import Policy
 from .common import ORDER_ARRIVAL, admit, clear_targets
-
-KERNEL_ID = 1
-PREEMPTIVE_KERNEL_ID = 2
 
 
 @njit(inline="always")
@@ -53,14 +51,16 @@ FIRST_FIT = Policy(
     name="first-fit",
     summary="First-fit backfilling (non-preemptive): start any waiting job that fits, oldest first",
     preemptive=False,
-    kernel_id=KERNEL_ID,
     source="Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.3 (non-preemptive counterpart of PFF)",
+    schedule=schedule,
+    agent_class=FirstFitAgent,
 )
 
 PREEMPTIVE_FIRST_FIT = Policy(
     name="preemptive-first-fit",
     summary="Preemptive first fit: at every event, serve the jobs a first-fit scan in arrival order places",
     preemptive=True,
-    kernel_id=PREEMPTIVE_KERNEL_ID,
     source="Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.3 (PFF)",
+    schedule=schedule_preemptive,
+    agent_class=PreemptiveFirstFitAgent,
 )

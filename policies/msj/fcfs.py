@@ -6,10 +6,9 @@ Grosof & Ayhan, "Multiserver-job Response Time under Multilevel Scaling", §3.1.
 from __future__ import annotations
 
 from msjgym.core.jit import njit
+from .agents import FCFSAgent
 from .base import Policy
 from .common import ORDER_ARRIVAL, admit
-
-KERNEL_ID = 0
 
 
 @njit(inline="always")
@@ -22,6 +21,7 @@ FCFS = Policy(
     name="fcfs",
     summary="FCFS with head-of-line blocking: start jobs in arrival order; a job that does not fit blocks the queue",
     preemptive=False,
-    kernel_id=KERNEL_ID,
     source="Wang, Xie & Harchol-Balter (2021) §3; Grosof & Ayhan §3.1",
+    schedule=schedule,
+    agent_class=FCFSAgent,
 )

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import P_GROUPS, P_K, P_SERVERS, apply_targets
 from msjgym.systems.msj.model import MSJModel
+from .agents import MaxWeightAgent
 from .base import Policy
 from .common import group_count, split_group, clear_targets
-
-KERNEL_ID = 9
 
 
 @njit
@@ -57,7 +56,7 @@ def schedule(st, pr, b):
     apply_targets(st, pr, b)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _MaxWeight(Policy):
     def scratch_size(self, model: MSJModel) -> int:
         groups = len(set(int(m) for m in model.needs))
@@ -68,6 +67,7 @@ MAXWEIGHT = _MaxWeight(
     name="maxweight",
     summary="MaxWeight (preemptive): serve the packing maximising Σ served×present per need (knapsack per event)",
     preemptive=True,
-    kernel_id=KERNEL_ID,
     source="Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.3 (after Maguluri et al.)",
+    schedule=schedule,
+    agent_class=MaxWeightAgent,
 )

@@ -21,11 +21,9 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
     C_F, C_FEND, J_CLS, J_NEXT, J_SEQ, P_GROUPS, P_K, P_SERVERS, S_FRONT_NEED, apply_targets)
 from msjgym.systems.msj.model import MSJModel
+from .agents import ServerFillingAgent, ServerFillingDivisibleAgent
 from .base import Policy, require_divisible
 from .common import group_count, kth_oldest_seq, newest_seq, split_group, clear_targets
-
-KERNEL_ID = 7
-DIVISIBLE_KERNEL_ID = 8
 
 
 @njit(inline="always")
@@ -111,7 +109,7 @@ def schedule_divisible(st, pr, b):
     apply_targets(st, pr, b)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _ServerFilling(Policy):
     chain: bool = True
 
@@ -123,16 +121,20 @@ SERVER_FILLING = _ServerFilling(
     name="server-filling",
     summary="ServerFilling (preemptive, exponential setting): fill the servers from the front, largest need first",
     preemptive=True,
-    kernel_id=KERNEL_ID,
     source="Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.2.3, App. B.1",
     chain=True,
+    schedule=schedule,
+    on_arrival=front_on_arrival,
+    on_departure=front_on_departure,
+    agent_class=ServerFillingAgent,
 )
 
 SERVER_FILLING_DIVISIBLE = _ServerFilling(
     name="server-filling-divisible",
     summary="ServerFilling (preemptive, divisible setting): serve the need class that fills the servers earliest",
     preemptive=True,
-    kernel_id=DIVISIBLE_KERNEL_ID,
     source="Grosof, Harchol-Balter & Scheller-Wolf, finite-skip App. B.2",
     chain=False,
+    schedule=schedule_divisible,
+    agent_class=ServerFillingDivisibleAgent,
 )

@@ -24,16 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-NOT_EXPRESSIBLE: dict[str, str] = {
-    "random": "a uniformly random server needs a draw the environment does not make (a level weighted by its count)",
-    "resource-pooling": "dispatches to a uniformly random server (see random) and adds a central server",
-    "round-robin": "needs server identities; the observations are exchangeable summaries",
-    "jiq": "falls back to a uniformly random server (see random) and draws idle servers from the idle set",
-    "least-loaded-d": "needs the remaining work of the sampled servers; the observation shows queue lengths",
-    "water-filling": "places batches of M jobs at once; an environment step dispatches one job",
-}
-
-
 class ShortestSampled:
     """jsq-d (observation "sampled"): the index of the first shortest queue among the d sampled servers."""
 
@@ -58,8 +48,20 @@ class LowestLevel:
         return int(np.flatnonzero(tails[:-1] > tails[1:])[0])
 
 
-AGENTS: dict[str, tuple[str, type]] = {
-    "jsq-d": ("sampled", ShortestSampled), "jsq": ("histogram", LowestLevel), "push": ("estimates", LowestLevel),
-    "pull": ("estimates", LowestLevel),
-}
+def __getattr__(name: str):
+    # computed on use from the declarations (``DispatchPolicy.agent_class`` / ``not_expressible``), which import
+    # this module
+    if name not in ("AGENTS", "NOT_EXPRESSIBLE"):
+        raise AttributeError(name)
+    from msjgym.policies.dispatch import POLICIES
+
+    if name == "AGENTS":
+        return {n: (p.agent_observation, p.agent_class) for n, p in POLICIES.items() if p.agent_class is not None}
+    return {n: p.not_expressible for n, p in POLICIES.items() if p.agent_class is None}
+
+
+AGENTS: dict[str, tuple[str, type]]
 """policy name -> (observation mode, agent class) for the built-in policies an agent reproduces exactly."""
+
+NOT_EXPRESSIBLE: dict[str, str]
+"""policy name -> why no agent of the environment's observations can reproduce it."""

@@ -5,7 +5,7 @@ Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for mult
 :mod:`msjgym.systems.finite_skip.simulate` after every arrival and completion. It sees the jobs in arrival order (their class,
 and for heterogeneous servers the server each holds) — never sizes or ages — and writes each job's service rate as a
 fraction of the system's capacity (rates sum to at most 1). The agent form of every policy, written separately in
-plain Python, is :mod:`msjgym.policies.finite_skip_agents` (twin test: ``tests/test_finite_skip_agents.py``).
+plain Python, is :mod:`msjgym.policies.finite_skip.finite_skip_agents` (twin test: ``tests/test_finite_skip_agents.py``).
 
 Conventions where the paper leaves a choice (note §5):
     * preemptive fastest-server-first (``fsf``): the i-th oldest job sits on the i-th fastest server (age-ordered);
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
+from msjgym.policies import BuiltinPolicy, declared_ids
 
 # systems
 HET = 0
@@ -32,75 +33,86 @@ THRESHOLD = 2
 MSJ = 3
 SYSTEM_NAMES = {HET: "heterogeneous M/G/k", LPS: "LPS(k)", THRESHOLD: "threshold parallelism", MSJ: "multiserver-job"}
 
-# policy kernel ids
-FSF = 0
-FSF_MINMIG = 1
-FSF_NP = 2
-SSF = 3
-SSF_NP = 4
-RANDOM = 5
-LPS_K = 10
-TP_FCFS = 20
-TP_IF = 21
-TP_EF = 22
-SF_EXP = 30
-SF_DIV = 31
-MSJ_FCFS = 32
-MSJ_PFF = 33
-MSJ_MSF = 34
-MSJ_LSF = 35
 
-
-@dataclass(frozen=True)
-class FiniteSkipPolicy:
+@dataclass(frozen=True, kw_only=True)
+class FiniteSkipPolicy(BuiltinPolicy):
     """A built-in policy of a finite-skip system.
 
-    Attributes:
-        name: command-line name; system: the system code it runs on (HET, LPS, THRESHOLD, MSJ);
-        kernel_id: its branch of :func:`allocate`; preemptive: may pause or move a job in service;
-        wcfs: the paper proves it work-conserving finite-skip (Cor. 3.8 bounds apply);
-        summary: one line; source: paper and section.
+    Attributes (beyond :class:`msjgym.api.PolicySpec`'s name, summary, preemptive, source):
+        system: the system code it runs on (HET, LPS, THRESHOLD, MSJ);
+        wcfs: the paper proves it work-conserving finite-skip (Cor. 3.8 bounds apply).
+
+    Its branch of :func:`allocate` is its ``kernel_id``: its position in this module's declaration order (-1 for a
+    policy that is not one of these declarations, e.g. a user's agent).
     """
 
-    name: str
+    family: str = "finite-skip"
     system: int
-    kernel_id: int
-    preemptive: bool
     wcfs: bool
-    summary: str
-    source: str
+
+    @property
+    def kernel_id(self) -> int:
+        return IDS.get(self.name, -1)
 
 
 _GHS = "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip"
-FINITE_SKIP_POLICIES: dict[str, FiniteSkipPolicy] = {p.name: p for p in (
-    FiniteSkipPolicy("fsf", HET, FSF, True, True, "preemptive fastest-server-first, i-th oldest on i-th fastest",
-                     f"{_GHS} §4.2, Fig. 2"),
-    FiniteSkipPolicy("fsf-minmig", HET, FSF_MINMIG, True, True,
-                     "preemptive fastest-server-first, minimal migration", f"{_GHS} §4.2 (note §2.2 (b))"),
-    FiniteSkipPolicy("fsf-np", HET, FSF_NP, False, True, "non-preemptive fastest-server-first", f"{_GHS} §4.2"),
-    FiniteSkipPolicy("ssf", HET, SSF, True, True, "preemptive slowest-server-first, i-th oldest on i-th slowest",
-                     f"{_GHS} §4.2"),
-    FiniteSkipPolicy("ssf-np", HET, SSF_NP, False, True, "non-preemptive slowest-server-first", f"{_GHS} §4.2"),
-    FiniteSkipPolicy("random", HET, RANDOM, False, True, "non-preemptive uniformly random idle server",
-                     f"{_GHS} §4.2"),
-    FiniteSkipPolicy("lps", LPS, LPS_K, True, True, "limited processor sharing: the k oldest share the capacity",
-                     f"{_GHS} §5.2"),
-    FiniteSkipPolicy("tp-fcfs", THRESHOLD, TP_FCFS, False, True,
-                     "FCFS: each job in arrival order gets min(P, free servers)", f"{_GHS} §6.2"),
-    FiniteSkipPolicy("inelastic-first", THRESHOLD, TP_IF, True, False,
-                     "preemptive priority to small thresholds (IF of Berg et al. when P ∈ {1, k})", f"{_GHS} §6.3"),
-    FiniteSkipPolicy("elastic-first", THRESHOLD, TP_EF, True, False,
-                     "preemptive priority to large thresholds (EF of Berg et al. when P ∈ {1, k})", f"{_GHS} §6.3"),
-    FiniteSkipPolicy("server-filling", MSJ, SF_EXP, True, True, "ServerFilling, exponential setting",
-                     f"{_GHS} §7.2.3, App. B.1"),
-    FiniteSkipPolicy("server-filling-divisible", MSJ, SF_DIV, True, True, "ServerFilling, divisible setting",
-                     f"{_GHS} App. B.2"),
-    FiniteSkipPolicy("fcfs", MSJ, MSJ_FCFS, False, False, "MSJ FCFS (head-of-line blocking)", f"{_GHS} §7.3"),
-    FiniteSkipPolicy("preemptive-first-fit", MSJ, MSJ_PFF, True, False, "preemptive First Fit (backfilling)",
-                     f"{_GHS} §7.3"),
-    FiniteSkipPolicy("msf", MSJ, MSJ_MSF, True, False, "Most Servers First", f"{_GHS} §7.3"),
-    FiniteSkipPolicy("lsf", MSJ, MSJ_LSF, True, False, "Least Servers First", f"{_GHS} §7.3"),
-)}
+_P = FiniteSkipPolicy
+FSF_POLICY = _P(name="fsf", system=HET, preemptive=True, wcfs=True,
+                summary="preemptive fastest-server-first, i-th oldest on i-th fastest", source=f"{_GHS} §4.2, Fig. 2")
+FSF_MINMIG_POLICY = _P(name="fsf-minmig", system=HET, preemptive=True, wcfs=True,
+                       summary="preemptive fastest-server-first, minimal migration",
+                       source=f"{_GHS} §4.2 (note §2.2 (b))")
+FSF_NP_POLICY = _P(name="fsf-np", system=HET, preemptive=False, wcfs=True,
+                   summary="non-preemptive fastest-server-first", source=f"{_GHS} §4.2")
+SSF_POLICY = _P(name="ssf", system=HET, preemptive=True, wcfs=True,
+                summary="preemptive slowest-server-first, i-th oldest on i-th slowest", source=f"{_GHS} §4.2")
+SSF_NP_POLICY = _P(name="ssf-np", system=HET, preemptive=False, wcfs=True,
+                   summary="non-preemptive slowest-server-first", source=f"{_GHS} §4.2")
+RANDOM_POLICY = _P(name="random", system=HET, preemptive=False, wcfs=True,
+                   summary="non-preemptive uniformly random idle server", source=f"{_GHS} §4.2")
+LPS_POLICY = _P(name="lps", system=LPS, preemptive=True, wcfs=True,
+                summary="limited processor sharing: the k oldest share the capacity", source=f"{_GHS} §5.2")
+TP_FCFS_POLICY = _P(name="tp-fcfs", system=THRESHOLD, preemptive=False, wcfs=True,
+                    summary="FCFS: each job in arrival order gets min(P, free servers)", source=f"{_GHS} §6.2")
+INELASTIC_FIRST_POLICY = _P(name="inelastic-first", system=THRESHOLD, preemptive=True, wcfs=False,
+                            summary="preemptive priority to small thresholds (IF of Berg et al. when P ∈ {1, k})",
+                            source=f"{_GHS} §6.3")
+ELASTIC_FIRST_POLICY = _P(name="elastic-first", system=THRESHOLD, preemptive=True, wcfs=False,
+                          summary="preemptive priority to large thresholds (EF of Berg et al. when P ∈ {1, k})",
+                          source=f"{_GHS} §6.3")
+SERVER_FILLING_POLICY = _P(name="server-filling", system=MSJ, preemptive=True, wcfs=True,
+                           summary="ServerFilling, exponential setting", source=f"{_GHS} §7.2.3, App. B.1")
+SERVER_FILLING_DIVISIBLE_POLICY = _P(name="server-filling-divisible", system=MSJ, preemptive=True, wcfs=True,
+                                     summary="ServerFilling, divisible setting", source=f"{_GHS} App. B.2")
+FCFS_POLICY = _P(name="fcfs", system=MSJ, preemptive=False, wcfs=False, summary="MSJ FCFS (head-of-line blocking)",
+                 source=f"{_GHS} §7.3")
+PREEMPTIVE_FIRST_FIT_POLICY = _P(name="preemptive-first-fit", system=MSJ, preemptive=True, wcfs=False,
+                                 summary="preemptive First Fit (backfilling)", source=f"{_GHS} §7.3")
+MSF_POLICY = _P(name="msf", system=MSJ, preemptive=True, wcfs=False, summary="Most Servers First",
+                source=f"{_GHS} §7.3")
+LSF_POLICY = _P(name="lsf", system=MSJ, preemptive=True, wcfs=False, summary="Least Servers First",
+                source=f"{_GHS} §7.3")
+
+IDS: dict[str, int] = declared_ids(globals(), "finite-skip")
+"""Kernel id of each policy (its branch of :func:`allocate`), in declaration order."""
+
+# the branch table's constants
+FSF = IDS["fsf"]
+FSF_MINMIG = IDS["fsf-minmig"]
+FSF_NP = IDS["fsf-np"]
+SSF = IDS["ssf"]
+SSF_NP = IDS["ssf-np"]
+RANDOM = IDS["random"]
+LPS_K = IDS["lps"]
+TP_FCFS = IDS["tp-fcfs"]
+TP_IF = IDS["inelastic-first"]
+TP_EF = IDS["elastic-first"]
+SF_EXP = IDS["server-filling"]
+SF_DIV = IDS["server-filling-divisible"]
+MSJ_FCFS = IDS["fcfs"]
+MSJ_PFF = IDS["preemptive-first-fit"]
+MSJ_MSF = IDS["msf"]
+MSJ_LSF = IDS["lsf"]
 
 
 # ---------------------------------------------------------------- heterogeneous servers
@@ -280,7 +292,7 @@ def allocate(pid, n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
         rates[j] = 0.0
     if n == 0:
         return
-    if pid < LPS_K:
+    if pid == FSF or pid == FSF_MINMIG or pid == FSF_NP or pid == SSF or pid == SSF_NP or pid == RANDOM:
         _het(pid, n, srv, speeds, k, taken, rates, rng)
     elif pid == LPS_K:
         m = min(n, k)

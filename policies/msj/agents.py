@@ -40,13 +40,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from msjgym.errors import PolicyError
-from msjgym.systems.msj.control import MODE_SET, MODE_START
-
-from . import BUILTIN_POLICIES
-from .base import Policy
+from msjgym.systems.msj.state import MODE_SET, MODE_START
 
 if TYPE_CHECKING:
     from msjgym.envs._core import EnvSpec
+
+    from .base import Policy
 
 _MODE_NAMES = {MODE_START: "start", MODE_SET: "preemptive"}
 
@@ -61,13 +60,17 @@ class BuiltinAgent:
     policy_name: str = ""
     mode: int = MODE_START
 
-    def __init__(self, spec: EnvSpec) -> None:
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
         model = spec.scenario.model
         if spec.mode != self.mode:
             raise PolicyError(
                 f"agent {self.policy_name!r}: acts in mode={_MODE_NAMES[self.mode]!r}; the environment is in "
                 f"mode={_MODE_NAMES.get(spec.mode, spec.mode)!r}")
-        BUILTIN_POLICIES[self.policy_name].validate(model)
+        if policy is None:
+            from . import get_policy
+            policy = get_policy(self.policy_name)
+        policy.validate(model)
+        self.policy = policy  # the declaration, with its bound parameter values
         self.spec = spec
         self.n = int(model.servers)
         self.K = int(model.num_classes)
@@ -109,8 +112,8 @@ class _StartAgent(BuiltinAgent):
 
     mode = MODE_START
 
-    def __init__(self, spec: EnvSpec) -> None:
-        super().__init__(spec)
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        super().__init__(spec, policy)
         K, W = self.K, self.window
         self.base = 1 + 3 * K
         self.row = 3 + K
@@ -225,8 +228,8 @@ class _SetAgent(BuiltinAgent):
 
     mode = MODE_SET
 
-    def __init__(self, spec: EnvSpec) -> None:
-        super().__init__(spec)
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        super().__init__(spec, policy)
         K, L = self.K, self.window
         self.base = 2 + 3 * K
         self.row = 2 + K
@@ -488,35 +491,43 @@ class MaxWeightAgent(_SetAgent):
 
 
 # ==================================================================================================== registry
-AGENTS: dict[str, type[BuiltinAgent]] = {
-    cls.policy_name: cls
-    for cls in (FCFSAgent, FirstFitAgent, PreemptiveFirstFitAgent, MSFAgent, LSFAgent, MSFNonpreemptiveAgent,
-                LSFNonpreemptiveAgent, ServerFillingAgent, ServerFillingDivisibleAgent, MaxWeightAgent)
-}
-"""Agent class of every built-in policy, by the policy's name (each takes an ``EnvSpec``)."""
+def __getattr__(name: str):
+    if name == "AGENTS":  # computed on use: the declarations import this module
+        from . import POLICIES
+        return {p.name: p.agent_class for p in POLICIES.values()}
+    raise AttributeError(name)
 
-assert set(AGENTS) == set(BUILTIN_POLICIES), "every built-in policy needs its agent"
+
+AGENTS: dict[str, type[BuiltinAgent]]
+"""Agent class of every built-in policy, by the policy's name (each takes an ``EnvSpec``, and the declaration)."""
 
 
 def agent_mode(policy: str | Policy) -> str:
     """The environment mode the policy's agent acts in: "start" (non-preemptive) or "preemptive"."""
-    name = policy.name if isinstance(policy, Policy) else policy
-    return _MODE_NAMES[_factory(name).mode]
+    return _MODE_NAMES[_declaration(policy).agent_class.mode]
 
 
 def make_agent(policy: str | Policy, spec: EnvSpec) -> BuiltinAgent:
-    """The built-in ``policy`` (its name or the ``Policy``) as an agent of the environment described by ``spec``.
+    """The built-in ``policy`` (its name or its declaration, with any bound parameters) as an agent of the
+    environment described by ``spec``.
 
     The returned agent is callable and has ``act(observation) -> int``. Raises ``PolicyError`` for an unknown
     policy, an environment in the wrong mode (non-preemptive policies act in ``mode="start"``, preemptive ones in
     ``mode="preemptive"``) or a scenario the policy does not accept.
     """
-    name = policy.name if isinstance(policy, Policy) else policy
-    return _factory(name)(spec)
+    declaration = _declaration(policy)
+    return declaration.agent_class(spec, declaration)
 
 
-def _factory(name: str) -> type[BuiltinAgent]:
+def _declaration(policy: str | Policy) -> Policy:
+    from . import POLICIES
+
+    if not isinstance(policy, str):
+        return policy
     try:
-        return AGENTS[name]
+        declaration = POLICIES[policy]
     except KeyError:
-        raise PolicyError(f"agent for policy {name!r}: unknown; built-in agents: {', '.join(AGENTS)}") from None
+        raise PolicyError(f"agent for policy {policy!r}: unknown; built-in agents: {', '.join(POLICIES)}") from None
+    if declaration.agent_class is None:
+        raise PolicyError(f"policy {policy!r} has no agent form")
+    return declaration

@@ -1,0 +1,93 @@
+"""Dispatching policies of the loss system with adaptive multiserver jobs (``msjgym.systems.loss.kernel``).
+
+A policy sees what the arrival's sample shows, m = min(l, d) (l idle servers among the k sampled, d the maximum
+width), and returns the job's width: 0 = block, 1..m = run on that many idle sampled servers.
+
+* ``greedy``: width min(d, l) = m (GMGM §2, the paper's scheme); blocked only when no sampled server is idle.
+* ``fixed-width``: exactly d servers or block (a rigid multiserver job; for comparison, not in GMGM).
+* ``random-width``: a width uniform on {1..m} (for comparison, not in GMGM; draws from the replication's stream).
+
+Each declaration carries its rule (``rule(m, d, rng) -> width``, the agent form); the compiled fast path's branch of
+each is in :func:`msjgym.systems.loss.kernel.policy_width`, at the kernel id :data:`IDS` assigns in declaration order.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from msjgym.errors import PolicyError
+from msjgym.policies import BuiltinPolicy, declared_ids
+
+GMGM = "Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar, 'Large Loss Systems with Adaptive Multiserver Jobs'"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LossPolicy(BuiltinPolicy):
+    """A built-in loss-system policy with a compiled kernel (``msjgym.systems.loss.kernel.policy_width``).
+
+    Attributes (beyond :class:`msjgym.api.PolicySpec`'s):
+        rule: ``rule(m, d, rng) -> width``, the policy's decision for a sample showing m = min(l, d) idle servers
+            (0 = block); ``rng`` is a ``numpy.random.Generator`` (None: the rule must not need one).
+        deterministic: whether the width is a function of the observation (the agent twin reproduces the kernel).
+    """
+
+    family: str = "loss"
+    preemptive: bool = False
+    rule: Callable[[int, int, Any], int]
+    deterministic: bool = True
+
+    @property
+    def kernel_id(self) -> int:
+        """The policy's branch in the compiled kernel (its position in declaration order)."""
+        return IDS[self.name]
+
+    def width(self, m: int, d: int, rng: np.random.Generator | None = None) -> int:
+        """The width for a sample showing m = min(l, d) idle servers (0 = block)."""
+        return self.rule(m, d, rng)
+
+    def agent(self, d: int, seed: int | None = None):
+        """This policy as an agent of ``msjgym/AdaptiveLoss-v0``: ``act(observation) -> width`` (observation[0] = m)."""
+        gen = np.random.default_rng(seed)
+        policy = self
+
+        class _Agent:
+            name = policy.name
+
+            def act(self, observation: np.ndarray) -> int:
+                return policy.width(int(round(float(observation[0]))), d, gen)
+
+            __call__ = act
+
+        return _Agent()
+
+
+def _greedy(m: int, d: int, rng: Any) -> int:
+    return m
+
+
+def _fixed_width(m: int, d: int, rng: Any) -> int:
+    return d if m == d else 0
+
+
+def _random_width(m: int, d: int, rng: np.random.Generator | None) -> int:
+    if m == 0:
+        return 0
+    if rng is None:
+        raise PolicyError("random-width: needs a random generator outside the compiled kernel")
+    return int(rng.integers(1, m + 1))
+
+
+GREEDY = LossPolicy(name="greedy", summary="loss systems: use min(d, idle sampled) servers, block if none (GMGM §2)",
+                    source=f"{GMGM} §2", rule=_greedy)
+FIXED_WIDTH = LossPolicy(name="fixed-width",
+                         summary="loss systems: exactly d servers or block (rigid jobs; comparison)",
+                         source="msjgym (comparison baseline)", rule=_fixed_width)
+RANDOM_WIDTH = LossPolicy(name="random-width",
+                          summary="loss systems: a width uniform on 1..min(d, idle sampled) (comparison)",
+                          source="msjgym (comparison baseline)", rule=_random_width, deterministic=False)
+
+IDS: dict[str, int] = declared_ids(globals(), "loss")
+"""Kernel id of each policy of this module (its branch of ``policy_width``), in declaration order."""

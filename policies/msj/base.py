@@ -1,0 +1,75 @@
+"""The declaration of a built-in multiserver-job policy: ``Policy``, the MSJ family's ``PolicySpec``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from msjgym.errors import PolicyError
+from msjgym.policies import BuiltinPolicy
+from msjgym.systems.msj.model import MSJModel
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy(BuiltinPolicy):
+    """A built-in multiserver-job scheduling policy: its declaration, compiled kernel and agent form.
+
+    Attributes (beyond :class:`msjgym.api.PolicySpec`'s name, summary, preemptive, source, params):
+        schedule: the compiled kernel ``schedule(st, pr, b)``, called after every event of system ``b`` to update
+            the set of jobs in service (``msjgym.core.jit.njit(inline="always")``, or a plain ``njit`` for a heavy
+            kernel); it reads parameter i of ``params`` at ``pr.ints[P_ARG + i]`` (integer parameters) and
+            ``pr.floats[P_FARG + i]`` (real ones). ``None``: no kernel (decisions taken from outside, by an agent).
+        on_arrival, on_departure: optional compiled bookkeeping hooks ``(st, pr, b, j)`` after job j joins and
+            ``(st, pr, b, c)`` after a class-c job leaves (before ``schedule``).
+        agent_class: the agent form: a :class:`msjgym.policies.msj.agents.BuiltinAgent` subclass, constructed as
+            ``agent_class(env_spec, policy)``, taking the kernel's decisions from ``msjgym/MSJ-v0`` observations.
+
+    The kernel's id in the compiled scheduler (``kernel_id``) is assigned by discovery
+    (:mod:`msjgym.policies.msj.scheduler`), never written by hand.
+    """
+
+    family: str = "msj"
+    schedule: Any = None
+    on_arrival: Any = None
+    on_departure: Any = None
+    agent_class: Any = None
+
+    @property
+    def kernel_id(self) -> int:
+        """This policy's branch in the compiled scheduler (-1: no kernel, decisions from outside)."""
+        from .scheduler import kernel_id
+        return kernel_id(self)
+
+    def validate(self, model: MSJModel) -> None:
+        """Raise ``PolicyError`` if the policy cannot run on ``model``; the default accepts every model."""
+
+    def scratch_size(self, model: MSJModel) -> int:
+        """Extra int64 scratch entries the compiled kernel needs per system (beyond 3 per class)."""
+        return 0
+
+    def agent(self, spec):
+        """This policy as an agent of ``msjgym/MSJ-v0`` (``spec``: the environment's ``EnvSpec``): a
+        ``Callable[[np.ndarray], int]`` with ``act(observation)``, deciding from the observation alone exactly as
+        the compiled kernel does (``msjgym.policies.msj.agents``)."""
+        from .agents import make_agent
+        return make_agent(self, spec)
+
+
+def require_divisible(policy: str, model: MSJModel, chain: bool) -> None:
+    """Check the divisibility setting a ServerFilling variant needs, or raise a ``PolicyError`` saying why.
+
+    ``chain=False``: every need divides the number of servers (the divisible setting).
+    ``chain=True``: additionally every need divides every larger need (the exponential setting, e.g. powers of 2).
+    """
+    n = model.servers
+    needs = sorted(set(int(m) for m in model.needs))
+    bad = [m for m in needs if n % m]
+    if bad:
+        raise PolicyError(
+            f"policy {policy}: every need must divide servers={n}; needs {bad} do not (needs={needs})")
+    if chain:
+        for i, small in enumerate(needs):
+            for large in needs[i + 1:]:
+                if large % small:
+                    raise PolicyError(
+                        f"policy {policy}: every need must divide every larger need (the exponential setting); "
+                        f"{small} does not divide {large} (needs={needs}); use server-filling-divisible")
