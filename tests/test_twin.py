@@ -176,11 +176,16 @@ def test_twin(scenario, policy, tmp_path):
     assert_twins(name, params, policy)
 
 
+# SMASH(w)'s agent needs the w oldest waiting jobs shown: with W = 2 it runs with w = 2
+SMALL_WINDOW_PARAMS = {"smash": {"w": 2}}
+
+
 @pytest.mark.parametrize("policy", NONPREEMPTIVE)
 def test_twin_start_mode_beyond_a_small_window(policy, tmp_path):
     """W = 2 at a load where queues are long: class heads beyond the window are ordered by their observed ages."""
     name, params = _scenario("mixed", tmp_path)
-    assert_twins(name, {"load": 0.75}, policy, jobs=10_000, warmup=1_000, window=2)
+    bound = get_policy(policy).bind(**SMALL_WINDOW_PARAMS.get(policy, {}))
+    assert_twins(name, {"load": 0.75}, bound, jobs=10_000, warmup=1_000, window=2)
 
 
 @pytest.mark.slow
