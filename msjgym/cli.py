@@ -158,7 +158,7 @@ def _cmd_list() -> None:
     from msjgym.policies.loss import LOSS_POLICIES  # loss scenarios (issue 8)
     for name, policy in LOSS_POLICIES.items():
         print(f"  {name:<{width}}  {policy.summary}")
-    from msjgym.policies.dispatch.load_balancing import POLICY_IDS  # dispatch scenarios (issue 7)
+    from msjgym.policies.dispatch import POLICY_IDS  # dispatch scenarios (issue 7)
     print(f"\nDispatch policies (lb-* scenarios; their parameters by --param): {', '.join(POLICY_IDS)}")
     print("\nReproductions (msjgym reproduce NAME):")
     width = max(len(name) for name in REPRODUCTIONS)
@@ -305,7 +305,7 @@ def _is_dispatch(scenario) -> bool:
 def _evaluate_dispatch(scenario, args: argparse.Namespace) -> None:
     """``msjgym evaluate lb-... --policy P``: a built-in dispatch policy (a dispatcher of your own: see below)."""
     from msjgym.systems.dispatch.runner import evaluate_custom_dispatcher, evaluate_dispatch
-    from msjgym.policies.dispatch.load_balancing import POLICY_IDS
+    from msjgym.policies.dispatch import POLICY_IDS
     custom = args.policy not in POLICY_IDS and (":" in args.policy or args.policy.endswith(".py"))
     if args.policy not in POLICY_IDS and not custom:
         raise MsjgymError(f"--policy {args.policy!r}: not a dispatch policy; valid on {scenario.name}: "

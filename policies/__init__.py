@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, replace
-from collections.abc import Mapping
 from typing import Any
 
 from msjgym.api import Param, PolicySpec
@@ -99,17 +98,6 @@ def discover(package: str, family: str) -> dict[str, PolicySpec]:
     return found
 
 
-def declared_ids(namespace: Mapping[str, Any], family: str) -> dict[str, int]:
-    """Kernel ids of the ``family`` declarations made so far in a module (pass its ``globals()``): their positions in
-    declaration order. For a family whose compiled kernel is one hand-written branch table over its policies (the
-    table's constants are then ``IDS[name]``, never typed numbers)."""
-    out: dict[str, int] = {}
-    for value in list(namespace.values()):
-        if isinstance(value, PolicySpec) and value.family == family and value.name not in out:
-            out[value.name] = len(out)
-    return out
-
-
 @dataclass(frozen=True)
 class Choice(Param):
     """A parameter that takes one of a few named values (``choices``) rather than a number."""
@@ -132,4 +120,4 @@ def lookup(policies: dict[str, PolicySpec], name: str, family: str) -> PolicySpe
                           f"{', '.join(policies)}") from None
 
 
-__all__ = ["BuiltinPolicy", "Choice", "declared_ids", "discover", "lookup"]
+__all__ = ["BuiltinPolicy", "Choice", "discover", "lookup"]

@@ -19,6 +19,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -34,6 +35,35 @@ def function_path(fn) -> tuple[str, str]:
         raise TypeError(f"kernel {name!r} must be a module-level function of {module} (found under that name: "
                         f"{getattr(sys.modules.get(module), name, None)!r})")
     return module, name
+
+
+class Imports:
+    """The modules a generated file calls into, each imported once under a short alias."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+
+    def call(self, fn, args: str) -> str:
+        """The source of a call of the module-level function ``fn`` with the argument text ``args``."""
+        module, name = function_path(fn)
+        alias = self.aliases.setdefault(module, f"_m{len(self.aliases)}")
+        return f"{alias}.{name}({args})"
+
+    def lines(self) -> list[str]:
+        return [f"import {module} as {alias}" for module, alias in self.aliases.items()]
+
+
+def branch_chain(ids: Mapping[str, int], kernels: Mapping[str, object], args: str, imports: Imports,
+                 var: str = "p", indent: str = "    ") -> list[str]:
+    """``if var == id: kernel(args)`` / ``elif ...`` lines, one per name of ``ids`` whose kernel is not None (in the
+    order of ``ids``); ``pass`` when there is none."""
+    lines: list[str] = []
+    for name, i in ids.items():
+        fn = kernels.get(name)
+        if fn is None:
+            continue
+        lines += [f"{indent}{'elif' if lines else 'if'} {var} == {i}:  # {name}", f"{indent}    {imports.call(fn, args)}"]
+    return lines or [f"{indent}pass"]
 
 
 def load(module_name: str, path: Path, text: str) -> ModuleType:

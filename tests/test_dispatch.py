@@ -19,6 +19,7 @@ from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.policies.dispatch import choose
 from msjgym.policies.dispatch import load_balancing as lb
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.simulate import _params, _state, simulate
@@ -168,7 +169,7 @@ def test_resource_pooling_removal_modes_share_the_mean():
 def _push_counts(st, pr, draws):
     counts = np.zeros(pr.ints[lb.P_N], dtype=np.int64)
     for _ in range(draws):
-        i = lb.choose(st, pr, 0, 0.0)
+        i = choose(st, pr, 0, 0.0)
         counts[i] += 1
         bucket_down(st.srv, V_E, V_POS, st.eord, st.estart, i)  # undo the e_i += 1
     return counts
@@ -178,7 +179,7 @@ def _push_counts(st, pr, draws):
 def _jsq_counts(st, pr, draws):
     counts = np.zeros(pr.ints[lb.P_N], dtype=np.int64)
     for _ in range(draws):
-        counts[lb.choose(st, pr, 0, 0.0)] += 1
+        counts[choose(st, pr, 0, 0.0)] += 1
     return counts
 
 

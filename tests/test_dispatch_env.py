@@ -14,7 +14,7 @@ from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec  # noqa: E402
 from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher  # noqa: E402
 from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError  # noqa: E402
-from msjgym.policies.dispatch.load_balancing import POLICY_IDS  # noqa: E402
+from msjgym.policies.dispatch import POLICY_IDS  # noqa: E402
 from msjgym.policies.dispatch.load_balancing_agents import AGENTS, NOT_EXPRESSIBLE, LowestLevel, ShortestSampled  # noqa: E402
 from msjgym.systems.dispatch.simulate import simulate  # noqa: E402
 from msjgym.systems.dispatch.state import S_NFREE, V_Q  # noqa: E402

@@ -26,11 +26,12 @@ of Non-Exponential Job Sizes", §2 (note ``hellemans-kielanski-van-houdt-bounded
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from msjgym.api import Param
 from msjgym.core.jit import njit
 from msjgym.core.rng import below, uniform
-from msjgym.policies import BuiltinPolicy, Choice, declared_ids
+from msjgym.policies import BuiltinPolicy, Choice
 from msjgym.policies.dispatch.load_balancing_agents import LowestLevel, ShortestSampled
 from msjgym.systems.dispatch.state import (
     NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_E, V_HEAD, V_POS, V_Q, W_CT, W_PEND, bucket_pick_min,
@@ -44,11 +45,14 @@ HKV = ("Hellemans, Kielanski & Van Houdt, 'Performance of Load Balancers with Bo
 class DispatchPolicy(BuiltinPolicy):
     """A built-in dispatcher of the large-scale load-balancing system.
 
-    Its decision is its branch of the compiled :func:`choose` (water filling: :func:`water_fill`), at the kernel id
-    :data:`POLICY_IDS` assigns in declaration order. Its parameters are those of
+    Its decision is its ``choose`` kernel, a branch of the compiled ``choose`` generated from the declarations
+    (:mod:`msjgym.policies.dispatch.chooser`; water filling places batches with :func:`water_fill` instead), at its
+    ``kernel_id``, assigned by discovery (``msjgym.policies.dispatch.POLICY_IDS``). Its parameters are those of
     :class:`msjgym.systems.dispatch.model.DispatchModel` it reads (given as ``--param`` on a dispatch scenario).
 
     Attributes (beyond :class:`msjgym.api.PolicySpec`'s):
+        choose: its compiled decision ``choose(st, pr, b, now) -> server`` (``inline="always"``); None when the
+            event loop places its jobs otherwise (water filling).
         agent_class: its agent form, acting on ``msjgym/Dispatch-v0`` observations of mode ``agent_observation``
             (:mod:`msjgym.policies.dispatch.load_balancing_agents`); None with ``not_expressible`` saying why no
             observation of the environment can express it.
@@ -56,76 +60,17 @@ class DispatchPolicy(BuiltinPolicy):
 
     family: str = "dispatch"
     preemptive: bool = False
+    choose: Any = None
     agent_class: type | None = None
     agent_observation: str | None = None
     not_expressible: str | None = None
 
     @property
     def kernel_id(self) -> int:
-        """The policy's branch in the compiled ``choose`` (its position in declaration order)."""
-        return POLICY_IDS[self.name]
+        """The policy's id in the compiled kernels (``params.ints[P_POLICY]``), assigned by discovery."""
+        from .chooser import kernel_id
+        return kernel_id(self)
 
-
-_D = Param("d", 2, "servers sampled per arrival, an integer in [1, servers]", low=1, integer=True)
-_DELTA = Param("delta", None, "probe/update rate per server, > 0", low=0.0)
-
-RANDOM_POLICY = DispatchPolicy(
-    name="random", summary="a uniformly random server", source=f"{HKV} §2",
-    not_expressible="a uniformly random server needs a draw the environment does not make (a level weighted by its "
-                    "count)")
-ROUND_ROBIN_POLICY = DispatchPolicy(
-    name="round-robin", summary="servers 0, 1, ..., N-1, 0, ... in turn", source="msjgym (comparison baseline)",
-    not_expressible="needs server identities; the observations are exchangeable summaries")
-JSQ_POLICY = DispatchPolicy(name="jsq", summary="a shortest queue (exact queue lengths)", source=f"{HKV} §2",
-                            agent_class=LowestLevel, agent_observation="histogram")
-JSQ_D_POLICY = DispatchPolicy(name="jsq-d", summary="shortest of d sampled servers (d messages per arrival)",
-                              source=f"{HKV} §2", params=(_D,), agent_class=ShortestSampled,
-                              agent_observation="sampled")
-LEAST_LOADED_D_POLICY = DispatchPolicy(
-    name="least-loaded-d", summary="least remaining work among d sampled servers (d messages per arrival)",
-    source=f"{HKV} §2", params=(_D,),
-    not_expressible="needs the remaining work of the sampled servers; the observation shows queue lengths")
-JIQ_POLICY = DispatchPolicy(
-    name="jiq", summary="an idle server if there is one, else a random server", source=f"{HKV} §2",
-    not_expressible="falls back to a uniformly random server (see random) and draws idle servers from the idle set")
-PUSH_POLICY = DispatchPolicy(
-    name="push", summary="smallest estimate (e_i += 1 on assignment); probes at rate delta·N set e_i = q_i",
-    source=f"{HKV} §2, §8 Table 1", params=(_DELTA,), agent_class=LowestLevel, agent_observation="estimates")
-PULL_POLICY = DispatchPolicy(
-    name="pull", summary="smallest estimate; servers update at completions (prob. delta1) and at rate delta0 when idle",
-    source=f"{HKV} §2, §8 Table 3", agent_class=LowestLevel, agent_observation="estimates", params=(
-        _DELTA,
-        Param("delta0", None, "update rate of an idle server (instead of delta: delta = lam·delta1 + (1 − "
-              "lam·E[size])·delta0)", low=0.0),
-        Param("delta1", 0.0, "update probability at a completion", low=0.0, high=1.0)))
-WATER_FILLING_POLICY = DispatchPolicy(
-    name="water-filling", summary="batches of M tasks fill the shortest of K = (delta/lam)·M sampled queues",
-    source=f"{HKV} §2, §8 Table 2", params=(
-        _DELTA,
-        Param("batch_size", None, "tasks per batch M (the scenarios also take C: M = C·log10 N), with "
-              "K = (delta/lam)·M an integer", low=1, integer=True)),
-    not_expressible="places batches of M jobs at once; an environment step dispatches one job")
-RESOURCE_POOLING_POLICY = DispatchPolicy(
-    name="resource-pooling", summary="a random server; a central server at rate p·N removes a job from a longest queue",
-    source=f"{HKV} §2, §8 Table 4", params=(
-        Param("p", None, "central server's share, in [0, 1); the servers run at rate 1 − p", low=0.0, high=1.0),
-        Choice("remove", "last", "which waiting job a token removes: last (in line), next (to start), random",
-               choices=("last", "next", "random"))),
-    not_expressible="dispatches to a uniformly random server (see random) and adds a central server")
-
-POLICY_IDS: dict[str, int] = declared_ids(globals(), "dispatch")
-"""Policy names (as the API and the command line spell them) and their kernel ids, in declaration order."""
-
-RANDOM = POLICY_IDS["random"]
-ROUND_ROBIN = POLICY_IDS["round-robin"]
-JSQ = POLICY_IDS["jsq"]
-JSQ_D = POLICY_IDS["jsq-d"]
-LEAST_LOADED_D = POLICY_IDS["least-loaded-d"]
-JIQ = POLICY_IDS["jiq"]
-PUSH = POLICY_IDS["push"]
-PULL = POLICY_IDS["pull"]
-WATER_FILLING = POLICY_IDS["water-filling"]
-RESOURCE_POOLING = POLICY_IDS["resource-pooling"]
 
 # params.ints fields the decisions read (the layout is owned by msjgym.systems.dispatch.kernel)
 P_N = 0
@@ -180,46 +125,117 @@ def _least_loaded_of_sample(st, b, n, d, now):
     return best
 
 
+# ---------------------------------------------------------------- the policies' kernels
+# ``choose_*(st, pr, b, now)``: the server of an arriving job (O(1) or O(d)), inlined into the generated ``choose``.
 @njit(inline="always")
-def choose(st, pr, b, now):
-    """The server of an arriving job (all policies but water filling, whose batches ``water_fill`` places).
+def choose_uniform(st, pr, b, now):
+    """random, resource-pooling: a uniformly random server."""
+    return below(st.rng, b, pr.ints[P_N])
 
-    Push and pull also count the job in the chosen server's estimate (e_i += 1).
-    """
-    pol = pr.ints[P_POLICY]
+
+@njit(inline="always")
+def choose_round_robin(st, pr, b, now):
+    """Servers 0, 1, ..., N-1, 0, ... in turn."""
     n = pr.ints[P_N]
-    if pol == RANDOM or pol == RESOURCE_POOLING:
-        return below(st.rng, b, n)
-    if pol == PUSH or pol == PULL:
-        i = bucket_pick_min(st.srv, V_E, st.eord, st.estart, uniform(st.rng, b))
-        if st.srv[i, V_E] + 1 > pr.ints[P_LCAP]:
-            st.si[S_STATUS] = NEED_LEVELS
-        else:
-            bucket_up(st.srv, V_E, V_POS, st.eord, st.estart, i)
-        return i
-    if pol == JSQ:
-        return bucket_pick_min(st.srv, V_Q, st.qord, st.qstart, uniform(st.rng, b))
-    if pol == JSQ_D:
-        d = pr.ints[P_D]
-        if st.si[S_PHASE] == 1:
-            st.si[S_MSG] += d
-        return _shortest_of_sample(st, b, n, d)
-    if pol == LEAST_LOADED_D:
-        d = pr.ints[P_D]
-        if st.si[S_PHASE] == 1:
-            st.si[S_MSG] += d
-        return _least_loaded_of_sample(st, b, n, d, now)
-    if pol == JIQ:
-        m = st.si[S_NIDLE]
-        if m > 0:
-            return st.idl[below(st.rng, b, m)]
-        return below(st.rng, b, n)
-    if pol == ROUND_ROBIN:
-        i = st.si[S_RR]
-        st.si[S_RR] = i + 1 if i + 1 < n else 0
-        return i
-    return -1
+    i = st.si[S_RR]
+    st.si[S_RR] = i + 1 if i + 1 < n else 0
+    return i
 
+
+@njit(inline="always")
+def choose_jsq(st, pr, b, now):
+    """A shortest queue, uniformly among the tied (the lowest queue-length bucket)."""
+    return bucket_pick_min(st.srv, V_Q, st.qord, st.qstart, uniform(st.rng, b))
+
+
+@njit(inline="always")
+def choose_jsq_d(st, pr, b, now):
+    """The shortest of d sampled servers (d messages per arrival)."""
+    d = pr.ints[P_D]
+    if st.si[S_PHASE] == 1:
+        st.si[S_MSG] += d
+    return _shortest_of_sample(st, b, pr.ints[P_N], d)
+
+
+@njit(inline="always")
+def choose_least_loaded_d(st, pr, b, now):
+    """The least remaining work among d sampled servers (d messages per arrival)."""
+    d = pr.ints[P_D]
+    if st.si[S_PHASE] == 1:
+        st.si[S_MSG] += d
+    return _least_loaded_of_sample(st, b, pr.ints[P_N], d, now)
+
+
+@njit(inline="always")
+def choose_jiq(st, pr, b, now):
+    """An idle server if there is one (uniformly from the idle set), else a uniformly random server."""
+    m = st.si[S_NIDLE]
+    if m > 0:
+        return st.idl[below(st.rng, b, m)]
+    return below(st.rng, b, pr.ints[P_N])
+
+
+@njit(inline="always")
+def choose_estimate(st, pr, b, now):
+    """push, pull: the smallest estimate e_i (uniformly among the tied), counting the job in it (e_i += 1)."""
+    i = bucket_pick_min(st.srv, V_E, st.eord, st.estart, uniform(st.rng, b))
+    if st.srv[i, V_E] + 1 > pr.ints[P_LCAP]:
+        st.si[S_STATUS] = NEED_LEVELS
+    else:
+        bucket_up(st.srv, V_E, V_POS, st.eord, st.estart, i)
+    return i
+
+
+# ---------------------------------------------------------------- declarations
+_D = Param("d", 2, "servers sampled per arrival, an integer in [1, servers]", low=1, integer=True)
+_DELTA = Param("delta", None, "probe/update rate per server, > 0", low=0.0)
+
+RANDOM_POLICY = DispatchPolicy(
+    name="random", summary="a uniformly random server", source=f"{HKV} §2", choose=choose_uniform,
+    not_expressible="a uniformly random server needs a draw the environment does not make (a level weighted by its "
+                    "count)")
+ROUND_ROBIN_POLICY = DispatchPolicy(
+    name="round-robin", summary="servers 0, 1, ..., N-1, 0, ... in turn", source="msjgym (comparison baseline)",
+    choose=choose_round_robin, not_expressible="needs server identities; the observations are exchangeable summaries")
+JSQ_POLICY = DispatchPolicy(name="jsq", summary="a shortest queue (exact queue lengths)", source=f"{HKV} §2",
+                            choose=choose_jsq, agent_class=LowestLevel, agent_observation="histogram")
+JSQ_D_POLICY = DispatchPolicy(name="jsq-d", summary="shortest of d sampled servers (d messages per arrival)",
+                              source=f"{HKV} §2", params=(_D,), choose=choose_jsq_d, agent_class=ShortestSampled,
+                              agent_observation="sampled")
+LEAST_LOADED_D_POLICY = DispatchPolicy(
+    name="least-loaded-d", summary="least remaining work among d sampled servers (d messages per arrival)",
+    source=f"{HKV} §2", params=(_D,), choose=choose_least_loaded_d,
+    not_expressible="needs the remaining work of the sampled servers; the observation shows queue lengths")
+JIQ_POLICY = DispatchPolicy(
+    name="jiq", summary="an idle server if there is one, else a random server", source=f"{HKV} §2", choose=choose_jiq,
+    not_expressible="falls back to a uniformly random server (see random) and draws idle servers from the idle set")
+PUSH_POLICY = DispatchPolicy(
+    name="push", summary="smallest estimate (e_i += 1 on assignment); probes at rate delta·N set e_i = q_i",
+    source=f"{HKV} §2, §8 Table 1", params=(_DELTA,), choose=choose_estimate, agent_class=LowestLevel,
+    agent_observation="estimates")
+PULL_POLICY = DispatchPolicy(
+    name="pull", summary="smallest estimate; servers update at completions (prob. delta1) and at rate delta0 when idle",
+    source=f"{HKV} §2, §8 Table 3", choose=choose_estimate, agent_class=LowestLevel, agent_observation="estimates",
+    params=(
+        _DELTA,
+        Param("delta0", None, "update rate of an idle server (instead of delta: delta = lam·delta1 + (1 − "
+              "lam·E[size])·delta0)", low=0.0),
+        Param("delta1", 0.0, "update probability at a completion", low=0.0, high=1.0)))
+WATER_FILLING_POLICY = DispatchPolicy(
+    name="water-filling", summary="batches of M tasks fill the shortest of K = (delta/lam)·M sampled queues",
+    source=f"{HKV} §2, §8 Table 2", params=(
+        _DELTA,
+        Param("batch_size", None, "tasks per batch M (the scenarios also take C: M = C·log10 N), with "
+              "K = (delta/lam)·M an integer", low=1, integer=True)),
+    not_expressible="places batches of M jobs at once; an environment step dispatches one job")
+RESOURCE_POOLING_POLICY = DispatchPolicy(
+    name="resource-pooling",
+    summary="a random server; a central server at rate p·N removes a job from a longest queue",
+    source=f"{HKV} §2, §8 Table 4", choose=choose_uniform, params=(
+        Param("p", None, "central server's share, in [0, 1); the servers run at rate 1 − p", low=0.0, high=1.0),
+        Choice("remove", "last", "which waiting job a token removes: last (in line), next (to start), random",
+               choices=("last", "next", "random"))),
+    not_expressible="dispatches to a uniformly random server (see random) and adds a central server")
 
 @njit(inline="always")
 def water_fill(st, pr, b):

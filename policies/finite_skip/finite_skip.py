@@ -1,7 +1,8 @@
 """Policies of the finite-skip systems (heterogeneous M/G/k, LPS, threshold parallelism, MSJ as a rate model).
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (reference note
-§2). Every policy is one branch of the compiled :func:`allocate`, called by the event loop of
+§2). Every policy is one kernel here, a branch of the compiled ``allocate`` generated from the declarations
+(:mod:`msjgym.policies.finite_skip.allocator`), called by the event loop of
 :mod:`msjgym.systems.finite_skip.simulate` after every arrival and completion. It sees the jobs in arrival order (their class,
 and for heterogeneous servers the server each holds) — never sizes or ages — and writes each job's service rate as a
 fraction of the system's capacity (rates sum to at most 1). The agent form of every policy, written separately in
@@ -21,10 +22,11 @@ Conventions where the paper leaves a choice (note §5):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
-from msjgym.policies import BuiltinPolicy, declared_ids
+from msjgym.policies import BuiltinPolicy
 
 # systems
 HET = 0
@@ -34,97 +36,22 @@ MSJ = 3
 SYSTEM_NAMES = {HET: "heterogeneous M/G/k", LPS: "LPS(k)", THRESHOLD: "threshold parallelism", MSJ: "multiserver-job"}
 
 
-@dataclass(frozen=True, kw_only=True)
-class FiniteSkipPolicy(BuiltinPolicy):
-    """A built-in policy of a finite-skip system.
-
-    Attributes (beyond :class:`msjgym.api.PolicySpec`'s name, summary, preemptive, source):
-        system: the system code it runs on (HET, LPS, THRESHOLD, MSJ);
-        wcfs: the paper proves it work-conserving finite-skip (Cor. 3.8 bounds apply).
-
-    Its branch of :func:`allocate` is its ``kernel_id``: its position in this module's declaration order (-1 for a
-    policy that is not one of these declarations, e.g. a user's agent).
-    """
-
-    family: str = "finite-skip"
-    system: int
-    wcfs: bool
-
-    @property
-    def kernel_id(self) -> int:
-        return IDS.get(self.name, -1)
-
-
-_GHS = "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip"
-_P = FiniteSkipPolicy
-FSF_POLICY = _P(name="fsf", system=HET, preemptive=True, wcfs=True,
-                summary="preemptive fastest-server-first, i-th oldest on i-th fastest", source=f"{_GHS} §4.2, Fig. 2")
-FSF_MINMIG_POLICY = _P(name="fsf-minmig", system=HET, preemptive=True, wcfs=True,
-                       summary="preemptive fastest-server-first, minimal migration",
-                       source=f"{_GHS} §4.2 (note §2.2 (b))")
-FSF_NP_POLICY = _P(name="fsf-np", system=HET, preemptive=False, wcfs=True,
-                   summary="non-preemptive fastest-server-first", source=f"{_GHS} §4.2")
-SSF_POLICY = _P(name="ssf", system=HET, preemptive=True, wcfs=True,
-                summary="preemptive slowest-server-first, i-th oldest on i-th slowest", source=f"{_GHS} §4.2")
-SSF_NP_POLICY = _P(name="ssf-np", system=HET, preemptive=False, wcfs=True,
-                   summary="non-preemptive slowest-server-first", source=f"{_GHS} §4.2")
-RANDOM_POLICY = _P(name="random", system=HET, preemptive=False, wcfs=True,
-                   summary="non-preemptive uniformly random idle server", source=f"{_GHS} §4.2")
-LPS_POLICY = _P(name="lps", system=LPS, preemptive=True, wcfs=True,
-                summary="limited processor sharing: the k oldest share the capacity", source=f"{_GHS} §5.2")
-TP_FCFS_POLICY = _P(name="tp-fcfs", system=THRESHOLD, preemptive=False, wcfs=True,
-                    summary="FCFS: each job in arrival order gets min(P, free servers)", source=f"{_GHS} §6.2")
-INELASTIC_FIRST_POLICY = _P(name="inelastic-first", system=THRESHOLD, preemptive=True, wcfs=False,
-                            summary="preemptive priority to small thresholds (IF of Berg et al. when P ∈ {1, k})",
-                            source=f"{_GHS} §6.3")
-ELASTIC_FIRST_POLICY = _P(name="elastic-first", system=THRESHOLD, preemptive=True, wcfs=False,
-                          summary="preemptive priority to large thresholds (EF of Berg et al. when P ∈ {1, k})",
-                          source=f"{_GHS} §6.3")
-SERVER_FILLING_POLICY = _P(name="server-filling", system=MSJ, preemptive=True, wcfs=True,
-                           summary="ServerFilling, exponential setting", source=f"{_GHS} §7.2.3, App. B.1")
-SERVER_FILLING_DIVISIBLE_POLICY = _P(name="server-filling-divisible", system=MSJ, preemptive=True, wcfs=True,
-                                     summary="ServerFilling, divisible setting", source=f"{_GHS} App. B.2")
-FCFS_POLICY = _P(name="fcfs", system=MSJ, preemptive=False, wcfs=False, summary="MSJ FCFS (head-of-line blocking)",
-                 source=f"{_GHS} §7.3")
-PREEMPTIVE_FIRST_FIT_POLICY = _P(name="preemptive-first-fit", system=MSJ, preemptive=True, wcfs=False,
-                                 summary="preemptive First Fit (backfilling)", source=f"{_GHS} §7.3")
-MSF_POLICY = _P(name="msf", system=MSJ, preemptive=True, wcfs=False, summary="Most Servers First",
-                source=f"{_GHS} §7.3")
-LSF_POLICY = _P(name="lsf", system=MSJ, preemptive=True, wcfs=False, summary="Least Servers First",
-                source=f"{_GHS} §7.3")
-
-IDS: dict[str, int] = declared_ids(globals(), "finite-skip")
-"""Kernel id of each policy (its branch of :func:`allocate`), in declaration order."""
-
-# the branch table's constants
-FSF = IDS["fsf"]
-FSF_MINMIG = IDS["fsf-minmig"]
-FSF_NP = IDS["fsf-np"]
-SSF = IDS["ssf"]
-SSF_NP = IDS["ssf-np"]
-RANDOM = IDS["random"]
-LPS_K = IDS["lps"]
-TP_FCFS = IDS["tp-fcfs"]
-TP_IF = IDS["inelastic-first"]
-TP_EF = IDS["elastic-first"]
-SF_EXP = IDS["server-filling"]
-SF_DIV = IDS["server-filling-divisible"]
-MSJ_FCFS = IDS["fcfs"]
-MSJ_PFF = IDS["preemptive-first-fit"]
-MSJ_MSF = IDS["msf"]
-MSJ_LSF = IDS["lsf"]
-
-
 # ---------------------------------------------------------------- heterogeneous servers
 @njit
-def _het(pid, n, srv, speeds, k, taken, rates, rng):
-    """Assign servers (index 0 = fastest; ``speeds`` descending) and write rates = the speed of each job's server."""
+def _het(n, srv, speeds, k, taken, rates, rng, ordered, fastest, uniform, minmig):
+    """Assign servers (index 0 = fastest; ``speeds`` descending) and write rates = the speed of each job's server.
+
+    ``ordered``: preemptive, the i-th oldest job on the i-th fastest (``fastest``) or slowest server; else
+    non-preemptive: a job keeps its server and the oldest unassigned jobs take the fastest (``fastest``), the slowest,
+    or a uniformly random (``uniform``) idle server; ``minmig``: then the job on the slowest busy server moves to a
+    faster idle one, while there is one.
+    """
     m = min(n, k)
-    if pid == FSF or pid == SSF:
+    if ordered:
         for j in range(n):
             srv[j] = -1
         for i in range(m):
-            srv[i] = i if pid == FSF else k - 1 - i
+            srv[i] = i if fastest else k - 1 - i
     else:
         for s in range(k):
             taken[s] = 0
@@ -134,15 +61,7 @@ def _het(pid, n, srv, speeds, k, taken, rates, rng):
         for j in range(m):  # the oldest min(n, k) jobs are in service (FCFS order, no idling)
             if srv[j] >= 0:
                 continue
-            if pid == FSF_NP or pid == FSF_MINMIG:
-                s = 0
-                while taken[s]:
-                    s += 1
-            elif pid == SSF_NP:
-                s = k - 1
-                while taken[s]:
-                    s -= 1
-            else:  # RANDOM: the r-th idle server
+            if uniform:  # the r-th idle server
                 idle = 0
                 for q in range(k):
                     idle += 1 - taken[q]
@@ -154,9 +73,17 @@ def _het(pid, n, srv, speeds, k, taken, rates, rng):
                             break
                         r -= 1
                     s += 1
+            elif fastest:
+                s = 0
+                while taken[s]:
+                    s += 1
+            else:
+                s = k - 1
+                while taken[s]:
+                    s -= 1
             srv[j] = s
             taken[s] = 1
-        if pid == FSF_MINMIG:  # an idle server faster than a busy one takes the job of the slowest busy server
+        if minmig:  # an idle server faster than a busy one takes the job of the slowest busy server
             while True:
                 fast = 0
                 while fast < k and taken[fast]:
@@ -277,48 +204,165 @@ def _msj_fcfs(n, cls, prm, k, rates, skip):
             break
 
 
-# ---------------------------------------------------------------- entry point
-@njit
-def allocate(pid, n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
-    """Write the service rate (fraction of capacity) of each of the ``n`` jobs, listed in arrival order.
+# ---------------------------------------------------------------- the policies' kernels
+# Each writes the service rate (fraction of capacity) of each of the n >= 1 jobs, listed in arrival order, into
+# rates (zeroed by the caller). Arguments: cls[n] each job's class; prm[K] per class the threshold P (threshold
+# parallelism) or need v (MSJ); srv[n] heterogeneous servers: each job's server (-1 none; updated); speeds[k] server
+# speeds, fastest first (fractions of capacity, summing to 1); k servers; levels the distinct values of prm,
+# descending; taken[k] scratch; rng the random streams. Inlined into the generated ``allocate``.
+@njit(inline="always")
+def allocate_fsf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _het(n, srv, speeds, k, taken, rates, rng, True, True, False, False)
 
-    Args:
-        pid: the policy's kernel id. cls[n]: each job's class. prm[K]: per class, the threshold P (threshold
-        parallelism) or need v (MSJ). srv[n]: heterogeneous servers: each job's server (-1 none; updated).
-        speeds[k]: server speeds, fastest first (fractions of capacity, summing to 1). k: servers.
-        levels: distinct values of prm, descending. taken[k]: scratch. rates[n]: output. rng: random streams.
-    """
+
+@njit(inline="always")
+def allocate_fsf_minmig(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _het(n, srv, speeds, k, taken, rates, rng, False, True, False, True)
+
+
+@njit(inline="always")
+def allocate_fsf_np(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _het(n, srv, speeds, k, taken, rates, rng, False, True, False, False)
+
+
+@njit(inline="always")
+def allocate_ssf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _het(n, srv, speeds, k, taken, rates, rng, True, False, False, False)
+
+
+@njit(inline="always")
+def allocate_ssf_np(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _het(n, srv, speeds, k, taken, rates, rng, False, False, False, False)
+
+
+@njit(inline="always")
+def allocate_random(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _het(n, srv, speeds, k, taken, rates, rng, False, False, True, False)
+
+
+@njit(inline="always")
+def allocate_lps(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    m = min(n, k)
+    for j in range(m):
+        rates[j] = 1.0 / m
+
+
+@njit(inline="always")
+def allocate_tp_fcfs(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    free = k
     for j in range(n):
-        rates[j] = 0.0
-    if n == 0:
-        return
-    if pid == FSF or pid == FSF_MINMIG or pid == FSF_NP or pid == SSF or pid == SSF_NP or pid == RANDOM:
-        _het(pid, n, srv, speeds, k, taken, rates, rng)
-    elif pid == LPS_K:
-        m = min(n, k)
-        for j in range(m):
-            rates[j] = 1.0 / m
-    elif pid == TP_FCFS:
-        free = k
-        for j in range(n):
-            if free == 0:
-                break
-            q = min(prm[cls[j]], free)
-            rates[j] = q / k
-            free -= q
-    elif pid == TP_IF:
-        _greedy(n, cls, prm, k, 1, rates, True)
-    elif pid == TP_EF:
-        _greedy(n, cls, prm, k, -1, rates, True)
-    elif pid == SF_EXP:
-        _server_filling(n, cls, prm, k, rates)
-    elif pid == SF_DIV:
-        _server_filling_divisible(n, cls, prm, k, rates, levels)
-    elif pid == MSJ_FCFS:
-        _msj_fcfs(n, cls, prm, k, rates, False)
-    elif pid == MSJ_PFF:
-        _msj_fcfs(n, cls, prm, k, rates, True)
-    elif pid == MSJ_MSF:
-        _greedy(n, cls, prm, k, -1, rates, False)
-    elif pid == MSJ_LSF:
-        _greedy(n, cls, prm, k, 1, rates, False)
+        if free == 0:
+            break
+        q = min(prm[cls[j]], free)
+        rates[j] = q / k
+        free -= q
+
+
+@njit(inline="always")
+def allocate_inelastic_first(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _greedy(n, cls, prm, k, 1, rates, True)
+
+
+@njit(inline="always")
+def allocate_elastic_first(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _greedy(n, cls, prm, k, -1, rates, True)
+
+
+@njit(inline="always")
+def allocate_server_filling(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _server_filling(n, cls, prm, k, rates)
+
+
+@njit(inline="always")
+def allocate_server_filling_divisible(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _server_filling_divisible(n, cls, prm, k, rates, levels)
+
+
+@njit(inline="always")
+def allocate_msj_fcfs(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _msj_fcfs(n, cls, prm, k, rates, False)
+
+
+@njit(inline="always")
+def allocate_preemptive_first_fit(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _msj_fcfs(n, cls, prm, k, rates, True)
+
+
+@njit(inline="always")
+def allocate_msf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _greedy(n, cls, prm, k, -1, rates, False)
+
+
+@njit(inline="always")
+def allocate_lsf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
+    _greedy(n, cls, prm, k, 1, rates, False)
+
+
+# ---------------------------------------------------------------- declarations
+@dataclass(frozen=True, kw_only=True)
+class FiniteSkipPolicy(BuiltinPolicy):
+    """A built-in policy of a finite-skip system.
+
+    Attributes (beyond :class:`msjgym.api.PolicySpec`'s name, summary, preemptive, source):
+        system: the system code it runs on (HET, LPS, THRESHOLD, MSJ);
+        wcfs: the paper proves it work-conserving finite-skip (Cor. 3.8 bounds apply);
+        allocate: its compiled kernel ``allocate(n, cls, prm, srv, speeds, k, levels, taken, rates, rng)`` (see the
+            kernels above); None for a policy that is not a built-in (a user's agent).
+
+    Its branch of the compiled ``allocate`` (:mod:`msjgym.policies.finite_skip.allocator`) is its ``kernel_id``,
+    assigned by discovery (-1 without a kernel).
+    """
+
+    family: str = "finite-skip"
+    system: int
+    wcfs: bool
+    allocate: Any = None
+
+    @property
+    def kernel_id(self) -> int:
+        from .allocator import kernel_id
+        return kernel_id(self)
+
+
+_GHS = "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip"
+_P = FiniteSkipPolicy
+FSF_POLICY = _P(name="fsf", system=HET, preemptive=True, wcfs=True, allocate=allocate_fsf,
+                summary="preemptive fastest-server-first, i-th oldest on i-th fastest", source=f"{_GHS} §4.2, Fig. 2")
+FSF_MINMIG_POLICY = _P(name="fsf-minmig", system=HET, preemptive=True, wcfs=True, allocate=allocate_fsf_minmig,
+                       summary="preemptive fastest-server-first, minimal migration",
+                       source=f"{_GHS} §4.2 (note §2.2 (b))")
+FSF_NP_POLICY = _P(name="fsf-np", system=HET, preemptive=False, wcfs=True, allocate=allocate_fsf_np,
+                   summary="non-preemptive fastest-server-first", source=f"{_GHS} §4.2")
+SSF_POLICY = _P(name="ssf", system=HET, preemptive=True, wcfs=True, allocate=allocate_ssf,
+                summary="preemptive slowest-server-first, i-th oldest on i-th slowest", source=f"{_GHS} §4.2")
+SSF_NP_POLICY = _P(name="ssf-np", system=HET, preemptive=False, wcfs=True, allocate=allocate_ssf_np,
+                   summary="non-preemptive slowest-server-first", source=f"{_GHS} §4.2")
+RANDOM_POLICY = _P(name="random", system=HET, preemptive=False, wcfs=True, allocate=allocate_random,
+                   summary="non-preemptive uniformly random idle server", source=f"{_GHS} §4.2")
+LPS_K_POLICY = _P(name="lps", system=LPS, preemptive=True, wcfs=True, allocate=allocate_lps,
+                  summary="limited processor sharing: the k oldest share the capacity", source=f"{_GHS} §5.2")
+TP_FCFS_POLICY = _P(name="tp-fcfs", system=THRESHOLD, preemptive=False, wcfs=True, allocate=allocate_tp_fcfs,
+                    summary="FCFS: each job in arrival order gets min(P, free servers)", source=f"{_GHS} §6.2")
+INELASTIC_FIRST_POLICY = _P(name="inelastic-first", system=THRESHOLD, preemptive=True, wcfs=False,
+                            allocate=allocate_inelastic_first,
+                            summary="preemptive priority to small thresholds (IF of Berg et al. when P ∈ {1, k})",
+                            source=f"{_GHS} §6.3")
+ELASTIC_FIRST_POLICY = _P(name="elastic-first", system=THRESHOLD, preemptive=True, wcfs=False,
+                          allocate=allocate_elastic_first,
+                          summary="preemptive priority to large thresholds (EF of Berg et al. when P ∈ {1, k})",
+                          source=f"{_GHS} §6.3")
+SERVER_FILLING_POLICY = _P(name="server-filling", system=MSJ, preemptive=True, wcfs=True,
+                           allocate=allocate_server_filling, summary="ServerFilling, exponential setting",
+                           source=f"{_GHS} §7.2.3, App. B.1")
+SERVER_FILLING_DIVISIBLE_POLICY = _P(name="server-filling-divisible", system=MSJ, preemptive=True, wcfs=True,
+                                     allocate=allocate_server_filling_divisible,
+                                     summary="ServerFilling, divisible setting", source=f"{_GHS} App. B.2")
+MSJ_FCFS_POLICY = _P(name="fcfs", system=MSJ, preemptive=False, wcfs=False, allocate=allocate_msj_fcfs,
+                     summary="MSJ FCFS (head-of-line blocking)", source=f"{_GHS} §7.3")
+PREEMPTIVE_FIRST_FIT_POLICY = _P(name="preemptive-first-fit", system=MSJ, preemptive=True, wcfs=False,
+                                 allocate=allocate_preemptive_first_fit, summary="preemptive First Fit (backfilling)",
+                                 source=f"{_GHS} §7.3")
+MSF_POLICY = _P(name="msf", system=MSJ, preemptive=True, wcfs=False, allocate=allocate_msf,
+                summary="Most Servers First", source=f"{_GHS} §7.3")
+LSF_POLICY = _P(name="lsf", system=MSJ, preemptive=True, wcfs=False, allocate=allocate_lsf,
+                summary="Least Servers First", source=f"{_GHS} §7.3")

@@ -7,8 +7,10 @@ width), and returns the job's width: 0 = block, 1..m = run on that many idle sam
 * ``fixed-width``: exactly d servers or block (a rigid multiserver job; for comparison, not in GMGM).
 * ``random-width``: a width uniform on {1..m} (for comparison, not in GMGM; draws from the replication's stream).
 
-Each declaration carries its rule (``rule(m, d, rng) -> width``, the agent form); the compiled fast path's branch of
-each is in :func:`msjgym.systems.loss.kernel.policy_width`, at the kernel id :data:`IDS` assigns in declaration order.
+Each declaration carries its rule (``rule(m, d, rng) -> width``, the agent form) and its compiled kernels: the width,
+and the per-state probabilities of blocking and of width d that the loss kernel integrates (GMGM's identities); the
+compiled ``policy_width`` / ``block_prob`` / ``width_d_prob`` that branch to them are generated from the declarations
+(:mod:`msjgym.policies.loss.widths`).
 """
 from __future__ import annotations
 
@@ -18,8 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from msjgym.core import rng as streams
+from msjgym.core.jit import njit
 from msjgym.errors import PolicyError
-from msjgym.policies import BuiltinPolicy, declared_ids
+from msjgym.policies import BuiltinPolicy
 
 GMGM = "Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar, 'Large Loss Systems with Adaptive Multiserver Jobs'"
 
@@ -31,18 +35,25 @@ class LossPolicy(BuiltinPolicy):
     Attributes (beyond :class:`msjgym.api.PolicySpec`'s):
         rule: ``rule(m, d, rng) -> width``, the policy's decision for a sample showing m = min(l, d) idle servers
             (0 = block); ``rng`` is a ``numpy.random.Generator`` (None: the rule must not need one).
+        width: its compiled twin ``width(m, d, s, b)`` (``s``: the replications' random streams, ``b``: this one).
+        block_probability, full_width_probability: compiled ``(pmf, b, d)``: P(block | state) and P(width d | state)
+            from ``pmf[b, j]`` = P(m = j | state).
         deterministic: whether the width is a function of the observation (the agent twin reproduces the kernel).
     """
 
     family: str = "loss"
     preemptive: bool = False
     rule: Callable[[int, int, Any], int]
+    width_kernel: Any
+    block_probability: Any
+    full_width_probability: Any
     deterministic: bool = True
 
     @property
     def kernel_id(self) -> int:
-        """The policy's branch in the compiled kernel (its position in declaration order)."""
-        return IDS[self.name]
+        """The policy's branch in the compiled kernels (``params.policy``), assigned by discovery."""
+        from .widths import kernel_id
+        return kernel_id(self)
 
     def width(self, m: int, d: int, rng: np.random.Generator | None = None) -> int:
         """The width for a sample showing m = min(l, d) idle servers (0 = block)."""
@@ -64,6 +75,49 @@ class LossPolicy(BuiltinPolicy):
         return _Agent()
 
 
+# ---------------------------------------------------------------- compiled kernels
+@njit(inline="always")
+def width_greedy(m, d, s, b):
+    return m
+
+
+@njit(inline="always")
+def width_fixed(m, d, s, b):
+    return d if m == d else 0
+
+
+@njit(inline="always")
+def width_uniform(m, d, s, b):
+    if m == 0:
+        return 0
+    return 1 + streams.below(s, b, m)
+
+
+@njit(inline="always")
+def block_if_none_idle(pmf, b, d):
+    """Blocked when the sample shows no idle server: P(m = 0)."""
+    return pmf[b, 0]
+
+
+@njit(inline="always")
+def block_if_fewer_than_d(pmf, b, d):
+    """Blocked unless the sample shows d idle servers: 1 − P(m = d)."""
+    return 1.0 - pmf[b, d]
+
+
+@njit(inline="always")
+def width_d_if_d_idle(pmf, b, d):
+    """Width d exactly when the sample shows d idle servers: P(m = d)."""
+    return pmf[b, d]
+
+
+@njit(inline="always")
+def width_d_uniform(pmf, b, d):
+    """A uniform width on 1..m is d only when m = d, with probability 1/d: P(m = d)/d."""
+    return pmf[b, d] / d
+
+
+# ---------------------------------------------------------------- rules (the agent form) and declarations
 def _greedy(m: int, d: int, rng: Any) -> int:
     return m
 
@@ -81,13 +135,14 @@ def _random_width(m: int, d: int, rng: np.random.Generator | None) -> int:
 
 
 GREEDY = LossPolicy(name="greedy", summary="loss systems: use min(d, idle sampled) servers, block if none (GMGM §2)",
-                    source=f"{GMGM} §2", rule=_greedy)
+                    source=f"{GMGM} §2", rule=_greedy, width_kernel=width_greedy,
+                    block_probability=block_if_none_idle, full_width_probability=width_d_if_d_idle)
 FIXED_WIDTH = LossPolicy(name="fixed-width",
                          summary="loss systems: exactly d servers or block (rigid jobs; comparison)",
-                         source="msjgym (comparison baseline)", rule=_fixed_width)
+                         source="msjgym (comparison baseline)", rule=_fixed_width, width_kernel=width_fixed,
+                         block_probability=block_if_fewer_than_d, full_width_probability=width_d_if_d_idle)
 RANDOM_WIDTH = LossPolicy(name="random-width",
                           summary="loss systems: a width uniform on 1..min(d, idle sampled) (comparison)",
-                          source="msjgym (comparison baseline)", rule=_random_width, deterministic=False)
-
-IDS: dict[str, int] = declared_ids(globals(), "loss")
-"""Kernel id of each policy of this module (its branch of ``policy_width``), in declaration order."""
+                          source="msjgym (comparison baseline)", rule=_random_width, width_kernel=width_uniform,
+                          block_probability=block_if_none_idle, full_width_probability=width_d_uniform,
+                          deterministic=False)

@@ -42,25 +42,13 @@ def kernel_id(policy) -> int:
 
 def render(policies: Mapping) -> str:
     """The source of the generated scheduler module for ``policies`` (name -> ``Policy``, in discovery order)."""
-    from msjgym.policies._codegen import function_path
+    from msjgym.policies._codegen import Imports, branch_chain
 
     ids = kernel_ids(policies)
-    aliases: dict[str, str] = {}
-
-    def call(fn, args: str) -> str:
-        module, name = function_path(fn)
-        alias = aliases.setdefault(module, f"_m{len(aliases)}")
-        return f"{alias}.{name}({args})"
+    imports = Imports()
 
     def chain(hook: str, args: str) -> list[str]:
-        lines, first = [], True
-        for name, i in ids.items():
-            fn = getattr(policies[name], hook)
-            if fn is None:
-                continue
-            lines += [f"    {'if' if first else 'elif'} p == {i}:  # {name}", f"        {call(fn, args)}"]
-            first = False
-        return lines or ["    pass"]
+        return branch_chain(ids, {name: getattr(policies[name], hook) for name in ids}, args, imports)
 
     body = [
         "", "", "@njit(inline=\"always\")", "def schedule(st, pr, b):",
@@ -81,7 +69,7 @@ def render(policies: Mapping) -> str:
         "\"\"\"The compiled MSJ scheduler: one branch per built-in policy (see msjgym.policies.msj.scheduler).\"\"\"",
         "from msjgym.core.jit import njit",
         "from msjgym.systems.msj.state import P_POLICY",
-        *(f"import {module} as {alias}" for module, alias in aliases.items()),
+        *imports.lines(),
         "", f"KERNEL_IDS = {ids!r}",
     ]
     return "\n".join(head + body) + "\n"

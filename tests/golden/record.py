@@ -26,7 +26,7 @@ def cases() -> list[list[str]]:
     from msjgym.systems.finite_skip import scenarios as F
     from msjgym.systems.msj.scenarios import list_scenarios
     from msjgym.policies.msj import BUILTIN_POLICIES
-    from msjgym.policies.dispatch.load_balancing import POLICY_IDS
+    from msjgym.policies.dispatch import POLICY_IDS
     from msjgym.policies.loss import LOSS_POLICIES
 
     out = []

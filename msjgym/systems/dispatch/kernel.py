@@ -30,14 +30,22 @@ from collections import namedtuple
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.core.sampling import sample
-from msjgym.policies.dispatch.load_balancing import (
-    JIQ, JSQ, P_BATCH, P_K, P_LCAP, P_N, P_POLICY, PULL, PUSH, RESOURCE_POOLING, WATER_FILLING, choose, water_fill)
+from msjgym.policies.dispatch import POLICY_IDS, choose
+from msjgym.policies.dispatch.load_balancing import P_BATCH, P_K, P_LCAP, P_N, P_POLICY, water_fill
 from msjgym.systems.dispatch.state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_CLOCKS,
     S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO,
     T_NOW, T_RATE, T_WIN0, T_WIN1, V_E, V_HEAD, V_IDPOS, V_POS, V_Q, V_TAIL, W_CT, W_PEND, bucket_down,
     bucket_pick_max, bucket_reset, bucket_up, heap_pop, heap_push, heap_replace_top, heap_top, idle_add,
     idle_remove, job_alloc, job_free, job_unlink)
+
+# the dispatchers whose information model the event loop runs (kernel ids assigned by discovery)
+JIQ = POLICY_IDS["jiq"]
+JSQ = POLICY_IDS["jsq"]
+PULL = POLICY_IDS["pull"]
+PUSH = POLICY_IDS["push"]
+RESOURCE_POOLING = POLICY_IDS["resource-pooling"]
+WATER_FILLING = POLICY_IDS["water-filling"]
 
 # params.ints (P_N .. P_LCAP are shared with msjgym.policies.dispatch.load_balancing)
 P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)

@@ -17,8 +17,7 @@ from msjgym.core.distributions import Distribution, Exponential
 from msjgym.core.lb_params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
 from msjgym.core.validation import is_real, show
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.dispatch import POLICIES
-from msjgym.policies.dispatch.load_balancing import POLICY_IDS
+from msjgym.policies.dispatch import POLICIES, POLICY_IDS
 
 REMOVE_MODES = ("last", "next", "random")
 """Resource pooling: which waiting job a token removes (the paper leaves it open, note §5 item 6)."""
@@ -38,7 +37,7 @@ class DispatchModel:
     """A validated dispatch system: policy, N servers, load and the policy's information parameters.
 
     Attributes:
-        policy: a name of :data:`msjgym.policies.dispatch.load_balancing.POLICY_IDS`.
+        policy: a name of :data:`msjgym.policies.dispatch.POLICY_IDS`.
         servers: N >= 1.
         lam: arrival rate per server λ (jobs per unit time); λ·E[size] must be in (0, 1).
         dist: job-size law (work, in time units at rate 1).

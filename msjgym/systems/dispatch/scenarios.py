@@ -33,8 +33,7 @@ from msjgym.core.lb_params import require_load, water_filling_batch_size
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 from msjgym.systems.msj.scenarios import Scenario
-from msjgym.policies.dispatch import POLICIES
-from msjgym.policies.dispatch.load_balancing import POLICY_IDS
+from msjgym.policies.dispatch import POLICIES, POLICY_IDS
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
 

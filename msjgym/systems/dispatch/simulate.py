@@ -26,7 +26,8 @@ from msjgym.core import rng
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.errors import ScenarioError
 from msjgym.evaluate.statistics import Estimate, t_interval
-from msjgym.policies.dispatch.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY, POLICY_IDS
+from msjgym.policies.dispatch import POLICY_IDS
+from msjgym.policies.dispatch.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel, default_dist
 from msjgym.systems.dispatch.state import (

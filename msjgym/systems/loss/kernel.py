@@ -27,12 +27,11 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.core.sampling import sample
-from msjgym.policies.loss.loss import IDS as POLICY_IDS  # the policies' kernel ids, in declaration order
+from msjgym.policies.loss import POLICY_IDS, policy_width  # generated from the policies' declarations
+from msjgym.policies.loss import block_prob as _block_prob, width_d_prob as _width_d_prob
 from msjgym.systems.loss.model import LossModel
 
-GREEDY = POLICY_IDS["greedy"]
-FIXED_WIDTH = POLICY_IDS["fixed-width"]
-RANDOM_WIDTH = POLICY_IDS["random-width"]
+GREEDY = POLICY_IDS["greedy"]  # the policy id the environment path passes to the transitions
 
 # ints[b, :]
 I_ARRIVALS = 0  # arrivals so far (warm-up included)
@@ -140,20 +139,6 @@ def _draw_m(pmf, d, s, b):
             if u < acc:
                 return j
     return last
-
-
-@njit
-def _block_prob(pmf, b, d, policy):
-    if policy == FIXED_WIDTH:
-        return 1.0 - pmf[b, d]
-    return pmf[b, 0]
-
-
-@njit
-def _width_d_prob(pmf, b, d, policy):
-    if policy == RANDOM_WIDTH:
-        return pmf[b, d] / d
-    return pmf[b, d]
 
 
 @njit
@@ -270,18 +255,6 @@ def resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warm
         ints[b, I_BUSY] += width
         _state_changed(x, ints, pmf, b, n, d, k, logfact)
     _record(trace, ints, x, b, d, width)
-
-
-@njit
-def policy_width(policy, m, d, s, b):
-    """The built-in policies' width for a sample showing m = min(l, d) idle servers (0 = block)."""
-    if policy == GREEDY:
-        return m
-    if policy == FIXED_WIDTH:
-        return d if m == d else 0
-    if m == 0:  # RANDOM_WIDTH: uniform on {1..m}
-        return 0
-    return 1 + rng.below(s, b, m)
 
 
 @njit
