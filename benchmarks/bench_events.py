@@ -31,7 +31,7 @@ import numpy as np
 
 from msjgym.core import rng
 from msjgym.core.distributions import from_spec
-from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.evaluator import evaluate
 from msjgym.systems.msj.model import JobClass, MSJModel
 
 SERVERS, LOAD = 32, 0.35

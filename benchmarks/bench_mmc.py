@@ -28,8 +28,8 @@ import numpy as np
 import simpy
 
 from msjgym.core.distributions import from_spec
-from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.core.estimates import Estimate, t_interval
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.queues import mmc_mean_wait
 

@@ -18,7 +18,7 @@ from scipy import stats
 from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.systems.dispatch.scorecard import paper_agreement
-from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.core.estimates import Estimate, t_interval
 from msjgym.policies import load_balancing as lb
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.simulate import _params, _state, simulate

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from msjgym import cli
-from msjgym.systems.msj.scenarios import list_scenarios, load_scenario, parse_override
+from msjgym.api import list_scenarios, load_scenario
+from msjgym.core.overrides import parse_override
 from msjgym.reproduce.common import Settings
 from msjgym.reproduce.lb_tables import plan
 from msjgym.theory import cavity as cv

@@ -8,7 +8,9 @@ import pytest
 from msjgym.errors import ScenarioError
 from msjgym.systems.dispatch.scenarios import DispatchSetting
 from msjgym.systems.loss.model import LossModel
-from msjgym.systems.msj.scenarios import list_scenarios, load_scenario, model_from_spec, parse_override
+from msjgym.api import list_scenarios, load_scenario
+from msjgym.systems.msj.scenarios import model_from_spec
+from msjgym.core.overrides import parse_override
 from msjgym.systems.msj.model import MSJModel
 from conftest import EXAMPLE
 from test_theory_queues import saturated_one_and_n_chain_throughput

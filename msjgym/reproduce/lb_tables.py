@@ -30,7 +30,7 @@ from msjgym.core.lb_distributions import paper_law
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import sweep
 from msjgym.systems.dispatch.scorecard import paper_agreement
-from msjgym.evaluate.statistics import Estimate
+from msjgym.core.estimates import Estimate
 from msjgym.reproduce.common import CsvTable, Settings
 from msjgym.systems.dispatch.simulate import Replication, simulate, summarise
 from msjgym.systems.dispatch.model import DispatchModel

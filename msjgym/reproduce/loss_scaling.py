@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from msjgym.systems.loss.runner import loss_metrics, simulate_loss
-from msjgym.evaluate.statistics import t_interval
+from msjgym.systems.loss.metrics import loss_metrics, simulate_loss
+from msjgym.core.estimates import t_interval
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 from msjgym.systems.loss.model import make_loss_model
 from msjgym.theory import loss as th

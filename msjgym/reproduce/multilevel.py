@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from msjgym.core.distributions import from_spec
-from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.evaluator import evaluate
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.multilevel import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from msjgym.evaluate.results import PointSummary, summarize
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.api import load_scenario
 from msjgym.evaluate.sweep import run_sweep
 from msjgym.systems.msj.model import MSJModel
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure

@@ -24,7 +24,7 @@ RUN = ["--reps", "2", "--jobs", "20000", "--seed", "1", "--json"]
 def cases() -> list[list[str]]:
     """The command lines to record: argv lists for ``msjgym``."""
     from msjgym.systems.finite_skip import scenarios as F
-    from msjgym.systems.msj.scenarios import list_scenarios
+    from msjgym.api import list_scenarios
     from msjgym.policies import BUILTIN_POLICIES
     from msjgym.policies.load_balancing import POLICY_IDS
     from msjgym.policies.loss import LOSS_POLICIES

@@ -27,12 +27,11 @@ import numpy as np
 
 from msjgym.core.distributions import Exponential
 from msjgym.core.lb_params import pull_update_rates
-from msjgym.evaluate import scorecard
-from msjgym.systems.dispatch.scenarios import DispatchSetting
-from msjgym.evaluate.runner import EvaluationResult
-from msjgym.evaluate.scorecard import Reference
-from msjgym.evaluate.statistics import Estimate
+from msjgym.core.estimates import Estimate
+from msjgym.core.references import Judged, Reference, percent
+from msjgym.core.references import judge as judge_references
 from msjgym.systems.dispatch.model import DispatchModel
+from msjgym.systems.dispatch.scenarios import DispatchSetting
 from msjgym.theory import cavity as cv
 from msjgym.theory import queues
 from msjgym.theory.lb_tables import TableRow
@@ -219,11 +218,11 @@ def references(setting: DispatchSetting, policy: str) -> list[Reference]:
     return refs
 
 
-def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None = None,
+def judge(refs: list[Reference], result: Judged, row: TableRow | None = None,
           queue_length_pmf: np.ndarray | None = None) -> list[Reference]:
     """Each reference with its verdict; the paper's values (``row``: the matching table row, for its CI), max queue
     lengths (against the mass of ``queue_length_pmf``, the simulated P[Q = k] at every level, above them) and bounds
-    of the cavity have their own comparisons, the rest go through :func:`msjgym.evaluate.scorecard.judge`."""
+    of the cavity have their own comparisons, the rest go through :func:`msjgym.core.references.judge`."""
     out = []
     for ref in refs:
         est = result.metrics.get(ref.quantity)
@@ -244,7 +243,7 @@ def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None 
             out.append(replace(ref, agrees=inside, verdict=f"simulation {'inside' if inside else 'OUTSIDE'} "
                                                            "(a bound on the cavity queue)"))
         else:
-            out.append(scorecard.judge([ref], result)[0])
+            out.append(judge_references([ref], result)[0])
     return out
 
 
@@ -252,10 +251,10 @@ def _judge_cavity(ref: Reference, est: Estimate, servers: object) -> Reference:
     """The simulation against the cavity queue (N → ∞): outside the CI is a finite-N gap, not a contradiction."""
     err, half = est.mean - ref.value, est.ci95
     if not math.isfinite(half):
-        return replace(ref, verdict=f"error {scorecard._pct(err, ref.value)}; no CI (needs >= 2 replications)")
+        return replace(ref, verdict=f"error {percent(err, ref.value)}; no CI (needs >= 2 replications)")
     covered = bool(abs(err) <= half)
-    return replace(ref, agrees=covered, verdict=f"error {scorecard._pct(err, ref.value)} (95% CI "
-                   f"±{scorecard._pct(half, ref.value)[1:]}): "
+    return replace(ref, agrees=covered, verdict=f"error {percent(err, ref.value)} (95% CI "
+                   f"±{percent(half, ref.value)[1:]}): "
                    + ("within the CI" if covered else f"beyond the CI (finite-N gap at N = {servers})"))
 
 

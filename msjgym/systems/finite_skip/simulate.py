@@ -50,7 +50,8 @@ A_NEND = 11  # jobs in system at the end
 A_SIZE2 = 12  # Σ S² over arrivals in the window
 A_SIZE = 13  # Σ S over arrivals in the window
 A_OUTSIDE = 14  # events at which a job outside the front was served (0 for a finite-skip policy)
-NACC = 15
+A_EVENTS = 15  # events simulated (arrivals and completions, whole run)
+NACC = 16
 
 # per measured job rec[i, :]
 R_ARR = 0
@@ -216,6 +217,7 @@ def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
     t_start = -1.0
     t_stop = -1.0
     while done_meas < jobs:
+        acc[A_EVENTS] += 1.0
         # front (Defs. 2.1, 2.2): a prefix of the arrival order; while not full it requests the oldest queued job
         while nf < n and not _full(rule, nf, cls, prm, k, levels, taken):
             fent[nf] = t
@@ -346,8 +348,9 @@ class Replication:
 
 
 def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: int = 100_000,
-             warmup: int | None = None, reps: int = 10, seed: int = 0, capacity: int = 3_000) -> list[Replication]:
-    """``reps`` independent replications (streams from ``SeedSequence(seed).spawn(reps)``).
+             warmup: int | None = None, reps: int = 10, seed: int = 0, capacity: int = 3_000,
+             seeds: list[np.random.SeedSequence] | None = None) -> list[Replication]:
+    """``reps`` independent replications (streams from ``SeedSequence(seed).spawn(reps)``, or one per ``seeds``).
 
     Each discards the first ``warmup`` arrivals (default jobs // 5), measures the next ``jobs`` arrivals, and runs
     until they have all completed. A replication whose number in system reaches ``capacity`` stops, flagged unstable.
@@ -365,7 +368,8 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
     speeds = np.sort(np.asarray(model.speeds if model.system == HET else [1.0 / k] * k, dtype=np.float64))[::-1].copy()
     levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
     rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.kernel_id == SF_DIV else FULL_SUM)
-    seeds = np.random.SeedSequence(seed).spawn(reps)
+    if seeds is None:
+        seeds = np.random.SeedSequence(seed).spawn(reps)
     out = []
     for ss in seeds:
         rng = seed_states([ss])

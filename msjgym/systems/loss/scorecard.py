@@ -1,4 +1,4 @@
-"""Scorecard references for loss scenarios (``msjgym.theory.loss``), judged by ``msjgym.evaluate.scorecard.judge``.
+"""Scorecard references for loss scenarios (``msjgym.theory.loss``), judged by ``msjgym.core.references.judge``.
 
 What applies:
     * every policy: GMGM's identities (eqs. (1), (2), per-width balance, PASTA, Lemma 1 eq. (9)) as exact zero
@@ -12,7 +12,7 @@ What applies:
 """
 from __future__ import annotations
 
-from msjgym.evaluate.scorecard import Reference
+from msjgym.core.references import Reference
 from msjgym.policies.loss import LossPolicy
 from msjgym.systems.loss.model import LossModel
 from msjgym.theory import loss as th
