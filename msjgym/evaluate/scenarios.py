@@ -431,7 +431,7 @@ def _exp(rate: float) -> dict:
 
 
 def _build_one_and_n(p: dict[str, object]) -> tuple[dict, dict]:
-    """Grosof & Ayhan's "1 and n" system (notes §1.1): class "1" needs 1 server (Exp(mu_1) durations) w.p. 1 − p_n,
+    """Grosof & Ayhan's "1 and n" system (their §3.1): class "1" needs 1 server (Exp(mu_1) durations) w.p. 1 − p_n,
     class "n" needs all n (Exp(mu_n)) w.p. p_n; a class of probability 0 is left out. Default λ = 0.8 μ, μ of Lemma 5.3.
     """
     n = _integer(p["servers"], "servers")
