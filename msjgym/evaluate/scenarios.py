@@ -455,7 +455,8 @@ _FINITE_SKIP_MIXES = {
 
 def _finite_skip_builder(figure: str) -> Callable[[dict[str, object]], tuple[dict, dict]]:
     def build(p: dict[str, object]) -> tuple[dict, dict]:
-        """k = 4 servers, Exp(rate) durations; λ from ρ = λE[VX]/k (finite-skip notes §4, Figs. 6 and 7)."""
+        """k = 4 servers, Exp(rate) durations; λ from ρ = λE[VX]/k (Grosof, Harchol-Balter & Scheller-Wolf
+        §7.5, Figs. 6 and 7)."""
         load = _real(p["load"], "load")
         classes = [{"name": f"v{need}", "need": need, "probability": prob, "service": _exp(rate)}
                    for need, rate, prob in _FINITE_SKIP_MIXES[figure]]
