@@ -37,8 +37,8 @@ from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
 METRIC_ORDER = ("response_time", "waiting_time", "number_in_system", "number_in_queue", "utilization",
                 "queueing_probability", "throughput", "response_time_p95", "response_time_p99",
                 "blocking_probability", "width_probability", "sqrt_n_blocking", "stein_lhs", "residual_work",
-                "residual_little", "residual_pasta", "residual_stein", "residual_width",  # loss systems (issue 8)
-                "mean_queue_length", "busy_fraction", "message_rate", "little_response_time")  # dispatch (issue 7)
+                "residual_little", "residual_pasta", "residual_stein", "residual_width",  # loss systems
+                "mean_queue_length", "busy_fraction", "message_rate", "little_response_time")  # dispatch
 LEVEL_PREFIX = "P(Q="  # dispatch: the queue-length distribution's levels, listed after METRIC_ORDER
 
 
@@ -154,10 +154,10 @@ def _cmd_list() -> None:
     width = max(len(name) for name in BUILTIN_POLICIES)
     for name, policy in BUILTIN_POLICIES.items():
         print(f"  {name:<{width}}  {policy.summary}")
-    from msjgym.policies.loss import LOSS_POLICIES  # loss scenarios (issue 8)
+    from msjgym.policies.loss import LOSS_POLICIES  # loss scenarios
     for name, policy in LOSS_POLICIES.items():
         print(f"  {name:<{width}}  {policy.summary}")
-    from msjgym.policies.load_balancing import POLICY_IDS  # dispatch scenarios (issue 7)
+    from msjgym.policies.load_balancing import POLICY_IDS  # dispatch scenarios
     print(f"\nDispatch policies (lb-* scenarios; their parameters by --param): {', '.join(POLICY_IDS)}")
     print("\nReproductions (msjgym reproduce NAME):")
     width = max(len(name) for name in REPRODUCTIONS)
@@ -261,9 +261,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     if args.skip_bad_lines:
         overrides["arrivals.skip_bad_lines"] = True
     scenario = load_scenario(args.scenario, overrides)
-    if _is_dispatch(scenario):  # load balancing (issue 7): its own runner and scorecard
+    if _is_dispatch(scenario):  # load balancing: its own runner and scorecard
         return _evaluate_dispatch(scenario, args)
-    if _is_loss(scenario):  # loss systems (issue 8): their own runner and scorecard
+    if _is_loss(scenario):  # loss systems: their own runner and scorecard
         from msjgym.evaluate.loss_runner import evaluate_loss
         from msjgym.policies.loss import LOSS_POLICIES
         if args.policy not in LOSS_POLICIES and (":" in args.policy or args.policy.endswith(".py")):
@@ -378,10 +378,10 @@ def _trace_summary(trace: Trace, result: EvaluationResult, per_job: str | None) 
 
 def _cmd_theory(args: argparse.Namespace) -> None:
     scenario = load_scenario(args.scenario, dict(parse_override(text) for text in args.param))
-    if _is_dispatch(scenario):  # load balancing (issue 7)
+    if _is_dispatch(scenario):  # load balancing
         _dispatch_theory(scenario, args)
         return
-    if _is_loss(scenario):  # loss systems (issue 8)
+    if _is_loss(scenario):  # loss systems
         from msjgym.evaluate import loss_scorecard
         from msjgym.policies.loss import get_loss_policy
         policy = get_loss_policy("greedy" if args.policy == "fcfs" else args.policy)

@@ -480,9 +480,10 @@ def _round_need(x: float, servers: int) -> int:
 
 def _zero_queueing_builder(set_number: int) -> Callable[[dict[str, object]], tuple[dict, dict]]:
     def build(p: dict[str, object]) -> tuple[dict, dict]:
-        """Sets I–III of Wang, Xie & Harchol-Balter §7 (notes §4): μ = (0.25, 0.5, 1), needs (3, log₂ n, m3) rounded
-        to the nearest integer and clipped to [1, n]; class i carries load ρ_i = load · load_split_i, so
-        λ_i = n ρ_i μ_i / m_i. The paper does not state its class mix (notes §5 item 1): equal thirds by default.
+        """Sets I–III of Wang, Xie & Harchol-Balter §7 (Table 3): μ = (0.25, 0.5, 1), needs (3, log₂ n, m3) rounded
+        to the nearest integer and clipped to [1, n] (docs/modelling-choices.md#zero-queueing-need-rounding); class i
+        carries load ρ_i = load · load_split_i, so λ_i = n ρ_i μ_i / m_i. The paper does not state its class mix
+        (docs/modelling-choices.md#zero-queueing-load-split): equal thirds by default.
         """
         n = _integer(p["servers"], "servers")
         m3_rule = _choice(p.get("m3", "sqrt"), "m3", tuple(_ZQ_M3))
@@ -507,7 +508,8 @@ def _zero_queueing_params(set_number: int) -> dict[str, _Param]:
 _FS_CITE = ("the MSJ setting of Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver "
             "analysis',")
 _ZQ_CITE = "Wang, Xie & Harchol-Balter, 'Zero Queueing for Multi-Server Jobs' (2021) §7"
-_ZQ_MIX = "the paper does not give the class load split (notes §5 item 1): load_split, default equal thirds"
+_ZQ_MIX = ("the paper does not give the class load split (docs/modelling-choices.md#zero-queueing-load-split): "
+           "load_split, default equal thirds")
 _BUILTINS: dict[str, _Builtin] = {
     "one-and-n": _Builtin(
         "the '1 and n' FCFS system of Grosof & Ayhan, 'Multiserver-job Response Time under Multilevel Scaling': "
@@ -545,8 +547,8 @@ def is_builtin_msj(name: str) -> bool:
 
 def list_scenarios() -> list[tuple[str, str]]:
     """The built-in scenarios as (name, one-line description)."""
-    from msjgym.evaluate.lb_scenarios import list_lb_scenarios  # load balancing (issue 7)
-    from msjgym.evaluate.loss_scenarios import list_loss_scenarios  # loss systems (issue 8)
+    from msjgym.evaluate.lb_scenarios import list_lb_scenarios  # load balancing
+    from msjgym.evaluate.loss_scenarios import list_loss_scenarios  # loss systems
     return [(name, b.description) for name, b in _BUILTINS.items()] + list_loss_scenarios() + list_lb_scenarios()
 
 
@@ -563,10 +565,10 @@ def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = No
     overrides = dict(overrides or {})
     if name in _BUILTINS:
         return _load_builtin(name, overrides)
-    from msjgym.evaluate.loss_scenarios import is_loss_scenario, load_loss_scenario  # loss systems (issue 8)
+    from msjgym.evaluate.loss_scenarios import is_loss_scenario, load_loss_scenario  # loss systems
     if is_loss_scenario(name):
         return load_loss_scenario(name, overrides)
-    from msjgym.evaluate.lb_scenarios import is_lb_scenario, load_lb_scenario  # load balancing (issue 7)
+    from msjgym.evaluate.lb_scenarios import is_lb_scenario, load_lb_scenario  # load balancing
     if is_lb_scenario(name):
         return load_lb_scenario(name, overrides)
     if name.startswith("finite-skip-"):

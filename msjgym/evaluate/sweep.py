@@ -227,7 +227,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     covered the whole grid evenly.
     """
     _check_scenario_exists(args.scenario)
-    from msjgym.evaluate.lb_scenarios import is_lb_scenario  # load balancing (issue 7)
+    from msjgym.evaluate.lb_scenarios import is_lb_scenario  # load balancing
     if is_lb_scenario(args.scenario):
         raise MsjgymError(f"sweep {args.scenario}: dispatch scenarios do not run in sweeps yet; use `msjgym evaluate "
                           f"{args.scenario} --policy P --param ...` per point, or `msjgym reproduce lb-tables`")
