@@ -35,7 +35,7 @@ from msjgym.theory.queues import mmc_mean_wait
 
 SERVERS, LAM, MU = 10, 8.0, 1.0
 WARMUP_FRACTION = 0.1
-TARGET_RATIO = 100.0  # the target: msjgym >= 100x Ciw in jobs per second
+TARGET_RATIO = 100.0  # msjgym's target: >= 100x Ciw in jobs per second
 BATCHES = 20
 
 
