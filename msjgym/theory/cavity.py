@@ -2,7 +2,7 @@
 
 Source: T. Hellemans, G. Kielanski & B. Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in
 case of Non-Exponential Job Sizes" (cited as "HKV", with equation/theorem numbers). Where HKV print a formula
-wrongly, the corrected one is used and explained in docs/errata.md (cited as "docs/errata.md#anchor").
+wrongly, the corrected one is used and explained in docs/errata.md (cited as "docs/errata.md#<anchor>").
 
 Model (HKV §2): N unit-rate FCFS servers (rate 1 − p under resource pooling), Poisson arrivals at rate λN, i.i.d.
 PH(α, S) job sizes of mean 1 (time units), λ ∈ (0, 1) jobs per server per unit time. Policies:

@@ -2,7 +2,7 @@
 
 Source: T. Hellemans, G. Kielanski & B. Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in
 case of Non-Exponential Job Sizes" (cited as "HKV", with equation/theorem numbers). Where HKV print a formula
-wrongly, the corrected one is used and explained in docs/errata.md (cited as "docs/errata.md#anchor"). The
+wrongly, the corrected one is used and explained in docs/errata.md (cited as "docs/errata.md#<anchor>"). The
 models and the numerical fixed points are in :mod:`msjgym.theory.cavity`, which re-exports everything public here.
 
 Contents (kind in brackets):
