@@ -1,11 +1,11 @@
 """Events per second of the large-scale dispatch simulator, and how they change with the number of servers N.
 
-Timed (``msjgym.systems.dispatch.simulate.simulate``, 1 replication, Exp(1) sizes; the compiled loop only, as
+Timed (``msjgym.systems.dispatch.simulate.simulate.simulate``, 1 replication, Exp(1) sizes; the compiled loop only, as
 ``DispatchResult.events_per_second``; numba's compilation excluded by an untimed warm-up call), with both
 completion mechanisms: ``clocks`` (exponential sizes: a competing clock at a random busy server) and ``heap`` (the
 4-ary heap of completion times that every other size law uses):
 
-- push, λ = 0.9, δ = 0.3, at N = 10³, 10⁴, 10⁵ (the issue's headline is N = 10⁴);
+- push, λ = 0.9, δ = 0.3, at N = 10³, 10⁴, 10⁵ (headline N = 10⁴);
 - JSQ(2), λ = 0.9, at N = 10³, 10⁴, 10⁵ (headline N = 10⁵).
 
 An event is an arrival, a completion, a probe (push), an idle update (pull) or a token (resource pooling).
@@ -30,7 +30,7 @@ import heapq
 import random
 import time
 
-from msjgym.systems.dispatch.simulate import simulate
+from msjgym.systems.dispatch.simulate.simulate import simulate
 
 TARGET = 2e6
 TABLE1_ARRIVALS = 10**9

@@ -4,9 +4,9 @@
 >>> res = simulate("push", servers=1000, lam=0.9, delta=0.3, arrivals=10**6, reps=5, seed=1)
 >>> res.response_time            # Estimate(mean, ci95), time units
 
-Protocol (Hellemans, Kielanski & Van Houdt §8; note §4.1): each replication starts empty, runs ``arrivals``
-arrivals (default N·10⁴), discards the first ``warmup_fraction`` (10 %) of jobs and measures the rest; replication
-r uses the stream ``SeedSequence(seed).spawn(reps)[r]``. Means are over replications with Student-t 95 % CIs
+Protocol (Hellemans, Kielanski & Van Houdt §8; docs/modelling-choices.md#lb-protocol): each replication starts empty,
+runs ``arrivals`` arrivals (default N·10⁴), discards the first ``warmup_fraction`` (10 %) of jobs and measures the rest;
+replication r uses the stream ``SeedSequence(seed).spawn(reps)[r]``. Means are over replications with Student-t 95 % CIs
 (:func:`msjgym.core.estimates.t_interval`).
 
 Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.load_balancing`; event loop and

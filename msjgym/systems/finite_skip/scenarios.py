@@ -1,6 +1,6 @@
 """Finite-skip scenarios (Figs. 2–7 of Grosof, Harchol-Balter & Scheller-Wolf), their estimates and scorecard.
 
-``load_finite_skip(name, {"load": ρ})`` builds the system of a figure (note §4):
+``load_finite_skip(name, {"load": ρ})`` builds the system of a figure (the paper's §4.5, §5.5, §6.5, §7.5):
 
 * ``finite-skip-fig2``: heterogeneous M/G/4, speeds (0.4, 0.3, 0.2, 0.1), S ~ H2 (Exp(2) or Exp(2/3) w.p. 1/2);
 * ``finite-skip-fig3``: LPS(4), the same S;
@@ -277,7 +277,7 @@ def references(model: fs.FiniteSkipModel, policy: FiniteSkipPolicy | str) -> lis
     if (pol.name in ("fsf", "fsf-minmig", "ssf") and len(model.laws) == 1
             and isinstance(model.laws[0], Exponential)):
         refs.append(Reference("response_time", "exact", "heterogeneous M/M/k birth–death chain",
-                              "note §2.2 (cited in §4.3.1)",
+                              "Grosof, Harchol-Balter & Scheller-Wolf §4.3.1 (their ref. [1])",
                               value=theory.heterogeneous_mmk(model, fastest_first=pol.name != "ssf")))
     return refs
 

@@ -385,7 +385,7 @@ def _exp(rate: float) -> dict:
 
 
 def _build_one_and_n(p: dict[str, object]) -> tuple[dict, dict]:
-    """Grosof & Ayhan's "1 and n" system (notes §1.1): class "1" needs 1 server (Exp(mu_1) durations) w.p. 1 − p_n,
+    """Grosof & Ayhan's "1 and n" system (their §3.1): class "1" needs 1 server (Exp(mu_1) durations) w.p. 1 − p_n,
     class "n" needs all n (Exp(mu_n)) w.p. p_n; a class of probability 0 is left out. Default λ = 0.8 μ, μ of Lemma 5.3.
     """
     n = _integer(p["servers"], "servers")
@@ -409,7 +409,8 @@ _FINITE_SKIP_MIXES = {
 
 def _finite_skip_builder(figure: str) -> Callable[[dict[str, object]], tuple[dict, dict]]:
     def build(p: dict[str, object]) -> tuple[dict, dict]:
-        """k = 4 servers, Exp(rate) durations; λ from ρ = λE[VX]/k (finite-skip notes §4, Figs. 6 and 7)."""
+        """k = 4 servers, Exp(rate) durations; λ from ρ = λE[VX]/k (Grosof, Harchol-Balter & Scheller-Wolf
+        §7.5, Figs. 6 and 7)."""
         load = _real(p["load"], "load")
         classes = [{"name": f"v{need}", "need": need, "probability": prob, "service": _exp(rate)}
                    for need, rate, prob in _FINITE_SKIP_MIXES[figure]]
@@ -433,9 +434,10 @@ def _round_need(x: float, servers: int) -> int:
 
 def _zero_queueing_builder(set_number: int) -> Callable[[dict[str, object]], tuple[dict, dict]]:
     def build(p: dict[str, object]) -> tuple[dict, dict]:
-        """Sets I–III of Wang, Xie & Harchol-Balter §7 (notes §4): μ = (0.25, 0.5, 1), needs (3, log₂ n, m3) rounded
-        to the nearest integer and clipped to [1, n]; class i carries load ρ_i = load · load_split_i, so
-        λ_i = n ρ_i μ_i / m_i. The paper does not state its class mix (notes §5 item 1): equal thirds by default.
+        """Sets I–III of Wang, Xie & Harchol-Balter §7 (Table 3): μ = (0.25, 0.5, 1), needs (3, log₂ n, m3) rounded
+        to the nearest integer and clipped to [1, n] (docs/modelling-choices.md#zero-queueing-need-rounding); class i
+        carries load ρ_i = load · load_split_i, so λ_i = n ρ_i μ_i / m_i. The paper does not state its class mix
+        (docs/modelling-choices.md#zero-queueing-load-split): equal thirds by default.
         """
         n = _integer(p["servers"], "servers")
         m3_rule = _choice(p.get("m3", "sqrt"), "m3", tuple(_ZQ_M3))
@@ -460,7 +462,8 @@ def _zero_queueing_params(set_number: int) -> dict[str, _Param]:
 _FS_CITE = ("the MSJ setting of Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver "
             "analysis',")
 _ZQ_CITE = "Wang, Xie & Harchol-Balter, 'Zero Queueing for Multi-Server Jobs' (2021) §7"
-_ZQ_MIX = "the paper does not give the class load split (notes §5 item 1): load_split, default equal thirds"
+_ZQ_MIX = ("the paper does not give the class load split (docs/modelling-choices.md#zero-queueing-load-split): "
+           "load_split, default equal thirds")
 _BUILTINS: dict[str, _Builtin] = {
     "one-and-n": _Builtin(
         "the '1 and n' FCFS system of Grosof & Ayhan, 'Multiserver-job Response Time under Multilevel Scaling': "

@@ -112,7 +112,8 @@ def _server_filling(model: MSJModel, policy: Policy) -> list[Reference]:
 
 
 def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
-    """Cor. 3.8 with the exact constants of ServerFilling (finite-skip note §3.8), when the trace-free model allows."""
+    """Cor. 3.8 with the exact constants of ServerFilling (docs/modelling-choices.md#finite-skip-constants), when the
+    trace-free model allows."""
     from msjgym.systems.finite_skip.scenarios import msj_as_finite_skip
     from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
     try:
@@ -125,7 +126,8 @@ def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
     band = finite_skip.wcfs_band(fs_model, const)
     return [Reference("response_time", "bound", f"WCFS bounds, exact constants (n = {const.front}, w_nonfull = "
                       f"{const.w_nonfull:.4g}, w_nonbusy = {const.w_nonbusy:.4g}, r_min = {const.r_min:.4g})",
-                      f"{_GSW}, Cor. 3.8; constants from ServerFilling's definition (note §3.8)",
+                      f"{_GSW}, Cor. 3.8; constants from ServerFilling's definition "
+                      "(docs/modelling-choices.md#finite-skip-constants)",
                       lower=band.response_lower, upper=band.response_upper)]
 
 
