@@ -1,6 +1,6 @@
 """Events per second of the large-scale dispatch simulator, and how they change with the number of servers N.
 
-Timed (``msjgym.systems.dispatch.simulate.simulate.simulate``, 1 replication, Exp(1) sizes; the compiled loop only, as
+Timed (``msjgym.systems.dispatch.simulate.simulate``, 1 replication, Exp(1) sizes; the compiled loop only, as
 ``DispatchResult.events_per_second``; numba's compilation excluded by an untimed warm-up call), with both
 completion mechanisms: ``clocks`` (exponential sizes: a competing clock at a random busy server) and ``heap`` (the
 4-ary heap of completion times that every other size law uses):
@@ -30,7 +30,7 @@ import heapq
 import random
 import time
 
-from msjgym.systems.dispatch.simulate.simulate import simulate
+from msjgym.systems.dispatch.simulate import simulate
 
 TARGET = 2e6
 TABLE1_ARRIVALS = 10**9

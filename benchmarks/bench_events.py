@@ -32,7 +32,7 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.systems.msj.state.model import JobClass, MSJModel
+from msjgym.systems.msj.model import JobClass, MSJModel
 
 SERVERS, LOAD = 32, 0.35
 NEEDS, PROBS, RATES = (1, 32), (0.9, 0.1), (1.0, 1.0)

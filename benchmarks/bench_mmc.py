@@ -30,7 +30,7 @@ import simpy
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.core.estimates import Estimate, t_interval
-from msjgym.systems.msj.state.model import JobClass, MSJModel
+from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.queues import mmc_mean_wait
 
 SERVERS, LAM, MU = 10, 8.0, 1.0

@@ -228,9 +228,11 @@ class DispatchReplications:
         self.pr = _params(model, arrivals, warmup, levels, _clocks(model, completions))
 
     def prepare(self) -> None:
-        """Compile (or load) the kernel: run an empty system for no event."""
+        """Compile (or load) the kernel: run an empty system for no event (replication 0's stream is restored)."""
+        start = self.st.rng[0].copy()
         kern.reset(self.st, self.pr, 0)
         kern.run(self.st, self.pr, 0, 0)
+        self.st.rng[0] = start
 
     def run(self, b: int) -> Replication:
         """Run replication b from empty to the end of its arrivals (enlarging the arrays and rerunning it, from
