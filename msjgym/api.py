@@ -21,6 +21,7 @@ import importlib.util
 import pkgutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from msjgym.errors import PolicyError, ScenarioError
@@ -245,10 +246,8 @@ def families() -> list[Family]:
     """Every registered family, in listing order (discovered once)."""
     global _FAMILIES
     if _FAMILIES is None:
-        import msjgym.systems as systems
-
-        found: list[Family] = []
-        for info in pkgutil.iter_modules(systems.__path__):
+        found: list[Family] = []  # found by name, like plugins: the registry sits below the families it lists
+        for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent / "systems")]):
             if info.ispkg and importlib.util.find_spec(f"msjgym.systems.{info.name}.family") is not None:
                 module = importlib.import_module(f"msjgym.systems.{info.name}.family")
                 if hasattr(module, "FAMILY"):
@@ -308,9 +307,12 @@ def list_scenarios() -> list[tuple[str, str]]:
     return [s for f in families() for s in f.scenarios()]
 
 
-def is_user_policy(text: str) -> bool:
-    """Whether ``--policy text`` names a policy of the user's (``FILE.py:NAME`` or ``sb3:MODEL.zip``)."""
-    return text.startswith("sb3:") or ".py:" in text or text.endswith(".py")
+def is_user_policy(policy: Any) -> bool:
+    """Whether ``policy`` is a policy of the user's: ``FILE.py:NAME``, ``sb3:MODEL.zip``, or an object (a class, an
+    object with ``act`` or a callable), as opposed to the name of a built-in."""
+    if not isinstance(policy, str):
+        return True
+    return policy.startswith("sb3:") or ".py:" in policy or policy.endswith(".py")
 
 
 def policy_spec(family_: Family, name: str) -> PolicySpec:

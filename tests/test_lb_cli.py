@@ -44,8 +44,8 @@ BAD = [  # (command line, words the one error line must contain)
     (["evaluate", "lb-push-table1", "--policy", "no/such/file.py:Agent"], ["no/such/file.py"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--warmup", "10"], ["--warmup", "10%"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--saturated"], ["--saturated", "not for dispatch"]),
-    (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "push", "--out", "unused"],
-     ["dispatch scenarios do not run in sweeps yet"]),
+    (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "fcfs", "--out", "unused"],
+     ["not a policy of the dispatch family", "jsq-d"]),
     (["theory", "lb-pull-table3", "--param", "lam=1"], ["lam = 1", "(0, 1)"]),
     (["theory", "lb-dispatch"], ["give --policy"]),
     (["reproduce", "lb-tables", "--servers", "50"], ["--servers 50", "M = C·log10(N)"]),
@@ -78,7 +78,7 @@ def test_list_shows_the_dispatch_scenarios_and_policies(capsys):
     assert status == 0
     for name in ("lb-push-table1", "lb-water-filling-table2", "lb-pull-table3", "lb-pooling-table4", "lb-dispatch"):
         assert f"  {name} " in out
-    assert "Dispatch policies" in out and "resource-pooling" in out
+    assert "dispatch:" in out and "resource-pooling" in out
     assert {n for n, _ in list_scenarios()} >= {"lb-push-table1", "lb-dispatch"}
 
 

@@ -24,8 +24,8 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def _add_task(store: ResultStore, rate: float, policy: str, rep: int, jobs: int) -> None:
     result = evaluate(load_scenario("one-and-n", {"arrival_rate": rate}), policy, reps=1, jobs=jobs, seed=rep,
                       references=False)
-    store.add(TaskRow("one-and-n", {"arrival_rate": rate}, policy, rep, jobs, result.config.warmup,
-                      result.config.batches, 1, rep, result.stable,
+    store.add(TaskRow("one-and-n", {"arrival_rate": rate}, policy, rep, jobs, result.warmup,
+                      result.batches, 1, rep, result.stable,
                       result.growth_rate.mean if result.growth_rate else None, result.replications[0],
                       result.events, result.wall_seconds))
 

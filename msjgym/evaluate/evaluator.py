@@ -32,15 +32,16 @@ COMPILE_NOTE_AFTER = 2.0
 """Seconds of compiling after which a note says so (first run only: compiled kernels are cached)."""
 
 
-def evaluate(scenario: api.Scenario | str, policy: str, *, reps: int | None = None, jobs: int | None = None,
+def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int | None = None, jobs: int | None = None,
              warmup: int | None = None, seed: int | None = None, batches: int = 20, progress: bool = False,
              references: bool | list[Reference] = True, notes: bool = False, **options: Any) -> Result:
     """Simulate ``reps`` independent replications of ``scenario`` under ``policy`` and estimate its metrics.
 
     Args:
         scenario: a loaded scenario (:func:`msjgym.load_scenario`), a scenario name or file, or a family's model.
-        policy: a built-in policy name of the scenario's family, ``FILE.py:NAME`` (an object, class or function
-            with ``act(observation, action_mask) -> action``) or ``sb3:MODEL.zip``.
+        policy: a built-in policy of the scenario's family (its name or declaration), ``FILE.py:NAME`` (an object,
+            class or function with ``act(observation, action_mask) -> action``), ``sb3:MODEL.zip``, or such an
+            object itself.
         reps: independent replications (None: the family's default, 10 for most).
         jobs: measured jobs (or arrivals) per replication (None: the family's default).
         warmup: jobs (or arrivals) discarded at the start of each replication (None: the family's default).
@@ -54,6 +55,8 @@ def evaluate(scenario: api.Scenario | str, policy: str, *, reps: int | None = No
     """
     scenario = api.as_scenario(scenario)
     family = api.family(scenario.family)
+    if not isinstance(policy, str) and family.policies().get(getattr(policy, "name", None)) is policy:
+        policy = policy.name  # a built-in's declaration
     _check_int("reps", reps, 1)
     _check_int("jobs", jobs, 1)
     _check_int("warmup", warmup, 0)

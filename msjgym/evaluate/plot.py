@@ -488,7 +488,7 @@ def plot_summaries(summaries: Sequence[PointSummary], x: str, y: str, by: str = 
     Writes ``out`` (PNG, SVG or PDF by its suffix) and returns what was drawn. Raises ``MsjgymError`` for an
     unknown ``x``, ``y`` or ``by``, an unsupported suffix, or a scenario that cannot be loaded for ``load``/theory.
     """
-    from msjgym.reproduce.common import pyplot, save_figure
+    from msjgym.evaluate.figures import pyplot, save_figure
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
         raise MsjgymError(f"--out {str(out)!r}: unsupported format; valid suffixes: {', '.join(FORMATS)}")

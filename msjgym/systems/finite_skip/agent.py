@@ -7,6 +7,7 @@ second: use it for checks and small studies.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,8 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
     ``seeds``: one replication per seed sequence, instead of ``SeedSequence(seed).spawn(reps)``.
     """
     act = agent.act if hasattr(agent, "act") else agent
+    if _positional(act) >= 2:  # act(observation, action_mask): no action is masked (the action is a rate vector)
+        two, act = act, lambda observation: two(observation, None)
     warmup = jobs // 5 if warmup is None else warmup
     k, lam = model.servers, model.arrival_rate
     cumprob = np.cumsum(np.asarray(model.probs, dtype=np.float64))
@@ -43,6 +46,15 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
         out.append(_one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs,
                         capacity, rule, seed_states([ss])))
     return out
+
+
+def _positional(fn: Any) -> int:
+    """The number of positional parameters ``fn`` takes (2 or more: it also takes the action mask)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
 def _one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, rng):

@@ -124,6 +124,8 @@ class FiniteSkipFamily:
         fig = F.FIGURES[name]
         params = {"load": model.load} | {k: v for k, v in fig.params} | {
             k: v for k, v in overrides.items() if k != "load"}
+        if "threshold" in params and params["threshold"] is None:  # default: the elastic jobs' P = k
+            params["threshold"] = max(model.params)
         return api.Scenario(name=name, family=self.name, description=fig.description, params=params, model=model)
 
     def policies(self) -> Mapping[str, FiniteSkipPolicy]:
