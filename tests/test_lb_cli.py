@@ -114,7 +114,7 @@ def test_evaluate_push_table1_json(capsys):
     assert status == 0
     result = json.loads(out)
     metrics = result["metrics"]
-    for name in ("response_time", "mean_queue_length", "busy_fraction", "message_rate", "little_response_time"):
+    for name in ("response_time", "mean_queue_length", "utilization", "message_rate", "little_response_time"):
         assert name in metrics
     levels = [v["mean"] for k, v in metrics.items() if k.startswith("P(Q=")]
     assert abs(sum(levels) - 1.0) < 1e-3
@@ -126,7 +126,7 @@ def test_evaluate_push_table1_json(capsys):
     paper = rows_for(1, "exp", 100)[0]
     assert refs[("paper-sim", "response_time", "the pa")]["value"] == paper.sim
     # the invariants hold in the simulation: busy fraction = λ, message rate = δ
-    assert refs[("exact", "busy_fraction", "busy f")]["agrees"] is True
+    assert refs[("exact", "utilization", "busy f")]["agrees"] is True
     assert refs[("exact", "message_rate", "messag")]["agrees"] is True
 
 
@@ -134,7 +134,7 @@ def test_evaluate_any_policy_on_a_table_scenario_and_det_sizes(capsys):
     status, out, _ = run(capsys, "evaluate", "lb-pull-table3", "--policy", "jsq-d", "--param", "d=3", "--param",
                          "dist=det", "--reps", "2", "--jobs", "20000", "--seed", "1")
     assert status == 0
-    assert "policy    jsq-d" in out and "busy_fraction" in out and "P(Q=0)" in out
+    assert "policy    jsq-d" in out and "utilization" in out and "P(Q=0)" in out
 
 
 def test_random_routing_is_mg1_at_any_n(capsys):
@@ -229,6 +229,6 @@ def test_a_dispatcher_of_your_own_through_the_cli_is_the_builtin_bit_for_bit(cap
     builtin = json.loads(out)
     assert mine["metrics"] == builtin["metrics"] and mine["events"] == builtin["events"]
     assert mine["policy"].endswith(":ShortestSampled")
-    assert {r["quantity"] for r in mine["references"]} == {"stability", "busy_fraction", "message_rate"}
+    assert {r["quantity"] for r in mine["references"]} == {"stability", "utilization", "message_rate"}
     rate = next(r for r in mine["references"] if r["quantity"] == "message_rate")
     assert rate["value"] == pytest.approx(3 * 0.9) and rate["agrees"]

@@ -44,6 +44,9 @@ class Reference:
         predicts_stable: for a condition, its prediction (None: the condition says nothing either way).
         verdict: the comparison with the simulation (empty until judged).
         agrees: whether the simulation agrees (None: nothing to compare, or not judged yet).
+        threshold: for a stability condition, the critical arrival rate λ* (jobs per unit time; per server in a
+            dispatch system) at which it changes: the quantity the theory gives, beside ``value``/``upper`` (the
+            scenario's ρ-like ratio and its limit).
     """
 
     quantity: str
@@ -57,6 +60,7 @@ class Reference:
     predicts_stable: bool | None = None
     verdict: str = ""
     agrees: bool | None = None
+    threshold: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

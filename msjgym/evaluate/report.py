@@ -12,7 +12,7 @@ METRIC_ORDER = ("response_time", "waiting_time", "queueing_time", "front_time", 
                 "number_in_queue", "number_in_front", "utilization", "queueing_probability", "throughput",
                 "response_time_p95", "response_time_p99", "blocking_probability", "width_probability",
                 "sqrt_n_blocking", "stein_lhs", "residual_work", "residual_little", "residual_pasta", "residual_stein",
-                "residual_width", "mean_queue_length", "busy_fraction", "message_rate", "little_response_time",
+                "residual_width", "mean_queue_length", "message_rate", "little_response_time",
                 "work", "work_nonbusy", "work_identity_residual")
 """Metrics listed first, in this order; the others follow in the order the family reports them."""
 

@@ -154,7 +154,7 @@ def tabulate(tasks: list[LbTask], collected: _Collector, settings: Settings) -> 
                   paper_sim=paper.sim if paper else "", paper_ci95=paper.ci if paper else "",
                   sim=ours.mean, ci95=ours.ci95, cavity=inf, paper_cavity=row.cavity,
                   rel_err_pct=100 * abs(ours.mean - inf) / inf, paper_rel_err_pct=paper.rel_err if paper else "",
-                  busy_fraction=res.estimates["busy_fraction"].mean, message_rate=res.estimates["message_rate"].mean,
+                  utilization=res.estimates["utilization"].mean, message_rate=res.estimates["message_rate"].mean,
                   verdict=_verdict(ours, paper, protocol))
     return table
 

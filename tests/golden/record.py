@@ -49,8 +49,24 @@ def expected(golden: dict[str, Any], command: str) -> dict[str, Any]:
     return golden[RENAMED.get(command, command)]
 
 
+RENAMED_METRICS = {"busy_fraction": "utilization"}
+"""Deliberate renames: the dispatch family's fraction of busy servers is ``utilization``, as in every family."""
+
+
+def _renamed(entry: dict[str, Any]) -> dict[str, Any]:
+    """A golden entry with the renamed metrics (and the references' quantities) under their new names."""
+    if entry["status"]:
+        return entry
+    data = dict(entry["json"])
+    data["metrics"] = {RENAMED_METRICS.get(k, k): v for k, v in data["metrics"].items()}
+    data["references"] = [dict(r, quantity=RENAMED_METRICS.get(r["quantity"], r["quantity"]))
+                          for r in data["references"]]
+    return {"status": 0, "json": data}
+
+
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """What differs between a golden entry and a new run (empty: the same numbers)."""
+    old = _renamed(old)
     if old["status"] != new["status"]:
         return [f"status {old['status']} -> {new['status']}: {new.get('error', '')}"]
     if old["status"]:

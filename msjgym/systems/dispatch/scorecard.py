@@ -129,7 +129,7 @@ def _pooling_bounds(setting: DispatchSetting, cavity_max: float | None) -> list[
     regime = "law-dependent" if p < star else "insensitive" if p < lam else "empty queues"
     refs = [Reference("p", "condition", f"p*(λ) = {star:.6g}: {what}", "HKV Prop 7.2", value=p,
                       upper=star, verdict=f"regime: {regime} (theory)"),
-            Reference("busy_fraction", "asymptotic", "busy fraction → 1 − (1 − λ)/(1 − p) as N → ∞ (flow balance)",
+            Reference("utilization", "asymptotic", "busy fraction → 1 − (1 − λ)/(1 − p) as N → ∞ (flow balance)",
                       "HKV eq. (32)", value=max(0.0, (lam - p) / (1.0 - p)))]
     if star <= p < lam:
         refs.append(Reference("response_time", "exact", "E[R] = (λ − p)/(λ(1 − p)) (insensitive)", "HKV Prop 7.2",
@@ -179,9 +179,10 @@ def information_references(setting: DispatchSetting, model: DispatchModel) -> li
     fraction = λ·E[size] (not under resource pooling, whose servers run at 1 − p) and the designed message rate."""
     lam = setting.lam
     refs = [Reference("stability", "condition", f"λ = {lam:g} < 1: stable (capacity N, arrival rate λN)",
-                      "HKV §2", value=setting.load, upper=1.0, predicts_stable=setting.load < 1.0)]
+                      "HKV §2", value=setting.load, upper=1.0, predicts_stable=setting.load < 1.0,
+                      threshold=lam / setting.load)]
     if model.policy != "resource-pooling":
-        refs.append(Reference("busy_fraction", "exact", "busy fraction = λ·E[size] (work conservation, unit-rate "
+        refs.append(Reference("utilization", "exact", "busy fraction = λ·E[size] (work conservation, unit-rate "
                               "servers)", "HKV §2 (unit-rate servers, mean-1 jobs)", value=setting.load))
     if model.message_rate is not None:
         refs.append(Reference("message_rate", "exact", "messages per server per unit time = the designed rate (push, water filling: δ; pull: "

@@ -35,7 +35,7 @@ from msjgym.systems.dispatch.state import (
 
 MAX_EVENTS = 1 << 62
 MAX_LEVELS = 1 << 20
-METRICS = ("response_time", "mean_queue_length", "busy_fraction", "message_rate", "little_response_time")
+METRICS = ("response_time", "mean_queue_length", "utilization", "message_rate", "little_response_time")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Replication:
 
     response_time: float  # mean over measured jobs
     mean_queue_length: float  # time-average jobs per server
-    busy_fraction: float  # time-average fraction of busy servers
+    utilization: float  # time-average fraction of busy servers
     message_rate: float  # messages per server per unit time
     little_response_time: float  # mean_queue_length / λ (Little's law; equals response_time in steady state)
     queue_length_distribution: np.ndarray  # fraction of servers with q = k, k = 0, 1, ... (time average)
@@ -264,7 +264,7 @@ def _replication(st: DispatchState, m: DispatchModel, measured: int, seconds: fl
     mean_q = float(np.arange(top) @ dist)
     return Replication(
         response_time=float(st.sf[F_SUMR] / st.si[S_NDONE]), mean_queue_length=mean_q,
-        busy_fraction=float(1.0 - dist[0]), message_rate=float(st.si[S_MSG] / (n * window)),
+        utilization=float(1.0 - dist[0]), message_rate=float(st.si[S_MSG] / (n * window)),
         little_response_time=mean_q / m.lam, queue_length_distribution=dist, jobs_measured=int(st.si[S_NDONE]),
         window=window, events=int(st.si[S_EVENTS]), seconds=seconds)
 

@@ -235,10 +235,12 @@ def references(model: fs.FiniteSkipModel, policy: FiniteSkipPolicy | str) -> lis
     refs: list[Reference] = []
     if pol.wcfs:
         refs.append(Reference("stability", "condition", f"{pol.name} is WCFS: stable iff ρ < 1 (ρ = {rho:.4g})",
-                              f"{_GHS} Lemma 3.4", value=rho, upper=1.0, predicts_stable=rho < 1))
+                              f"{_GHS} Lemma 3.4", value=rho, upper=1.0, predicts_stable=rho < 1,
+                              threshold=model.arrival_rate / rho))
     else:
         refs.append(Reference("stability", "condition", f"capacity: ρ = {rho:.4g} < 1 is necessary",
-                              "standard", value=rho, upper=1.0, predicts_stable=None if rho < 1 else False))
+                              "standard", value=rho, upper=1.0, predicts_stable=None if rho < 1 else False,
+                              threshold=model.arrival_rate / rho))
     if rho >= 1:
         return refs
     refs.append(Reference("response_time", "approximation",

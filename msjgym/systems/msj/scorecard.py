@@ -42,7 +42,7 @@ def _capacity(model: MSJModel) -> Reference:
         quantity="stability", kind="condition",
         description=f"capacity: load ρ = {rho:.4g} {'<' if rho < 1 else '>='} 1 (no policy is stable at ρ >= 1)",
         source="standard (busy servers average λ Σ p_i m_i E[S_i] under any stable policy)",
-        value=rho, upper=1.0, predicts_stable=None if rho < 1 else False)
+        value=rho, upper=1.0, predicts_stable=None if rho < 1 else False, threshold=model.arrival_rate / rho)
 
 
 def _throughput_optimal(model: MSJModel, policy: Policy) -> list[Reference]:
@@ -52,7 +52,8 @@ def _throughput_optimal(model: MSJModel, policy: Policy) -> list[Reference]:
     return [Reference(
         quantity="stability", kind="condition",
         description=f"{policy.name} is throughput-optimal: stable iff ρ < 1 (ρ = {rho:.4g})",
-        source=THROUGHPUT_OPTIMAL[policy.name], value=rho, upper=1.0, predicts_stable=rho < 1)]
+        source=THROUGHPUT_OPTIMAL[policy.name], value=rho, upper=1.0, predicts_stable=rho < 1,
+        threshold=model.arrival_rate / rho)]
 
 
 def _equal_needs(model: MSJModel) -> list[Reference]:
@@ -174,7 +175,8 @@ def _fcfs_stability(model: MSJModel, theory: _FCFSTheory) -> list[Reference]:
     refs = [Reference(
         "stability", "condition",
         f"FCFS stability threshold μ = {theory.throughput:.6g} jobs/time ({theory.method}): λ/μ = {ratio:.4g}",
-        f"{_GA} §3.1–3.3 (saturated system)", value=ratio, upper=1.0, predicts_stable=ratio < 1)]
+        f"{_GA} §3.1–3.3 (saturated system)", value=ratio, upper=1.0, predicts_stable=ratio < 1,
+        threshold=theory.throughput)]
     if ratio < 1:
         refs.append(Reference(
             "number_in_queue", "approximation",
@@ -237,7 +239,7 @@ def _zero_queueing(model: MSJModel, regime: ScalingRegime | None) -> list[Refere
     refs = [Reference(
         "stability", "condition", f"ρ = {load:.4g} {'<' if load < limit else '>='} 1 − m_max/n = {limit:.4g}"
         " (sufficient for FCFS stability)", f"{_WXH}, Thm 4.1", value=load, upper=limit,
-        predicts_stable=True if load < limit else None)]
+        predicts_stable=True if load < limit else None, threshold=model.arrival_rate * limit / load)]
     if load < limit:
         bound = zero_queueing.queueing_probability_bound(load, needs, n)
         refs.append(Reference(
