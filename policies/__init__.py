@@ -72,6 +72,18 @@ class BuiltinPolicy(PolicySpec):
         return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.values)})"
 
 
+_REGISTRY: dict[str, dict[str, PolicySpec]] = {}
+
+
+def registered(family: str) -> dict[str, PolicySpec]:
+    """The built-in policies of ``family`` (its ``POLICIES``), importing its package ``msjgym.policies.<family>`` if
+    needed. The family's modules (kernel-id lookups, agent forms) read it here rather than from their package, so no
+    module of a family imports its own package."""
+    if family not in _REGISTRY:
+        importlib.import_module(f"{__name__}.{family.replace('-', '_')}")
+    return _REGISTRY[family]
+
+
 def discover(package: str, family: str) -> dict[str, PolicySpec]:
     """Every built-in policy declared in the modules of ``package``, by name, in discovery order.
 
@@ -95,6 +107,7 @@ def discover(package: str, family: str) -> dict[str, PolicySpec]:
             elif other is not value:
                 raise PolicyError(f"two built-in {family} policies are called {value.name!r} "
                                   f"(one in {package}.{info.name})")
+    _REGISTRY[family] = found
     return found
 
 
@@ -120,4 +133,4 @@ def lookup(policies: dict[str, PolicySpec], name: str, family: str) -> PolicySpe
                           f"{', '.join(policies)}") from None
 
 
-__all__ = ["BuiltinPolicy", "Choice", "discover", "lookup"]
+__all__ = ["BuiltinPolicy", "Choice", "discover", "lookup", "registered"]

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from conftest import exp_class, model
+from msjgym.api import load_scenario
 from msjgym.core import rng
 from msjgym.errors import PolicyError
-from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES, get_policy
 from msjgym.policies.msj.smash import SMASH
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
-from msjgym.systems.msj.scenarios import load_scenario
 from msjgym.systems.msj.state import S_BUSY
 from test_twin import MIXED, assert_twins
 

@@ -17,8 +17,8 @@ if gym is not None:
     from msjgym.envs.sb3 import to_sb3
     from msjgym.envs.vector import MSJVectorEnv
     from msjgym.envs.wrappers import ContinuousDiscount
-    from msjgym.envs.loss_env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv, to_sb3_loss  # issue 8
-    from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # issue 7
+    from msjgym.envs.loss_env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv, to_sb3_loss  # loss systems
+    from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # large-scale dispatch
 
 
 def register() -> None:
@@ -27,10 +27,10 @@ def register() -> None:
     if gym is not None and ENV_ID not in gym.registry:
         gym.register(id=ENV_ID, entry_point="msjgym.envs.msj_env:MSJEnv",
                      vector_entry_point="msjgym.envs.vector:MSJVectorEnv")
-    if gym is not None and "msjgym/AdaptiveLoss-v0" not in gym.registry:  # loss systems (issue 8)
+    if gym is not None and "msjgym/AdaptiveLoss-v0" not in gym.registry:  # loss systems
         gym.register(id="msjgym/AdaptiveLoss-v0", entry_point="msjgym.envs.loss_env:AdaptiveLossEnv",
                      vector_entry_point="msjgym.envs.loss_env:AdaptiveLossVectorEnv")
-    if gym is not None and "msjgym/Dispatch-v0" not in gym.registry:  # large-scale dispatch (issue 7)
+    if gym is not None and "msjgym/Dispatch-v0" not in gym.registry:  # large-scale dispatch
         gym.register(id="msjgym/Dispatch-v0", entry_point="msjgym.envs.dispatch_env:DispatchEnv",
                      vector_entry_point="msjgym.envs.dispatch_env:DispatchVectorEnv")
 

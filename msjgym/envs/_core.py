@@ -8,7 +8,7 @@ import numpy as np
 
 from msjgym.core import rng
 from msjgym.errors import MsjgymError
-from msjgym.systems.msj.scenarios import Scenario, load_scenario
+from msjgym.api import Scenario, load_scenario
 from msjgym.policies.msj import Policy
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj import control as msj_control

@@ -7,7 +7,7 @@ import numpy as np
 
 from msjgym.envs._batch_env import StepBuffers
 from msjgym.errors import MsjgymError
-from msjgym.systems.msj.scenarios import Scenario, load_scenario
+from msjgym.api import Scenario, load_scenario
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss import control as lc
 from msjgym.systems.loss.model import LossModel

@@ -12,29 +12,26 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import secrets
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
-from msjgym.envs._core import AGENT, MODES, Batch, EnvSpec
+from msjgym.api import Scenario
+from msjgym.envs._core import MODES, Batch, EnvSpec
 from msjgym.errors import PolicyError
-from msjgym.evaluate import scorecard
-from msjgym.evaluate.runner import EvaluationResult, _result
-from msjgym.systems.msj.scenarios import Scenario
-from msjgym.policies.msj import Policy
 from msjgym.systems.msj import control as msj_control
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
 
 
-def load_policy(text: str, spec: EnvSpec) -> tuple[str, Decide]:
-    """(display name, decide(observation, mask)) for ``file.py:Name`` or ``sb3:model.zip``."""
+def load_policy(text: Any, spec: Any) -> tuple[str, Decide]:
+    """(display name, decide(observation, mask)) for ``file.py:Name``, ``sb3:model.zip``, or a policy object (a class,
+    an object with ``act`` or a callable; its ``name`` attribute, if any, is its display name)."""
+    if not isinstance(text, str):
+        name = getattr(text, "name", None) or getattr(text, "__name__", None) or type(text).__name__
+        return str(name), _decider(text, spec, str(name))
     if text.startswith("sb3:"):
         return text, _sb3_policy(Path(text[4:]), spec)
     path, sep, name = text.rpartition(":")
@@ -114,40 +111,51 @@ def _mode_name(spec: EnvSpec) -> str:
     return next(name for name, code in MODES.items() if code == spec.mode)
 
 
+class AgentReplications:
+    """``reps`` replications of a multiserver-job scenario scheduled by ``policy`` (``FILE.py:NAME``,
+    ``sb3:MODEL.zip`` or a policy object) through ``msjgym/MSJ-v0``'s interface, with the seeds of the built-in path
+    (replication r: ``SeedSequence(seed).spawn(reps)[r]``). Advanced one replication at a time by
+    :func:`msjgym.evaluate.evaluate`."""
+
+    def __init__(self, scenario: Scenario, policy: Any, *, mode: str = "start", window: int = 8, reps: int = 10,
+                 jobs: int = 100_000, warmup: int = 0, batches: int = 20, seed: int = 0) -> None:
+        spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches)
+        self.name, self.decide = load_policy(policy, spec)
+        self.batch = batch = Batch(spec, reps)
+        batch.seed(np.random.SeedSequence(seed).spawn(reps))
+        msj_control.step_batch(batch.sim.state, batch.sim.params, batch.ctl, np.zeros(reps, np.int64),
+                               np.ones(reps, np.bool_), batch.obs, batch.masks, batch.codes)
+        self.steps = [0] * reps
+
+    def advance(self, b: int, max_steps: int) -> int:
+        """Let the policy take up to ``max_steps`` decisions in replication b; returns its simulation status."""
+        batch = self.batch
+        for _ in range(max_steps):
+            if batch.ended()[b]:
+                break
+            action = checked_action(self.decide, batch.obs[b], batch.masks[b], self.name, b, self.steps[b])
+            batch.codes[b] = msj_control.step_system(batch.sim.state, batch.sim.params, batch.ctl, b, action,
+                                                     batch.obs[b], batch.masks[b])
+            batch.finish()
+            self.steps[b] += 1
+        return batch.sim.status(b)
+
+
 def evaluate_agent(scenario: Scenario, name: str, decide: Decide, *, mode: str = "start", window: int = 8,
                    reps: int = 10, jobs: int = 100_000, warmup: int | None = None, seed: int | None = None,
-                   batches: int = 20, progress: bool = False) -> EvaluationResult:
-    """Run ``decide`` as the scheduler of ``reps`` independent replications (the seeds ``msjgym.evaluate`` uses)."""
-    if seed is None:
-        seed = secrets.randbits(32)
-    warmup = jobs // 10 if warmup is None else warmup
-    spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches)
-    batch = Batch(spec, reps)
-    batch.seed(np.random.SeedSequence(seed).spawn(reps))
-    msj_control.step_batch(batch.sim.state, batch.sim.params, batch.ctl, np.zeros(reps, np.int64),
-                           np.ones(reps, np.bool_), batch.obs, batch.masks, batch.codes)
-    start = time.perf_counter()
-    with tqdm(total=reps * (warmup + jobs), unit="job", unit_scale=True, delay=1.0, disable=not progress,
-              file=sys.stderr, desc=name) as bar:
-        for b in range(reps):
-            _run_replication(batch, b, decide, name, bar)
-    result = _result(scenario, Policy(name=name, summary="", preemptive=False, source=""), batch.sim, reps, seed,
-                     time.perf_counter() - start, 0.0)
-    result.references = scorecard.judge(scorecard.references(scenario.model, AGENT), result)
-    return result
+                   batches: int = 20, progress: bool = False):
+    """:func:`msjgym.evaluate.evaluate` of ``decide(observation, mask) -> action`` (shown as ``name``)."""
+    from msjgym.evaluate.evaluator import evaluate
+
+    return evaluate(scenario, _Named(name, decide), mode=mode, window=window, reps=reps, jobs=jobs, warmup=warmup,
+                    seed=seed, batches=batches, progress=progress)
 
 
-def _run_replication(batch: Batch, b: int, decide: Decide, name: str, bar: tqdm) -> None:
-    state, params, ctl = batch.sim.state, batch.sim.params, batch.ctl
-    steps = 0
-    while not batch.ended()[b]:
-        action = checked_action(decide, batch.obs[b], batch.masks[b], name, b, steps)
-        batch.codes[b] = msj_control.step_system(state, params, ctl, b, action, batch.obs[b], batch.masks[b])
-        batch.finish()
-        state = batch.sim.state
-        steps += 1
-        if steps % 4096 == 0:
-            bar.update(batch.sim.progress(b) + b * (batch.spec.config.warmup + batch.spec.config.jobs) - bar.n)
+class _Named:
+    """A decide function with a display name."""
+
+    def __init__(self, name: str, decide: Decide) -> None:
+        self.name, self.act = name, decide
 
 
 def checked_action(decide: Decide, obs: np.ndarray, mask: np.ndarray, name: str, b: int, step: int) -> int:

@@ -9,7 +9,9 @@ import numpy as np
 
 from msjgym.envs._core import Batch, EnvSpec
 from msjgym.errors import MsjgymError
-from msjgym.evaluate.runner import EvaluationResult, _result
+from msjgym.evaluate.evaluator import summarize
+from msjgym.evaluate.result import Result as EvaluationResult
+from msjgym.systems.msj.family import EpisodeRuns
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj.state import RUNNING, S_EVENTS, T_NOW
 
@@ -119,4 +121,4 @@ class MSJEnv(gym.Env):
         if sim.status(0) == RUNNING:
             raise MsjgymError("episode_result(): the measurement is not complete (make the environment with jobs=N "
                               "and step until the episode ends)")
-        return _result(self.spec_.scenario, sim.policy, sim, 1, -1, 0.0, 0.0)
+        return summarize(self.spec_.scenario, "agent", EpisodeRuns(self.spec_.scenario, sim), -1, 0.0, 0.0)

@@ -32,7 +32,7 @@ def to_sb3(venv: MSJVectorEnv) -> Any:
     """An SB3 ``VecEnv`` over a native vector environment (``MSJVectorEnv``, ``DispatchVectorEnv``,
     ``AdaptiveLossVectorEnv``): same-step autoreset, terminal observations, masks; see ``SB3VecEnv``. Wrap it in
     ``VecMonitor`` to log episode returns."""
-    if type(venv).__name__ == "AdaptiveLossVectorEnv":  # msjgym/AdaptiveLoss-v0 (issue 8)
+    if type(venv).__name__ == "AdaptiveLossVectorEnv":  # msjgym/AdaptiveLoss-v0
         from msjgym.envs.loss_env import to_sb3_loss
         return to_sb3_loss(venv)
     return _classes()["SB3VecEnv"](venv)

@@ -24,7 +24,9 @@ def kernel_ids(policies: Mapping) -> dict[str, int]:
 
 def kernel_id(policy) -> int:
     """The kernel id of a built-in dispatcher's declaration."""
-    from msjgym.policies.dispatch import POLICIES
+    from msjgym.policies import registered
+
+    POLICIES = registered("dispatch")
 
     registered = POLICIES.get(policy.name)
     if registered is None or registered.choose is not policy.choose:

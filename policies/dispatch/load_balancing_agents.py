@@ -53,7 +53,9 @@ def __getattr__(name: str):
     # this module
     if name not in ("AGENTS", "NOT_EXPRESSIBLE"):
         raise AttributeError(name)
-    from msjgym.policies.dispatch import POLICIES
+    from msjgym.policies import registered
+
+    POLICIES = registered("dispatch")
 
     if name == "AGENTS":
         return {n: (p.agent_observation, p.agent_class) for n, p in POLICIES.items() if p.agent_class is not None}

@@ -25,7 +25,9 @@ def kernel_id(policy) -> int:
     """The kernel id of ``policy``; -1 when it has no kernel (a user's policy, run on the agent path)."""
     if policy.allocate is None:
         return -1
-    from msjgym.policies.finite_skip import POLICIES
+    from msjgym.policies import registered
+
+    POLICIES = registered("finite-skip")
 
     registered = POLICIES.get(policy.name)
     if registered is None or registered.allocate is not policy.allocate:

@@ -24,7 +24,9 @@ def kernel_ids(policies: Mapping) -> dict[str, int]:
 
 def kernel_id(policy) -> int:
     """The kernel id of a built-in loss policy's declaration."""
-    from msjgym.policies.loss import POLICIES
+    from msjgym.policies import registered
+
+    POLICIES = registered("loss")
 
     registered = POLICIES.get(policy.name)
     if registered is None or registered.width_kernel is not policy.width_kernel:

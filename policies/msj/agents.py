@@ -35,7 +35,7 @@ then return wait (``start``) or commit (``preemptive``), as in any empty state.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,9 +43,9 @@ from msjgym.errors import PolicyError
 from msjgym.systems.msj.state import MODE_SET, MODE_START
 
 if TYPE_CHECKING:
-    from msjgym.envs._core import EnvSpec
-
     from .base import Policy
+
+EnvSpec = Any  # msjgym.envs._core.EnvSpec (not imported: policies sit below envs)
 
 _MODE_NAMES = {MODE_START: "start", MODE_SET: "preemptive"}
 
@@ -67,8 +67,8 @@ class BuiltinAgent:
                 f"agent {self.policy_name!r}: acts in mode={_MODE_NAMES[self.mode]!r}; the environment is in "
                 f"mode={_MODE_NAMES.get(spec.mode, spec.mode)!r}")
         if policy is None:
-            from . import get_policy
-            policy = get_policy(self.policy_name)
+            from msjgym.policies import registered
+            policy = registered("msj")[self.policy_name]
         policy.validate(model)
         self.policy = policy  # the declaration, with its bound parameter values
         self.spec = spec
@@ -493,7 +493,8 @@ class MaxWeightAgent(_SetAgent):
 # ==================================================================================================== registry
 def __getattr__(name: str):
     if name == "AGENTS":  # computed on use: the declarations import this module
-        from . import POLICIES
+        from msjgym.policies import registered
+        POLICIES = registered("msj")
         return {p.name: p.agent_class for p in POLICIES.values()}
     raise AttributeError(name)
 
@@ -520,7 +521,9 @@ def make_agent(policy: str | Policy, spec: EnvSpec) -> BuiltinAgent:
 
 
 def _declaration(policy: str | Policy) -> Policy:
-    from . import POLICIES
+    from msjgym.policies import registered
+
+    POLICIES = registered("msj")
 
     if not isinstance(policy, str):
         return policy

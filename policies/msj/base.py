@@ -50,8 +50,9 @@ class Policy(BuiltinPolicy):
         """This policy as an agent of ``msjgym/MSJ-v0`` (``spec``: the environment's ``EnvSpec``): a
         ``Callable[[np.ndarray], int]`` with ``act(observation)``, deciding from the observation alone exactly as
         the compiled kernel does (``msjgym.policies.msj.agents``)."""
-        from .agents import make_agent
-        return make_agent(self, spec)
+        if self.agent_class is None:
+            raise PolicyError(f"policy {self.name!r} has no agent form")
+        return self.agent_class(spec, self)
 
 
 def require_divisible(policy: str, model: MSJModel, chain: bool) -> None:

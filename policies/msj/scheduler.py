@@ -31,7 +31,9 @@ def kernel_id(policy) -> int:
     (the decisions are taken from outside, by an environment's agent)."""
     if policy.schedule is None:
         return -1
-    from msjgym.policies.msj import POLICIES
+    from msjgym.policies import registered
+
+    POLICIES = registered("msj")
 
     registered = POLICIES.get(policy.name)
     if registered is None or registered.schedule is not policy.schedule:
