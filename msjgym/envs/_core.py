@@ -1,4 +1,5 @@
-"""What the single and the vector environment share: building the simulation under external control."""
+"""The multiserver-job systems behind ``msjgym/MSJ-v0`` and the MSJ agent runner (no gymnasium needed): the
+environment's spec (its validated arguments) and the batch of systems under external control."""
 from __future__ import annotations
 
 import math
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msjgym.core import rng
+from msjgym.envs.batch import EnvBatch
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj.scenarios import Scenario, load_scenario
 from msjgym.policies import Policy
@@ -67,6 +69,20 @@ class EnvSpec:
         return cls(scenario, MODES[mode], window, horizon_jobs, horizon_time, config)
 
     @property
+    def model(self):
+        """The scenario's validated model (an ``MSJModel``)."""
+        return self.scenario.model
+
+    @property
+    def mode_name(self) -> str:
+        """"start" or "preemptive"."""
+        return next(name for name, code in MODES.items() if code == self.mode)
+
+    def describe(self) -> str:
+        """The options that fix the observation and the actions (for messages)."""
+        return f"mode={self.mode_name!r}, window={self.window}"
+
+    @property
     def observation_size(self) -> int:
         return msj_control.observation_size(self.mode, self.scenario.model.num_classes, self.window)
 
@@ -75,19 +91,45 @@ class EnvSpec:
         return msj_control.action_count(self.mode, self.scenario.model.num_classes, self.window)
 
 
-class Batch:
-    """B systems under external control, with their observation and mask buffers."""
+class MSJBatch(EnvBatch):
+    """B multiserver-job systems under external control (an :class:`~msjgym.envs.batch.EnvBatch`)."""
 
     def __init__(self, spec: EnvSpec, batch: int) -> None:
         self.spec = spec
         self.sim = MSJSimulation(spec.scenario.model, AGENT, spec.config, rng.spawn_states(0, batch)[0])
         self.ctl = msj_control.new_control(batch, spec.mode, spec.window, spec.horizon_time, spec.horizon_jobs)
-        self.obs = np.zeros((batch, spec.observation_size), dtype=np.float32)
-        self.masks = np.zeros((batch, spec.action_count), dtype=np.bool_)
-        self.codes = np.zeros(batch, dtype=np.int64)
+        self._buffers(batch, spec.observation_size, spec.action_count)
 
-    def seed(self, seeds: list[np.random.SeedSequence]) -> None:
-        self.sim.state.rng[:] = rng.seed_states(seeds)
+    @property
+    def state(self):
+        return self.sim.state
+
+    def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
+        msj_control.step_batch(self.sim.state, self.sim.params, self.ctl, actions, resetting, self.obs, self.masks,
+                               self.codes)
+        bad = np.flatnonzero(self.codes == 1)
+        if bad.size:  # the environments check the masks first: a mismatch between mask and kernel
+            b = int(bad[0])
+            raise RuntimeError(f"env {b}: the control layer refused action {int(actions[b])}, which its mask allowed")
+        self.finish()
+        self._outputs()
+
+    def reset_copies(self, which: np.ndarray) -> None:
+        state, params, ctl = self.sim.state, self.sim.params, self.ctl
+        for b in which:
+            msj_control.reset_system(state, params, ctl, b)
+            msj_control.observe(state, params, ctl, b, self.obs[b], self.masks[b])
+            self.masks[b, :] = True  # the initial state: every action is allowed (and starts the clock)
+        self._outputs()
+
+    def _outputs(self) -> None:
+        self.rewards[:] = self.ctl.floats[:, msj_control.F_REWARD]
+        self.dts[:] = self.ctl.floats[:, msj_control.F_DT]
+        self.ended[:] = self.ended_now()
+
+    def info(self, b: int) -> dict:
+        state = self.sim.state
+        return {"time": float(state.sys_f[b, msj.T_NOW]), "events": int(state.sys_i[b, msj.S_EVENTS])}
 
     def finish(self) -> None:
         """Grow the job storage and resume the systems that ran out of it (codes == 2)."""
@@ -96,6 +138,10 @@ class Batch:
             msj_control.resume_batch(self.sim.state, self.sim.params, self.ctl, self.codes == 2, self.obs,
                                      self.masks, self.codes)
 
-    def ended(self) -> np.ndarray:
+    def ended_now(self) -> np.ndarray:
         """bool[B]: truncated at the horizon, or the measurement is complete."""
         return (self.ctl.ints[:, msj_control.X_TRUNCATED] != 0) | (self.sim.state.sys_i[:, msj.S_STATUS] != msj.RUNNING)
+
+
+Batch = MSJBatch
+"""The name used before the batched base (kept for imports of ``msjgym.envs._core.Batch``)."""

@@ -19,13 +19,13 @@ import numpy as np
 
 from msjgym.core.distributions import Distribution
 from msjgym.core.lb_distributions import paper_law
-from msjgym.envs._batch_env import StepBuffers
+from msjgym.envs.batch import EnvBatch
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch import simulate as sim
 from msjgym.systems.dispatch import control as dc
 from msjgym.systems.dispatch.model import DispatchModel, default_dist
 from msjgym.systems.dispatch.state import (
-    NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_NFREE, S_STATUS, DispatchState)
+    NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_EVENTS, S_MSG, S_NFREE, S_STATUS, T_NOW, DispatchState)
 
 OBSERVATIONS = {"sampled": dc.SAMPLED, "estimates": dc.ESTIMATES, "histogram": dc.HISTOGRAM}
 REWARDS = {"holding": dc.HOLDING, "response": dc.RESPONSE}
@@ -120,6 +120,10 @@ class DispatchSpec:
     def action_count(self) -> int:
         return self.model.d if self.observation == "sampled" else self.levels + 1
 
+    def describe(self) -> str:
+        """The options that fix the observation and the actions (for messages)."""
+        return f"observation={self.observation!r}, d={self.model.d}, levels={self.levels}"
+
 
 def _stacked(num: int, rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
     """``[num, rows, cols]``, each copy's rows 64-byte aligned at byte ``offset`` (when rows·cols·item % 64 == 0)."""
@@ -141,8 +145,9 @@ def _batch_state(num: int, n: int, jobs: int, levels: int, streams: np.ndarray) 
         wfh=np.zeros((num, 2), i64), wfl=np.zeros((num, 2), i64))
 
 
-class DispatchBatch(StepBuffers):
-    """B dispatch systems under an agent's control, and the buffers of their steps."""
+class DispatchBatch(EnvBatch):
+    """B dispatch systems under an agent's control, and the buffers of their steps (an
+    :class:`~msjgym.envs.batch.EnvBatch`)."""
 
     def __init__(self, spec: DispatchSpec, num: int) -> None:
         self.spec, self.num = spec, num
@@ -176,6 +181,15 @@ class DispatchBatch(StepBuffers):
         if (self.codes == dc.BAD_ACTION).any():
             b = int(np.flatnonzero(self.codes == dc.BAD_ACTION)[0])
             raise MsjgymError(f"env {b}: action {int(actions[b])} was not allowed (the caller must check the mask)")
+
+    def reset_copies(self, which: np.ndarray) -> None:
+        resetting = np.zeros(self.num, np.bool_)
+        resetting[which] = True
+        self.step(np.full(self.num, dc.SKIP, np.int64), resetting)  # dc.SKIP: the others are not touched
+
+    def info(self, b: int) -> dict:
+        st = self.state
+        return {"time": float(st.sf[b, T_NOW]), "events": int(st.si[b, S_EVENTS]), "messages": int(st.si[b, S_MSG])}
 
     def _call(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         spec = self.spec

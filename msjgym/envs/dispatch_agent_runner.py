@@ -7,9 +7,9 @@ large-scale dispatch system with the paper's protocol, returning the ``DispatchR
     ...                           observation="sampled", d=2, arrivals=100_000, reps=5, seed=1)
     >>> res.response_time            # Estimate(mean, ci95), time units
 
-The dispatcher sees what an agent of ``msjgym/Dispatch-v0`` sees (``act(observation)``, or ``act(observation,
-action_mask)``); a class is built with the :class:`~msjgym.envs._dispatch_core.DispatchSpec` if its constructor
-takes an argument. Replication r runs on ``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it, so a
+The dispatcher sees what an agent of ``msjgym/Dispatch-v0`` sees (``act(observation, action_mask)``, or
+``act(observation)``); it is loaded by :func:`msjgym.core.user_policy.load_user_policy` (a class is built with the
+environment's :class:`~msjgym.envs._dispatch_core.DispatchSpec` if its constructor takes an argument). Replication r runs on ``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it, so a
 built-in policy's agent (:mod:`msjgym.policies.load_balancing_agents`) reproduces ``simulate`` exactly. Anything the
 dispatcher does wrong stops the evaluation with one error naming the replication, the step and the action.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,7 @@ from tqdm import tqdm
 
 from msjgym.core.distributions import Distribution
 from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
-from msjgym.envs.agent_runner import Decide, _decider, _load_object, _sb3_policy, checked_action
+from msjgym.core.user_policy import Decide, checked_action, load_user_policy
 from msjgym.errors import PolicyError
 from msjgym.systems.dispatch import control as dc
 from msjgym.systems.dispatch.simulate import DispatchResult, summarise
@@ -37,19 +36,8 @@ PROGRESS_EVERY = 4096
 
 def dispatcher(policy: Any, spec: DispatchSpec) -> tuple[str, Decide]:
     """(display name, decide(observation, mask)) for ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act``,
-    a class or a callable."""
-    if isinstance(policy, str):
-        if policy.startswith("sb3:"):
-            hint = (f"this environment (observation={spec.observation!r}, d={spec.model.d}, levels={spec.levels}) "
-                    f"has ({spec.observation_size},) and {spec.action_count}: pass the observation mode, d and "
-                    "levels it was trained with")
-            return policy, _sb3_policy(Path(policy[4:]), spec, hint)
-        path, sep, name = policy.rpartition(":")
-        if not sep or not path.endswith(".py"):
-            raise PolicyError(f"policy = {policy!r}: expected FILE.py:NAME, sb3:MODEL.zip, or an object with act()")
-        return policy, _decider(_load_object(Path(path), name, policy), spec, policy)
-    name = getattr(policy, "__name__", None) or type(policy).__name__
-    return name, _decider(policy, spec, name)
+    a class or a callable: :func:`msjgym.core.user_policy.load_user_policy` with the environment's spec."""
+    return load_user_policy(policy, spec)
 
 
 def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distribution | str | None = None, *,

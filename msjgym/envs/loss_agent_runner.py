@@ -2,10 +2,11 @@
 FILE.py:NAME`` or ``sb3:MODEL.zip``): same replications, seeds, warm-up, statistics and scorecard as
 :func:`msjgym.systems.loss.runner.evaluate_loss`.
 
-The policy sees what an agent of ``msjgym/AdaptiveLoss-v0`` sees: ``act(observation)`` (or ``act(observation,
-action_mask)``) with observation [m, busy/n, jobs/n] and returns the width (0 = block, 1..m). A class is built with
-the scenario's :class:`~msjgym.systems.loss.model.LossModel` if its constructor takes an argument. A masked or
-malformed action stops the evaluation with one error naming the replication, the step and the action.
+The policy sees what an agent of ``msjgym/AdaptiveLoss-v0`` sees: ``act(observation, action_mask)`` (or
+``act(observation)``) with observation [m, busy/n, jobs/n] and returns the width (0 = block, 1..m). It is loaded by
+:func:`msjgym.core.user_policy.load_user_policy` with the environment's :class:`~msjgym.envs._loss_core.LossSpec`
+(:func:`loss_spec`); a masked or malformed action stops the evaluation with one error naming the replication, the
+step and the value (:func:`msjgym.core.user_policy.checked_action`).
 """
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ import time
 
 import numpy as np
 
-from msjgym.envs._loss_core import LossBatch
-from msjgym.envs.agent_runner import Decide
-from msjgym.errors import PolicyError
+from msjgym.core.user_policy import Decide, checked_action
+from msjgym.envs._loss_core import LossBatch, LossSpec
 from msjgym.systems.loss.runner import default_warmup, summarize_loss
 from msjgym.evaluate.runner import EvaluationResult
 from msjgym.systems.loss import control as lc
+
+
+def loss_spec(scenario) -> LossSpec:
+    """The spec a policy of the user's is built with on a loss scenario (``load_user_policy(text, loss_spec(sc))``)."""
+    return LossSpec.make(scenario)
 
 
 def evaluate_loss_agent(scenario, name: str, decide: Decide, *, reps: int = 10, jobs: int = 100_000,
@@ -29,7 +34,7 @@ def evaluate_loss_agent(scenario, name: str, decide: Decide, *, reps: int = 10, 
     model = scenario.model
     warmup = default_warmup(model, jobs) if warmup is None else warmup
     seed = secrets.randbits(32) if seed is None else seed
-    batch = LossBatch(scenario, warmup + jobs, 0.0, reps, {}, warmup=warmup, batches=batches)
+    batch = LossBatch(LossSpec.make(scenario, warmup + jobs, 0.0), reps, warmup=warmup, batches=batches)
     batch.seed(np.random.SeedSequence(seed).spawn(reps))
     start = time.perf_counter()
     batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
@@ -38,8 +43,7 @@ def evaluate_loss_agent(scenario, name: str, decide: Decide, *, reps: int = 10, 
     step = 0
     while alive.any():
         for b in np.flatnonzero(alive):
-            raw = decide(batch.obs[b].copy(), batch.masks[b].copy())
-            actions[b] = _as_width(raw, batch.masks[b], name, int(b), step)
+            actions[b] = checked_action(decide, batch.obs[b], batch.masks[b], name, int(b), step)
         actions[~alive] = lc.SKIP  # finished replications stay as they are
         batch.step(actions, np.zeros(reps, np.bool_))
         alive &= ~batch.ended
@@ -52,18 +56,3 @@ def evaluate_loss_agent(scenario, name: str, decide: Decide, *, reps: int = 10, 
     from msjgym.systems.loss import scorecard as loss_scorecard
     result.references = scorecard.judge(loss_scorecard.references(model, None), result)
     return result
-
-
-def _as_width(raw, mask: np.ndarray, name: str, b: int, step: int) -> int:
-    try:
-        value = np.asarray(raw).reshape(-1)
-        if value.size != 1 or not float(value[0]).is_integer():
-            raise ValueError
-        width = int(value[0])
-    except (TypeError, ValueError):
-        raise PolicyError(f"--policy {name!r}: replication {b}, step {step}: returned {raw!r}, not a width "
-                          f"(an integer 0..d)") from None
-    if not (0 <= width < mask.size) or not mask[width]:
-        raise PolicyError(f"--policy {name!r}: replication {b}, step {step}: width {width} is not allowed now "
-                          f"(allowed: {np.flatnonzero(mask).tolist()})")
-    return width

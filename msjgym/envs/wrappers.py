@@ -10,6 +10,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+__all__ = ["ContinuousDiscount"]
+
 
 class ContinuousDiscount(gym.Wrapper):
     """Discount at rate β per unit of (simulated) time: ``info["discount"] = exp(−β·dt)`` and the reward rescaled.

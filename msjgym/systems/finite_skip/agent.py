@@ -7,6 +7,7 @@ second: use it for checks and small studies.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,26 @@ import numpy as np
 from msjgym.core.distributions import encode_all
 from msjgym.core.rng import exponential, seed_states, uniform
 from msjgym.core.sampling import sample
+from msjgym.core.user_policy import UserPolicy
 from msjgym.systems.finite_skip import simulate as fs
+
+
+@dataclass(frozen=True)
+class FiniteSkipSpec:
+    """What a finite-skip policy of the user's is constructed with (the spec of every family's policy contract,
+    :mod:`msjgym.core.user_policy`): ``model`` (also ``servers`` = k). The observation is a dict of variable size
+    and the action N rates, so ``observation_size`` and ``action_count`` are None (no ``sb3:`` models)."""
+
+    model: fs.FiniteSkipModel
+    observation_size: None = None
+    action_count: None = None
+
+    @property
+    def servers(self) -> int:
+        return self.model.servers
+
+    def describe(self) -> str:
+        return f"k={self.model.servers}"
 
 
 def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000, warmup: int | None = None,
@@ -24,9 +44,14 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
 
     The agent gets ``{"params": int[N], "servers": int[N]}`` (jobs in arrival order) and returns N rates (fractions of
     capacity, summing to at most 1). A heterogeneous-server agent reports the servers it assigned in
-    ``agent.last_servers``. ``rule``: the front's fullness rule (default: the system's, see ``fs.FULL_*``).
+    ``agent.last_servers``. ``rule``: the front's fullness rule (default: the system's, see ``fs.FULL_*``). A
+    :class:`~msjgym.core.user_policy.UserPolicy` (a policy of the user's, loaded with a :class:`FiniteSkipSpec`) is
+    called with the observation and no mask (None).
     """
-    act = agent.act if hasattr(agent, "act") else agent
+    if isinstance(agent, UserPolicy):
+        act, agent = (lambda obs, _decide=agent: _decide(obs, None)), agent.policy
+    else:
+        act = agent.act if hasattr(agent, "act") else agent
     warmup = jobs // 5 if warmup is None else warmup
     k, lam = model.servers, model.arrival_rate
     cumprob = np.cumsum(np.asarray(model.probs, dtype=np.float64))

@@ -79,15 +79,9 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _load_agent(text: str, model):
-    """``FILE.py:NAME``: a class (constructed with ``servers=k`` if it takes an argument), an object or a function."""
-    import inspect
-    from pathlib import Path
+    """``FILE.py:NAME``: a class (constructed with the :class:`FiniteSkipSpec` if it takes an argument), an object or
+    a function, loaded as every family's policies are (:func:`msjgym.core.user_policy.load_user_policy`)."""
+    from msjgym.core.user_policy import load_user_policy
+    from msjgym.systems.finite_skip.agent import FiniteSkipSpec
 
-    from msjgym.envs.agent_runner import _load_object
-    path, _, name = text.rpartition(":")
-    obj = _load_object(Path(path), name, text)
-    if inspect.isclass(obj):
-        obj = obj(model.servers) if len(inspect.signature(obj).parameters) >= 1 else obj()
-    if not callable(getattr(obj, "act", obj)):
-        raise MsjgymError(f"--policy {text!r}: needs an act(observation) method or to be callable")
-    return obj
+    return load_user_policy(text, FiniteSkipSpec(model))[1]
