@@ -61,7 +61,7 @@ _DOC_TABLE = """
 
 
 class DispatchVectorEnv(BatchedVectorEnv):
-    """``num_envs`` independent copies of ``msjgym/Dispatch-v0`` stepped by one compiled call.
+    __doc__ = """``num_envs`` independent copies of ``msjgym/Dispatch-v0`` stepped by one compiled call.
 
     Autoreset mode NEXT_STEP (the step after an episode's end resets that copy; its action is ignored; reward 0).
     ``reset(seed=s)`` seeds copy i from ``SeedSequence(s).spawn(num_envs)[i]``; masks in ``action_masks()`` and
@@ -80,7 +80,7 @@ class DispatchVectorEnv(BatchedVectorEnv):
 
 
 class DispatchEnv(BatchedEnv):
-    """N servers with FIFO queues behind a dispatcher, Poisson arrivals at rate λN, i.i.d. job sizes, unit-rate
+    __doc__ = """N servers with FIFO queues behind a dispatcher, Poisson arrivals at rate λN, i.i.d. job sizes, unit-rate
     servers; an agent dispatches each arriving job. Event-driven: a step is one dispatch decision, after which the
     system runs its own events (completions, probes, updates) to the next arrival.
     """ + _DOC_TABLE

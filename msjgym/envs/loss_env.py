@@ -40,7 +40,7 @@ _DOC_TABLE = """
 
 
 class AdaptiveLossVectorEnv(BatchedVectorEnv):
-    """``num_envs`` independent copies of ``msjgym/AdaptiveLoss-v0`` stepped by one compiled call.
+    __doc__ = """``num_envs`` independent copies of ``msjgym/AdaptiveLoss-v0`` stepped by one compiled call.
 
     Autoreset mode NEXT_STEP (the step after an episode's end resets that copy; its action is ignored; reward 0).
     ``reset(seed=s)`` seeds copy i from ``SeedSequence(s).spawn(num_envs)[i]``; masks in ``action_masks()`` and
@@ -58,7 +58,7 @@ class AdaptiveLossVectorEnv(BatchedVectorEnv):
 
 
 class AdaptiveLossEnv(BatchedEnv):
-    """A loss system with adaptive multiserver jobs (n servers, no waiting room, widths 1..d, samples of k servers)
+    __doc__ = """A loss system with adaptive multiserver jobs (n servers, no waiting room, widths 1..d, samples of k servers)
     in which an agent decides each arriving job's width. Event-driven: each step runs to the next arrival.
     ``info``: ``dt``, ``time``, ``events``.
     """ + _DOC_TABLE

@@ -45,7 +45,7 @@ _DOC_TABLE = """
 
 
 class MSJVectorEnv(BatchedVectorEnv):
-    """``num_envs`` independent copies of ``msjgym/MSJ-v0`` (same arguments), stepped by one compiled call.
+    __doc__ = """``num_envs`` independent copies of ``msjgym/MSJ-v0`` (same arguments), stepped by one compiled call.
 
     Autoreset mode NEXT_STEP: the step after an episode's end resets that copy (its action is ignored) and returns
     the new episode's first observation with reward 0. ``reset(seed=s)`` seeds copy i from
@@ -59,7 +59,7 @@ class MSJVectorEnv(BatchedVectorEnv):
 
 
 class MSJEnv(BatchedEnv):
-    """A multiserver-job system (n servers, K job classes, Poisson arrivals or a trace) scheduled by an agent.
+    __doc__ = """A multiserver-job system (n servers, K job classes, Poisson arrivals or a trace) scheduled by an agent.
 
     Event-driven: each step runs the system to the next decision epoch; time advances between steps by ``info["dt"]``
     (0 for several decisions at one instant). ``info`` also has ``time`` and ``events`` (cumulative).
