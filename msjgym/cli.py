@@ -268,9 +268,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
         from msjgym.systems.loss.runner import evaluate_loss
         from msjgym.policies.loss import LOSS_POLICIES
         if args.policy not in LOSS_POLICIES and (":" in args.policy or args.policy.endswith(".py")):
-            from msjgym.envs.agent_runner import load_policy
-            from msjgym.envs.loss_agent_runner import evaluate_loss_agent
-            name, decide = load_policy(args.policy, scenario.model)
+            from msjgym.core.user_policy import load_user_policy
+            from msjgym.envs.loss_agent_runner import evaluate_loss_agent, loss_spec
+            name, decide = load_user_policy(args.policy, loss_spec(scenario))
             result = evaluate_loss_agent(scenario, name, decide, reps=args.reps or 10, jobs=args.jobs or 100_000,
                                          warmup=args.warmup, seed=args.seed, batches=args.batches)
         else:

@@ -238,3 +238,18 @@ def test_no_import_cycle_inside_envs_and_core_does_not_import_envs():
         visit(m, [])
     for path in (ROOT / "msjgym" / "core").rglob("*.py"):
         assert not any(i.startswith("msjgym.envs") for i in _imports(path)), f"{path} imports msjgym.envs"
+
+
+def test_the_families_env_ids_are_the_registered_ones():
+    """Each family's ``env_ids`` (msjgym.api) are ids its env module declares for it, and every declared env names a
+    family of the registry."""
+    from msjgym import api
+
+    families = [f for f in api.families() if hasattr(f, "env_ids")]
+    if not families:
+        pytest.skip("no family objects registered yet")
+    declared = {(reg.family, reg.id) for reg in envs.registrations()}
+    names = {f.name for f in api.families()}
+    for f in families:
+        assert {(f.name, i) for i in f.env_ids} <= declared, f.name
+    assert {family for family, _ in declared} <= names
