@@ -253,3 +253,26 @@ def test_the_families_env_ids_are_the_registered_ones():
     for f in families:
         assert {(f.name, i) for i in f.env_ids} <= declared, f.name
     assert {family for family, _ in declared} <= names
+
+
+def test_a_finite_skip_policy_loads_the_same_way():
+    """A finite-skip policy of one's own: built with the FiniteSkipSpec, act(observation[, mask]) with mask None; the
+    same trajectory as the object called directly."""
+    from msjgym.systems.finite_skip.agent import FiniteSkipSpec, simulate_agent
+    from msjgym.systems.finite_skip.scenarios import load_finite_skip, summarize
+
+    model = load_finite_skip("finite-skip-fig4a", {})
+    name, decide = load_user_policy(f"{ROOT / 'examples' / 'my_finite_skip_policy.py'}:EqualShare",
+                                    FiniteSkipSpec(model))
+    assert decide.policy.k == model.servers
+    loaded = summarize(model, simulate_agent(model, decide, jobs=400, reps=1, seed=2))
+    direct = summarize(model, simulate_agent(model, decide.policy, jobs=400, reps=1, seed=2))
+    assert loaded.metrics["response_time"].mean == direct.metrics["response_time"].mean
+
+    def with_mask(observation, action_mask):
+        assert action_mask is None
+        return decide.policy.act(observation)
+
+    _, decide2 = load_user_policy(with_mask, FiniteSkipSpec(model))
+    masked = summarize(model, simulate_agent(model, decide2, jobs=400, reps=1, seed=2))
+    assert masked.metrics["response_time"].mean == direct.metrics["response_time"].mean
