@@ -20,9 +20,9 @@ from msjgym.core.user_policy import Decide, checked_action, load_user_policy
 from msjgym.envs._core import AGENT, EnvSpec, MSJBatch
 from msjgym.evaluate import scorecard
 from msjgym.evaluate.runner import EvaluationResult, _result
-from msjgym.systems.msj.scenarios import Scenario
 from msjgym.policies import Policy
 from msjgym.systems.msj import control as msj_control
+from msjgym.systems.msj.scenarios import Scenario
 
 load_policy = load_user_policy
 """(display name, decide(observation, mask)) for ``FILE.py:NAME`` or ``sb3:MODEL.zip`` (the name used before the

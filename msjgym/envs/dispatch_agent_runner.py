@@ -24,8 +24,8 @@ import numpy as np
 from tqdm import tqdm
 
 from msjgym.core.distributions import Distribution
-from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
 from msjgym.core.user_policy import Decide, checked_action, load_user_policy
+from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
 from msjgym.errors import PolicyError
 from msjgym.systems.dispatch import control as dc
 from msjgym.systems.dispatch.simulate import DispatchResult, summarise

@@ -17,9 +17,9 @@ import numpy as np
 
 from msjgym.core.user_policy import Decide, checked_action
 from msjgym.envs._loss_core import LossBatch, LossSpec
-from msjgym.systems.loss.runner import default_warmup, summarize_loss
 from msjgym.evaluate.runner import EvaluationResult
 from msjgym.systems.loss import control as lc
+from msjgym.systems.loss.runner import default_warmup, summarize_loss
 
 
 def loss_spec(scenario) -> LossSpec:

@@ -6,8 +6,6 @@ the compiled control step: :mod:`msjgym.systems.loss.control`.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import gymnasium as gym
 import numpy as np
 

@@ -7,7 +7,7 @@ step: :mod:`msjgym.systems.msj.control`.
 from __future__ import annotations
 
 from msjgym.envs._core import EnvSpec, MSJBatch
-from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration, MaskedDiscrete
+from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.runner import EvaluationResult, _result
 from msjgym.systems.msj.state import RUNNING
