@@ -72,7 +72,9 @@ def load_user_policy(policy: Any, spec: AgentSpec) -> tuple[str, UserPolicy]:
         if not sep or not path.endswith(".py"):
             raise PolicyError(f"--policy {policy!r}: expected a built-in name, FILE.py:NAME or sb3:MODEL.zip")
         return policy, _wrap(load_object(Path(path), name, policy), spec, policy)
-    name = getattr(policy, "__name__", None) or type(policy).__name__
+    name = getattr(policy, "name", None)
+    if not isinstance(name, str):  # an object's display name: its name attribute, else its (class) name
+        name = getattr(policy, "__name__", None) or type(policy).__name__
     return name, _wrap(policy, spec, name)
 
 
