@@ -125,7 +125,8 @@ class MSJBatch(EnvBatch):
     def _outputs(self) -> None:
         self.rewards[:] = self.ctl.floats[:, msj_control.F_REWARD]
         self.dts[:] = self.ctl.floats[:, msj_control.F_DT]
-        self.ended[:] = self.ended_now()
+        np.not_equal(self.ctl.ints[:, msj_control.X_TRUNCATED], 0, out=self.ended)
+        self.ended |= self.sim.state.sys_i[:, msj.S_STATUS] != msj.RUNNING
 
     def info(self, b: int) -> dict:
         state = self.sim.state

@@ -90,6 +90,7 @@ class BatchedVectorEnv(VectorEnv):
         self.action_space = gym.spaces.MultiDiscrete(np.full(self.num_envs, self.spec_.action_count))
         self._reset_next = np.ones(self.num_envs, np.bool_)  # copies whose next step resets them
         self._steps = np.zeros(self.num_envs, np.int64)  # steps of each copy's episode so far
+        self._copies = np.arange(self.num_envs)
         self._seeded = False
 
     @staticmethod
@@ -143,23 +144,29 @@ class BatchedVectorEnv(VectorEnv):
     def _check(self, actions: np.ndarray) -> None:
         """The action check (:func:`msjgym.core.actions.check_action`) of every copy that is not being reset."""
         masks = self._batch.masks
-        count = masks.shape[1]
-        ok = (actions >= 0) & (actions < count)
-        ok &= masks[np.arange(self.num_envs), np.where(ok, actions, 0)]
-        bad = np.flatnonzero(~ok & ~self._reset_next)
-        if bad.size:
-            b = int(bad[0])
+        inside = (actions >= 0) & (actions < masks.shape[1])
+        if inside.all():
+            ok = masks[self._copies, actions]
+        else:
+            ok = inside & masks[self._copies, np.where(inside, actions, 0)]
+        if not (ok | self._reset_next).all():
+            b = int(np.flatnonzero(~ok & ~self._reset_next)[0])
             check_action(actions[b], masks[b], f"env {b}, step {self._steps[b]}: ")
 
     def _advance(self, actions: np.ndarray) -> np.ndarray:
         """Step the batch with checked ``actions`` (the copies in ``_reset_next`` are reset instead); returns
         bool[num_envs], the copies whose episode ended at this step."""
         resetting = self._reset_next.copy()
-        self._batch.step(np.where(resetting, 0, actions), resetting)
-        truncated = self._batch.ended & ~resetting
+        if resetting.any():
+            self._batch.step(np.where(resetting, 0, actions), resetting)
+            truncated = self._batch.ended & ~resetting
+            self._steps[resetting] = 0
+            self._steps[~resetting] += 1
+        else:
+            self._batch.step(actions, resetting)
+            truncated = self._batch.ended.copy()
+            self._steps += 1
         self._reset_next[:] = truncated
-        self._steps[resetting] = 0
-        self._steps[~resetting] += 1
         return truncated
 
     def _infos(self) -> dict:
@@ -184,6 +191,7 @@ class BatchedEnv(gym.Env):
         self.observation_space = self._venv.single_observation_space
         self.action_space = MaskedDiscrete(self.spec_.action_count, self.action_masks)
         self._ended = True
+        self._action = np.zeros(1, np.int64)
 
     @property
     def model(self) -> Any:
@@ -202,8 +210,8 @@ class BatchedEnv(gym.Env):
         if self._ended:
             raise MsjgymError("step() after the episode ended: call reset() first")
         venv = self._venv
-        value = check_action(action, venv._batch.masks[0], f"step {venv._steps[0]}: ")
-        self._ended = bool(venv._advance(np.array([value], np.int64))[0])
+        self._action[0] = check_action(action, venv._batch.masks[0], f"step {venv._steps[0]}: ")
+        self._ended = bool(venv._advance(self._action)[0])
         batch = venv._batch
         return batch.obs[0].copy(), float(batch.rewards[0]), False, self._ended, self._info()
 
