@@ -50,7 +50,7 @@ def scenario_params(config: dict[str, Any]) -> dict[str, Any]:
     params = dict(sc.get("params", {}))
     factor = sc.get("fcfs_threshold_factor")
     if factor is not None:
-        from msjgym.systems.msj.scenarios import load_scenario
+        from msjgym.api import load_scenario
         from msjgym.theory.saturated import one_and_n_throughput
         base = load_scenario(sc["name"], params).params
         mu = one_and_n_throughput(int(base["servers"]), float(base["p_n"]), float(base["mu_1"]), float(base["mu_n"]))

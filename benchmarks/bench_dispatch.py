@@ -5,7 +5,7 @@ Timed (``msjgym.systems.dispatch.simulate.simulate``, 1 replication, Exp(1) size
 completion mechanisms: ``clocks`` (exponential sizes: a competing clock at a random busy server) and ``heap`` (the
 4-ary heap of completion times that every other size law uses):
 
-- push, λ = 0.9, δ = 0.3, at N = 10³, 10⁴, 10⁵ (the issue's headline is N = 10⁴);
+- push, λ = 0.9, δ = 0.3, at N = 10³, 10⁴, 10⁵ (headline N = 10⁴);
 - JSQ(2), λ = 0.9, at N = 10³, 10⁴, 10⁵ (headline N = 10⁵).
 
 An event is an arrival, a completion, a probe (push), an idle update (pull) or a token (resource pooling).

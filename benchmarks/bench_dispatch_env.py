@@ -1,4 +1,4 @@
-"""Steps per second of msjgym/Dispatch-v0 (issue 7): a single environment through ``gymnasium.make`` and the native
+"""Steps per second of msjgym/Dispatch-v0: a single environment through ``gymnasium.make`` and the native
 vector environment at B = 256 and 1024, printed as ratios against the single environment measured in the same run.
 
 A step is one dispatch decision (plus the completions, probes and updates up to the next arrival). Policies: JSQ(2)

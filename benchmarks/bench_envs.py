@@ -1,8 +1,8 @@
-"""Steps per second of msjgym/MSJ-v0, measured in one run (issue 4, acceptance 4).
+"""Steps per second of msjgym/MSJ-v0, measured in one run.
 
 * a single environment through ``gymnasium.make`` (with Gymnasium's checker wrappers), driven by a trivial policy
   ("start the oldest waiting job if it fits, else wait"): target >= 50,000 steps/s (the de-facto RL load-balancing
-  environment in Python manages 4,000–16,000, as quoted by the issue; not measured here);
+  environment in Python manages 4,000–16,000, a quoted figure, not measured here);
 * the native vector environment with B = 1024 copies, one compiled call per step: target >= 1,000,000 aggregate
   steps/s on one core.
 

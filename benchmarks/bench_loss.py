@@ -3,8 +3,8 @@
 Model: n = 10⁴ servers, d = 2, λ = 1 − n^(−1/2) (α = ½, β = 1), greedy, each arrival samples k = ⌈√n ln n⌉ = 922
 servers without replacement. The sample's idle count is drawn as a censored hypergeometric from a per-state cached
 pmf (O(d) per state change, no O(n) or O(k) work per arrival). One replication from empty, statistics included;
-numba's one-time compilation is excluded (a short call runs first). Events = arrivals + departures. The target of
-issue 8 is >= 2 million events per second. Prints only; it asserts nothing. The fastest of ``--repeat`` runs is
+numba's one-time compilation is excluded (a short call runs first). Events = arrivals + departures. msjgym's target
+for the loss system is >= 2 million events per second. Prints only; it asserts nothing. The fastest of ``--repeat`` runs is
 reported, with the full-access (k = n) speed for comparison.
 
     python benchmarks/bench_loss.py [--servers 10000] [--arrivals 5000000] [--repeat 3] [--seed 1]

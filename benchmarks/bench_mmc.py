@@ -4,7 +4,7 @@ Model: Poisson arrivals at rate λ = 8, exponential services at rate μ = 1, 10 
 server, FCFS. Every tool simulates this same model from empty; each is timed with ``time.perf_counter`` and its
 speed is reported as completed jobs per second of wall time:
 
-- msjgym: ``msjgym.evaluate.runner.evaluate`` with 1 replication (statistics included). Its jobs count is
+- msjgym: ``msjgym.evaluate.evaluate`` with 1 replication (statistics included). Its jobs count is
   warm-up + measured jobs (warm-up = 10 %); every one of them completes. numba's one-time compilation is excluded:
   a short warm-up call runs first.
 - Ciw: ``ciw.Simulation(...).simulate_until_max_customers(n)`` (``get_all_records`` is not timed).
@@ -28,14 +28,14 @@ import numpy as np
 import simpy
 
 from msjgym.core.distributions import from_spec
-from msjgym.evaluate.runner import evaluate
-from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.core.estimates import Estimate, t_interval
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.queues import mmc_mean_wait
 
 SERVERS, LAM, MU = 10, 8.0, 1.0
 WARMUP_FRACTION = 0.1
-TARGET_RATIO = 100.0  # the target: msjgym >= 100x Ciw in jobs per second
+TARGET_RATIO = 100.0  # msjgym's target: >= 100x Ciw in jobs per second
 BATCHES = 20
 
 

@@ -8,7 +8,7 @@ to exit, so it includes what a user waits for: interpreter start, the workers' s
 compiled kernels, and the results file. numba's one-time compilation is excluded by an untimed tiny sweep first.
 
 ``--workers 1`` runs the tasks in the main process; ``--workers N`` (default 2, this machine's cores) in a pool of
-N spawned processes. The issue's target is a speed-up of at least 1.8× with 2 workers on 2 cores. The script also
+N spawned processes. msjgym's target is a speed-up of at least 1.8× with 2 workers on 2 cores. The script also
 checks that both runs stored identical numbers. Prints only; it asserts nothing.
 
     python benchmarks/bench_sweep.py [--jobs 10000000] [--workers 2] [--seed 1] [--repeat 1]
@@ -27,7 +27,7 @@ from msjgym.evaluate.results import ResultStore
 GRID = "arrival_rate=1.0,1.5,2.0,2.2,2.3"
 POLICIES = "fcfs,server-filling"
 REPS = 2
-TARGET = 1.8  # speed-up with 2 workers on 2 cores (the issue's acceptance)
+TARGET = 1.8  # speed-up with 2 workers on 2 cores (msjgym's target)
 
 
 def sweep_args(jobs: int, seed: int, out: Path, workers: int) -> list[str]:

@@ -8,7 +8,7 @@ import argparse
 
 import msjgym
 from msjgym.errors import PolicyError
-from msjgym.systems.msj.scenarios import parse_override
+from msjgym.core.overrides import parse_override
 from msjgym.policies import BUILTIN_POLICIES
 
 

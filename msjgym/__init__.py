@@ -7,13 +7,15 @@ Quick start::
     result = msjgym.evaluate(scenario, "server-filling", reps=10, jobs=100_000, seed=7)
     print(result.metrics["response_time"])          # Estimate(mean=..., ci95=...)
 """
+from msjgym.api import Scenario, list_scenarios, load_scenario
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError
-from msjgym.evaluate.runner import EvaluationResult, evaluate
-from msjgym.systems.msj.scenarios import Scenario, list_scenarios, load_scenario
+from msjgym.evaluate import Result, evaluate
+
+EvaluationResult = Result  # the name of earlier versions
 
 __version__ = "0.1.0"
 
 import msjgym.envs  # noqa: E402  registers msjgym/MSJ-v0 when gymnasium (the `rl` extra) is installed
 
-__all__ = ["evaluate", "EvaluationResult", "load_scenario", "list_scenarios", "Scenario",
+__all__ = ["evaluate", "Result", "EvaluationResult", "load_scenario", "list_scenarios", "Scenario",
            "MsjgymError", "ScenarioError", "PolicyError", "__version__"]

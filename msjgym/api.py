@@ -9,16 +9,19 @@ environment registration) asks the registry, never names a family:
 >>> family = api.family_of("one-and-n")          # the family that owns a scenario name or TOML file
 >>> scenario = family.load("one-and-n", {"servers": 16})
 
-A family is found by :func:`families`: every subpackage of :mod:`msjgym.systems` that defines ``FAMILY``, then every
+A family is found by :func:`families`: every subpackage of :mod:`msjgym.systems` whose module ``family`` defines
+``FAMILY``, then every
 object registered under the ``msjgym.families`` entry-point group (a family shipped in another package), in the order
 of their ``order`` attribute. Adding a family is one folder under ``msjgym/systems/`` (see ``docs/extending.md``).
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from msjgym.errors import PolicyError, ScenarioError
@@ -121,36 +124,74 @@ class RunSettings:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
-@runtime_checkable
-class Simulation(Protocol):
-    """Replications of one policy on one scenario, advanced by the shared evaluator (:mod:`msjgym.evaluate`).
+class Simulation:
+    """Replications of one policy on one scenario, built by a family and run by the shared evaluator
+    (:func:`msjgym.evaluate.evaluate`). A family subclasses it and implements the methods that raise here.
 
-    ``unit`` names what ``progress`` counts (``job``, ``arrival``) and ``per_rep`` how many of them a replication
-    processes (warm-up included), for the progress bar.
+    Attributes (set by the family):
+        name: the policy's display name. reps: replications. jobs, warmup: measured and discarded units per
+        replication; per_rep: units a replication processes (for the progress bar); unit: what they are
+        (``job``, ``arrival``). batches: measurement batches per replication (0: none). mode: ``open`` or
+        ``saturated``. chunk: events per :meth:`advance` call between progress-bar updates.
     """
 
-    reps: int
-    unit: str
-    per_rep: int
+    name: str = ""
+    reps: int = 1
+    jobs: int = 0
+    warmup: int = 0
+    per_rep: int = 1
+    unit: str = "job"
+    batches: int = 0
+    mode: str = "open"
+    chunk: int = 1 << 18
+
+    def prepare(self) -> None:
+        """Compile or load the kernels (timed apart from the simulation); nothing by default."""
 
     def advance(self, rep: int, max_events: int) -> int:
-        """Run replication ``rep`` for up to ``max_events`` events (or to its end); returns its status."""
+        """Run replication ``rep`` for up to ``max_events`` events (or to its end); returns :meth:`status`."""
+        raise NotImplementedError
+
+    def status(self, rep: int) -> int:
+        """:data:`RUNNING`, :data:`DONE` or :data:`UNSTABLE`."""
+        raise NotImplementedError
 
     def progress(self, rep: int) -> int:
         """Units processed so far by replication ``rep``."""
+        raise NotImplementedError
 
     def events(self, rep: int) -> int:
         """Events simulated by replication ``rep``."""
+        raise NotImplementedError
 
     def growth_rate(self, rep: int) -> float:
         """The growth rate (jobs per unit time) of the number in system of an unstable replication."""
+        return float("nan")
 
     def metrics(self, rep: int) -> dict[str, float]:
-        """Replication ``rep``'s metric values (after warm-up)."""
+        """Replication ``rep``'s metric values (called once every replication has ended)."""
+        raise NotImplementedError
 
     def batch_metrics(self, rep: int) -> list[dict[str, float]]:
-        """Replication ``rep``'s values per measurement batch (for CIs from batch means when there is one
-        replication); an empty list when the family has no batches."""
+        """Replication ``rep``'s values per measurement batch, for CIs from batch means when there is one
+        replication; empty when the family has no batches (the single replication's CIs are then NaN)."""
+        return []
+
+    def diagnostics(self) -> dict[str, float]:
+        """Family-specific checks of the whole run (pathwise invariants, ...); none by default."""
+        return {}
+
+    def per_job(self) -> dict | None:
+        """Per-job columns of a replayed trace (replication 0); None by default."""
+        return None
+
+    def summary_params(self) -> dict:
+        """Model quantities to report beside the scenario's parameters (the load, the arrival rate, ...)."""
+        return {}
+
+    def notes(self) -> list[str]:
+        """Lines for the report below the table (what a replayed trace skipped, ...); none by default."""
+        return []
 
 
 @runtime_checkable
@@ -164,7 +205,7 @@ class Family(Protocol):
     order: int
     """Position in listings (smaller first)."""
     env_ids: tuple[str, ...]
-    """The Gymnasium ids it registers (see :meth:`register_envs`)."""
+    """The Gymnasium ids of its environments (registered by :mod:`msjgym.envs`)."""
 
     def scenarios(self) -> list[tuple[str, str]]:
         """Its built-in scenarios: (name, one-line description)."""
@@ -178,18 +219,24 @@ class Family(Protocol):
     def policies(self) -> Mapping[str, PolicySpec]:
         """Its built-in policies by name."""
 
+    def validate(self, scenario: Scenario, policy: str, run: RunSettings) -> None:
+        """Raise a one-line ``MsjgymError`` if ``policy`` cannot run on ``scenario`` with ``run``'s options."""
+
+    def run_length(self, scenario: Scenario, policy: str, run: RunSettings) -> tuple[int, int, int]:
+        """(reps, jobs, warm-up) that :meth:`simulation` will use, the family's defaults filled in."""
+
     def simulation(self, scenario: Scenario, policy: str, run: RunSettings, seed: int) -> Simulation:
         """Replications of ``policy`` (a built-in name, ``FILE.py:NAME`` or ``sb3:MODEL.zip``) on ``scenario``
         with the replication streams of ``SeedSequence(seed).spawn(reps)``."""
 
+    def default_policy(self, scenario: Scenario) -> str | None:
+        """The policy ``msjgym theory`` shows when none is given (None: the scenario has none)."""
+
     def references(self, scenario: Scenario, policy: str, run: RunSettings) -> list:
         """The theory's references for ``policy`` on ``scenario`` (before simulating)."""
 
-    def judge(self, references: list, result: Any) -> list:
+    def judge(self, scenario: Scenario, references: list, result: Any) -> list:
         """``references`` with verdicts against ``result``."""
-
-    def register_envs(self) -> None:
-        """Register its Gymnasium environments (when gymnasium is installed)."""
 
 
 _FAMILIES: list[Family] | None = None
@@ -199,12 +246,10 @@ def families() -> list[Family]:
     """Every registered family, in listing order (discovered once)."""
     global _FAMILIES
     if _FAMILIES is None:
-        import msjgym.systems as systems
-
-        found: list[Family] = []
-        for info in pkgutil.iter_modules(systems.__path__):
-            if info.ispkg:
-                module = importlib.import_module(f"msjgym.systems.{info.name}")
+        found: list[Family] = []  # found by name, like plugins: the registry sits below the families it lists
+        for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent / "systems")]):
+            if info.ispkg and importlib.util.find_spec(f"msjgym.systems.{info.name}.family") is not None:
+                module = importlib.import_module(f"msjgym.systems.{info.name}.family")
                 if hasattr(module, "FAMILY"):
                     found.append(module.FAMILY)
         found += _entry_point_families()
@@ -242,14 +287,32 @@ def load_scenario(name: str, overrides: Mapping[str, Any] | None = None) -> Scen
     return family_of(name).load(name, dict(overrides or {}))
 
 
+def as_scenario(obj: Scenario | str | Any) -> Scenario:
+    """``obj`` as a scenario: a scenario, a scenario name or file, or a bare model that some family recognises
+    (its ``scenario_of_model``), named "model"."""
+    if isinstance(obj, Scenario):
+        return obj
+    if isinstance(obj, str):
+        return load_scenario(obj)
+    for f in families():
+        wrap = getattr(f, "scenario_of_model", None)
+        scenario = wrap(obj) if wrap is not None else None
+        if scenario is not None:
+            return scenario
+    raise ScenarioError(f"scenario = {obj!r}: not a scenario, a scenario name or file, nor a model of a family")
+
+
 def list_scenarios() -> list[tuple[str, str]]:
     """Every family's built-in scenarios, (name, description), in listing order."""
     return [s for f in families() for s in f.scenarios()]
 
 
-def is_user_policy(text: str) -> bool:
-    """Whether ``--policy text`` names a policy of the user's (``FILE.py:NAME`` or ``sb3:MODEL.zip``)."""
-    return text.startswith("sb3:") or ".py:" in text or text.endswith(".py")
+def is_user_policy(policy: Any) -> bool:
+    """Whether ``policy`` is a policy of the user's: ``FILE.py:NAME``, ``sb3:MODEL.zip``, or an object (a class, an
+    object with ``act`` or a callable), as opposed to the name of a built-in."""
+    if not isinstance(policy, str):
+        return True
+    return policy.startswith("sb3:") or ".py:" in policy or policy.endswith(".py")
 
 
 def policy_spec(family_: Family, name: str) -> PolicySpec:

@@ -1,13 +1,13 @@
 """Policies of the finite-skip systems (heterogeneous M/G/k, LPS, threshold parallelism, MSJ as a rate model).
 
-Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (reference note
-§2). Every policy is one branch of the compiled :func:`allocate`, called by the event loop of
+Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (§§4.2, 5.2, 6.3,
+7.2–7.3). Every policy is one branch of the compiled :func:`allocate`, called by the event loop of
 :mod:`msjgym.systems.finite_skip.simulate` after every arrival and completion. It sees the jobs in arrival order (their class,
 and for heterogeneous servers the server each holds) — never sizes or ages — and writes each job's service rate as a
 fraction of the system's capacity (rates sum to at most 1). The agent form of every policy, written separately in
 plain Python, is :mod:`msjgym.policies.finite_skip_agents` (twin test: ``tests/test_finite_skip_agents.py``).
 
-Conventions where the paper leaves a choice (note §5):
+Conventions where the paper leaves a choice (docs/modelling-choices.md, "Finite-skip systems"):
     * preemptive fastest-server-first (``fsf``): the i-th oldest job sits on the i-th fastest server (age-ordered);
       ``fsf-minmig``: a job pulled from the queue takes the freed server and, with an empty queue, the job on the
       slowest busy server moves up (minimal migration); ``ssf``: the i-th oldest job on the i-th slowest server;
@@ -16,7 +16,8 @@ Conventions where the paper leaves a choice (note §5):
     * threshold parallelism: Inelastic-First and Elastic-First are greedy allocations in the order (P, arrival) and
       (−P, arrival): each job gets min(P, free servers); with P ∈ {1, k} this is exactly Berg et al.'s IF / EF with the
       whole elastic share to the oldest elastic job;
-    * MSJ: ServerFilling (exponential and divisible settings), FCFS, preemptive First Fit, MSF, LSF as in note §2.5–2.7.
+    * MSJ: ServerFilling (exponential and divisible settings; docs/modelling-choices.md#finite-skip-server-filling),
+      FCFS, preemptive First Fit, MSF, LSF (§7.3; docs/modelling-choices.md#finite-skip-packing).
 """
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ FINITE_SKIP_POLICIES: dict[str, FiniteSkipPolicy] = {p.name: p for p in (
     FiniteSkipPolicy("fsf", HET, FSF, True, True, "preemptive fastest-server-first, i-th oldest on i-th fastest",
                      f"{_GHS} §4.2, Fig. 2"),
     FiniteSkipPolicy("fsf-minmig", HET, FSF_MINMIG, True, True,
-                     "preemptive fastest-server-first, minimal migration", f"{_GHS} §4.2 (note §2.2 (b))"),
+                     "preemptive fastest-server-first, minimal migration",
+                     f"{_GHS} §4.2 (docs/modelling-choices.md#finite-skip-fsf-placement)"),
     FiniteSkipPolicy("fsf-np", HET, FSF_NP, False, True, "non-preemptive fastest-server-first", f"{_GHS} §4.2"),
     FiniteSkipPolicy("ssf", HET, SSF, True, True, "preemptive slowest-server-first, i-th oldest on i-th slowest",
                      f"{_GHS} §4.2"),

@@ -1,5 +1,6 @@
-"""The finite-skip policies as agents: plain Python, written from the note's pseudo-code (§2.2–2.7), independent of
-the compiled :func:`msjgym.policies.finite_skip.allocate` they must agree with (``tests/test_finite_skip_agents.py``).
+"""The finite-skip policies as agents: plain Python, written from the paper's definitions (Grosof, Harchol-Balter &
+Scheller-Wolf §§4.2, 5.2, 6.3, 7.2–7.3, with docs/modelling-choices.md's conventions), independent of the compiled
+:func:`msjgym.policies.finite_skip.allocate` they must agree with (``tests/test_finite_skip_agents.py``).
 
 An agent's ``act(observation)`` takes the jobs present in arrival order and returns each job's service rate (fraction
 of capacity). Observation (a dict):

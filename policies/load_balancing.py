@@ -21,7 +21,7 @@ name                        rule (ties uniformly at random)
 ==========================  ===============================================================================
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
-of Non-Exponential Job Sizes", §2 (note ``hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md`` §1–2).
+of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modelling-choices.md ("Load balancing").
 """
 from __future__ import annotations
 

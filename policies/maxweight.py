@@ -1,9 +1,10 @@
 """MaxWeight (preemptive): serve the packing that maximises Σ_v (jobs served with need v) × (jobs present with need v).
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis", §7.3
-(MaxWeight as simulated there, re-solved at every arrival and completion; throughput-optimal). Choices the paper
-leaves open (reference note §2.7): within a need the oldest jobs are served; among packings of equal weight the one
-using more servers wins, and remaining ties follow the dynamic program's fixed order (deterministic).
+(MaxWeight as simulated there, re-solved at every arrival and completion; throughput-optimal). Choices the paper leaves
+open (docs/modelling-choices.md#finite-skip-maxweight): within a need the oldest jobs are served; among packings of
+equal weight the one using more servers wins, and remaining ties follow the dynamic program's fixed order
+(deterministic).
 """
 from __future__ import annotations
 

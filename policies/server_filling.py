@@ -1,8 +1,8 @@
 """ServerFilling: a preemptive, throughput-optimal multiserver-job policy, in two settings.
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis",
-§7.2.3 and App. B.1 (exponential setting) and App. B.2 (divisible setting); msjgym's reference note
-``grosof-harchol-balter-scheller-wolf-finite-skip.md`` §2.5–2.6.
+§7.2.3 and App. B.1 (exponential setting) and App. B.2 (divisible setting); the order and ties the paper leaves open:
+docs/modelling-choices.md#finite-skip-server-filling.
 
 Exponential setting (every need divides every larger need and the number of servers n): the *front* is the
 shortest prefix of the jobs in arrival order whose needs sum to at least n (all jobs if they need fewer); the

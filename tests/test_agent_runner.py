@@ -10,8 +10,8 @@ import pytest
 from msjgym.envs._core import EnvSpec
 from msjgym.envs.agent_runner import evaluate_agent, load_policy
 from msjgym.errors import PolicyError
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

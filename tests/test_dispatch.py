@@ -18,7 +18,7 @@ from scipy import stats
 from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.systems.dispatch.scorecard import paper_agreement
-from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.core.estimates import Estimate, t_interval
 from msjgym.policies import load_balancing as lb
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.simulate import _params, _state, simulate
@@ -49,7 +49,7 @@ def test_random_routing_is_n_independent_mm1_queues():
     lam = 0.7
     r = simulate("random", servers=200, lam=lam, arrivals=400_000, reps=8, seed=11)
     assert _within(_ci(r), 1 / (1 - lam))
-    assert _within(_ci(r, "busy_fraction"), lam)
+    assert _within(_ci(r, "utilization"), lam)
     geometric = (1 - lam) * lam ** np.arange(6)
     for k in range(6):
         frac = t_interval(np.array([x.queue_length_distribution[k] for x in r.replications]), LEVEL)
@@ -107,9 +107,9 @@ def test_jiq_and_jsq_have_no_waiting_at_low_load():
     ("pull", dict(delta=0.2), 0.7, Exponential(rate=1.0)),  # δ₁ = 0, δ₀ = δ/(1 − λ) (Table 3)
     ("water-filling", dict(delta=0.4, batch_size=20), 0.8, Exponential(rate=1.0)),
 ])
-def test_busy_fraction_is_load_and_update_rate_is_delta(policy, params, lam, dist):
+def test_utilization_is_load_and_update_rate_is_delta(policy, params, lam, dist):
     r = simulate(policy, servers=200, lam=lam, dist=dist, arrivals=300_000, reps=6, seed=21, **params)
-    assert _within(_ci(r, "busy_fraction"), lam)
+    assert _within(_ci(r, "utilization"), lam)
     assert _within(_ci(r, "message_rate"), r.model.message_rate)
     # Little's law per replication: time-average queue / λ equals the per-job mean response time
     assert _within(_ci(r, "little_response_time"), _ci(r).mean, extra=_ci(r).ci95)
@@ -132,7 +132,7 @@ def test_completion_heap_and_exponential_clocks_agree(policy, params):
     kw = dict(servers=200, arrivals=200_000, reps=6, **params)
     heap = simulate(policy, completions="heap", seed=31, **kw)
     clocks = simulate(policy, completions="clocks", seed=32, **kw)
-    for name in ("response_time", "busy_fraction", "message_rate"):
+    for name in ("response_time", "utilization", "message_rate"):
         a, b = _ci(heap, name), _ci(clocks, name)
         assert abs(a.mean - b.mean) <= _combined(a, b) + 1e-12, (name, a, b)
     for k in range(4):

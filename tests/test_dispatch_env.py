@@ -58,7 +58,7 @@ def test_twin_env_step_equals_simulate(policy):
         obs, _, _, truncated, _ = env.step(agent.act(obs))
     got = env.episode_replication()
     want = simulate(policy, 40, 0.9, arrivals=6000, reps=1, seed=11, **sim_kw).replications[0]
-    for name in ("response_time", "mean_queue_length", "busy_fraction", "message_rate", "jobs_measured", "window",
+    for name in ("response_time", "mean_queue_length", "utilization", "message_rate", "jobs_measured", "window",
                  "events"):
         assert getattr(got, name) == getattr(want, name), name
     assert np.array_equal(got.queue_length_distribution, want.queue_length_distribution)

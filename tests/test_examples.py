@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from msjgym.evaluate import scorecard
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.systems.msj import scorecard
+from msjgym.api import load_scenario
 from msjgym.policies import get_policy
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -31,8 +31,8 @@ def test_bounds_full_grid(name, policy):
 
 
 def _msj(name: str, policy: str, load: float, seed: int):
-    from msjgym.evaluate.runner import evaluate
-    from msjgym.systems.msj.scenarios import load_scenario
+    from msjgym.evaluate.evaluator import evaluate
+    from msjgym.api import load_scenario
     return evaluate(load_scenario(name, {"load": load}), policy, reps=6, jobs=100_000, seed=seed,
                     references=False).metrics["response_time"]
 

@@ -14,8 +14,8 @@ import pytest
 
 from conftest import covers
 from msjgym.core.distributions import from_spec
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 from msjgym.policies import BUILTIN_POLICIES
 from msjgym.systems.msj.model import JobClass, MSJModel
 

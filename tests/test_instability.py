@@ -6,8 +6,8 @@ import time
 import pytest
 
 from conftest import covers, exp_class, model
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 from msjgym.theory.saturated import one_and_n_throughput
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from msjgym import cli
-from msjgym.systems.msj.scenarios import list_scenarios, load_scenario, parse_override
+from msjgym.api import list_scenarios, load_scenario
+from msjgym.core.overrides import parse_override
 from msjgym.reproduce.common import Settings
 from msjgym.reproduce.lb_tables import plan
 from msjgym.theory import cavity as cv
@@ -43,8 +44,8 @@ BAD = [  # (command line, words the one error line must contain)
     (["evaluate", "lb-push-table1", "--policy", "no/such/file.py:Agent"], ["no/such/file.py"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--warmup", "10"], ["--warmup", "10%"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--saturated"], ["--saturated", "not for dispatch"]),
-    (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "push", "--out", "unused"],
-     ["dispatch scenarios do not run in sweeps yet"]),
+    (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "fcfs", "--out", "unused"],
+     ["not a policy of the dispatch family", "jsq-d"]),
     (["theory", "lb-pull-table3", "--param", "lam=1"], ["lam = 1", "(0, 1)"]),
     (["theory", "lb-dispatch"], ["give --policy"]),
     (["reproduce", "lb-tables", "--servers", "50"], ["--servers 50", "M = C·log10(N)"]),
@@ -77,7 +78,7 @@ def test_list_shows_the_dispatch_scenarios_and_policies(capsys):
     assert status == 0
     for name in ("lb-push-table1", "lb-water-filling-table2", "lb-pull-table3", "lb-pooling-table4", "lb-dispatch"):
         assert f"  {name} " in out
-    assert "Dispatch policies" in out and "resource-pooling" in out
+    assert "dispatch:" in out and "resource-pooling" in out
     assert {n for n, _ in list_scenarios()} >= {"lb-push-table1", "lb-dispatch"}
 
 
@@ -113,7 +114,7 @@ def test_evaluate_push_table1_json(capsys):
     assert status == 0
     result = json.loads(out)
     metrics = result["metrics"]
-    for name in ("response_time", "mean_queue_length", "busy_fraction", "message_rate", "little_response_time"):
+    for name in ("response_time", "mean_queue_length", "utilization", "message_rate", "little_response_time"):
         assert name in metrics
     levels = [v["mean"] for k, v in metrics.items() if k.startswith("P(Q=")]
     assert abs(sum(levels) - 1.0) < 1e-3
@@ -125,7 +126,7 @@ def test_evaluate_push_table1_json(capsys):
     paper = rows_for(1, "exp", 100)[0]
     assert refs[("paper-sim", "response_time", "the pa")]["value"] == paper.sim
     # the invariants hold in the simulation: busy fraction = λ, message rate = δ
-    assert refs[("exact", "busy_fraction", "busy f")]["agrees"] is True
+    assert refs[("exact", "utilization", "busy f")]["agrees"] is True
     assert refs[("exact", "message_rate", "messag")]["agrees"] is True
 
 
@@ -133,7 +134,7 @@ def test_evaluate_any_policy_on_a_table_scenario_and_det_sizes(capsys):
     status, out, _ = run(capsys, "evaluate", "lb-pull-table3", "--policy", "jsq-d", "--param", "d=3", "--param",
                          "dist=det", "--reps", "2", "--jobs", "20000", "--seed", "1")
     assert status == 0
-    assert "policy    jsq-d" in out and "busy_fraction" in out and "P(Q=0)" in out
+    assert "policy    jsq-d" in out and "utilization" in out and "P(Q=0)" in out
 
 
 def test_random_routing_is_mg1_at_any_n(capsys):
@@ -228,6 +229,6 @@ def test_a_dispatcher_of_your_own_through_the_cli_is_the_builtin_bit_for_bit(cap
     builtin = json.loads(out)
     assert mine["metrics"] == builtin["metrics"] and mine["events"] == builtin["events"]
     assert mine["policy"].endswith(":ShortestSampled")
-    assert {r["quantity"] for r in mine["references"]} == {"stability", "busy_fraction", "message_rate"}
+    assert {r["quantity"] for r in mine["references"]} == {"stability", "utilization", "message_rate"}
     rate = next(r for r in mine["references"] if r["quantity"] == "message_rate")
     assert rate["value"] == pytest.approx(3 * 0.9) and rate["agrees"]

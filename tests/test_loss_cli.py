@@ -9,7 +9,7 @@ import pytest
 
 from msjgym.errors import ScenarioError
 from msjgym.systems.loss import scorecard as loss_scorecard
-from msjgym.systems.msj.scenarios import list_scenarios, load_scenario
+from msjgym.api import list_scenarios, load_scenario
 from msjgym.policies.loss import LOSS_POLICIES, get_loss_policy
 from msjgym.systems.loss.model import make_loss_model
 

@@ -9,7 +9,7 @@ gym = pytest.importorskip("gymnasium")
 import msjgym  # noqa: E402,F401  registers the environments
 from msjgym.envs import to_sb3  # noqa: E402
 from msjgym.envs.loss_env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv  # noqa: E402
-from msjgym.systems.loss.runner import loss_metrics, simulate_loss  # noqa: E402
+from msjgym.systems.loss.metrics import loss_metrics, simulate_loss  # noqa: E402
 from msjgym.policies.loss import LOSS_POLICIES  # noqa: E402
 from msjgym.systems.loss import kernel as ls  # noqa: E402
 
@@ -131,26 +131,24 @@ def test_sb3_adapter_autoreset_and_masks():
 
 def test_agent_runner_reproduces_the_builtin_fast_path():
     """A built-in policy's agent, evaluated like a user's policy, gives exactly the compiled path's numbers."""
-    from msjgym.envs.loss_agent_runner import evaluate_loss_agent
-    from msjgym.systems.loss.runner import evaluate_loss
-    from msjgym.systems.msj.scenarios import load_scenario
+    from msjgym.api import load_scenario
+    from msjgym.evaluate import evaluate
     sc = load_scenario("loss-sampled", {"servers": 40, "d": 3, "lam": 0.9, "k": 6})
     agent = LOSS_POLICIES["greedy"].agent(3)
-    a = evaluate_loss_agent(sc, "agent", lambda obs, mask: agent.act(obs), reps=3, jobs=3000, warmup=500, seed=9,
-                            batches=5)
-    b = evaluate_loss(sc, "greedy", reps=3, jobs=3000, warmup=500, seed=9, batches=5)
+    a = evaluate(sc, lambda obs, mask: agent.act(obs), reps=3, jobs=3000, warmup=500, seed=9, batches=5)
+    b = evaluate(sc, "greedy", reps=3, jobs=3000, warmup=500, seed=9, batches=5)
     for name, est in a.metrics.items():
         assert est.mean == b.metrics[name].mean, name
     assert "residual_pasta" not in a.metrics and a.events == b.events
 
 
 def test_agent_runner_refuses_a_masked_width():
-    from msjgym.envs.loss_agent_runner import evaluate_loss_agent
+    from msjgym.api import load_scenario
     from msjgym.errors import PolicyError
-    from msjgym.systems.msj.scenarios import load_scenario
+    from msjgym.evaluate import evaluate
     sc = load_scenario("loss-sampled", {"servers": 10, "d": 3, "lam": 0.95, "k": 3})
     with pytest.raises(PolicyError, match=r"replication \d, step \d+: action 3 is not allowed now"):
-        evaluate_loss_agent(sc, "always3", lambda obs, mask: 3, reps=2, jobs=2000, seed=1)
+        evaluate(sc, lambda obs, mask: 3, reps=2, jobs=2000, seed=1)
 
 
 def test_maskable_ppo_trains_a_few_steps():

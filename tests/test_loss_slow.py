@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from msjgym.systems.loss.runner import loss_metrics, simulate_loss
-from msjgym.evaluate.statistics import t_interval
+from msjgym.systems.loss.metrics import loss_metrics, simulate_loss
+from msjgym.core.estimates import t_interval
 from msjgym.systems.loss.model import make_loss_model
 from msjgym.theory import loss as th
 

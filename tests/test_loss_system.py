@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy.stats import hypergeom
 
-from msjgym.systems.loss.runner import loss_metrics, simulate_loss
-from msjgym.evaluate.statistics import t_interval
+from msjgym.systems.loss.metrics import loss_metrics, simulate_loss
+from msjgym.core.estimates import t_interval
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss.model import make_loss_model
 from msjgym.theory import loss as th

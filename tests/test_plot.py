@@ -9,9 +9,9 @@ import pytest
 
 from msjgym.evaluate.plot import build_curves, plot_summaries
 from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, summarize
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
-from msjgym.evaluate.statistics import Estimate
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
+from msjgym.core.estimates import Estimate
 from msjgym.theory.saturated import one_and_n_throughput
 
 RATES = (1.0, 2.0, 2.6)
@@ -24,8 +24,8 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def _add_task(store: ResultStore, rate: float, policy: str, rep: int, jobs: int) -> None:
     result = evaluate(load_scenario("one-and-n", {"arrival_rate": rate}), policy, reps=1, jobs=jobs, seed=rep,
                       references=False)
-    store.add(TaskRow("one-and-n", {"arrival_rate": rate}, policy, rep, jobs, result.config.warmup,
-                      result.config.batches, 1, rep, result.stable,
+    store.add(TaskRow("one-and-n", {"arrival_rate": rate}, policy, rep, jobs, result.warmup,
+                      result.batches, 1, rep, result.stable,
                       result.growth_rate.mean if result.growth_rate else None, result.replications[0],
                       result.events, result.wall_seconds))
 
@@ -90,7 +90,7 @@ def test_theory_lines_bands_and_unstable_range(summaries, tmp_path):
 
 
 def test_theory_exact_values_sit_on_the_line(summaries, tmp_path):
-    from msjgym.evaluate import scorecard
+    from msjgym.systems.msj import scorecard
     from msjgym.policies import get_policy
     record = plot_summaries(summaries, "arrival_rate", "number_in_system", theory=True, out=tmp_path / "n.png")
     (exact,) = record.exact

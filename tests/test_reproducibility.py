@@ -5,8 +5,8 @@ import numpy as np
 from scipy import stats
 
 from msjgym.core import rng
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 
 SCENARIO = load_scenario("finite-skip-fig6", {"load": 0.6})
 

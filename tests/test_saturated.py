@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import covers, exp_class, model
-from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.evaluator import evaluate
 from msjgym.theory.saturated import one_and_n_throughput
 
 

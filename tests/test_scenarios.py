@@ -8,8 +8,11 @@ import pytest
 from msjgym.errors import ScenarioError
 from msjgym.systems.dispatch.scenarios import DispatchSetting
 from msjgym.systems.loss.model import LossModel
-from msjgym.systems.msj.scenarios import list_scenarios, load_scenario, model_from_spec, parse_override
+from msjgym.api import list_scenarios, load_scenario
+from msjgym.systems.msj.scenarios import model_from_spec
+from msjgym.core.overrides import parse_override
 from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.finite_skip.simulate import FiniteSkipModel
 from conftest import EXAMPLE
 from test_theory_queues import saturated_one_and_n_chain_throughput
 
@@ -40,7 +43,7 @@ def write(tmp_path: Path, text: str, name: str = "scenario.toml") -> str:
 def test_every_builtin_loads_with_defaults(name: str) -> None:
     scenario = load_scenario(name)
     assert scenario.name == name
-    assert isinstance(scenario.model, (MSJModel, LossModel, DispatchSetting))
+    assert isinstance(scenario.model, (MSJModel, LossModel, DispatchSetting, FiniteSkipModel))
     assert scenario.description and "\n" not in scenario.description
     assert dict(list_scenarios())[name] == scenario.description
     assert 0 < scenario.model.load < 1
@@ -52,7 +55,8 @@ def test_builtin_names() -> None:
         "one-and-n", "finite-skip-fig6", "finite-skip-fig7",
         "zero-queueing-set1", "zero-queueing-set2", "zero-queueing-set3",
         "loss-full-access", "loss-sampled",
-        "lb-push-table1", "lb-water-filling-table2", "lb-pull-table3", "lb-pooling-table4", "lb-dispatch"]
+        "lb-push-table1", "lb-water-filling-table2", "lb-pull-table3", "lb-pooling-table4", "lb-dispatch",
+        "finite-skip-fig2", "finite-skip-fig3", "finite-skip-fig4a", "finite-skip-fig4b"]
 
 
 def test_one_and_n_defaults_at_80_percent_of_the_fcfs_threshold() -> None:

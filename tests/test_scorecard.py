@@ -5,9 +5,10 @@ import pytest
 
 from conftest import exp_class, model
 from msjgym.core.distributions import from_spec
-from msjgym.evaluate import scorecard
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.core.references import unstable_predictions
+from msjgym.systems.msj import scorecard
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 from msjgym.policies import get_policy
 from msjgym.systems.msj.model import JobClass
 from msjgym.theory import queues
@@ -23,7 +24,7 @@ def test_fcfs_beyond_threshold_is_flagged_before_simulating_and_confirmed():
     mu = one_and_n_throughput(10, 0.1, 1.0, 1.0)
     scenario = load_scenario("one-and-n", {"arrival_rate": 1.2 * mu})
     refs = scorecard.references(scenario.model, get_policy("fcfs"))
-    flagged = scorecard.unstable_predictions(refs)
+    flagged = unstable_predictions(refs)
     assert len(flagged) == 1 and "FCFS stability threshold" in flagged[0].description
     assert flagged[0].value == pytest.approx(1.2)
     result = evaluate(scenario, "fcfs", reps=4, jobs=1_000_000, seed=61)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from conftest import covers, exp_class, model
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 from msjgym.theory import queues
 
 pytestmark = pytest.mark.slow

@@ -19,8 +19,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from conftest import covers, exp_class, model
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 from msjgym.theory import queues
 from msjgym.theory.open_fcfs import OpenFCFSSolution, solve_open_fcfs
 from msjgym.theory.saturated import fcfs_stability_threshold

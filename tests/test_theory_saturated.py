@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import covers, exp_class, model
-from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.evaluator import evaluate
 from msjgym.theory.saturated import (
     NO_HEAD,
     SaturatedSystem,

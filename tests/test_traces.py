@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from msjgym.core.traces import TraceError, read_trace
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 
 TRACES = Path(__file__).resolve().parents[1] / "examples" / "traces"
 SAMPLE = TRACES / "sample.swf"

@@ -17,8 +17,8 @@ import pytest
 
 from msjgym.envs.msj_env import MSJEnv
 from msjgym.errors import PolicyError
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 from msjgym.policies import BUILTIN_POLICIES, get_policy
 from msjgym.policies.agents import AGENTS, BuiltinAgent, agent_mode, make_agent
 

@@ -1,17 +1,17 @@
 """Job-size laws of the load-balancing paper, by the names the paper uses; all have mean 1 (time units).
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
-of Non-Exponential Job Sizes", §4.5 and §8; note ``hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md``
-§1.2 (cited below as "note §x").
+of Non-Exponential Job Sizes", §4.5 and §8; how msjgym reads the laws the paper names without formulas:
+docs/modelling-choices.md#lb-hyperexponential and docs/modelling-choices.md#lb-hyper-erlang.
 
 Names (case-insensitive; arguments by keyword, or positionally in the order shown):
 
 ==========================================  ==========================================================================
 ``exp`` / ``exponential``                   Exp(1)
 ``hyperexp(f=..., scv=...)`` / ``h2(...)``  two-phase hyperexponential, SCV >= 1, f in (0, 1) = fraction of the work
-                                            carried by the short phase (note §1.2; f defaults to 1/2)
+                                            carried by the short phase (f defaults to 1/2)
 ``erlang(k=...)``                           Erlang-k, each phase of rate k
-``hypererlang(k=..., l=..., p=...)``        Erlang(k) w.p. p, Erlang(l) w.p. 1 - p, both of mean 1 (note §1.2, §5.3)
+``hypererlang(k=..., l=..., p=...)``        Erlang(k) w.p. p, Erlang(l) w.p. 1 - p, both of mean 1
 ``z(eps=...)``                              the extremal H2 law Z(ε) of Thm 4.7 / Prop 7.2: alpha = (1 - ε, ε),
                                             rates ((1 - ε)/ε, ε/(1 - ε)), ε in (0, 1); ε = 1/2 is Exp(1)
 ``det`` / ``deterministic``                 size 1 (not phase-type: only the cavity closed forms apply)

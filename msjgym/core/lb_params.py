@@ -59,8 +59,8 @@ def pull_update_rates(lam: float, delta: float, delta1: float = 0.0, busy: float
     """(δ₀, δ₁) of the pull policy with overall update rate δ = λδ₁ + (1 − busy)δ₀ per server (paper §6).
 
     ``busy`` is the fraction of time a server is busy, λ·E[size] (default λ: the paper's mean-1 sizes, where λ must
-    lie in (0, 1)). δ₁ = 0 (the paper's Table 3 setting, note §5 item 1) gives δ₀ = δ/(1 − λ). Valid δ₁:
-    [0, min(1, δ/λ)].
+    lie in (0, 1)). δ₁ = 0 (the paper's Table 3 setting, docs/modelling-choices.md#lb-table-3-pull-rates) gives
+    δ₀ = δ/(1 − λ). Valid δ₁: [0, min(1, δ/λ)].
     """
     lam = require_load(lam) if busy is None else require_rate("lam", lam)
     busy = lam if busy is None else require_load(busy, "lam·E[size]")

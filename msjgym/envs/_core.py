@@ -10,11 +10,11 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.envs.batch import EnvBatch
 from msjgym.errors import MsjgymError
+from msjgym.api import Scenario, load_scenario
 from msjgym.policies import Policy
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
-from msjgym.systems.msj.scenarios import Scenario, load_scenario
 
 AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym.envs", preemptive=False,
                kernel_id=-1, source="")

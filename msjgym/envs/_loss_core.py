@@ -9,10 +9,10 @@ import numpy as np
 
 from msjgym.envs.batch import EnvBatch
 from msjgym.errors import MsjgymError
+from msjgym.api import load_scenario
 from msjgym.systems.loss import control as lc
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss.model import LossModel
-from msjgym.systems.msj.scenarios import load_scenario
 
 
 @dataclass(frozen=True)

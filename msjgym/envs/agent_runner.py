@@ -9,57 +9,63 @@ replication, the step and the value (:func:`msjgym.core.user_policy.checked_acti
 """
 from __future__ import annotations
 
-import secrets
-import sys
-import time
+from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
+from msjgym.api import Scenario
 from msjgym.core.user_policy import Decide, checked_action, load_user_policy
-from msjgym.envs._core import AGENT, EnvSpec, MSJBatch
-from msjgym.evaluate import scorecard
-from msjgym.evaluate.runner import EvaluationResult, _result
-from msjgym.policies import Policy
+from msjgym.envs._core import EnvSpec, MSJBatch
 from msjgym.systems.msj import control as msj_control
-from msjgym.systems.msj.scenarios import Scenario
 
 load_policy = load_user_policy
-"""(display name, decide(observation, mask)) for ``FILE.py:NAME`` or ``sb3:MODEL.zip`` (the name used before the
-one loader, :func:`msjgym.core.user_policy.load_user_policy`)."""
+"""(display name, decide(observation, mask)) for ``FILE.py:NAME``, ``sb3:MODEL.zip`` or a policy object (the name
+used before the one loader, :func:`msjgym.core.user_policy.load_user_policy`)."""
+
+
+class AgentReplications:
+    """``reps`` replications of a multiserver-job scenario scheduled by ``policy`` (``FILE.py:NAME``,
+    ``sb3:MODEL.zip`` or a policy object) through ``msjgym/MSJ-v0``'s interface, with the seeds of the built-in path
+    (replication r: ``SeedSequence(seed).spawn(reps)[r]``). Advanced one replication at a time by
+    :func:`msjgym.evaluate.evaluate`."""
+
+    def __init__(self, scenario: Scenario, policy: Any, *, mode: str = "start", window: int = 8, reps: int = 10,
+                 jobs: int = 100_000, warmup: int = 0, batches: int = 20, seed: int = 0) -> None:
+        spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches)
+        self.name, self.decide = load_policy(policy, spec)
+        self.batch = batch = MSJBatch(spec, reps)
+        batch.seed(np.random.SeedSequence(seed).spawn(reps))
+        msj_control.step_batch(batch.sim.state, batch.sim.params, batch.ctl, np.zeros(reps, np.int64),
+                               np.ones(reps, np.bool_), batch.obs, batch.masks, batch.codes)
+        self.steps = [0] * reps
+
+    def advance(self, b: int, max_steps: int) -> int:
+        """Let the policy take up to ``max_steps`` decisions in replication b; returns its simulation status."""
+        batch = self.batch
+        for _ in range(max_steps):
+            if batch.ended_now()[b]:
+                break
+            action = checked_action(self.decide, batch.obs[b], batch.masks[b], self.name, b, self.steps[b])
+            batch.codes[b] = msj_control.step_system(batch.sim.state, batch.sim.params, batch.ctl, b, action,
+                                                     batch.obs[b], batch.masks[b])
+            batch.finish()
+            self.steps[b] += 1
+        return batch.sim.status(b)
 
 
 def evaluate_agent(scenario: Scenario, name: str, decide: Decide, *, mode: str = "start", window: int = 8,
                    reps: int = 10, jobs: int = 100_000, warmup: int | None = None, seed: int | None = None,
-                   batches: int = 20, progress: bool = False) -> EvaluationResult:
-    """Run ``decide`` as the scheduler of ``reps`` independent replications (the seeds ``msjgym.evaluate`` uses)."""
-    if seed is None:
-        seed = secrets.randbits(32)
-    warmup = jobs // 10 if warmup is None else warmup
-    spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches)
-    batch = MSJBatch(spec, reps)
-    batch.seed(np.random.SeedSequence(seed).spawn(reps))
-    msj_control.step_batch(batch.sim.state, batch.sim.params, batch.ctl, np.zeros(reps, np.int64),
-                           np.ones(reps, np.bool_), batch.obs, batch.masks, batch.codes)
-    start = time.perf_counter()
-    with tqdm(total=reps * (warmup + jobs), unit="job", unit_scale=True, delay=1.0, disable=not progress,
-              file=sys.stderr, desc=name) as bar:
-        for b in range(reps):
-            _run_replication(batch, b, decide, name, bar)
-    result = _result(scenario, Policy(name, "", False, AGENT.kernel_id, ""), batch.sim, reps, seed,
-                     time.perf_counter() - start, 0.0)
-    result.references = scorecard.judge(scorecard.references(scenario.model, AGENT), result)
-    return result
+                   batches: int = 20, progress: bool = False):
+    """:func:`msjgym.evaluate.evaluate` of ``decide(observation, mask) -> action`` (shown as ``name``)."""
+    from msjgym.evaluate.evaluator import evaluate
+
+    return evaluate(scenario, _Named(name, decide), mode=mode, window=window, reps=reps, jobs=jobs, warmup=warmup,
+                    seed=seed, batches=batches, progress=progress)
 
 
-def _run_replication(batch: MSJBatch, b: int, decide: Decide, name: str, bar: tqdm) -> None:
-    state, params, ctl = batch.sim.state, batch.sim.params, batch.ctl
-    steps = 0
-    while not batch.ended_now()[b]:
-        action = checked_action(decide, batch.obs[b], batch.masks[b], name, b, steps)
-        batch.codes[b] = msj_control.step_system(state, params, ctl, b, action, batch.obs[b], batch.masks[b])
-        batch.finish()
-        state = batch.sim.state
-        steps += 1
-        if steps % 4096 == 0:
-            bar.update(batch.sim.progress(b) + b * (batch.spec.config.warmup + batch.spec.config.jobs) - bar.n)
+class _Named:
+    """A decide function with a display name."""
+
+    def __init__(self, name: str, decide: Decide) -> None:
+        self.name, self.act = name, decide
+

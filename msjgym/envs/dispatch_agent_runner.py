@@ -63,29 +63,51 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
     spec = DispatchSpec.make(servers, lam, dist, observation, d, information, delta, delta0, delta1, levels,
                              arrivals=servers * 10_000 if arrivals is None else arrivals,
                              warmup_fraction=warmup_fraction)
-    name, decide = dispatcher(policy, spec)
-    root = np.random.SeedSequence(seed)
-    batch = DispatchBatch(spec, reps)
-    batch.seed(root.spawn(reps))
-    start = time.perf_counter()
-    batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
-    alive = ~batch.ended
-    actions = np.full(reps, dc.SKIP, np.int64)
-    step = 0
-    bar = tqdm(total=spec.arrivals, desc=name, unit="arrival", unit_scale=True, disable=not progress,
+    runs = DispatchAgentReplications(spec, policy, reps, seed)
+    bar = tqdm(total=reps * spec.arrivals, desc=runs.name, unit="arrival", unit_scale=True, disable=not progress,
                file=sys.stderr, leave=False)
-    while alive.any():
-        if step % PROGRESS_EVERY == 0:
-            bar.update(min(step, spec.arrivals) - bar.n)  # the run drains past the last arrival
-        for b in np.flatnonzero(alive):
-            actions[b] = checked_action(decide, batch.obs[b], batch.masks[b], name, int(b), step)
-        actions[~alive] = dc.SKIP  # finished replications stay as they are
-        batch.step(actions, np.zeros(reps, np.bool_))
-        alive &= ~batch.ended
-        step += 1
+    start = time.perf_counter()
+    for b in range(reps):
+        while not runs.advance(b, PROGRESS_EVERY):
+            bar.update(min(runs.progress(b), spec.arrivals) + b * spec.arrivals - bar.n)
     bar.close()
     seconds = (time.perf_counter() - start) / reps
-    out = [batch.replication(b, seconds) for b in range(reps)]
-    result = summarise(spec.model, spec.arrivals, spec.warmup, int(root.entropy), out)
-    return dataclasses.replace(result, agent=name)
+    out = [runs.batch.replication(b, seconds) for b in range(reps)]
+    result = summarise(spec.model, spec.arrivals, spec.warmup, runs.seed, out)
+    return dataclasses.replace(result, agent=runs.name)
 
+
+class DispatchAgentReplications:
+    """``reps`` replications of ``spec``'s system whose arrivals ``policy`` dispatches, advanced one replication at a
+    time (replication r: ``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it)."""
+
+    def __init__(self, spec: DispatchSpec, policy: Any, reps: int, seed: int | None) -> None:
+        self.spec, self.reps = spec, reps
+        self.name, self.decide = dispatcher(policy, spec)
+        root = np.random.SeedSequence(seed)
+        self.seed = int(root.entropy)
+        self.batch = DispatchBatch(spec, reps)
+        self.batch.seed(root.spawn(reps))
+        self.batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
+        self.steps = np.zeros(reps, np.int64)
+        self._actions = np.full(reps, dc.SKIP, np.int64)
+        self._no_reset = np.zeros(reps, np.bool_)
+
+    def ended(self, b: int) -> bool:
+        return bool(self.batch.ended[b])
+
+    def progress(self, b: int) -> int:
+        """Decisions taken in replication b (one per arrival)."""
+        return int(self.steps[b])
+
+    def advance(self, b: int, max_steps: int) -> bool:
+        """Let the dispatcher place up to ``max_steps`` arrivals of replication b; True when it has ended."""
+        batch, actions = self.batch, self._actions
+        for _ in range(max_steps):
+            if batch.ended[b]:
+                break
+            actions[:] = dc.SKIP  # the other replications stay as they are
+            actions[b] = checked_action(self.decide, batch.obs[b], batch.masks[b], self.name, b, int(self.steps[b]))
+            batch.step(actions, self._no_reset)
+            self.steps[b] += 1
+        return self.ended(b)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from msjgym.envs._core import EnvSpec, MSJBatch
 from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
 from msjgym.errors import MsjgymError
-from msjgym.evaluate.runner import EvaluationResult, _result
+from msjgym.evaluate.evaluator import summarize
+from msjgym.evaluate.result import Result as EvaluationResult
+from msjgym.systems.msj.family import EpisodeRuns
 from msjgym.systems.msj.state import RUNNING
 
 ENV_ID = "msjgym/MSJ-v0"
@@ -73,4 +75,4 @@ class MSJEnv(BatchedEnv):
         if sim.status(0) == RUNNING:
             raise MsjgymError("episode_result(): the measurement is not complete (make the environment with jobs=N "
                               "and step until the episode ends)")
-        return _result(self.spec_.scenario, sim.policy, sim, 1, -1, 0.0, 0.0)
+        return summarize(self.spec_.scenario, "agent", EpisodeRuns(self.spec_.scenario, sim), -1, 0.0, 0.0)

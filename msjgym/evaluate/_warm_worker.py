@@ -1,7 +1,7 @@
 """Imported by the sweep's forkserver (``multiprocessing.set_forkserver_preload``): loads msjgym and its compiled
 kernels once, so every worker forked from it starts ready to simulate instead of loading them itself."""
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.api import load_scenario
 from msjgym.evaluate.sweep import run_task
 
 __all__ = ["run_task"]  # the workers' entry point, loaded here once

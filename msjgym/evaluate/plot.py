@@ -16,7 +16,7 @@ curve is not split on: ``arrival_rate`` if it varies, otherwise the varying poin
 A point is the mean over the replications with its 95 % CI (:func:`msjgym.evaluate.results.summarize`). A point whose
 runs were unstable has no steady-state mean: it is drawn as an ``x`` at the top of the axes ("unstable run").
 
-``--theory`` adds the scorecard's references (:func:`msjgym.evaluate.scorecard.references`) for ``--y`` at every
+``--theory`` adds the scorecard's references (the scenario family's ``references``) for ``--y`` at every
 plotted point, in the curve's colour: exact values dashed, bounds as shaded bands (a missing side reaches the axis
 edge; a bound given by another simulated metric uses that metric's mean), asymptotic predictions dotted,
 approximations loosely dotted. Where a stability condition predicts instability, the x-range is shaded from the
@@ -37,13 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from msjgym import api
+from msjgym.api import Scenario, load_scenario
+from msjgym.core.references import Reference
 from msjgym.core.validation import is_real, show
 from msjgym.errors import MsjgymError
-from msjgym.evaluate import scorecard
 from msjgym.evaluate.results import PointSummary, ResultStore, canonical_point, summarize
-from msjgym.systems.msj.scenarios import Scenario, load_scenario
-from msjgym.evaluate.scorecard import Reference
-from msjgym.policies import get_policy
 
 RESULTS_FILE = "results.sqlite"
 LOAD = "load"
@@ -411,18 +410,14 @@ def _draw_unstable_ranges(ax: Any, curve: Curve, refs_of: References, record: Pl
 
 
 def _references_of(scenarios: _Scenarios) -> References:
-    """``scorecard.references`` of a summary's scenario, point and policy, computed once each."""
+    """The references of a summary's scenario, point and policy (from the scenario's family), computed once each."""
     cache: dict[tuple[str, str, str], list[Reference]] = {}
 
     def refs_of(s: PointSummary) -> list[Reference]:
         key = (s.scenario, canonical_point(s.point), s.policy)
         if key not in cache:
             scenario = scenarios.get(s, "--theory")
-            try:
-                policy = get_policy(s.policy)
-            except MsjgymError:
-                raise MsjgymError(f"--theory: policy {s.policy!r} of the results is not a built-in") from None
-            cache[key] = scorecard.references(scenario.model, policy, regime=scenario.regime)
+            cache[key] = api.family_of(scenario).references(scenario, s.policy, api.RunSettings())
         return cache[key]
     return refs_of
 
@@ -493,7 +488,7 @@ def plot_summaries(summaries: Sequence[PointSummary], x: str, y: str, by: str = 
     Writes ``out`` (PNG, SVG or PDF by its suffix) and returns what was drawn. Raises ``MsjgymError`` for an
     unknown ``x``, ``y`` or ``by``, an unsupported suffix, or a scenario that cannot be loaded for ``load``/theory.
     """
-    from msjgym.reproduce.common import pyplot, save_figure
+    from msjgym.evaluate.figures import pyplot, save_figure
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
         raise MsjgymError(f"--out {str(out)!r}: unsupported format; valid suffixes: {', '.join(FORMATS)}")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.core.estimates import Estimate, t_interval
 
 KEY = ("scenario", "point", "policy", "rep", "jobs", "warmup", "batches", "seed")
 

@@ -49,13 +49,14 @@ from typing import Any, Protocol
 import numpy as np
 from tqdm import tqdm
 
+from msjgym import api
+from msjgym.api import Scenario, load_scenario
+from msjgym.core.estimates import Estimate
+from msjgym.core.overrides import parse_override
 from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError
+from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonical_point, summarize
-from msjgym.evaluate.runner import evaluate
-from msjgym.systems.msj.scenarios import Scenario, list_scenarios, load_scenario, parse_override
-from msjgym.evaluate.statistics import Estimate
-from msjgym.policies import get_policy
 
 RESULTS_FILE = "results.sqlite"
 RAY_INSTALL = 'pip install "msjgym[ray]"'
@@ -179,6 +180,7 @@ class Task:
     batches: int
     seed: int
     task_seed: int
+    warmup_option: int | None = None  # --warmup as given (None: the family's default, ``warmup``)
 
     def key(self) -> tuple:
         """The results-store key (:meth:`TaskRow.key`)."""
@@ -188,8 +190,8 @@ class Task:
 
 def run_task(task: Task) -> TaskRow:
     """Simulate one task (in a worker or in-process) and return its row; the caller stores it."""
-    result = evaluate(task.scenario, task.policy, reps=1, jobs=task.jobs, warmup=task.warmup, batches=task.batches,
-                      seed=task.task_seed, references=False)
+    result = evaluate(task.scenario, task.policy, reps=1, jobs=task.jobs, warmup=task.warmup_option,
+                      batches=task.batches, seed=task.task_seed, references=False)
     return TaskRow(
         scenario=task.scenario.name, point=task.point, policy=task.policy, rep=task.rep, jobs=task.jobs,
         warmup=task.warmup, batches=task.batches, seed=task.seed, task_seed=task.task_seed, stable=result.stable,
@@ -226,14 +228,10 @@ def make_plan(args: argparse.Namespace) -> Plan:
     Tasks are ordered replication-major (replication 0 of every combination first), so a sweep stopped early has
     covered the whole grid evenly.
     """
-    _check_scenario_exists(args.scenario)
-    from msjgym.systems.dispatch.scenarios import is_lb_scenario  # load balancing (issue 7)
-    if is_lb_scenario(args.scenario):
-        raise MsjgymError(f"sweep {args.scenario}: dispatch scenarios do not run in sweeps yet; use `msjgym evaluate "
-                          f"{args.scenario} --policy P --param ...` per point, or `msjgym reproduce lb-tables`")
+    family = api.family_of(args.scenario)
     axes = [parse_grid(text) for text in args.grid]
     points = grid_points(axes, dict(parse_override(text) for text in args.param))
-    policies = _policy_names(args.policy)
+    policies = _policy_names(args.policy, family)
     names = [name for name, _ in axes]
     combos = []
     for point in points:
@@ -241,29 +239,29 @@ def make_plan(args: argparse.Namespace) -> Plan:
         if args.reps > 1 and getattr(scenario.model, "trace", None) is not None:
             raise MsjgymError(f"--reps {args.reps}: a replayed trace is deterministic; use --reps 1")
         combos += [Combo({k: point[k] for k in names}, point, policy, scenario) for policy in policies
-                   if _applicable(policy, scenario, point, names, args.skip_invalid)]
+                   if _applicable(policy, scenario, point, names, args.skip_invalid, args)]
     if not combos:
         raise MsjgymError("no (point, policy) left to run: every policy was refused at every point")
-    warmup = args.jobs // 10 if args.warmup is None else args.warmup
-    tasks = [Task(c.scenario, c.point, c.policy, rep, args.jobs, warmup, args.batches, args.seed,
-                  task_seed(args.seed, c.point, c.policy, rep))
+    tasks = [Task(c.scenario, c.point, c.policy, rep, args.jobs, _warmup(c, args), args.batches, args.seed,
+                  task_seed(args.seed, c.point, c.policy, rep), args.warmup)
              for rep in range(args.reps) for c in combos]
     return Plan(args.scenario, names, combos, args.reps, tasks)
 
 
-def _check_scenario_exists(name: str) -> None:
-    builtins = [n for n, _ in list_scenarios()]
-    if name not in builtins and not Path(name).expanduser().is_file():
-        raise MsjgymError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "
-                          f"{', '.join(builtins)}")
+def _warmup(combo: Combo, args: argparse.Namespace) -> int:
+    """The warm-up a task runs with: ``--warmup``, or the family's default for the run length (part of the task's
+    key, so that a resumed sweep finds it)."""
+    run = api.RunSettings(reps=1, jobs=args.jobs, warmup=args.warmup, batches=args.batches)
+    return api.family_of(combo.scenario).run_length(combo.scenario, combo.policy, run)[2]
 
 
-def _policy_names(options: Sequence[str]) -> list[str]:
+def _policy_names(options: Sequence[str], family: api.Family) -> list[str]:
     names = list(dict.fromkeys(n.strip() for text in options for n in text.split(",") if n.strip()))
     if not names:
         raise MsjgymError("--policy: give at least one policy name")
     for name in names:
-        get_policy(name)  # PolicyError for an unknown name
+        if not api.is_user_policy(name):
+            api.policy_spec(family, name)  # PolicyError for an unknown name
     return names
 
 
@@ -279,10 +277,12 @@ def _load_point(scenario: str, point: dict[str, Any], names: Sequence[str]) -> S
         raise MsjgymError(f"{where}{exc}") from None
 
 
-def _applicable(policy: str, scenario: Scenario, point: dict[str, Any], names: Sequence[str], skip: bool) -> bool:
+def _applicable(policy: str, scenario: Scenario, point: dict[str, Any], names: Sequence[str], skip: bool,
+                args: argparse.Namespace) -> bool:
     """Whether ``policy`` can run at this point; an error unless ``skip`` (then a warning on stderr)."""
     try:
-        get_policy(policy).validate(scenario.model)
+        run = api.RunSettings(reps=1, jobs=args.jobs, warmup=args.warmup, batches=args.batches)
+        api.family_of(scenario).validate(scenario, policy, run)
         return True
     except MsjgymError as exc:
         where = f"grid point {_show_point(point, names)}" if names else ""

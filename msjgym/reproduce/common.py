@@ -10,6 +10,10 @@ from typing import Any
 
 from tqdm import tqdm
 
+from msjgym.evaluate.figures import pyplot, save_figure
+
+__all__ = ["Settings", "CsvTable", "progress", "pyplot", "save_figure"]
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -63,20 +67,3 @@ class CsvTable:
 def progress(items: Sequence, settings: Settings, desc: str) -> Iterable:
     """Iterate over ``items`` with a progress bar on stderr (when enabled)."""
     return tqdm(items, desc=desc, unit="point", disable=not settings.progress, file=sys.stderr, leave=False)
-
-
-def save_figure(fig: Any, path: Path) -> Path:
-    """Save a matplotlib figure as PNG (150 dpi) and close it."""
-    import matplotlib.pyplot as plt
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(fig)
-    return path
-
-
-def pyplot() -> Any:
-    """matplotlib's pyplot with a non-interactive backend (figures are only written to files)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt

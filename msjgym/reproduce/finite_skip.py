@@ -24,8 +24,8 @@ BANDED = {"finite-skip-fig2": "fsf", "finite-skip-fig3": "lps", "finite-skip-fig
 
 
 def _simulate_msj(name: str, policy: str, load: float, settings: Settings, seed: int) -> tuple[bool, float, float]:
-    from msjgym.evaluate.runner import evaluate
-    from msjgym.systems.msj.scenarios import load_scenario
+    from msjgym.evaluate.evaluator import evaluate
+    from msjgym.api import load_scenario
     r = evaluate(load_scenario(name, {"load": load}), policy, reps=settings.reps, jobs=settings.jobs // 2,
                  seed=seed, references=False)
     est = r.metrics.get("response_time")

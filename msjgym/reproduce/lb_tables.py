@@ -4,13 +4,14 @@ For each of the 16 settings (push, water filling, pull, resource pooling × 4 jo
 ``Settings.servers`` (default 100 and 1,000): the paper's protocol — ``reps`` (20) replications from an empty system
 of N·10⁴ arrivals (``Settings.arrivals`` overrides), the first 10 % warm-up — and the cavity value "∞"
 (:func:`msjgym.theory.lb_tables.cavity_column`). Water filling uses M = C·log₁₀ N (so N must be a power of 10 for the
-table's C) and K = (δ/λ)M; pull uses δ₁ = 0, δ₀ = δ/(1 − λ) (note §5 item 1).
+table's C) and K = (δ/λ)M; pull uses δ₁ = 0, δ₀ = δ/(1 − λ) (docs/modelling-choices.md#lb-table-3-pull-rates).
 
 Each (setting, N, replication) is one task of the sweep machinery (:func:`msjgym.evaluate.sweep.make_backend`: a
 local process pool on every core by default, or Ray), seeded by
 :func:`msjgym.evaluate.sweep.task_seed` from the root seed and the task alone, so results do not depend on the
 backend or on which other rows run. Verdict per row: ours within the combined 95 % CIs of the paper's printed value
-(water filling: within 2 %, note §5 item 7); "protocol differs" when reps or arrivals are not the paper's.
+(water filling: within 2 %, docs/modelling-choices.md#lb-water-filling); "protocol differs" when reps or arrivals
+are not the paper's.
 
 Writes ``lb-tables.csv`` (every number) and ``lb-tables.md`` (paper's sim ± CI, ours ± CI, cavity ours vs paper,
 rel. errors, verdict).
@@ -30,7 +31,7 @@ from msjgym.core.lb_distributions import paper_law
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import sweep
 from msjgym.systems.dispatch.scorecard import paper_agreement
-from msjgym.evaluate.statistics import Estimate
+from msjgym.core.estimates import Estimate
 from msjgym.reproduce.common import CsvTable, Settings
 from msjgym.systems.dispatch.simulate import Replication, simulate, summarise
 from msjgym.systems.dispatch.model import DispatchModel
@@ -153,7 +154,7 @@ def tabulate(tasks: list[LbTask], collected: _Collector, settings: Settings) -> 
                   paper_sim=paper.sim if paper else "", paper_ci95=paper.ci if paper else "",
                   sim=ours.mean, ci95=ours.ci95, cavity=inf, paper_cavity=row.cavity,
                   rel_err_pct=100 * abs(ours.mean - inf) / inf, paper_rel_err_pct=paper.rel_err if paper else "",
-                  busy_fraction=res.estimates["busy_fraction"].mean, message_rate=res.estimates["message_rate"].mean,
+                  utilization=res.estimates["utilization"].mean, message_rate=res.estimates["message_rate"].mean,
                   verdict=_verdict(ours, paper, protocol))
     return table
 

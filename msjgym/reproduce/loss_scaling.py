@@ -1,6 +1,6 @@
 """``msjgym reproduce loss-scaling``: blocking probability and mean response time of greedy against n, per regime α.
 
-GMGM prints no figures or numbers (notes §4): this is the picture its theorems describe. For d = 2, α ∈ {0 (β = ½),
+GMGM prints no figures or numbers: this is the picture its theorems describe. For d = 2, α ∈ {0 (β = ½),
 ¼, ½, ¾ (β = 1)}, λ = 1 − βn^(−α), odd n (so that n mod d = 1 and a partial job can exist; with d | n full access
 has E[D] = 1/d exactly), simulated greedy with full access (k = n) and with k = min(n, ⌈n^α ln n⌉) (Theorem 9's
 rule; its β condition β > 2(α + 1) does NOT hold at these β: the sampled curves illustrate, they are not
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from msjgym.systems.loss.runner import loss_metrics, simulate_loss
-from msjgym.evaluate.statistics import t_interval
+from msjgym.systems.loss.metrics import loss_metrics, simulate_loss
+from msjgym.core.estimates import t_interval
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 from msjgym.systems.loss.model import make_loss_model
 from msjgym.theory import loss as th

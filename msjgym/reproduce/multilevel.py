@@ -1,17 +1,17 @@
 """Grosof & Ayhan, "Multiserver-job Response Time under Multilevel Scaling": §9 / App. A and §10.
 
-Two reproductions (notes: ``shared/papers/notes/grosof-ayhan-msj-multilevel-scaling.md``):
+Two reproductions (errata applied: docs/errata.md, section "The '1 and n' system"):
 
-* ``multilevel-n`` (:func:`reproduce_n`), Figs. 2–4 and 10–15 (notes §4.1): exact μ and E[Δ(Y_d)] (Lemmas 5.3,
-  5.5) against the asymptotics of Thm 4.1 (orange), of the 1-server dominated regime (green) and the γ-corrected
-  Thm 4.2 μ (notes §3.8), over n on a log grid, for p_n = n^−α, α ∈ {0.5, 1, 2}. No simulation.
-* ``multilevel-alpha`` (:func:`reproduce_alpha`), §10, Figs. 5–9 (notes §4.2–4.6): exact α sweeps (Figs. 5, 7,
-  8(a)) and simulated FCFS mean queue lengths at n = 10 against α at a fixed fraction of capacity f (Figs. 6(a),
-  6(b), 8(b), 9), with the corrected f = λ(Σ_i p_i m_i/μ_i)/n (notes §5 item 2) and Fig. 6(b) at μ₁ = 10, μ₁₀ = 1
-  (notes §4.3).
+* ``multilevel-n`` (:func:`reproduce_n`), Figs. 2–4 and 10–15 (§9, App. A): exact μ and E[Δ(Y_d)] (Lemmas 5.3, 5.5)
+  against the asymptotics of Thm 4.1 (orange), of the 1-server dominated regime (green) and the γ-corrected Thm 4.2 μ
+  (docs/errata.md#multilevel-thm-4-2-euler-gamma), over n on a log grid, for p_n = n^−α, α ∈ {0.5, 1, 2}. No simulation.
+* ``multilevel-alpha`` (:func:`reproduce_alpha`), §10, Figs. 5–9: exact α sweeps (Figs. 5, 7, 8(a)) and simulated FCFS
+  mean queue lengths at n = 10 against α at a fixed fraction of capacity f (Figs. 6(a), 6(b), 8(b), 9), with the
+  corrected f = λ(Σ_i p_i m_i/μ_i)/n (docs/errata.md#multilevel-fraction-of-capacity) and Fig. 6(b) at μ₁ = 10, μ₁₀ = 1
+  (docs/errata.md#multilevel-fig-6b-rates).
 
-The paper states neither its n values (Figs. 5, 7, 8(a)), its α grids nor its capacity fractions; the values chosen
-here are module constants and are printed in each figure's footnote.
+The paper states neither its n values (Figs. 5, 7, 8(a)), its α grids nor its capacity fractions; the values chosen here
+are module constants and are printed in each figure's footnote (docs/modelling-choices.md#multilevel-figure-parameters).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from msjgym.core.distributions import from_spec
-from msjgym.evaluate.runner import evaluate
+from msjgym.evaluate.evaluator import evaluate
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.multilevel import (
@@ -82,7 +82,8 @@ def reproduce_n(settings: Settings, *, n_max: int = PAPER_N_MAX, per_decade: int
         table.add(figure=fig, mu_1=mu_1, mu_n=mu_n, alpha=alpha, **scaling_row(n, alpha, mu_1, mu_n))
     files = [table.write()]
     note = (f"n grid: {per_decade} points per decade, 10 to {n_label(n_max)} (grid not stated in the paper). "
-            "Brown: Thm 4.2 μ with the Euler-γ term the paper omits (notes §3.8); non-positive values not drawn.")
+            "Brown: Thm 4.2 μ with the Euler-γ term the paper omits (docs/errata.md#multilevel-thm-4-2-euler-gamma); "
+            "non-positive values not drawn.")
     for mu_1, mu_n, figs in RATE_SETTINGS:
         rows = [r for r in table.rows if r["mu_1"] == mu_1 and r["mu_n"] == mu_n]
         files.append(_scaling_figure(rows, mu_1, mu_n, figs, note, settings.out))
@@ -248,7 +249,7 @@ class SimulatedSetting:
 SIM_SETTINGS = (
     SimulatedSetting("fig6a", "Fig. 6(a)", "needs {1, 10}, μ₁ = μ₁₀ = 1, p₁₀ = 10^−α", (1, 10), (1.0, 1.0), 2.0, 0.8),
     SimulatedSetting("fig6b", "Fig. 6(b)", "needs {1, 10}, μ₁ = 10, μ₁₀ = 1, p₁₀ = 10^−α\n"
-                     "(duration scaling; the caption's μ₁ = 1, μ₁₀ = 10 is wrong: notes §4.3)",
+                     "(duration scaling; the caption's μ₁ = 1, μ₁₀ = 10 is wrong: docs/errata.md)",
                      (1, 10), (10.0, 1.0), 3.0, 1.9),
     SimulatedSetting("fig8b", "Fig. 8(b)", "needs {1, 5}, μ₁ = μ₅ = 1, p₅ = 10^−α", (1, 5), (1.0, 1.0), 2.0, 0.4),
     SimulatedSetting("fig9", "Fig. 9", "needs {1, 5, 10}, rates 1, p₅ = p₁₀ = 10^−α/2\n"
@@ -321,7 +322,8 @@ def reproduce_alpha(settings: Settings, *, exact_alpha_step: float = EXACT_ALPHA
     files = [exact.write(), sim.write()]
     run = (f"n = 10; {settings.reps} replications × {settings.jobs:,} jobs (+10 % warm-up) per point, 95 % CIs "
            f"(paper: 10⁸ jobs per point); f values = {', '.join(f'{c:g}' for c in capacity_factors)} × min_α "
-           "f_max (not stated in the paper); f = λ Σ p_i m_i/μ_i / n (corrected formula, notes §5 item 2).")
+           "f_max (not stated in the paper); f = λ Σ p_i m_i/μ_i / n (corrected formula, "
+           "docs/errata.md#multilevel-fraction-of-capacity).")
     files += _alpha_figures(exact.rows, sim.rows, boundaries, run, settings.out)
     return files
 

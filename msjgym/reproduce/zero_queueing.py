@@ -1,16 +1,17 @@
 """Wang, Xie & Harchol-Balter, "Zero Queueing for Multi-Server Jobs" (2021), §7: Sets I–III (Figs. 5–8).
 
-Simulated per-class queueing probability P_Q,i of FCFS against n (Figs. 5, 7, 8) and the concentration of
-X_i/λ_i around 1/μ_i (Fig. 6). The paper's estimator (last 100,000 arrivals in 10 segments, ± one s.d.) is replaced by
-independent replications with 95 % CIs. The paper does not state its class mix; msjgym's default splits the load
-equally (zero-queueing note §5 item 1), so the curves show the paper's trends, not its exact values.
+Simulated per-class queueing probability P_Q,i of FCFS against n (Figs. 5, 7, 8) and the concentration of X_i/λ_i around
+1/μ_i (Fig. 6). The paper's estimator (last 100,000 arrivals in 10 segments, ± one s.d.) is replaced by independent
+replications with 95 % CIs (docs/modelling-choices.md#zero-queueing-estimator). The paper does not state its class mix;
+msjgym's default splits the load equally (docs/modelling-choices.md#zero-queueing-load-split), so the curves show the
+paper's trends, not its exact values.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from msjgym.evaluate.results import PointSummary, summarize
-from msjgym.systems.msj.scenarios import load_scenario
+from msjgym.api import load_scenario
 from msjgym.evaluate.sweep import run_sweep
 from msjgym.systems.msj.model import MSJModel
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure

@@ -1,9 +1,8 @@
 """Queue at the cavity (N → ∞) of four hyper-scalable load balancers with phase-type job sizes.
 
 Source: T. Hellemans, G. Kielanski & B. Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in
-case of Non-Exponential Job Sizes" (cited as "HKV", with equation/theorem numbers), and its note
-``../shared/papers/notes/hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md`` (cited as "note §x"; it
-lists the paper's errata, which are corrected here).
+case of Non-Exponential Job Sizes" (cited as "HKV", with equation/theorem numbers). Where HKV print a formula
+wrongly, the corrected one is used and explained in docs/errata.md (cited as "docs/errata.md#<anchor>").
 
 Model (HKV §2): N unit-rate FCFS servers (rate 1 − p under resource pooling), Poisson arrivals at rate λN, i.i.d.
 PH(α, S) job sizes of mean 1 (time units), λ ∈ (0, 1) jobs per server per unit time. Policies:
@@ -183,10 +182,11 @@ def stationary_distribution(generator: np.ndarray) -> np.ndarray:
 
 def _estimate_chain(m: int, alpha: np.ndarray, s: np.ndarray, *, delta: float = 0.0, delta0: float = 0.0,
                     delta1: float = 0.0, pull: bool = False) -> _ChainBuilder:
-    """Push (HKV §4.1, eq. 3) or pull (§6, with the Q←_{m,m} erratum of note §3.3) cavity chain; unknown ν.
+    """Push (HKV §4.1, eq. 3) or pull (§6, with the Q←_{m,m} erratum: docs/errata.md#cavity-pull-block) cavity
+    chain; unknown ν.
 
     States (0, e, −1) and (q, e, j), e ∈ {m, m + 1}, 1 <= q <= e; built from the transition rules, which also covers
-    m <= 2 where the printed blocks overlap (note §3.1).
+    m <= 2 where the printed blocks overlap (docs/modelling-choices.md#cavity-chains-from-rules).
     """
     n = alpha.size
     exits = -s.sum(axis=1)
@@ -362,9 +362,10 @@ def pull_cavity(lam: float, delta0: float, delta1: float, size: SizeLaw) -> Cavi
     """Fixed point (m, ν) of the pull cavity queue (servers report at completions w.p. δ₁, at rate δ₀ while idle),
     HKV §6. [exact for the cavity]
 
-    Chain Q←(m, ν) with the corrected block Q←_{m,m} top-left S + δ₁s*α − νI (erratum, note §3.3), m = ⌊m̃⌋ from
-    eq. (28), ν from π₀(m, ν) = 1 − λ. Reports the residual of eq. (26). The paper's Table 3 uses δ₁ = 0,
-    δ₀ = δ/(1 − λ) (note §5 item 1): see :func:`pull_cavity_from_rate`.
+    Chain Q←(m, ν) with the corrected block Q←_{m,m} top-left S + δ₁s*α − νI (erratum,
+    docs/errata.md#cavity-pull-block), m = ⌊m̃⌋ from eq. (28), ν from π₀(m, ν) = 1 − λ. Reports the residual of
+    eq. (26). The paper's Table 3 uses δ₁ = 0, δ₀ = δ/(1 − λ) (docs/modelling-choices.md#lb-table-3-pull-rates):
+    see :func:`pull_cavity_from_rate`.
 
     Args:
         lam: λ in (0, 1). delta0: idle update rate δ₀ > 0 (or 0 with δ₁ = 1). delta1: update probability at
@@ -465,7 +466,8 @@ def pooling_cavity(lam: float, p: float, size: SizeLaw) -> CavityFixedPoint:
 
     Chain Q^r(m, ω) of eq. (34), m from eq. (37) (:func:`pooling_level`; checked against the chain), ω the root of
     π₀(m, ω) = (1 − λ)/(1 − p) (eq. 32); reports the residual of eq. (33), ω = (p − λπ_{m+1})/π_{m+1}.
-    m = 0: the removal at level 1 takes the job in service (note §3.4). p >= λ: every queue is empty.
+    m = 0: the removal at level 1 takes the job in service (HKV §2: a pending job, unless there are none).
+    p >= λ: every queue is empty.
 
     Args:
         lam: λ in (0, 1). p: the central server's share of the capacity, [0, 1). size: mean-1 PH job-size law.

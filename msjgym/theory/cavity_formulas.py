@@ -1,10 +1,9 @@
 """Closed forms and bounds of the queue at the cavity for push, water filling, pull and resource pooling.
 
 Source: T. Hellemans, G. Kielanski & B. Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in
-case of Non-Exponential Job Sizes" (cited as "HKV", with equation/theorem numbers), and its note
-``../shared/papers/notes/hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md`` (cited as "note §x"; it
-lists the paper's errata, which are corrected here). The models and the numerical fixed points are in
-:mod:`msjgym.theory.cavity`, which re-exports everything public here.
+case of Non-Exponential Job Sizes" (cited as "HKV", with equation/theorem numbers). Where HKV print a formula
+wrongly, the corrected one is used and explained in docs/errata.md (cited as "docs/errata.md#<anchor>"). The
+models and the numerical fixed points are in :mod:`msjgym.theory.cavity`, which re-exports everything public here.
 
 Contents (kind in brackets):
     * :func:`size_below_timer_probability` y = P[Z < X] (eq. 1, 6) and :func:`timer_phase_distribution` α'.
@@ -178,9 +177,9 @@ def push_max_queue_bounds(lam: float, delta: float) -> tuple[int, int]:
     """Distribution-free bounds on the push/water-filling maximum queue length ⌈m̃⌉, HKV Theorem 4.7, eq. (16).
     [bound; both tight]
 
-    ⌈(1/δ) log(1 + (1/δ)(λ/(1 − λ))(e^δ − 1))⌉ <= ⌈m̃⌉ <= ⌈λ/((1 − λ)δ)⌉. Erratum (note §3.1, §5 item 4a): Thm 4.7
-    prints the upper bound with a floor; the ceiling (as in HKV §3) is correct — Z(ε) with small ε exceeds the floor.
-    The lower bound is attained by deterministic sizes, the upper one approached by Z(ε), ε → 0.
+    ⌈(1/δ) log(1 + (1/δ)(λ/(1 − λ))(e^δ − 1))⌉ <= ⌈m̃⌉ <= ⌈λ/((1 − λ)δ)⌉. Erratum (docs/errata.md#cavity-thm-4-7):
+    Thm 4.7 prints the upper bound with a floor; the ceiling (as in HKV §3) is correct — Z(ε) with small ε exceeds
+    the floor. The lower bound is attained by deterministic sizes, the upper one approached by Z(ε), ε → 0.
     """
     lam, delta = require_load(lam), require_rate("delta", delta)
     return math.ceil(deterministic_m_tilde(lam, delta)), math.ceil(lam / ((1.0 - lam) * delta))
@@ -190,8 +189,8 @@ def push_mean_queue_bounds(lam: float, delta: float, y: float) -> tuple[float, f
     """Bounds on the mean cavity queue length E[Q] of push (and water filling), HKV Theorem 4.9. [bound]
 
     ⌊m̃⌋ − λ_{⌊m̃⌋}/δ <= E[Q] <= ⌈m̃⌉ − λ_{⌈m̃⌉}/δ, λ_m from eq. (12) (λ_0 = 0); equalities at λ = λ_m. Erratum
-    (note §3.1): HKV §3 prints ceilings on both sides; the lower side has a floor (Thm 4.9 and its proof). Divide by
-    λ for E[R].
+    (docs/errata.md#cavity-thm-4-9): HKV §3 prints ceilings on both sides; the lower side has a floor (Thm 4.9 and
+    its proof). Divide by λ for E[R].
     """
     mt = max(push_m_tilde(lam, delta, y), 0.0)
     lo, hi = math.floor(mt), math.ceil(mt)
@@ -201,8 +200,8 @@ def push_mean_queue_bounds(lam: float, delta: float, y: float) -> tuple[float, f
 def push_mean_queue_upper_bound(lam: float, delta: float) -> float:
     """Distribution-free upper bound on the push/water-filling E[Q], HKV §4.3 observation (4). [bound]
 
-    δu²/(1 + δu) with u = ⌈λ/((1 − λ)δ)⌉ (the y → 1 limit of Thm 4.9's upper bound; the ceiling is needed, note
-    §3.1).
+    δu²/(1 + δu) with u = ⌈λ/((1 − λ)δ)⌉ (the y → 1 limit of Thm 4.9's upper bound; the ceiling is needed:
+    docs/errata.md#cavity-observation-4).
     """
     lam, delta = require_load(lam), require_rate("delta", delta)
     u = math.ceil(lam / ((1.0 - lam) * delta))
@@ -211,7 +210,8 @@ def push_mean_queue_upper_bound(lam: float, delta: float) -> float:
 
 def push_heavy_traffic_slope(y: float) -> float:
     """lim_{λ→1} E[R]/log(1/(1 − λ)) = lim m̃/log(1/(1 − λ)) = 1/log(1/y) for push and water filling,
-    HKV Corollary 4.10, eq. (17) (the corollary says "pull": a typo, note §5 item 4c). [asymptotic: λ → 1]"""
+    HKV Corollary 4.10, eq. (17) (the corollary says "pull": a typo, docs/errata.md#cavity-cor-4-10).
+    [asymptotic: λ → 1]"""
     return 1.0 / math.log(1.0 / _y(y))
 
 
@@ -233,7 +233,7 @@ def water_filling_c(lam: float, delta: float, size: SizeLaw) -> float:
     """c of the water-filling fixed point from HKV Theorem 5.1, eq. (20), by 1-D root finding. [exact]
 
     1 − λ = (y^{m−1}/δ) / (1/δ + κ(−K)⁻¹1), κ = (1 − c, c) ⊗ (y^{m−1}α + (1 − y^{m−1})α'),
-    K = [[S − δcI, δcI], [s*α, S]] (the paper prints μ*α for s*α, note §5 item 4d), m = ⌊m̃⌋ (eq. 8).
+    K = [[S − δcI, δcI], [s*α, S]] (the paper prints μ*α for s*α, docs/errata.md#cavity-thm-5-1), m = ⌊m̃⌋ (eq. 8).
     The right side is decreasing in c; c = 0 on a level boundary. Requires m >= 1.
     """
     lam, delta = require_load(lam), require_rate("delta", delta)
@@ -296,7 +296,7 @@ def _pull_rates(delta0: float, delta1: float) -> tuple[float, float]:
 def pull_m_tilde(lam: float, delta0: float, delta1: float) -> float:
     """m̃ of HKV Theorem 6.2, eq. (28): the pull cavity queue's maximum length is ⌈m̃⌉. [exact; insensitive]
 
-    m̃ = log(1 − λδ₁/δ)/log(1 − δ₁), δ = λδ₁ + (1 − λ)δ₀; δ₁ → 0: m̃ = λ/δ = λ/((1 − λ)δ₀) (note §3.3).
+    m̃ = log(1 − λδ₁/δ)/log(1 − δ₁), δ = λδ₁ + (1 − λ)δ₀; δ₁ → 0: m̃ = λ/δ = λ/((1 − λ)δ₀) (HKV §6.1).
     Equivalently the real m solving λ = 1 − δ₁/(δ₀/(1 − δ₁)^m + δ₁ − δ₀) (eq. 29).
 
     Args:
@@ -372,11 +372,11 @@ def pull_mean_queue_bounds(lam: float, delta0: float, delta1: float) -> tuple[fl
 
 
 def pooling_threshold(lam: float) -> float:
-    """p*(λ) = ½(1 + λ − √(1 + 2λ − 3λ²)), HKV Proposition 7.2 (note §3.4). [exact]
+    """p*(λ) = ½(1 + λ − √(1 + 2λ − 3λ²)), HKV Proposition 7.2. [exact]
 
     For p* <= p < λ the resource-pooling cavity queue has maximum length 1 for every job-size law (insensitive);
     for p < p* its maximum length is unbounded over laws (Z(ε), ε → 0). p* solves 1/(1 + λ/(1 − p)) = (1 − λ)/(1 − p).
-    (The proof of Prop 7.2 states the inequality reversed; the statement is right: note §3.4.)
+    (The proof of Prop 7.2 states the inequality reversed; the statement is right: docs/errata.md#cavity-prop-7-2.)
     """
     lam = require_load(lam)
     return 0.5 * (1.0 + lam - math.sqrt((1.0 - lam) * (1.0 + 3.0 * lam)))
@@ -435,8 +435,8 @@ def pooling_exponential_max_queue_length(lam: float, p: float) -> int:
     """Maximum cavity queue length under resource pooling for Exp(1) sizes, HKV §7.2 and [22]. [exact]
 
     ⌈x⌉ − 1 with x = log(p/(1 − λ))/log(λ/(1 − p)) the real-valued capacity solving π₀(x, ∞) = (1 − λ)/(1 − p)
-    (the paper writes "m + 1 = x"; erratum k of note §5: the integer max length is ⌈x⌉ − 1, also at integer x,
-    where ω = 0). ρ = λ/(1 − p) = 1: x = (1 − p)/(1 − λ). 0 if p >= λ.
+    (the paper writes "m + 1 = x"; erratum docs/errata.md#cavity-pooling-exponential-max: the integer max length is
+    ⌈x⌉ − 1, also at integer x, where ω = 0). ρ = λ/(1 − p) = 1: x = (1 − p)/(1 − λ). 0 if p >= λ.
     """
     lam, p = require_load(lam), require_pooled_fraction(p)
     if p >= lam:

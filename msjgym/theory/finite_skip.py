@@ -1,18 +1,19 @@
 """Work-conserving finite-skip (WCFS) bounds for multiserver-job ServerFilling, with the paper's generic constants.
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis": Corollary 3.8
-and the ServerFilling instantiations of §7.2 / App. B (reference note §3.4–3.5). Sizes are in system-capacity × time:
+and the ServerFilling instantiations of §7.2 / App. B (errata: docs/errata.md). Sizes are in system-capacity × time:
 a job of need v and duration X has size S = vX/k on k servers, and ρ = λE[S].
 
     E[S] − w_nonfull <= E[T] − λE[S²]/(2(1 − ρ)) <= w_nonbusy + E[S]/r_min          [bound, every ρ < 1]
 
 with, for ServerFilling in the exponential setting, front size n <= k, w_nonfull = w_nonbusy <= (k − 1)·rem_max and
-r_min >= 1/k; in the divisible setting, n = c(k, supp V) = Σ_v (k/v − 1) + 1 (the note's corrected
-parenthesisation), w <= (c − 1)·rem_max and r_min >= 1/Σ_v (k/v). rem_max is the largest expected remaining size of a
-job given what a size-oblivious scheduler can see (its need and its age): for class v, (v/k)·sup_a E[X − a | X > a].
-``server_filling_bounds`` uses the generic constants on an MSJ model; below it, every finite-skip system of the
-paper (:mod:`msjgym.systems.finite_skip.simulate`) with generic and exact constants (note §3.8), the resource-pooled M/G/1,
-Zhang–Zwart's LPS approximation and the heterogeneous M/M/k chain.
+r_min >= 1/k; in the divisible setting, n = c(k, supp V) = Σ_v (k/v − 1) + 1 (corrected parenthesisation:
+docs/errata.md#finite-skip-c-k-supp-v), w <= (c − 1)·rem_max and r_min >= 1/Σ_v (k/v). rem_max is the largest expected
+remaining size of a job given what a size-oblivious scheduler can see (its need and its age): for class v, (v/k)·sup_a
+E[X − a | X > a]. ``server_filling_bounds`` uses the generic constants on an MSJ model; below it, every finite-skip
+system of the paper (:mod:`msjgym.systems.finite_skip.simulate`) with generic and exact constants
+(docs/modelling-choices.md#finite-skip-constants), the resource-pooled M/G/1, Zhang–Zwart's LPS approximation and the
+heterogeneous M/M/k chain.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def mean_residual_sup(service: Distribution) -> float | None:
     """sup over ages a of E[X − a | X > a] (time units), or None when msjgym does not know it (or it is infinite).
 
     Exponential: the mean. NBUE laws (Erlang, deterministic, uniform): the mean, at age 0. Hyperexponential: the
-    mean of its slowest phase, approached as the age grows (reference note §3.8 item 1).
+    mean of its slowest phase, approached as the age grows (docs/modelling-choices.md#finite-skip-rem-max).
     """
     if isinstance(service, (Exponential, Erlang, Deterministic, Uniform)):
         return service.mean
@@ -91,8 +92,8 @@ class WCFSConstants:
 
     Attributes:
         label: ``generic`` (the paper's (n − 1)·rem_max and its per-model r_min) or ``exact`` (computed from the
-            system's definition by the note's §3.8 recipes: integer programs over non-full / non-busy front
-            configurations, r_min enumerated over reachable front configurations).
+            system's definition, docs/modelling-choices.md#finite-skip-constants: integer programs over non-full /
+            non-busy front configurations, r_min enumerated over reachable front configurations).
         front: n, the largest front size. rem_max: the largest expected remaining size over observable job states.
         w_nonfull, w_nonbusy: suprema of the expected work over non-full / non-busy states. r_min: inf of B/N_F.
     """
@@ -110,7 +111,8 @@ class WCFSBand:
     """Cor. 3.8 and its components (Thm 3.3, Thm 3.7, work bound) for one model and one set of constants.
 
     All in time units except ``work_*`` (capacity × time). ``response_lower`` is clamped to E[S] (E[T] >= E[S]) and
-    ``queueing_lower`` to 0 (note §3.4). ``mg1`` is the resource-pooled M/G/1/FCFS E[T] = λE[S²]/(2(1−ρ)) + E[S].
+    ``queueing_lower`` to 0 (docs/modelling-choices.md#finite-skip-clamps). ``mg1`` is the resource-pooled
+    M/G/1/FCFS E[T] = λE[S²]/(2(1−ρ)) + E[S].
     """
 
     constants: WCFSConstants
@@ -128,7 +130,8 @@ class WCFSBand:
 def class_rem_max(model) -> list[float | None]:
     """Per class, sup over ages of the expected remaining size (capacity × time); None if unknown or infinite.
 
-    The scheduler sees a job's class parameter (threshold / need) and its age, not its size (note §3.8 item 1).
+    The scheduler sees a job's class parameter (threshold / need) and its age, not its size
+    (docs/modelling-choices.md#finite-skip-rem-max).
     """
     scales = model.size_scales
     return [None if (r := mean_residual_sup(d)) is None else float(s * r) for s, d in zip(scales, model.laws)]
@@ -147,12 +150,13 @@ def _knapsack(weights: list[int], values: list[float], capacity: int) -> float:
 def _generic_front(model, policy: FiniteSkipPolicy) -> int:
     k = model.servers
     if policy.kernel_id == SF_DIV:
-        return sum(k // v - 1 for v in set(model.params)) + 1  # c(k, supp V), note's corrected parenthesisation
+        return sum(k // v - 1 for v in set(model.params)) + 1  # c(k, supp V), docs/errata.md#finite-skip-c-k-supp-v
     return k
 
 
 def _generic_r_min(model, policy: FiniteSkipPolicy) -> float:
-    """The paper's per-model r_min: het M/G/k min_i v_i (erratum: the paper writes v_k, the fastest), else 1/k, and
+    """The paper's per-model r_min: het M/G/k min_i v_i (docs/errata.md#finite-skip-het-r-min: the paper writes v_k,
+    the fastest), else 1/k, and
     1/Σ_v (k/v) for ServerFilling in the divisible setting."""
     k = model.servers
     if model.system == HET:
@@ -165,8 +169,9 @@ def _generic_r_min(model, policy: FiniteSkipPolicy) -> float:
 def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstants | None:
     """The constants of Cor. 3.8 for a WCFS policy on a finite-skip model; None if rem_max is unknown or infinite.
 
-    [bound inputs] Grosof, Harchol-Balter & Scheller-Wolf, Defs. 3.1, 3.2, 3.6; §4.4 (het, with the r_min erratum),
-    §5.2 (LPS), §6.2 (threshold parallelism), §7.2 / App. B (ServerFilling); recipes of the note §3.8.
+    [bound inputs] Grosof, Harchol-Balter & Scheller-Wolf, Defs. 3.1, 3.2, 3.6; §4.4 (het, with the r_min erratum:
+    docs/errata.md#finite-skip-het-r-min), §5.2 (LPS), §6.2 (threshold parallelism), §7.2 / App. B (ServerFilling);
+    exact constants: docs/modelling-choices.md#finite-skip-constants.
     """
     if not policy.wcfs:
         raise ValueError(f"policy {policy.name} is not work-conserving finite-skip: Cor. 3.8 does not apply")
@@ -231,7 +236,7 @@ def wcfs_band(model, constants: WCFSConstants) -> WCFSBand:
 
 def resource_pooled_mg1(model) -> float:
     """E[T] of the resource-pooled M/G/1/FCFS (one rate-1 server, same λ and sizes): λE[S²]/(2(1−ρ)) + E[S].
-    [exact, for that comparison system] (note §1.1)."""
+    [exact, for that comparison system] (Grosof, Harchol-Balter & Scheller-Wolf §3, after Cor. 3.8)."""
     lam = model.arrival_rate
     m1, m2 = model.size_moments
     return lam * m2 / (2 * (1 - lam * m1)) + m1
@@ -248,7 +253,8 @@ def zhang_zwart_lps(model) -> float:
 
 def heterogeneous_mmk(model, fastest_first: bool) -> float:
     """E[T] of the heterogeneous M/M/k under preemptive FSF (or SSF): a birth–death chain with death rate μB(j),
-    B(j) = sum of the min(j, k) fastest (slowest) speeds; E[T] = E[N]/λ. [exact] (note §2.2; Exp sizes only)."""
+    B(j) = sum of the min(j, k) fastest (slowest) speeds; E[T] = E[N]/λ. [exact] (Grosof,
+    Harchol-Balter & Scheller-Wolf §4.3.1, their ref. [1]; Exp sizes only)."""
     lam = model.arrival_rate
     mu = 1.0 / model.laws[0].mean
     k = model.servers

@@ -1,18 +1,18 @@
 """Tables 1–4 of the bounded-queue load-balancer paper, transcribed, and their cavity column recomputed.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case of
-Non-Exponential Job Sizes", §8, Tables 1 (push), 2 (water filling), 3 (pull), 4 (resource pooling); note
-``hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md`` §4.
+Non-Exponential Job Sizes", §8, Tables 1 (push), 2 (water filling), 3 (pull), 4 (resource pooling).
 
 Each of the 64 rows is one (policy, job-size law, λ, parameter, N) with the paper's simulated mean response time
 E[R] (time units, mean job size 1), the half-width of its 95% confidence interval (20 runs of N·10⁴ arrivals from an
 empty system, 10% warm-up), the paper's cavity value (column "∞") and relative error (%). :func:`cavity_column`
 recomputes the "∞" value of every row with :mod:`msjgym.theory.cavity`.
 
-Settings the tables leave implicit (note §4–5): Table 3 (pull) uses δ₁ = 0, δ₀ = δ/(1 − λ) — only idle servers
-report; Table 2 (water filling) uses batches of M = C·log₁₀ N tasks sampling K = (δ/λ)M servers (an integer in every
-row); "Hyper-Erlang(k, ℓ) p" is Erlang(k) w.p. p and Erlang(ℓ) w.p. 1 − p, both of mean 1; the hyperexponential
-(f, SCV) parametrisation is that of :meth:`msjgym.core.distributions.HyperExponential.from_mean_scv`.
+Settings the tables leave implicit (docs/modelling-choices.md, "Load balancing"): Table 3 (pull) uses δ₁ = 0,
+δ₀ = δ/(1 − λ) — only idle servers report; Table 2 (water filling) uses batches of M = C·log₁₀ N tasks sampling
+K = (δ/λ)M servers (an integer in every row); "Hyper-Erlang(k, ℓ) p" is Erlang(k) w.p. p and Erlang(ℓ) w.p. 1 − p,
+both of mean 1; the hyperexponential (f, SCV) parametrisation is that of
+:meth:`msjgym.core.distributions.HyperExponential.from_mean_scv`.
 
 Run ``python -m msjgym.theory.lb_tables`` to print the 16 cavity values, paper against computed.
 """

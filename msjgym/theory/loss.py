@@ -7,8 +7,8 @@ arrival samples k servers without replacement (k = n: full access) and, under gr
 sampled servers (blocked if l = 0). Times are in units of the mean inherent size; rates per unit time.
 
 Each function states its kind: [exact], [bound], [asymptotic] (n → ∞) or [approximation]. Formulas marked
-"supplementary" are not in the paper; they follow from the model (see ``../shared/papers/notes``, §3.7).
-Errata that apply (notes §5) are stated where they matter: in particular Theorem 9's α = 0 rate (eqs. 36, 38)
+"supplementary" are not in the paper; they follow from the model (derivations: docs/derivations.md).
+Errata that apply (docs/errata.md) are stated where they matter: in particular Theorem 9's α = 0 rate (eqs. 36, 38)
 does not follow from (35) and is never returned as a valid bound here.
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ class FullAccessGreedy:
 
 
 def greedy_full_access(n: int, d: int, lam: float) -> FullAccessGreedy:
-    """Greedy with full access (k = n), exactly. [exact, supplementary; GMGM notes §3.7(a)]
+    """Greedy with full access (k = n), exactly. [exact, supplementary; docs/derivations.md#loss-full-access-exact]
 
     d | n: Erlang B on M = n/d super-servers of rate d, offered load nλ/d: P_b = B(n/d, nλ/d), E[D] = 1/d.
     d ∤ n: the (m, p) chain (m d-jobs, p ∈ {0, 1} partial job of r = n mod d servers); m is truncated Poisson(nλ/d)
@@ -107,7 +107,8 @@ class ExactChain:
 def censored_hypergeometric(n: int, idle: int, k: int, d: int) -> np.ndarray:
     """P(min(l, d) = j), j = 0..d, for l ~ Hypergeometric(population n, idle successes, k draws). [exact]
 
-    GMGM eq. (8), corrected (notes §2): A_i = C(idle, i)C(n − idle, k − i)/C(n, k) for i < d, A_d = 1 − Σ_{i<d} A_i.
+    GMGM eq. (8), corrected (docs/errata.md#loss-eq-8): A_i = C(idle, i)C(n − idle, k − i)/C(n, k) for i < d,
+    A_d = 1 − Σ_{i<d} A_i.
     """
     out = np.zeros(d + 1)
     lo = max(0, k - (n - idle))
@@ -253,8 +254,8 @@ class Theorem4:
         blocking_upper: √(d/(nλ)) (P_b² <= d/(nλ), from Cor. 3 eq. (17)).
         response_upper: 1/d + 1/(nλ(1 − P_b)) evaluated with P_b at ``blocking_upper`` (inf if that is >= 1).
         stein_upper: d λ / n, the Cor. 3 bound on E[(λ − d x_d)²].
-        condition_holds: βn^(1−α) >= 2d, i.e. λ <= 1 − 2d/n: the "n sufficiently large" of Lemma 2's proof (notes
-            §5 item 5). The bounds are proved only when it holds (they may hold below it).
+        condition_holds: βn^(1−α) >= 2d, i.e. λ <= 1 − 2d/n: the "n sufficiently large" of Lemma 2's proof (there
+            d x_d > 1 − 2d/n >= λ). The bounds are proved only when it holds (they may hold below it).
     """
 
     blocking_upper: float
@@ -297,7 +298,8 @@ class Corollary8:
 def corollary8_bound(n: int, d: int, k: int, alpha: float, beta: float) -> Corollary8:
     """E[(λ − d x_d)²] <= (2d/n)λ(1 + 2n^α/β) + λ² d k^d (1 − β/(2n^α))^(k−d)  (GMGM eq. (34)). [bound]
 
-    Holds "for all n sufficiently large" (Lemma 7's indicator step is heuristic near the threshold, notes §3.5);
+    Holds "for all n sufficiently large" (Lemma 7's indicator step is heuristic near the threshold,
+    docs/errata.md#loss-lemma-7);
     with α = 0 it needs β < 1 (λ > 0). Not a rate claim: see :func:`theorem9`.
     """
     lam = arrival_fraction(n, alpha, beta)
@@ -327,7 +329,7 @@ class Theorem9:
 
 
 def theorem9(alpha: float, beta: float, d: int) -> Theorem9:
-    """Theorem 9's conclusions, with the erratum for α = 0 (notes §5 item 2). [asymptotic]
+    """Theorem 9's conclusions, with the erratum for α = 0 (docs/errata.md#loss-thm-9-alpha-0). [asymptotic]
 
     α > 0 and β > 2(α(d−1)+1): P_b and E[D] − 1/d are O(n^(−(1−α)/2)) (eqs. (37), (39)).
     α = 0: the paper claims O(n^(−1/2)) (eqs. (36), (38)), but the sampling term of (35) is about
@@ -339,8 +341,8 @@ def theorem9(alpha: float, beta: float, d: int) -> Theorem9:
         if beta >= 1.0:
             return Theorem9(False, None, "α = 0 needs β < 1 (λ > 0)")
         return Theorem9(True, None, "α = 0: P_b → 0 follows from (35); the O(n^-1/2) rate of eqs. (36)/(38) does "
-                                    "NOT follow (erratum, notes §5.2: the sampling term ≈ d(ln n)^d n^(ln(1−β/2)) is "
-                                    "not o(1/n))")
+                                    "NOT follow (erratum, docs/errata.md#loss-thm-9-alpha-0: the sampling term "
+                                    "≈ d(ln n)^d n^(ln(1−β/2)) is not o(1/n))")
     need = 2.0 * (alpha * (d - 1) + 1.0)
     if beta <= need:
         return Theorem9(False, None, f"α > 0 needs β > 2(α(d−1)+1) = {need:.4g} (β = {beta:g}); sufficient only")
@@ -364,9 +366,10 @@ class FixedPoint:
 
 
 def fixed_point(k: int, d: int, lam: float, policy: str = "greedy") -> FixedPoint:
-    """Fixed point of dx_i/dt = λA_i(q_0) − i x_i with A from Binomial(k, q_0) (notes §3.7(b)). [approximation,
-    supplementary]; for fixed k as n → ∞. Greedy: q_1 = λ(1 − q_1^k). Other policies: q_1 = λ Σ_i i·A_i/… solved
-    by bisection on the work balance q_1 = λ Σ_i P(width i | q_1) (each accepted job brings one unit of work)."""
+    """Fixed point of dx_i/dt = λA_i(q_0) − i x_i with A from Binomial(k, q_0) (docs/derivations.md#loss-fixed-point).
+    [approximation, supplementary]; for fixed k as n → ∞. Greedy: q_1 = λ(1 − q_1^k). Other policies:
+    q_1 = λ Σ_i i·A_i/… solved by bisection on the work balance q_1 = λ Σ_i P(width i | q_1) (each accepted job
+    brings one unit of work)."""
     if not 0 < lam < 1:
         raise ValueError(f"λ = {lam!r}: must be in (0, 1)")
     from scipy.stats import binom
@@ -395,10 +398,11 @@ def fixed_point(k: int, d: int, lam: float, policy: str = "greedy") -> FixedPoin
 
 # ----------------------------------------------------------------------------------------------------- Halfin-Whitt
 def sqrt_n_blocking_limit(alpha: float, beta: float, d: int) -> float:
-    """lim √n·P_b for greedy with full access, λ = 1 − βn^(−α). [asymptotic, supplementary; Jagerman]
+    """lim √n·P_b for greedy with full access, λ = 1 − βn^(−α). [asymptotic, supplementary; Jagerman;
+    docs/derivations.md#loss-halfin-whitt]
 
     α = ½: √d·φ(β/√d)/Φ(β/√d); α > ½: √(2d/π) (slow convergence); α < ½: 0 (P_b super-polynomially small).
-    Only for full access (notes §3.7(a)); Theorem 4's O(n^-1/2) is tight only for α >= ½.
+    Only for full access; Theorem 4's O(n^-1/2) is tight only for α >= ½.
     """
     if alpha < 0.5:
         return 0.0
@@ -471,12 +475,12 @@ def mean_field_blocking(n: int, k: int, d: int, lam: float, policy: str = "greed
 
 
 def blocking_asymptotic(n: int, d: int, alpha: float, beta: float) -> float:
-    """Leading-order P_b of greedy with full access, λ = 1 − βn^(−α), as n → ∞. [asymptotic, supplementary; notes
-    §3.7(a)]
+    """Leading-order P_b of greedy with full access, λ = 1 − βn^(−α), as n → ∞. [asymptotic, supplementary;
+    docs/derivations.md#loss-halfin-whitt]
 
     α >= ½: lim(√n P_b)/√n (:func:`sqrt_n_blocking_limit`). α < ½ (sub-Halfin–Whitt and mean-field): with M = n/d
     super-servers and ε = βn^(−α), P_b ≈ exp(M(ε + ln(1 − ε)))/√(2πM) — super-polynomially small, so Theorem 4's
-    O(n^-1/2) is a loose one-sided statement there (notes §5 item 6). Leading order only: expect ratios to the exact
+    O(n^-1/2) is a loose one-sided statement there. Leading order only: expect ratios to the exact
     value that tend to 1 slowly.
     """
     if alpha >= 0.5:

@@ -1,14 +1,14 @@
 """Multilevel-scaling asymptotics of the FCFS "1 and n" multiserver-job system (n → ∞, p_n → 0).
 
 Source: Grosof & Ayhan, "Multiserver-job Response Time under Multilevel Scaling" ("the paper"), §4 and §§6–8, with
-the errata of ``shared/papers/notes/grosof-ayhan-msj-multilevel-scaling.md`` ("notes", §§3.6–3.8, 3.10, 5).
+the errata of docs/errata.md (section "The '1 and n' system") and the supplementary results of docs/derivations.md.
 Jobs need 1 server (probability p₁ = 1 − p_n, rate μ₁) or all n servers (probability p_n, rate μ_n); μ is the
 saturated throughput = FCFS stability threshold (jobs per unit time) and E[Δ(Y_d)] + 1 = lim_{ρ→1} (1 − ρ)E[Q] the
 heavy-traffic constant. Exact values for any fixed (n, p_n, μ₁, μ_n): :mod:`msjgym.theory.saturated` (Lemmas 5.3,
 5.5); use those to evaluate a system, and these formulas only to describe growth rates: in regimes 1 and 2 the
-ratio exact/asymptotic approaches 1 like 1 − K/ln(1/p_n), still visibly below 1 at n = 10⁸ (notes §5 item 7).
+ratio exact/asymptotic approaches 1 like 1 − K/ln(1/p_n), still visibly below 1 at n = 10⁸.
 
-Regimes (paper §4, notes §1.3), for p_n = n^−α (:func:`classify_regime`):
+Regimes (paper §3.1, §4; docs/modelling-choices.md#multilevel-regimes), for p_n = n^−α (:func:`classify_regime`):
     1. n-server dominated, p_n = ω(1/n) (α < 1): Thm 4.1.
     2. balanced, p_n = c/n (α = 1, c = 1): Thm 4.1 (limits independent of c).
     3. 1-server dominated, p_n = o(1/n) (α > 1): Lemma 8.1, Thm 4.2 (γ-corrected, Lemma 8.3), Thm 8.1.
@@ -19,9 +19,9 @@ Implemented here:
     * :func:`throughput_regime_3` — Lemma 8.1 [asymptotic].
     * :func:`throughput_polynomial_regime_3` — Thm 4.2 / Lemma 8.3 with the Euler–γ erratum [asymptotic].
     * :func:`mean_relative_completions_polynomial_regime_3` — Thm 4.2 / Thm 8.1 [asymptotic].
-    * :func:`mean_relative_completions_polynomial_regime_3_second_order` — notes §3.8, not in the paper
-      [asymptotic].
-    * :func:`balanced_throughput` — notes §3.10, not in the paper [approximation].
+    * :func:`mean_relative_completions_polynomial_regime_3_second_order` — not in the paper
+      (docs/derivations.md#multilevel-second-order) [asymptotic].
+    * :func:`balanced_throughput` — not in the paper (docs/derivations.md#multilevel-balanced-sharp) [approximation].
     * :func:`classify_regime` — the regime of p_n = n^−α and the formulas that apply.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ from scipy.special import exp1
 from msjgym.theory.checks import is_real, require_count, require_in, require_positive
 
 EULER_GAMMA = 0.5772156649015329
-"""Euler–Mascheroni constant γ (the paper prints 0.57726, a typo: notes §0)."""
+"""Euler–Mascheroni constant γ (the paper prints 0.57726, a typo: docs/errata.md#multilevel-euler-gamma-value)."""
 
 
 # =====================================================================================================================
@@ -45,7 +45,7 @@ def throughput_regimes_1_2(p_n: float, mu_1: float) -> float:
     """μ ≈ μ₁/(p_n ln(1/p_n)) in regimes 1 (p_n = ω(1/n)) and 2 (p_n = c/n). [asymptotic]
 
     Source: Grosof & Ayhan, Thm 4.1 (proofs: Lemma 6.1, Lemma 7.1): μ = (1 + o(1)) μ₁/(p_n ln(1/p_n)) as n → ∞,
-    p_n → 0; independent of μ_n and of c. Convergence is logarithmically slow (notes §4.1).
+    p_n → 0; independent of μ_n and of c. Convergence is logarithmically slow (the ratio moves like 1 − K/ln(1/p_n)).
 
     Args:
         p_n: probability in (0, 1) that a job needs all n servers.
@@ -74,7 +74,8 @@ def mean_relative_completions_regimes_1_2(p_n: float) -> float:
 def balanced_throughput(servers: int, c: float, mu_1: float, mu_n: float) -> float:
     """Sharp form of μ in the balanced regime p_n = c/n. [approximation, not in the paper]
 
-    Source: notes §3.10 (supplementary), from Lemma 5.3 with Σ_{b=1}^{n−1} p₁ᵇ/b ≈ ln(n/c) − E₁(c) and p₁ⁿ ≈ e^−c:
+    Source: docs/derivations.md#multilevel-balanced-sharp (supplementary), from Lemma 5.3 with
+    Σ_{b=1}^{n−1} p₁ᵇ/b ≈ ln(n/c) − E₁(c) and p₁ⁿ ≈ e^−c:
 
         μ ≈ (1/p_n) [1/μ_n + e^−c/(cμ₁) + (ln(n/c) − E₁(c))/μ₁]⁻¹,    p_n = c/n,   E₁ = exponential integral.
 
@@ -103,7 +104,7 @@ def throughput_regime_3(servers: int, p_n: float, mu_1: float) -> float:
     """μ ≈ nμ₁/(1 + n p_n ln n) in regime 3 (p_n = o(1/n)). [asymptotic]
 
     Source: Grosof & Ayhan, Lemma 8.1, from its proof's intermediate step μ = (1 + o(1))(1/p_n)(1/(nμ₁p_n) +
-    ln n/μ₁)⁻¹ (notes §3.7), valid for every p_n = o(1/n). Its two cases: p_n = o(1/(n ln n)) gives μ ~ nμ₁;
+    ln n/μ₁)⁻¹, valid for every p_n = o(1/n). Its two cases: p_n = o(1/(n ln n)) gives μ ~ nμ₁;
     p_n = ω(1/(n ln n)) (and o(1/n)) gives μ ~ μ₁/(p_n ln n).
 
     Args:
@@ -122,9 +123,9 @@ def throughput_polynomial_regime_3(servers: int, alpha: float, mu_1: float, mu_n
                                    as_printed: bool = False) -> float:
     """μ ≈ μ₁[n − n^{2−α}(ln n + γ + μ₁/μ_n − 1)] for p_n = n^−α, α > 1 (γ-corrected Thm 4.2). [asymptotic]
 
-    Source: Grosof & Ayhan, Thm 4.2 / Lemma 8.3, **with the erratum of notes §3.8**: the paper prints
-    μ = μ₁(n − n^{2−α}(ln n + μ₁/μ_n − 1 + o(1))), having replaced H_{n−1} by ln n in the proof; H_{n−1} = ln n + γ
-    + o(1), and γ is of the same order as the retained constant μ₁/μ_n − 1. Corrected:
+    Source: Grosof & Ayhan, Thm 4.2 / Lemma 8.3, **with the erratum of docs/errata.md#multilevel-thm-4-2-euler-gamma**:
+    the paper prints μ = μ₁(n − n^{2−α}(ln n + μ₁/μ_n − 1 + o(1))), having replaced H_{n−1} by ln n in the proof;
+    H_{n−1} = ln n + γ + o(1), and γ is of the same order as the retained constant μ₁/μ_n − 1. Corrected:
 
         μ = μ₁[n − n^{2−α}(ln n + γ + μ₁/μ_n − 1)] + O(n^{3−2α} ln² n).
 
@@ -149,10 +150,10 @@ def throughput_polynomial_regime_3(servers: int, alpha: float, mu_1: float, mu_n
 def mean_relative_completions_polynomial_regime_3(servers: int, alpha: float) -> float:
     """E[Δ(Y_d)] ≈ ½ n^{2−α} ln² n for p_n = n^−α, α > 1. [asymptotic]
 
-    Source: Grosof & Ayhan, Thm 4.2 / Thm 8.1: E[Δ(Y_d)] = (1 + o(1)) ½ n^{2−α} ln² n (leading term correct; the
-    proof's Item 1 coefficient is not, notes §3.8). The relative error is of order (μ₁/μ_n − 1 + γ)·2/ln n (see
-    :func:`mean_relative_completions_polynomial_regime_3_second_order`), so it converges slowly when μ₁/μ_n is
-    large (the paper's "looser" Fig. 12).
+    Source: Grosof & Ayhan, Thm 4.2 / Thm 8.1: E[Δ(Y_d)] = (1 + o(1)) ½ n^{2−α} ln² n (leading term correct; the proof's
+    Item 1 coefficient is not, docs/errata.md#multilevel-thm-8-1-item-1). The relative error is of order (μ₁/μ_n − 1 +
+    γ)·2/ln n (see :func:`mean_relative_completions_polynomial_regime_3_second_order`), so it converges slowly when
+    μ₁/μ_n is large (the paper's "looser" Fig. 12).
 
     Args:
         servers: n >= 1.
@@ -168,7 +169,7 @@ def mean_relative_completions_polynomial_regime_3_second_order(servers: int, alp
                                                                mu_n: float) -> float:
     """E[Δ(Y_d)] ≈ n^{2−α}[½ ln² n + (μ₁/μ_n − 1 + γ) ln n] for p_n = n^−α, α > 1. [asymptotic, not in the paper]
 
-    Source: notes §3.8, supplementary second-order expansion (not in the paper):
+    Source: docs/derivations.md#multilevel-second-order, supplementary second-order expansion (not in the paper):
     E[Δ(Y_d)] = n^{2−α}[½ ln² n + (μ₁/μ_n − 1 + γ) ln n + O(1)]. At α = 2 the exact E[Δ(Y_d)] minus this tends
     to a constant (≈ 1.49 for μ₁ = μ_n), while minus the leading term alone it grows like ln n.
 
@@ -234,7 +235,7 @@ _REGIME_3 = ("throughput_regime_3", "throughput_polynomial_regime_3", "mean_rela
 
 
 def classify_regime(alpha: float) -> Regime:
-    """The regime of p_n = n^−α as n → ∞ (paper §4; notes §1.3, §5 item 10).
+    """The regime of p_n = n^−α as n → ∞ (paper §3.1, §4; docs/modelling-choices.md#multilevel-regimes).
 
     α < 1: regime 1, n-server dominated (n p_n → ∞), Thm 4.1. α = 1 (exactly): regime 2, balanced with c = 1,
     Thm 4.1 (and :func:`balanced_throughput`). α > 1: regime 3, 1-server dominated, Lemma 8.1 and the γ-corrected
@@ -252,7 +253,8 @@ def classify_regime(alpha: float) -> Regime:
         return Regime(1, "n-server dominated", alpha, "Thm 4.1", "Thm 4.1", _REGIMES_1_2)
     if alpha == 1.0:
         return Regime(2, "balanced", alpha, "Thm 4.1", "Thm 4.1", _REGIMES_1_2 + ("balanced_throughput",))
-    return Regime(3, "1-server dominated", alpha, "Thm 4.2 / Lemma 8.3 (γ-corrected, notes §3.8)",
+    return Regime(3, "1-server dominated", alpha,
+                  "Thm 4.2 / Lemma 8.3 (γ-corrected, docs/errata.md#multilevel-thm-4-2-euler-gamma)",
                   "Thm 4.2 / Thm 8.1", _REGIME_3)
 
 

@@ -4,9 +4,8 @@ The system: n identical servers; Poisson arrivals of rate λ (jobs per unit time
 probability p_i, holds m_i servers at once for an Exp(μ_i) duration (time units); one central FCFS queue with
 head-of-line blocking — a job starts only when nobody waits ahead of it and m_i servers are idle (Wang, Xie &
 Harchol-Balter, "Zero Queueing for Multi-Server Jobs", §3; Grosof & Ayhan, "Multiserver-job Response Time under
-Multilevel Scaling", §3.1; notes ``wang-xie-harchol-balter-zero-queueing-msj.md`` §1.2 and
-``grosof-ayhan-msj-multilevel-scaling.md`` §§2.1, 3.11 item 3). Neither paper gives this solver; it is the
-validation oracle the second set of notes calls for.
+Multilevel Scaling", §3.1). Neither paper gives this solver; it is msjgym's exact validation oracle for small
+systems.
 
 Markov state (deferred decisions). With exponential durations, the order of the jobs in service is irrelevant, and
 the classes of the jobs waiting *behind* the head never influence the dynamics until they reach the head. Since the
@@ -36,7 +35,7 @@ stationary mass at the boundary, P(q = Q), is at most ``tol``. The stationary eq
 dense row of ones — and π is normalised afterwards.
 
 The open system is stable iff λ < μ_sat, the throughput of the *saturated* system (queue never empty: the level-∞
-phase chain), computed here from the same phases (Grosof & Ayhan §3.2; notes §1.4). λ ≥ μ_sat is refused.
+phase chain), computed here from the same phases (Grosof & Ayhan §§3.1–3.2). λ ≥ μ_sat is refused.
 
 Implemented here:
     * :func:`solve_open_fcfs` — the stationary means, queueing probabilities and utilisation [exact up to the

@@ -4,12 +4,12 @@ heavy-traffic constant E[Δ(Y_d)] + 1.
 The *saturated system* is the closed version of an FCFS (head-of-line blocking) MSJ system: the queue never empties,
 and whenever servers free up, jobs drawn i.i.d. from the class mix enter in order until the head job does not fit.
 Its long-run completion rate μ (jobs per unit time) is the stability threshold of the open FCFS system: stable iff
-λ < μ (Grosof & Ayhan, "Multiserver-job Response Time under Multilevel Scaling", §3.2; notes §§1.4, 3.1). The
+λ < μ (Grosof & Ayhan, "Multiserver-job Response Time under Multilevel Scaling", §§3.1–3.2, §5). The
 relative completions Δ (the Poisson-equation solution of the completion-rate reward, eq. (1)) give the heavy-traffic
 mean queue length lim_{ρ→1} (1 − ρ)E[Q] = E[Δ(Y_d)] + 1 (eq. (2), from the paper's ref. [16]).
 
-References below: "the paper" = Grosof & Ayhan; "notes" =
-``shared/papers/notes/grosof-ayhan-msj-multilevel-scaling.md``.
+References below: "the paper" = Grosof & Ayhan; its errata are explained in docs/errata.md, results it does not
+print in docs/derivations.md.
 
 Implemented here:
     "1 and n" system (needs 1 and n; closed forms, O(n) time, O(chunk) memory, n up to 10⁸):
@@ -17,7 +17,7 @@ Implemented here:
     * :func:`one_and_n_mean_relative_completions` — E[Δ(Y_d)] (Lemma 5.5) [exact].
     * :func:`one_and_n_saturated_distributions` — π, P, π^d, Δ̃, Δ as arrays (Lemmas 5.1, 5.2, 5.4, 5.5), small n
       [exact].
-    Any needs, exponential durations (numerical solve of the saturated chain, notes §3.11 item 2):
+    Any needs, exponential durations (numerical solve of the saturated chain, see :func:`saturated_fcfs`):
     * :func:`saturated_fcfs` — every stationary quantity above, as a :class:`SaturatedSystem` [exact].
     * :func:`fcfs_stability_threshold` — μ only [exact].
     * :func:`heavy_traffic_constant` — E[Δ(Y_d)] + 1 = lim_{ρ→1} (1 − ρ)E[Q] [exact limit].
@@ -60,7 +60,7 @@ def one_and_n_throughput(servers: int, p_n: float, mu_1: float, mu_n: float) -> 
 
     evaluated as 1 / [p_n/μ_n + p₁ⁿ/(n μ₁) + (p_n/μ₁) Σ_{b=1}^{n−1} p₁ᵇ/b] (= nμ₁/(1 + x), see :class:`_OneAndN`),
     a sum of positive terms (no cancellation), with p₁ᵇ = exp(b·log1p(−p_n)) and the series summed in vectorised
-    blocks and truncated where p₁ᵇ underflows (notes §3.11), so the cost is O(min(n, 1/p_n)) and n up to 10⁸ is
+    blocks and truncated where p₁ᵇ underflows, so the cost is O(min(n, 1/p_n)) and n up to 10⁸ is
     fine.
 
     Limits: n = 1 gives 1/(p₁/μ₁ + p_n/μ_n) (an M/H₂/1); p_n = 1 gives μ_n (an M/M/1 of n-server jobs); p_n = 0 is
@@ -86,12 +86,12 @@ def one_and_n_throughput(servers: int, p_n: float, mu_1: float, mu_n: float) -> 
 def one_and_n_mean_relative_completions(servers: int, p_n: float, mu_1: float, mu_n: float) -> float:
     """E[Δ(Y_d)] of the saturated FCFS "1 and n" system: the heavy-traffic constant minus 1. [exact]
 
-    Source: Grosof & Ayhan, Lemma 5.5 (notes §3.4): with m = μ/μ₁ (μ from Lemma 5.3) and H_i the harmonic numbers,
+    Source: Grosof & Ayhan, Lemma 5.5 (and its proof): with m = μ/μ₁ (μ from Lemma 5.3) and H_i the harmonic numbers,
 
         E[Δ(Y_d)] = p₁ⁿ (1 − m/n) Δ̃(n) + Σ_{i=1}^{n−1} p₁ⁱ p_n (1 − m/i)(i − m H_i),
         Δ̃(n) = n − 1 + (1 − m/n)/p_n − m H_{n−1}        (= n − 1 + 1/p_n − m H_{n−1} − m/(n p_n)),
 
-    so that lim_{ρ→1} (1 − ρ)E[Q] = E[Δ(Y_d)] + 1 (paper eq. (2)). Numerics (notes §3.11 item 1): p₁ⁱ =
+    so that lim_{ρ→1} (1 − ρ)E[Q] = E[Δ(Y_d)] + 1 (paper eq. (2)). Numerics: p₁ⁱ =
     exp(i·log1p(−p_n)); H_i from digamma or its asymptotic series (no cumulative drift); 1 − m/n = x/(1 + x) with
     x ≥ −p_n computed without cancellation (see :class:`_OneAndN`), because 1 − μ/(nμ₁) cancels catastrophically in
     regime 3; the sum runs in vectorised blocks of 2¹⁵ terms, truncated where p₁ⁱ underflows: O(min(n, 1/p_n))
@@ -99,7 +99,8 @@ def one_and_n_mean_relative_completions(servers: int, p_n: float, mu_1: float, m
 
     Limits: p_n = 1 gives 0 (every job needs n servers: constant completion rate μ_n); p_n = 0 gives 0 (every job
     needs 1 server: the saturated system always serves n jobs), also the continuous limit p_n → 0 at fixed n;
-    n = 1 gives p₁p_n μ² (1/μ_n − 1/μ₁)², i.e. E[Δ(Y_d)] + 1 = (1 + C²)/2 of the M/H₂/1 (notes §3.10).
+    n = 1 gives p₁p_n μ² (1/μ_n − 1/μ₁)², i.e. E[Δ(Y_d)] + 1 = (1 + C²)/2 of the M/H₂/1
+    (docs/derivations.md#multilevel-one-server).
 
     Args: as :func:`one_and_n_throughput`.
     Returns:
@@ -126,7 +127,7 @@ class OneAndNSaturated:
             DTMC (one step per job generation and per completion) on the paper's states (a, b); (0, b < n) are the
             arriving states, π[1, n] = 0 ((1, n) is unreachable). Normalised to sum 1: π[1, 0] = p_n/2 (the paper
             writes everything relative to π[0, 0], which equals π[1, 0] for n >= 2).
-        time_average: P_i, Lemma 5.2 (with its b = 1 erratum, notes §3.2).
+        time_average: P_i, Lemma 5.2 (with its b = 1 erratum, docs/errata.md#multilevel-lemma-5-2).
         completion_average: π^d_i = p₁ⁱ p_n (i < n), p₁ⁿ (i = n), Lemma 5.4.
         completion_rates: μ_i = μ_n (i = 0), i·μ₁ (i >= 1), per unit time.
         relative_completions_offset: Δ̃(i) = Δ(i) − Δ(0), Lemma 5.5 proof (Δ̃(0) = 0).
@@ -148,12 +149,11 @@ class OneAndNSaturated:
 def one_and_n_saturated_distributions(servers: int, p_n: float, mu_1: float, mu_n: float) -> OneAndNSaturated:
     """π, P, π^d, Δ̃ and Δ of the saturated "1 and n" system as arrays (O(n) memory: meant for small n). [exact]
 
-    Source: Grosof & Ayhan, Lemmas 5.1 (π), 5.2 (P, including b = 1: erratum, notes §3.2), 5.3 (μ), 5.4 (π^d) and
-    the proof of Lemma 5.5 (Δ̃(i) = i − m H_i for 1 <= i < n, Δ̃(n) as in
-    :func:`one_and_n_mean_relative_completions`). Lemma 5.1 as printed (relative to π_{0,0}) assumes n >= 2: for
-    n = 1 the states (0, 0) and (0, n − 1) coincide and π_{0,0} = 1/2 ≠ π_{1,0} = p_n/2; writing every π relative to
-    π_{1,0} = p_n/2 (as done here) makes the lemma hold for all n >= 1. See :class:`OneAndNSaturated` for the
-    layout.
+    Source: Grosof & Ayhan, Lemmas 5.1 (π), 5.2 (P, including b = 1: erratum, docs/errata.md#multilevel-lemma-5-2), 5.3
+    (μ), 5.4 (π^d) and the proof of Lemma 5.5 (Δ̃(i) = i − m H_i for 1 <= i < n, Δ̃(n) as in
+    :func:`one_and_n_mean_relative_completions`). Lemma 5.1 as printed (relative to π_{0,0}) assumes n >= 2: for n = 1
+    the states (0, 0) and (0, n − 1) coincide and π_{0,0} = 1/2 ≠ π_{1,0} = p_n/2; writing every π relative to π_{1,0} =
+    p_n/2 (as done here) makes the lemma hold for all n >= 1. See :class:`OneAndNSaturated` for the layout.
 
     Args: as :func:`one_and_n_throughput`, except p_n must be > 0 (at p_n = 0 the chain never leaves (0, n) and the
     lemmas divide by p_n).
@@ -183,9 +183,10 @@ class _OneAndN:
     Attributes (besides n, p_n, μ₁, μ_n):
         log_p1: ln p₁ = log1p(−p_n) (−inf when p_n = 1).
         one_plus_x: 1 + x = nμ₁/μ = nμ₁[p_n/μ_n + p₁ⁿ/(nμ₁) + (p_n/μ₁)S], S = Σ_{b=1}^{n−1} p₁ᵇ/b (positive terms).
-        x: nμ₁/μ − 1 = p_n[(nμ₁ − μ_n)/μ_n + Σ_{b=1}^{n−1} p₁ᵇ (n − b)/b]. This is the notes' eq.-(30) form
-            x = nμ₁p_n/μ_n + expm1(n·log1p(−p_n)) + n p_n S with p₁ⁿ − 1 = −p_n Σ_{b=0}^{n−1} p₁ᵇ substituted, so
-            all terms of the series are positive and the only cancellation left is the intrinsic nμ₁ − μ_n.
+        x: nμ₁/μ − 1 = p_n[(nμ₁ − μ_n)/μ_n + Σ_{b=1}^{n−1} p₁ᵇ (n − b)/b]. This is the paper's eq. (30)
+            (proof of Lemma 8.3), x = nμ₁p_n/μ_n + expm1(n·log1p(−p_n)) + n p_n S, with p₁ⁿ − 1 = −p_n Σ_{b=0}^{n−1} p₁ᵇ
+            substituted, so all terms of the series are positive and the only cancellation left is the intrinsic
+            nμ₁ − μ_n.
     """
 
     n: int
@@ -216,12 +217,12 @@ class _OneAndN:
 
     @property
     def deficit(self) -> float:
-        """1 − μ/(nμ₁) = x/(1 + x) (notes §3.11 item 1), without cancellation."""
+        """1 − μ/(nμ₁) = x/(1 + x), without cancellation."""
         return self.x / self.one_plus_x
 
     @property
     def delta_tilde_n(self) -> float:
-        """Δ̃(n) = n − 1 + (1 − μ/(nμ₁))/p_n − m H_{n−1} (notes §3.11 item 1)."""
+        """Δ̃(n) = n − 1 + (1 − μ/(nμ₁))/p_n − m H_{n−1} (Lemma 5.5's Δ̃(n), without cancellation)."""
         return self.n - 1 + self.deficit / self.p_n - self.m * float(_harmonic(self.n - 1))
 
     @property
@@ -249,7 +250,7 @@ def _one_and_n_args(servers: int, p_n: float, mu_1: float, mu_n: float) -> tuple
 
 def _series(log_p1: float, terms: int, n: int) -> tuple[float, float]:
     """(Σ_{b=1}^{terms} p₁ᵇ/b, Σ_{b=1}^{terms} p₁ᵇ (n − b)/b) for p₁ = exp(log_p1); the first → ln(1/p_n) as
-    terms → ∞ (notes §3.10)."""
+    terms → ∞ (Σ_{b>=1} p₁ᵇ/b = −ln(1 − p₁))."""
     log_parts, gap_parts = [], []
     for b in _blocks(log_p1, terms):
         ratio = np.exp(b * log_p1)
@@ -284,7 +285,7 @@ def _exp(log_value: float) -> float:
 
 
 def _harmonic(i: np.ndarray | int) -> np.ndarray | float:
-    """H_i = Σ_{k=1}^{i} 1/k (H_0 = 0), without cumulative-sum drift (notes §3.11 item 1).
+    """H_i = Σ_{k=1}^{i} 1/k (H_0 = 0), without cumulative-sum drift.
 
     H_i = ψ(i + 1) + γ (digamma) if any i < 64, else the asymptotic series
     ln i + γ + 1/(2i) − 1/(12i²) + 1/(120i⁴) − 1/(252i⁶), whose remainder (< 1/(240 i⁸) < 2e−17) is below the
@@ -320,13 +321,14 @@ def _lemma_5_1(powers: np.ndarray, p_n: float) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class SaturatedSystem:
-    """Stationary analysis of the saturated FCFS multiserver-job system (notes §3.11 item 2). [exact]
+    """Stationary analysis of the saturated FCFS multiserver-job system (Grosof & Ayhan §3.2, §5). [exact]
 
-    States. A state is (counts, head): counts[k] = class-k jobs in service, head = class of the job blocked at the
-    head of the queue, or NO_HEAD (−1). The head's class is drawn only when a job could fit (free servers >=
-    the smallest need), as the paper does for "1 and n" (§3.2: jobs are generated "until either all n servers are
-    occupied, or an n-server job is generated that cannot be served"); this changes neither μ nor E[Δ(Y_d)]
-    (notes §5 item 9) and makes the states match the paper's. Two kinds of states occur (paper §5.1):
+    States. A state is (counts, head): counts[k] = class-k jobs in service, head = class of the job blocked at the head
+    of the queue, or NO_HEAD (−1). The head's class is drawn only when a job could fit (free servers >= the smallest
+    need), as the paper does for "1 and n" (§3.2: jobs are generated "until either all n servers are occupied, or an
+    n-server job is generated that cannot be served"); this changes neither μ nor E[Δ(Y_d)]
+    (docs/modelling-choices.md#multilevel-saturated-head) and makes the states match the paper's. Two kinds of states
+    occur (paper §5.1):
 
     * completing states: a blocked head (head >= 0), or no head and fewer free servers than the smallest need.
       Time is spent here; the next event is a completion (total rate μ_y = Σ_k counts[k]·rates[k]).
@@ -375,14 +377,13 @@ def saturated_fcfs(servers: int, needs: Sequence[int], probabilities: Sequence[f
                    rates: Sequence[float]) -> SaturatedSystem:
     """Solve the saturated FCFS multiserver-job system with exponential durations. [exact]
 
-    Source: the saturated system of Grosof & Ayhan §3.2 and §5 (defined there for needs 1 and n) for arbitrary
-    needs, as in notes §3.11 item 2: build the transition-based embedded DTMC of :class:`SaturatedSystem`
-    (breadth-first from the empty system, keep its recurrent class), then solve two sparse linear systems with
-    SuperLU: π(I − T) = 0 with one balance equation replaced by π_0 = 1 (a single unit entry, not a dense row of
-    ones), then normalised; and (I − T)Δ = r with Δ_0 = 0, then shifted so that Σ P_y Δ(y) = 0. From π:
-    P_y ∝ π_y/μ_y, π^d_y ∝ π_y on completing states, μ = Σ P_y μ_y. For needs (1, n) every output equals the closed
-    forms of Lemmas 5.1–5.5. The state count is polynomial in n for a fixed number of classes (n = 64 with three
-    classes: a few hundred states, milliseconds).
+    Source: the saturated system of Grosof & Ayhan §3.2 and §5 (defined there for needs 1 and n) for arbitrary needs:
+    build the transition-based embedded DTMC of :class:`SaturatedSystem` (breadth-first from the empty system, keep its
+    recurrent class), then solve two sparse linear systems with SuperLU: π(I − T) = 0 with one balance equation replaced
+    by π_0 = 1 (a single unit entry, not a dense row of ones), then normalised; and (I − T)Δ = r with Δ_0 = 0, then
+    shifted so that Σ P_y Δ(y) = 0. From π: P_y ∝ π_y/μ_y, π^d_y ∝ π_y on completing states, μ = Σ P_y μ_y. For needs
+    (1, n) every output equals the closed forms of Lemmas 5.1–5.5. The state count is polynomial in n for a fixed number
+    of classes (n = 64 with three classes: a few hundred states, milliseconds).
 
     Args:
         servers: n >= 1, identical servers.
@@ -423,11 +424,11 @@ def heavy_traffic_constant(servers: int, needs: Sequence[int], probabilities: Se
                            rates: Sequence[float]) -> float:
     """E[Δ(Y_d)] + 1 = lim_{ρ→1} (1 − ρ)E[Q] of the FCFS multiserver-job system, any needs. [exact limit]
 
-    Source: Grosof & Ayhan eq. (2), quoting their ref. [16] (Grosof, Hong, Harchol-Balter & Scheller-Wolf, "The
-    RESET and MARC techniques, with application to multiserver-job analysis", Thm 4.2), ρ = λ/μ. Q may be taken as
-    the number waiting or the number in system (they differ by at most n, so the limit is the same; notes §5 item
-    1); by Little's law also lim (1 − ρ)μE[T]. For one class of need 1 (M/M/n) it is 1; for the M/G/1-like case
-    n = 1 it is (1 + C²)/2. Arguments as :func:`saturated_fcfs`.
+    Source: Grosof & Ayhan eq. (2), quoting their ref. [16] (Grosof, Hong, Harchol-Balter & Scheller-Wolf, "The RESET
+    and MARC techniques, with application to multiserver-job analysis", Thm 4.2), ρ = λ/μ. Q may be taken as the number
+    waiting or the number in system (they differ by at most n, so the limit is the same;
+    docs/modelling-choices.md#multilevel-queue-length); by Little's law also lim (1 − ρ)μE[T]. For one class of need 1
+    (M/M/n) it is 1; for the M/G/1-like case n = 1 it is (1 + C²)/2. Arguments as :func:`saturated_fcfs`.
 
     Returns:
         E[Δ(Y_d)] + 1, dimensionless (jobs × (1 − ρ)).
@@ -438,9 +439,9 @@ def heavy_traffic_constant(servers: int, needs: Sequence[int], probabilities: Se
 def heavy_traffic_mean_number(load_fraction_rho: float, constant: float) -> float:
     """E[N] ≈ (E[Δ(Y_d)] + 1)·ρ/(1 − ρ) for the open FCFS system at finite load. [approximation]
 
-    Source: notes §3.5 (not in the paper): the heavy-traffic limit of eq. (2) extended to ρ < 1; by ref. [16] the
-    error is an additive O(1) (bounded in ρ), so the relative error vanishes as ρ → 1. Do not use it for other
-    policies (notes §5 item 11).
+    Source: docs/derivations.md#multilevel-finite-load (not in the paper): the heavy-traffic limit of eq. (2)
+    extended to ρ < 1; by ref. [16] the error is an additive O(1) (bounded in ρ), so the relative error vanishes as
+    ρ → 1. Do not use it for other policies (docs/modelling-choices.md#multilevel-heavy-traffic-scope).
 
     Args:
         load_fraction_rho: ρ = λ/μ in [0, 1), the fraction of the FCFS stability region in use (not the

@@ -1,9 +1,9 @@
 """Zero queueing for FCFS multiserver jobs: stability, queueing-probability bounds, fluid limit, scaling regimes.
 
 Source: Wang, Xie & Harchol-Balter, "Zero Queueing for Multi-Server Jobs", Proc. ACM Meas. Anal. Comput. Syst.
-5(1), 2021 (SIGMETRICS '21); notes ``wang-xie-harchol-balter-zero-queueing-msj.md`` (cited below as "notes §x").
+5(1), 2021 (SIGMETRICS '21); its errata and the choices it leaves open: docs/errata.md, docs/modelling-choices.md.
 
-Model (notes §1.1): n identical servers, K job classes, Poisson arrivals λ_i = λp_i, class-i jobs hold m_i servers for
+Model (paper §3): n identical servers, K job classes, Poisson arrivals λ_i = λp_i, class-i jobs hold m_i servers for
 an Exp(μ_i) duration (time units), one FCFS queue with head-of-line blocking. Loads are dimensionless:
 ρ_i = λ_i m_i/(n μ_i) (the fraction of the n servers class i keeps busy), ρ = Σ_i ρ_i; m_max = max_i m_i.
 
@@ -38,7 +38,7 @@ from msjgym.theory.queues import erlang_c
 def sufficient_load_limit(m_max: int, n: int) -> float:
     """Load below which Theorem 4.1 guarantees stability: 1 − m_max/n (dimensionless). [bound: sufficient]
 
-    Source: Wang, Xie & Harchol-Balter, Theorem 4.1, eq. (4) (notes §3.1). Not tight at finite n; the exact FCFS
+    Source: Wang, Xie & Harchol-Balter, Theorem 4.1, eq. (4). Not tight at finite n; the exact FCFS
     stability region for K >= 3 classes with unequal μ_i is open (use :func:`msjgym.theory.open_fcfs
     .saturated_throughput` numerically for small n).
 
@@ -67,8 +67,8 @@ def stability_sufficient(load: float, m_max: int, n: int) -> bool:
 def single_class_load_limit(m: int, n: int) -> float:
     """Stability limit of the single-class system: ρ < m⌊n/m⌋/n (dimensionless). [exact]
 
-    Source: notes §3.1 (standard): with K = 1 and need m the FCFS system is an M/M/s, s = ⌊n/m⌋ (Wang, Xie &
-    Harchol-Balter §1, §4), stable iff λ < sμ, i.e. ρ = λm/(nμ) < m⌊n/m⌋/n. Always >= 1 − m/n (Thm 4.1's limit).
+    Source: with K = 1 and need m the FCFS system is an M/M/s, s = ⌊n/m⌋ (Wang, Xie & Harchol-Balter §1, §4),
+    stable iff λ < sμ, i.e. ρ = λm/(nμ) < m⌊n/m⌋/n. Always >= 1 − m/n (Thm 4.1's limit).
 
     Args:
         m: the server need, in [1, n].
@@ -116,10 +116,10 @@ def queueing_probability_bound(load: float, needs: Sequence[int] | int, n: int,
 
         P_Q <= P(Σ_i m_i X_i(∞) > n − m_max) <= (1/(1 − ρ))·(3K√(m_max/n) + m_max/n),
 
-    with the erratum of notes §3.3 — the introduction's eq. (2) prints 3K√(m_max/n + m_max/n), a typo; (5) and its
-    proof give the form above. Also returned: the tighter combination of (13) and Lemma 5.4 (eq. (14)) that keeps
-    each m_i, P_Q <= [m_max + 3Σ_i √(n m_i)]/(n(1 − ρ)). Both hold for every n under ρ < 1 − m_max/n, and both are
-    vacuous (> 1) at every size simulated in the paper (notes §3.3).
+    with the erratum of docs/errata.md#zero-queueing-eq-2 — the introduction's eq. (2) prints 3K√(m_max/n + m_max/n), a
+    typo; (5) and its proof give the form above. Also returned: the tighter combination of (13) and Lemma 5.4 (eq. (14))
+    that keeps each m_i, P_Q <= [m_max + 3Σ_i √(n m_i)]/(n(1 − ρ)). Both hold for every n under ρ < 1 − m_max/n, and
+    both are vacuous (> 1) at every size simulated in the paper (§7).
 
     Args:
         load: ρ in [0, 1 − m_max/n) (Thm 4.2 assumes Thm 4.1's condition).
@@ -167,7 +167,8 @@ def lemma_5_3_bound(n: int, needs: Sequence[int], rates: Sequence[float], load: 
         E[Σ_i m_i X_i/μ_i] <= (n − m_max)/μ_min + 2·v_max·nρ/(n(1 − ρ) − m_max),
 
     v_max = m_max/μ_min as printed (default), or the tighter v_max = max_i m_i/μ_i of the proof's previous line
-    (``exact_v_max=True``). μ_min = min_i μ_i (used but not defined in the paper; notes §1.1).
+    (``exact_v_max=True``). μ_min = min_i μ_i (used but not defined in the paper;
+    docs/modelling-choices.md#zero-queueing-mu-min).
 
     Args:
         n: number of servers >= 1.
@@ -191,7 +192,7 @@ def single_class_queueing_probability(n: int, m: int, load: float) -> float:
     """Exact queueing probability of the single-class FCFS system: Erlang C(⌊n/m⌋, nρ/m). [exact]
 
     Source: Wang, Xie & Harchol-Balter §1/§4 (K = 1 with need m is an M/M/s, s = ⌊n/m⌋) and the standard Erlang C
-    formula (notes §3.6): offered load a = λ/μ = nρ/m Erlangs. For m = n/2 this is 2ρ²/(1 + ρ) (an M/M/2).
+    formula: offered load a = λ/μ = nρ/m Erlangs. For m = n/2 this is 2ρ²/(1 + ρ) (an M/M/2).
 
     Args:
         n: number of servers >= 1.
@@ -303,8 +304,8 @@ def classify_regime(alpha: float, gamma: float) -> RegimeClassification:
     """Region (1–4) of the scaling ρ = 1 − βn^(−α), m_max = Θ(n^γ), and whether P_Q → 0. [asymptotic: n → ∞]
 
     Source: Wang, Xie & Harchol-Balter §1 (Regions 1–4, Fig. 3), Thm 4.2 and Corollary (6): with
-    m_max ~ cn^γ, bound (5) ~ (3K√c/β)·n^(−(1−2α−γ)/2) + (c/β)·n^(α+γ−1), so P_Q → 0 when 2α + γ < 1 (notes §1.4,
-    §3.3). Tightness is proved only for K = 1.
+    m_max ~ cn^γ, bound (5) ~ (3K√c/β)·n^(−(1−2α−γ)/2) + (c/β)·n^(α+γ−1), so P_Q → 0 when 2α + γ < 1 (paper
+    Fig. 3 and eq. (6)). Tightness is proved only for K = 1.
 
     Args:
         alpha: α >= 0, the load exponent (α = 0: constant load).
@@ -323,7 +324,8 @@ def classify_regime(alpha: float, gamma: float) -> RegimeClassification:
 
 @dataclass(frozen=True)
 class ScalingRegime:
-    """A scaling sequence ρ^(n) = 1 − βn^(−α), m_max^(n) = round(c·n^γ) (notes §5 item 12).
+    """A scaling sequence ρ^(n) = 1 − βn^(−α), m_max^(n) = round(c·n^γ)
+    (docs/modelling-choices.md#zero-queueing-scaling-sequence).
 
     (α, γ) cannot be estimated from one system size; give the whole sequence. Source: Wang, Xie & Harchol-Balter
     §1 (0 < β < 1, α >= 0, 0 <= γ <= 1); Set I of §7 is β = 1/4, α = 0.1, γ = 1/2, c = 1; Set II is β = 1, α = 0.3
@@ -365,7 +367,7 @@ class ScalingRegime:
     def theorem_4_1_eventually(self) -> bool:
         """Does ρ^(n) < 1 − m_max^(n)/n hold for all large n? [asymptotic: n → ∞]
 
-        βn^(−α) vs c·n^(γ−1): yes iff α + γ < 1, or α + γ = 1 and β > c (notes §3.1; implied by 2α + γ < 1).
+        βn^(−α) vs c·n^(γ−1): yes iff α + γ < 1, or α + γ = 1 and β > c (implied by 2α + γ < 1).
         """
         total = self.alpha + self.gamma
         if math.isclose(total, 1.0, rel_tol=0.0, abs_tol=1e-12):

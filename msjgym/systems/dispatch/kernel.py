@@ -17,10 +17,10 @@ exponential sizes, from one more competing clock at a uniformly random busy serv
 size draws; selected by ``P_CLOCKS``). Under pull the total rate changes with the number of idle servers; the residual
 time is then rescaled by old/new rate (exact, by memorylessness), so no draw is wasted.
 
-Measurement window (the paper's protocol, note §4.1): arrivals ``warmup .. jobs - 1`` are measured; time averages
-(the queue-length distribution, messages) cover the interval from the first measured arrival to the arrival after
-the window; the run then continues (with arrivals) until every measured job has left, so the per-job mean is not
-biased toward short jobs.
+Measurement window (the paper's protocol, HKV §8; docs/modelling-choices.md#lb-protocol): arrivals
+``warmup .. jobs - 1`` are measured; time averages (the queue-length distribution, messages) cover the interval from the
+first measured arrival to the arrival after the window; the run then continues (with arrivals) until every measured job
+has left, so the per-job mean is not biased toward short jobs.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ msjgym :class:`~msjgym.core.distributions.Distribution` (the paper's laws have m
 dispatcher's information is part of the model: see :mod:`msjgym.policies.load_balancing`.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
-of Non-Exponential Job Sizes", §2 (note ``hellemans-kielanski-van-houdt-bounded-queue-load-balancers.md`` §1, §5).
+of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modelling-choices.md ("Load balancing").
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.load_balancing import POLICY_IDS
 
 REMOVE_MODES = ("last", "next", "random")
-"""Resource pooling: which waiting job a token removes (the paper leaves it open, note §5 item 6)."""
+"""Resource pooling: which waiting job a token removes (the paper leaves it open,
+docs/modelling-choices.md#lb-resource-pooling-removal)."""
 
 _PARAMS: dict[str, tuple[str, ...]] = {
     "random": (), "round-robin": (), "jsq": (), "jiq": (), "jsq-d": ("d",), "least-loaded-d": ("d",),

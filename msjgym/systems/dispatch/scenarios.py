@@ -32,7 +32,7 @@ from msjgym.core.lb_distributions import paper_law, parse_paper_law
 from msjgym.core.lb_params import require_load, water_filling_batch_size
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
-from msjgym.systems.msj.scenarios import Scenario
+from msjgym.api import Scenario
 from msjgym.policies.load_balancing import POLICY_IDS
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
@@ -202,7 +202,7 @@ def load_lb_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
     except ScenarioError as exc:
         raise ScenarioError(f"{name}: {exc}") from None
     params = setting.params()
-    return Scenario(name=name, description=_DESCRIPTIONS[name], params=params, model=setting)  # type: ignore[arg-type]
+    return Scenario(name=name, family="dispatch", description=_DESCRIPTIONS[name], params=params, model=setting)
 
 
 def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:

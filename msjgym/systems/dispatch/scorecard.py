@@ -1,6 +1,6 @@
 """Scorecard references for dispatch scenarios: the cavity queue, the paper's bounds and tables, the invariants.
 
-What applies (HKV = Hellemans, Kielanski & Van Houdt; note = its reference note, whose errata are followed):
+What applies (HKV = Hellemans, Kielanski & Van Houdt; their errata are corrected, see docs/errata.md):
     * every policy: stability λ < 1 [condition]; busy fraction = λ (unit-rate servers, mean-1 jobs; not resource
       pooling, whose servers run at rate 1 − p) [exact]; the message rate = δ for push, pull and water filling
       [exact];
@@ -11,7 +11,7 @@ What applies (HKV = Hellemans, Kielanski & Van Houdt; note = its reference note,
       lower side, erratum) and the distribution-free E[Q] bound on E[R]; pull: Thm 6.4; resource pooling: p*(λ)
       (Prop 7.2), the exponential max queue length and Prop 7.3's deterministic minimum [bound];
     * a run that matches a row of Tables 1–4: the paper's simulated E[R] at this N, judged within the combined 95 %
-      CIs (water filling within 2 %: its runs vary strongly, note §5 item 7);
+      CIs (water filling within 2 %: its runs vary strongly, docs/modelling-choices.md#lb-water-filling);
     * random routing: every server is an M/G/1 queue [exact at any N]; jsq-d with exponential sizes: the N → ∞
       mean-field E[R] = Σ_{i>=1} λ^{(d^i − d)/(d − 1)} [asymptotic]; jsq, jiq: E[R] → 1 as N → ∞ [asymptotic].
 
@@ -27,24 +27,24 @@ import numpy as np
 
 from msjgym.core.distributions import Exponential
 from msjgym.core.lb_params import pull_update_rates
-from msjgym.evaluate import scorecard
-from msjgym.systems.dispatch.scenarios import DispatchSetting
-from msjgym.evaluate.runner import EvaluationResult
-from msjgym.evaluate.scorecard import Reference
-from msjgym.evaluate.statistics import Estimate
+from msjgym.core.estimates import Estimate
+from msjgym.core.references import Judged, Reference, percent
+from msjgym.core.references import judge as judge_references
 from msjgym.systems.dispatch.model import DispatchModel
+from msjgym.systems.dispatch.scenarios import DispatchSetting
 from msjgym.theory import cavity as cv
 from msjgym.theory import queues
 from msjgym.theory.lb_tables import TableRow
 
 PAPER_POLICIES = cv.POLICIES
 WATER_FILLING_TOLERANCE = 0.02
-"""Relative tolerance of the water-filling comparison with the paper (note §5 item 7; issue 7 acceptance 2)."""
+"""Relative tolerance of the water-filling comparison with the paper (docs/modelling-choices.md#lb-water-filling)."""
 MAX_LEVELS_SHOWN = 12
 """Queue-length levels P[Q = k] listed (k = 0, 1, ...)."""
 
 _HKV = "HKV"
-_SOURCES = {"push": "HKV §4.1–4.2, eq. (3), Thm 4.3", "pull": "HKV §6, eq. (26)–(28), erratum Q←_{m,m} (note §3.3)",
+_SOURCES = {"push": "HKV §4.1–4.2, eq. (3), Thm 4.3",
+            "pull": "HKV §6, eq. (26)–(28), erratum Q←_{m,m} (docs/errata.md#cavity-pull-block)",
             "water-filling": "HKV §5, eq. (19), Thm 5.1", "resource-pooling": "HKV §7, eq. (32)–(34), Thm 7.1"}
 
 
@@ -90,17 +90,19 @@ def _push_bounds(setting: DispatchSetting, cavity_max: float | None) -> list[Ref
     lo, hi = cv.push_max_queue_bounds(lam, delta)
     exact_max = max(math.ceil(m_tilde - 1e-12), 0)
     refs = [Reference("max_queue_length", "bound", "Thm 4.7 distribution-free bounds on ⌈m̃⌉ (erratum: ceiling in "
-                      "the upper bound)", "HKV Thm 4.7, eq. (16); note §5 item 4a", lower=float(lo), upper=float(hi),
+                      "the upper bound)", "HKV Thm 4.7, eq. (16); docs/errata.md#cavity-thm-4-7",
+                      lower=float(lo), upper=float(hi),
                       verdict=_theory_inside(exact_max, lo, hi, "⌈m̃⌉"))]
     if cavity_max is None:   # not phase-type: Thm 4.3 holds for any law through y
         refs.append(Reference("max_queue_length", "exact", f"⌈m̃⌉, m̃ = {m_tilde:.6g} from y = E[e^(−δZ)] = {y:.6g} "
                               "(any law)", "HKV Thm 4.3, eq. (8)", value=float(exact_max)))
     q_lo, q_hi = cv.push_mean_queue_bounds(lam, delta, y)
     refs.append(Reference("response_time", "bound", "Thm 4.9 bounds on the cavity E[Q]/λ (erratum: ⌊m̃⌋ on the "
-                          "lower side)", "HKV Thm 4.9; note §3.1", lower=q_lo / lam, upper=q_hi / lam))
+                          "lower side)", "HKV Thm 4.9; docs/errata.md#cavity-thm-4-9",
+                          lower=q_lo / lam, upper=q_hi / lam))
     upper = cv.push_mean_queue_upper_bound(lam, delta) / lam
     refs.append(Reference("response_time", "bound", "distribution-free δu²/(1 + δu)/λ, u = ⌈λ/((1 − λ)δ)⌉",
-                          "HKV §4.3 observation (4); note §3.1", upper=upper))
+                          "HKV §4.3 observation (4); docs/errata.md#cavity-observation-4", upper=upper))
     return refs
 
 
@@ -125,9 +127,9 @@ def _pooling_bounds(setting: DispatchSetting, cavity_max: float | None) -> list[
     else:
         what = "p < p*(λ): the max queue length depends on the law (unbounded over laws, Z(ε) → 0)"
     regime = "law-dependent" if p < star else "insensitive" if p < lam else "empty queues"
-    refs = [Reference("p", "condition", f"p*(λ) = {star:.6g}: {what}", "HKV Prop 7.2; note §3.4", value=p,
+    refs = [Reference("p", "condition", f"p*(λ) = {star:.6g}: {what}", "HKV Prop 7.2", value=p,
                       upper=star, verdict=f"regime: {regime} (theory)"),
-            Reference("busy_fraction", "asymptotic", "busy fraction → 1 − (1 − λ)/(1 − p) as N → ∞ (flow balance)",
+            Reference("utilization", "asymptotic", "busy fraction → 1 − (1 − λ)/(1 − p) as N → ∞ (flow balance)",
                       "HKV eq. (32)", value=max(0.0, (lam - p) / (1.0 - p)))]
     if star <= p < lam:
         refs.append(Reference("response_time", "exact", "E[R] = (λ − p)/(λ(1 − p)) (insensitive)", "HKV Prop 7.2",
@@ -139,7 +141,8 @@ def _pooling_bounds(setting: DispatchSetting, cavity_max: float | None) -> list[
                               cavity_max is None else _theory_inside(cavity_max, det, None, "cavity max")))
         if isinstance(setting.dist, Exponential):
             refs.append(Reference("max_queue_length", "exact", "exponential closed form ⌈x⌉ − 1, x = "
-                                  "log(p/(1 − λ))/log(λ/(1 − p)) (erratum k)", "HKV §7.2, [22]; note §5 item 4k",
+                                  "log(p/(1 − λ))/log(λ/(1 − p)) (erratum)",
+                                  "HKV §7.2, [22]; docs/errata.md#cavity-pooling-exponential-max",
                                   value=float(cv.pooling_exponential_max_queue_length(lam, p))))
     return refs
 
@@ -176,14 +179,15 @@ def information_references(setting: DispatchSetting, model: DispatchModel) -> li
     fraction = λ·E[size] (not under resource pooling, whose servers run at 1 − p) and the designed message rate."""
     lam = setting.lam
     refs = [Reference("stability", "condition", f"λ = {lam:g} < 1: stable (capacity N, arrival rate λN)",
-                      "HKV §2", value=setting.load, upper=1.0, predicts_stable=setting.load < 1.0)]
+                      "HKV §2", value=setting.load, upper=1.0, predicts_stable=setting.load < 1.0,
+                      threshold=lam / setting.load)]
     if model.policy != "resource-pooling":
-        refs.append(Reference("busy_fraction", "exact", "busy fraction = λ·E[size] (work conservation, unit-rate "
-                              "servers)", "HKV §2; note §6 item 11", value=setting.load))
+        refs.append(Reference("utilization", "exact", "busy fraction = λ·E[size] (work conservation, unit-rate "
+                              "servers)", "HKV §2 (unit-rate servers, mean-1 jobs)", value=setting.load))
     if model.message_rate is not None:
         refs.append(Reference("message_rate", "exact", "messages per server per unit time = the designed rate (push, water filling: δ; pull: "
                               "λδ₁ + (1 − λ)δ₀; d sampled per arrival: dλ)",
-                              "HKV §2; note §6 item 11", value=model.message_rate))
+                              "HKV §2 (the policies' definitions)", value=model.message_rate))
     return refs
 
 
@@ -206,7 +210,8 @@ def references(setting: DispatchSetting, policy: str) -> list[Reference]:
         refs += _pooling_bounds(setting, cavity_max)
     row = setting.paper_row(policy)
     if row is not None:
-        tol = "within 2 % (note §5 item 7)" if policy == "water-filling" else "within the combined 95 % CIs"
+        tol = ("within 2 % (docs/modelling-choices.md#lb-water-filling)" if policy == "water-filling"
+               else "within the combined 95 % CIs")
         refs.append(Reference("response_time", "paper-sim", f"the paper's simulation at N = {row.servers} "
                               f"({row.label}): {row.sim:.4f} ± {row.ci:.2e}; judged {tol}",
                               f"HKV Table {row.table}", value=row.sim))
@@ -219,11 +224,11 @@ def references(setting: DispatchSetting, policy: str) -> list[Reference]:
     return refs
 
 
-def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None = None,
+def judge(refs: list[Reference], result: Judged, row: TableRow | None = None,
           queue_length_pmf: np.ndarray | None = None) -> list[Reference]:
     """Each reference with its verdict; the paper's values (``row``: the matching table row, for its CI), max queue
     lengths (against the mass of ``queue_length_pmf``, the simulated P[Q = k] at every level, above them) and bounds
-    of the cavity have their own comparisons, the rest go through :func:`msjgym.evaluate.scorecard.judge`."""
+    of the cavity have their own comparisons, the rest go through :func:`msjgym.core.references.judge`."""
     out = []
     for ref in refs:
         est = result.metrics.get(ref.quantity)
@@ -244,7 +249,7 @@ def judge(refs: list[Reference], result: EvaluationResult, row: TableRow | None 
             out.append(replace(ref, agrees=inside, verdict=f"simulation {'inside' if inside else 'OUTSIDE'} "
                                                            "(a bound on the cavity queue)"))
         else:
-            out.append(scorecard.judge([ref], result)[0])
+            out.append(judge_references([ref], result)[0])
     return out
 
 
@@ -252,16 +257,17 @@ def _judge_cavity(ref: Reference, est: Estimate, servers: object) -> Reference:
     """The simulation against the cavity queue (N → ∞): outside the CI is a finite-N gap, not a contradiction."""
     err, half = est.mean - ref.value, est.ci95
     if not math.isfinite(half):
-        return replace(ref, verdict=f"error {scorecard._pct(err, ref.value)}; no CI (needs >= 2 replications)")
+        return replace(ref, verdict=f"error {percent(err, ref.value)}; no CI (needs >= 2 replications)")
     covered = bool(abs(err) <= half)
-    return replace(ref, agrees=covered, verdict=f"error {scorecard._pct(err, ref.value)} (95% CI "
-                   f"±{scorecard._pct(half, ref.value)[1:]}): "
+    return replace(ref, agrees=covered, verdict=f"error {percent(err, ref.value)} (95% CI "
+                   f"±{percent(half, ref.value)[1:]}): "
                    + ("within the CI" if covered else f"beyond the CI (finite-N gap at N = {servers})"))
 
 
 def paper_agreement(ours: Estimate, row: TableRow) -> tuple[bool | None, str]:
     """Whether a simulated E[R] agrees with the paper's at the row's N, and how far off it is: within the combined
-    95 % CIs (water filling: within 2 %, note §5 item 7). None: no CI to judge with (one replication)."""
+    95 % CIs (water filling: within 2 %, docs/modelling-choices.md#lb-water-filling). None: no CI to judge with (one
+    replication)."""
     diff = ours.mean - row.sim
     if row.policy == "water-filling":
         return bool(abs(diff) <= WATER_FILLING_TOLERANCE * row.sim), f"{100 * diff / row.sim:+.2f} % (tolerance ±2 %)"

@@ -4,10 +4,10 @@
 >>> res = simulate("push", servers=1000, lam=0.9, delta=0.3, arrivals=10**6, reps=5, seed=1)
 >>> res.response_time            # Estimate(mean, ci95), time units
 
-Protocol (Hellemans, Kielanski & Van Houdt §8; note §4.1): each replication starts empty, runs ``arrivals``
-arrivals (default N·10⁴), discards the first ``warmup_fraction`` (10 %) of jobs and measures the rest; replication
-r uses the stream ``SeedSequence(seed).spawn(reps)[r]``. Means are over replications with Student-t 95 % CIs
-(:func:`msjgym.evaluate.statistics.t_interval`).
+Protocol (Hellemans, Kielanski & Van Houdt §8; docs/modelling-choices.md#lb-protocol): each replication starts empty,
+runs ``arrivals`` arrivals (default N·10⁴), discards the first ``warmup_fraction`` (10 %) of jobs and measures the rest;
+replication r uses the stream ``SeedSequence(seed).spawn(reps)[r]``. Means are over replications with Student-t 95 % CIs
+(:func:`msjgym.core.estimates.t_interval`).
 
 Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.load_balancing`; event loop and
 costs: :mod:`msjgym.systems.dispatch.kernel`; data structures: :mod:`msjgym.systems.dispatch.state`.
@@ -25,7 +25,7 @@ from tqdm import tqdm
 from msjgym.core import rng
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.errors import ScenarioError
-from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.core.estimates import Estimate, t_interval
 from msjgym.policies.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY, POLICY_IDS
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel, default_dist
@@ -35,7 +35,7 @@ from msjgym.systems.dispatch.state import (
 
 MAX_EVENTS = 1 << 62
 MAX_LEVELS = 1 << 20
-METRICS = ("response_time", "mean_queue_length", "busy_fraction", "message_rate", "little_response_time")
+METRICS = ("response_time", "mean_queue_length", "utilization", "message_rate", "little_response_time")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Replication:
 
     response_time: float  # mean over measured jobs
     mean_queue_length: float  # time-average jobs per server
-    busy_fraction: float  # time-average fraction of busy servers
+    utilization: float  # time-average fraction of busy servers
     message_rate: float  # messages per server per unit time
     little_response_time: float  # mean_queue_length / λ (Little's law; equals response_time in steady state)
     queue_length_distribution: np.ndarray  # fraction of servers with q = k, k = 0, 1, ... (time average)
@@ -204,33 +204,55 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
         raise ScenarioError(f"warmup_fraction = {warmup_fraction!r}: must be in [0, 1)")
     if not (isinstance(reps, (int, np.integer)) and reps >= 1):
         raise ScenarioError(f"reps = {reps!r}: must be an integer >= 1")
-    warmup = int(round(warmup_fraction * arrivals))
-    if warmup >= arrivals:
-        raise ScenarioError(f"warmup_fraction = {warmup_fraction!r}: leaves no measured job of {arrivals}")
-    root = np.random.SeedSequence(seed)
-    jobs = _initial_jobs(model)
-    wf_len = max((model.batch_size or 0) + 1, model.sample_size) + 1
-    st = _state(n, jobs, levels, wf_len, reps, root.entropy)
-    pr = _params(model, arrivals, warmup, levels, _clocks(model, completions))
-    out = []
-    for b in tqdm(range(reps), desc=f"{model.policy} N={n}", unit="rep", disable=not progress, file=sys.stderr,
-                  leave=False):
-        start = st.rng[b].copy()
+    runs = DispatchReplications(model, arrivals, warmup_fraction, reps, seed, levels, completions)
+    out = [runs.run(b) for b in tqdm(range(reps), desc=f"{model.policy} N={n}", unit="rep", disable=not progress,
+                                     file=sys.stderr, leave=False)]
+    return summarise(model, arrivals, runs.warmup, runs.seed, out)
+
+
+class DispatchReplications:
+    """``reps`` replications of a dispatch model, run one at a time (replication r uses the stream
+    ``SeedSequence(seed).spawn(reps)[r]``, whatever order they run in)."""
+
+    def __init__(self, model: DispatchModel, arrivals: int, warmup_fraction: float, reps: int, seed: int | None,
+                 levels: int = 256, completions: str = "auto") -> None:
+        warmup = int(round(warmup_fraction * arrivals))
+        if warmup >= arrivals:
+            raise ScenarioError(f"warmup_fraction = {warmup_fraction!r}: leaves no measured job of {arrivals}")
+        root = np.random.SeedSequence(seed)
+        self.model, self.arrivals, self.warmup, self.seed = model, arrivals, warmup, int(root.entropy)
+        self._entropy = root.entropy
+        self.jobs, self.levels = _initial_jobs(model), levels
+        self.wf_len = max((model.batch_size or 0) + 1, model.sample_size) + 1
+        self.st = _state(model.servers, self.jobs, levels, self.wf_len, reps, root.entropy)
+        self.pr = _params(model, arrivals, warmup, levels, _clocks(model, completions))
+
+    def prepare(self) -> None:
+        """Compile (or load) the kernel: run an empty system for no event (replication 0's stream is restored)."""
+        start = self.st.rng[0].copy()
+        kern.reset(self.st, self.pr, 0)
+        kern.run(self.st, self.pr, 0, 0)
+        self.st.rng[0] = start
+
+    def run(self, b: int) -> Replication:
+        """Run replication b from empty to the end of its arrivals (enlarging the arrays and rerunning it, from
+        the same stream, if they overflow)."""
+        start = self.st.rng[b].copy()
         while True:
-            seconds, status = _one(st, pr, b)
+            seconds, status = _one(self.st, self.pr, b)
             if status == DONE:
                 break
-            st.rng[b] = start  # rerun the same replication with larger arrays
+            self.st.rng[b] = start  # rerun the same replication with larger arrays
             if status == NEED_JOBS:
-                jobs *= 2
-            elif status == NEED_LEVELS and levels < MAX_LEVELS:
-                levels *= 2
-                pr.ints[P_LCAP] = levels
+                self.jobs *= 2
+            elif status == NEED_LEVELS and self.levels < MAX_LEVELS:
+                self.levels *= 2
+                self.pr.ints[P_LCAP] = self.levels
             else:
                 raise RuntimeError(f"dispatch kernel stopped with status {status}")
-            st = _state(n, jobs, levels, wf_len, reps, root.entropy)._replace(rng=st.rng)
-        out.append(_replication(st, model, arrivals - warmup, seconds))
-    return summarise(model, arrivals, warmup, int(root.entropy), out)
+            self.st = _state(self.model.servers, self.jobs, self.levels, self.wf_len, self.st.rng.shape[0],
+                             self._entropy)._replace(rng=self.st.rng)
+        return _replication(self.st, self.model, self.arrivals - self.warmup, seconds)
 
 
 def _replication(st: DispatchState, m: DispatchModel, measured: int, seconds: float) -> Replication:
@@ -242,7 +264,7 @@ def _replication(st: DispatchState, m: DispatchModel, measured: int, seconds: fl
     mean_q = float(np.arange(top) @ dist)
     return Replication(
         response_time=float(st.sf[F_SUMR] / st.si[S_NDONE]), mean_queue_length=mean_q,
-        busy_fraction=float(1.0 - dist[0]), message_rate=float(st.si[S_MSG] / (n * window)),
+        utilization=float(1.0 - dist[0]), message_rate=float(st.si[S_MSG] / (n * window)),
         little_response_time=mean_q / m.lam, queue_length_distribution=dist, jobs_measured=int(st.si[S_NDONE]),
         window=window, events=int(st.si[S_EVENTS]), seconds=seconds)
 

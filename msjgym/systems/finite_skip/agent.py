@@ -7,6 +7,7 @@ second: use it for checks and small studies.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,19 +40,23 @@ class FiniteSkipSpec:
 
 def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000, warmup: int | None = None,
                    reps: int = 1, seed: int = 0, capacity: int = 3_000,
-                   rule: int | None = None) -> list[fs.Replication]:
+                   rule: int | None = None, seeds: list[np.random.SeedSequence] | None = None) -> list[fs.Replication]:
     """Like :func:`msjgym.systems.finite_skip.simulate.simulate`, with ``agent.act`` (or ``agent(...)``) choosing the rates.
 
     The agent gets ``{"params": int[N], "servers": int[N]}`` (jobs in arrival order) and returns N rates (fractions of
     capacity, summing to at most 1). A heterogeneous-server agent reports the servers it assigned in
-    ``agent.last_servers``. ``rule``: the front's fullness rule (default: the system's, see ``fs.FULL_*``). A
-    :class:`~msjgym.core.user_policy.UserPolicy` (a policy of the user's, loaded with a :class:`FiniteSkipSpec`) is
-    called with the observation and no mask (None).
+    ``agent.last_servers``. ``rule``: the front's fullness rule (default: the system's, see ``fs.FULL_*``).
+    ``seeds``: one replication per seed sequence, instead of ``SeedSequence(seed).spawn(reps)``. The agent's ``act``
+    may take the action mask too (``act(observation, action_mask)``, as every family's policies): it gets None (the
+    action is a rate vector, nothing is masked). A :class:`~msjgym.core.user_policy.UserPolicy` (a policy of the
+    user's, loaded with a :class:`FiniteSkipSpec`) is called the same way.
     """
     if isinstance(agent, UserPolicy):
-        act, agent = (lambda obs, _decide=agent: _decide(obs, None)), agent.policy
+        act, agent = (lambda observation, _decide=agent: _decide(observation, None)), agent.policy
     else:
         act = agent.act if hasattr(agent, "act") else agent
+        if _positional(act) >= 2:  # act(observation, action_mask): no action is masked (the action is a rate vector)
+            two, act = act, lambda observation: two(observation, None)
     warmup = jobs // 5 if warmup is None else warmup
     k, lam = model.servers, model.arrival_rate
     cumprob = np.cumsum(np.asarray(model.probs, dtype=np.float64))
@@ -63,10 +68,19 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
     if rule is None:
         rule = fs.FULL_COUNT if model.system in (fs.HET, fs.LPS) else fs.FULL_SUM
     out = []
-    for ss in np.random.SeedSequence(seed).spawn(reps):
+    for ss in np.random.SeedSequence(seed).spawn(reps) if seeds is None else seeds:
         out.append(_one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs,
                         capacity, rule, seed_states([ss])))
     return out
+
+
+def _positional(fn: Any) -> int:
+    """The number of positional parameters ``fn`` takes (2 or more: it also takes the action mask)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
 def _one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, rng):
@@ -87,6 +101,7 @@ def _one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, 
     next_arr = exponential(rng, 0) / lam
     nk = cumprob.shape[0]
     while done < jobs:
+        acc[fs.A_EVENTS] += 1.0
         while nf < n and not fs._full(rule, nf, np.asarray(cls, np.int64), prm, k, levels, cnt):
             fent[nf] = t
             wsum = 0.0

@@ -1,6 +1,6 @@
 """Finite-skip scenarios (Figs. 2–7 of Grosof, Harchol-Balter & Scheller-Wolf), their estimates and scorecard.
 
-``load_finite_skip(name, {"load": ρ})`` builds the system of a figure (note §4):
+``load_finite_skip(name, {"load": ρ})`` builds the system of a figure (the paper's §4.5, §5.5, §6.5, §7.5):
 
 * ``finite-skip-fig2``: heterogeneous M/G/4, speeds (0.4, 0.3, 0.2, 0.1), S ~ H2 (Exp(2) or Exp(2/3) w.p. 1/2);
 * ``finite-skip-fig3``: LPS(4), the same S;
@@ -11,7 +11,7 @@
 ``summarize(model, reps)`` turns replications into estimates with 95 % CIs (Student t over replications), including
 the work-identity residual and the pathwise-invariant diagnostics; ``references`` lists the theory (Cor. 3.8 with
 generic and exact constants, its components, the resource-pooled M/G/1, Zhang–Zwart, the het M/M/k chain);
-``judge`` is :func:`msjgym.evaluate.scorecard.judge`.
+``judge`` is :func:`msjgym.core.references.judge`.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ import numpy as np
 
 from msjgym.core.distributions import Distribution, Exponential, HyperExponential
 from msjgym.errors import ScenarioError
-from msjgym.evaluate.scorecard import Reference
-from msjgym.evaluate.statistics import Estimate, t_interval
+from msjgym.core.references import Reference
+from msjgym.core.estimates import Estimate, estimates
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, HET, LPS, MSJ, THRESHOLD, FiniteSkipPolicy
 from msjgym.systems.finite_skip import simulate as fs
 from msjgym.theory import finite_skip as theory
@@ -83,7 +83,7 @@ def _threshold(inelastic_rate: float, elastic_rate: float, name: str) -> Callabl
 
 def _msj(figure: str) -> Callable[..., fs.FiniteSkipModel]:
     def build(load: float) -> fs.FiniteSkipModel:
-        from msjgym.systems.msj.scenarios import load_scenario
+        from msjgym.api import load_scenario
         model = load_scenario(figure, {"load": load}).model
         return msj_as_finite_skip(model, figure)
     return build
@@ -119,6 +119,10 @@ FIGURES: dict[str, FiniteSkipFigure] = {
         f"{_GHS} Fig. 7: MSJ, k=4, (v, X) = (1, Exp(1)) 4/7, (2, Exp(8)) 2/7, (4, Exp(64)) 1/7",
         _msj("finite-skip-fig7"), _MSJ_POLICIES, ("maxweight",)),
 }
+
+RATE_MODEL_FIGURES = ("finite-skip-fig2", "finite-skip-fig3", "finite-skip-fig4a", "finite-skip-fig4b")
+"""The figures whose systems are rate models of their own (the finite-skip family's scenarios); Figs. 6–7 are the
+multiserver-job setting, simulated on the multiserver-job engine as built-ins of that family."""
 
 
 def load_finite_skip(name: str, overrides: Mapping[str, object] | None = None) -> fs.FiniteSkipModel:
@@ -163,11 +167,32 @@ class FiniteSkipSummary:
     reps: int
 
 
-def summarize(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> FiniteSkipSummary:
+def replication_metrics(model: fs.FiniteSkipModel, r: fs.Replication) -> dict[str, float]:
+    """One stable replication's metric values (see :class:`FiniteSkipSummary`); ``queueing_time`` and ``front_time``
+    only when every measured job went through the front."""
     lam = model.arrival_rate
     m1, m2 = model.size_moments
     rho = lam * m1
-    stable = all(r.stable for r in reps)
+    a, rec = r.acc, r.rec
+    time = a[fs.A_TIME]
+    out = {"response_time": float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_ARR]))}
+    if not np.isnan(rec[:, fs.R_FRONT]).any():
+        out["queueing_time"] = float(np.mean(rec[:, fs.R_FRONT] - rec[:, fs.R_ARR]))
+        out["front_time"] = float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_FRONT]))
+    out["number_in_system"] = a[fs.A_N] / time
+    out["number_in_front"] = a[fs.A_NF] / time
+    out["work"] = a[fs.A_W] / time
+    out["work_nonbusy"] = a[fs.A_W1B] / time
+    out["utilization"] = a[fs.A_B] / time
+    if rho < 1:
+        out["work_identity_residual"] = a[fs.A_W] / time - a[fs.A_W1B] / time / (1 - rho) - lam * m2 / (2 * (1 - rho))
+    return out
+
+
+def pathwise_invariants(reps: list[fs.Replication]) -> dict[str, float]:
+    """Over all replications: the largest |T_Q − (W^A − W_F^F)| over measured jobs that entered the front (stable
+    replications), the largest front size, the largest 1 − B seen while the queue was non-empty, and the number of
+    events at which a job outside the front was served (all zero, up to rounding, for a WCFS policy)."""
     inv = {"identity_error": 0.0, "max_front": 0.0, "max_rate_gap": 0.0, "served_outside_front": 0.0}
     for r in reps:
         inv["max_front"] = max(inv["max_front"], float(r.acc[fs.A_MAXNF]))
@@ -178,30 +203,22 @@ def summarize(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> FiniteSk
             err = np.abs(tq - (r.rec[:, fs.R_WA] - r.rec[:, fs.R_WFF]))
             err = err[np.isfinite(err)]  # jobs served outside the front never entered it: no identity for them
             inv["identity_error"] = max(inv["identity_error"], float(err.max()) if err.size else 0.0)
-    if not stable:  # growth rate of the number in system over the run, jobs per unit time
-        inv["growth_rate"] = float(np.mean([r.acc[fs.A_NEND] / r.acc[fs.A_END] for r in reps if not r.stable]))
+    return inv
+
+
+def growth_rate(r: fs.Replication) -> float:
+    """An unstable replication's growth rate of the number in system: the capacity reached over the time it took
+    (jobs per unit time)."""
+    return float(r.acc[fs.A_NEND] / r.acc[fs.A_END])
+
+
+def summarize(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> FiniteSkipSummary:
+    """Estimates with 95 % CIs over ``reps`` (see :class:`FiniteSkipSummary`)."""
+    inv = pathwise_invariants(reps)
+    if not all(r.stable for r in reps):
+        inv["growth_rate"] = float(np.mean([growth_rate(r) for r in reps if not r.stable]))
         return FiniteSkipSummary(False, {}, inv, len(reps))
-    cols: dict[str, list[float]] = {}
-
-    def put(name: str, value: float) -> None:
-        cols.setdefault(name, []).append(value)
-
-    for r in reps:
-        a, rec = r.acc, r.rec
-        time = a[fs.A_TIME]
-        put("response_time", float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_ARR])))
-        if not np.isnan(rec[:, fs.R_FRONT]).any():  # T_Q and T_F are defined when every job went through the front
-            put("queueing_time", float(np.mean(rec[:, fs.R_FRONT] - rec[:, fs.R_ARR])))
-            put("front_time", float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_FRONT])))
-        put("number_in_system", a[fs.A_N] / time)
-        put("number_in_front", a[fs.A_NF] / time)
-        put("work", a[fs.A_W] / time)
-        put("work_nonbusy", a[fs.A_W1B] / time)
-        put("utilization", a[fs.A_B] / time)
-        if rho < 1:
-            put("work_identity_residual",
-                a[fs.A_W] / time - a[fs.A_W1B] / time / (1 - rho) - lam * m2 / (2 * (1 - rho)))
-    return FiniteSkipSummary(True, {k: t_interval(np.array(v)) for k, v in cols.items()}, inv, len(reps))
+    return FiniteSkipSummary(True, estimates([replication_metrics(model, r) for r in reps]), inv, len(reps))
 
 
 def run(model: fs.FiniteSkipModel, policy: str, *, jobs: int = 100_000, reps: int = 10, seed: int = 0,
@@ -218,10 +235,12 @@ def references(model: fs.FiniteSkipModel, policy: FiniteSkipPolicy | str) -> lis
     refs: list[Reference] = []
     if pol.wcfs:
         refs.append(Reference("stability", "condition", f"{pol.name} is WCFS: stable iff ρ < 1 (ρ = {rho:.4g})",
-                              f"{_GHS} Lemma 3.4", value=rho, upper=1.0, predicts_stable=rho < 1))
+                              f"{_GHS} Lemma 3.4", value=rho, upper=1.0, predicts_stable=rho < 1,
+                              threshold=model.arrival_rate / rho))
     else:
         refs.append(Reference("stability", "condition", f"capacity: ρ = {rho:.4g} < 1 is necessary",
-                              "standard", value=rho, upper=1.0, predicts_stable=None if rho < 1 else False))
+                              "standard", value=rho, upper=1.0, predicts_stable=None if rho < 1 else False,
+                              threshold=model.arrival_rate / rho))
     if rho >= 1:
         return refs
     refs.append(Reference("response_time", "approximation",
@@ -260,7 +279,7 @@ def references(model: fs.FiniteSkipModel, policy: FiniteSkipPolicy | str) -> lis
     if (pol.name in ("fsf", "fsf-minmig", "ssf") and len(model.laws) == 1
             and isinstance(model.laws[0], Exponential)):
         refs.append(Reference("response_time", "exact", "heterogeneous M/M/k birth–death chain",
-                              "note §2.2 (cited in §4.3.1)",
+                              "Grosof, Harchol-Balter & Scheller-Wolf §4.3.1 (their ref. [1])",
                               value=theory.heterogeneous_mmk(model, fastest_first=pol.name != "ssf")))
     return refs
 
@@ -270,7 +289,7 @@ def judge(refs: list[Reference], summary: FiniteSkipSummary) -> list[Reference]:
     outside while the 95 % CI meets it is reported as not significant (agrees None), not as a violation."""
     from dataclasses import replace
 
-    from msjgym.evaluate.scorecard import judge as _judge
+    from msjgym.core.references import judge as _judge
     out = []
     for ref in _judge(refs, summary):  # type: ignore[arg-type]
         est = summary.metrics.get(ref.quantity)

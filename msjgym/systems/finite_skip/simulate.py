@@ -1,9 +1,9 @@
 """Finite-skip systems as rate models: heterogeneous M/G/k, LPS(k), threshold parallelism, and the MSJ model.
 
-Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (note §1). Capacity is
-normalised to 1: a job's *size* S is in capacity × time units and it completes when it has received S of service;
-a job's *rate* is the fraction of capacity it gets (heterogeneous servers: its server's speed; LPS: 1/min(N, k);
-threshold parallelism: q/k on q servers; MSJ: v/k while served, so S = vX/k for a duration X).
+Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (§§2, 4–7). Capacity
+is normalised to 1: a job's *size* S is in capacity × time units and it completes when it has received S of service; a
+job's *rate* is the fraction of capacity it gets (heterogeneous servers: its server's speed; LPS: 1/min(N, k); threshold
+parallelism: q/k on q servers; MSJ: v/k while served, so S = vX/k for a duration X).
 
 State: the jobs present, in arrival order, in flat arrays (a completion shifts the younger jobs down; N is small at
 the loads studied). After every arrival and completion the policy (:func:`msjgym.policies.finite_skip.allocate`)
@@ -15,7 +15,7 @@ needs in it sum to >= k; ServerFilling in the divisible setting: full when some 
 defined without looking at the rates, so "queue non-empty ⇒ total rate 1" (WCFS) and "only front jobs are served"
 (finite skip) are real checks of a policy (acc A_GAP, A_OUTSIDE). For every job the kernel records the work in
 system at its arrival W^A and the work in the front older than it when it enters the front W_F^F, so the pathwise
-identity T_Q = W^A − W_F^F (note §3.2) can be checked; and, over the measured window, the integrals of N, N_F, W,
+identity T_Q = W^A − W_F^F (proof of Thm 3.3) can be checked; and, over the measured window, the integrals of N, N_F, W,
 W(1−B) and B for the work identity E[W] = E[W(1−B)]/(1−ρ) + λE[S²]/(2(1−ρ)).
 """
 from __future__ import annotations
@@ -50,7 +50,8 @@ A_NEND = 11  # jobs in system at the end
 A_SIZE2 = 12  # Σ S² over arrivals in the window
 A_SIZE = 13  # Σ S over arrivals in the window
 A_OUTSIDE = 14  # events at which a job outside the front was served (0 for a finite-skip policy)
-NACC = 15
+A_EVENTS = 15  # events simulated (arrivals and completions, whole run)
+NACC = 16
 
 # per measured job rec[i, :]
 R_ARR = 0
@@ -178,7 +179,8 @@ FULL_CLASS = 2
 
 @njit
 def _full(rule, nf, cls, prm, k, levels, cnt):
-    """Is the front made of the ``nf`` oldest jobs full (Def. 2.2, by the system's definition, note §1.5–1.8)?"""
+    """Is the front made of the ``nf`` oldest jobs full (Def. 2.2, by the system's definition: §§4.2, 5.2, 6.2,
+    7.2, App. B.2; docs/modelling-choices.md#finite-skip-front)?"""
     if rule == FULL_COUNT:
         return nf >= k
     if rule == FULL_SUM:
@@ -216,6 +218,7 @@ def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
     t_start = -1.0
     t_stop = -1.0
     while done_meas < jobs:
+        acc[A_EVENTS] += 1.0
         # front (Defs. 2.1, 2.2): a prefix of the arrival order; while not full it requests the oldest queued job
         while nf < n and not _full(rule, nf, cls, prm, k, levels, taken):
             fent[nf] = t
@@ -346,8 +349,9 @@ class Replication:
 
 
 def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: int = 100_000,
-             warmup: int | None = None, reps: int = 10, seed: int = 0, capacity: int = 3_000) -> list[Replication]:
-    """``reps`` independent replications (streams from ``SeedSequence(seed).spawn(reps)``).
+             warmup: int | None = None, reps: int = 10, seed: int = 0, capacity: int = 3_000,
+             seeds: list[np.random.SeedSequence] | None = None) -> list[Replication]:
+    """``reps`` independent replications (streams from ``SeedSequence(seed).spawn(reps)``, or one per ``seeds``).
 
     Each discards the first ``warmup`` arrivals (default jobs // 5), measures the next ``jobs`` arrivals, and runs
     until they have all completed. A replication whose number in system reaches ``capacity`` stops, flagged unstable.
@@ -365,7 +369,8 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
     speeds = np.sort(np.asarray(model.speeds if model.system == HET else [1.0 / k] * k, dtype=np.float64))[::-1].copy()
     levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
     rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.kernel_id == SF_DIV else FULL_SUM)
-    seeds = np.random.SeedSequence(seed).spawn(reps)
+    if seeds is None:
+        seeds = np.random.SeedSequence(seed).spawn(reps)
     out = []
     for ss in seeds:
         rng = seed_states([ss])

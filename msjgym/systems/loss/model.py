@@ -2,7 +2,8 @@
 
 Every error is a :class:`~msjgym.errors.ScenarioError` naming the parameter, the value and the valid range; nothing
 is clamped silently. A sample-size *rule* (``k = "n^alpha log n"``, ...) is a documented formula of n (and α): its
-definition includes ``min(n, ·)`` (the notes' default, §5 item 1) and ⌈·⌉; an explicit integer k > n is an error.
+definition includes ``min(n, ·)`` and ⌈·⌉ (docs/modelling-choices.md#loss-k-rule); an explicit integer k > n is an
+error.
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from msjgym.core.distributions import Distribution, Exponential, from_spec
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 
-# name -> (formula shown to users, k as a real number of (n, alpha)); natural log throughout (notes §5 item 1)
+# name -> (formula shown to users, k as a real number of (n, alpha)); natural log throughout
+# (docs/modelling-choices.md#loss-k-rule)
 K_RULES = {
     "n": ("n (full access)", lambda n, a: float(n)),
     "full": ("n (full access)", lambda n, a: float(n)),

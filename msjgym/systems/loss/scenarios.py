@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from msjgym.errors import ScenarioError
-from msjgym.systems.msj.scenarios import Scenario
+from msjgym.api import Scenario
 from msjgym.systems.loss.model import K_RULES, LossModel, make_loss_model
 
 _GMGM = "Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar, 'Large Loss Systems with Adaptive Multiserver Jobs'"
@@ -58,7 +58,7 @@ def load_loss_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
                                 beta=merged["beta"], lam=merged["lam"], service=merged["service"])
     except ScenarioError as exc:
         raise ScenarioError(f"{name}: {exc}") from None
-    return Scenario(name=name, description=_DESCRIPTIONS[name], params=resolved_params(model), model=model)
+    return Scenario(name=name, family="loss", description=_DESCRIPTIONS[name], params=resolved_params(model), model=model)
 
 
 def resolved_params(model: LossModel) -> dict:

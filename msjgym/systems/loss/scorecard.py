@@ -1,4 +1,4 @@
-"""Scorecard references for loss scenarios (``msjgym.theory.loss``), judged by ``msjgym.evaluate.scorecard.judge``.
+"""Scorecard references for loss scenarios (``msjgym.theory.loss``), judged by ``msjgym.core.references.judge``.
 
 What applies:
     * every policy: GMGM's identities (eqs. (1), (2), per-width balance, PASTA, Lemma 1 eq. (9)) as exact zero
@@ -8,18 +8,18 @@ What applies:
     * greedy with sampling: Corollary 8's bounds; the fixed-k fixed point (constant k);
     * a verdict on asymptotic optimality (``asymptotic_optimality``), decided from the theorems' hypotheses only:
       "proved" needs Theorem 4 (full access) or Theorem 9 (k = n^α ln n and its β condition); constant k and
-      k = Θ(n^α) are reported as not asymptotically optimal / not shown (notes §5 items 2–3).
+      k = Θ(n^α) are reported as not asymptotically optimal / not shown (docs/errata.md#loss-thm-9-alpha-0,
+      docs/errata.md#loss-k-omega).
 """
 from __future__ import annotations
 
-from msjgym.evaluate.scorecard import Reference
+from msjgym.core.references import Reference
 from msjgym.policies.loss import LossPolicy
 from msjgym.systems.loss.model import LossModel
 from msjgym.theory import loss as th
 
 MAX_EXACT_STATES = 5_000
 _G = "GMGM"  # Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar (see msjgym.theory.loss)
-_NOTE = "notes ghanbarian-et-al §"
 
 
 def _configurations(n: int, d: int) -> int:
@@ -31,7 +31,7 @@ def _configurations(n: int, d: int) -> int:
 
 
 def _identities(model: LossModel, known: bool = True) -> list[Reference]:
-    src = f"{_G} eqs. (1), (2), Lemma 1 eq. (9); {_NOTE}3.1"
+    src = f"{_G} eqs. (1), (2), Lemma 1 eq. (9); per width: docs/derivations.md#loss-identities"
     desc = "identity residual, zero in steady state for any Markovian scheme"
     names = ("residual_work", "residual_little") + (("residual_pasta", "residual_stein") if known else ())
     refs = [Reference(q, "exact", desc, src, value=0.0) for q in names]
@@ -47,7 +47,7 @@ def _exact(model: LossModel, policy: LossPolicy) -> list[Reference]:
         sol = th.greedy_full_access(n, d, lam)
         how = "Erlang B on n/d super-servers" if n % d == 0 else f"(m, p) chain, partial job of {n % d} servers"
         label = f"greedy, full access, exact ({how})"
-        src = f"{_NOTE}3.7(a) (supplementary)"
+        src = "docs/derivations.md#loss-full-access-exact (supplementary)"
         return [Reference("blocking_probability", "exact", label, src, value=sol.blocking),
                 Reference("response_time", "exact", label, src, value=sol.response_time)]
     if model.full_access and policy.name == "fixed-width":
@@ -59,7 +59,7 @@ def _exact(model: LossModel, policy: LossPolicy) -> list[Reference]:
         return []
     chain = th.exact_chain(n, d, model.k, lam, policy.name)
     label = f"exact count chain (X_1..X_d), {chain.states} states"
-    src = f"{_G} eqs. (7)–(8) corrected ({_NOTE}2); msjgym.theory.loss.exact_chain"
+    src = f"{_G} eqs. (7)–(8) corrected (docs/errata.md#loss-eq-8); msjgym.theory.loss.exact_chain"
     return [Reference("blocking_probability", "exact", label, src, value=chain.blocking),
             Reference("response_time", "exact", label, src, value=chain.response_time),
             Reference("utilization", "exact", label, src, value=chain.busy_fraction)]
@@ -70,7 +70,7 @@ def _theorem4(model: LossModel) -> list[Reference]:
     t4 = th.theorem4_bounds(n, d, lam)
     cond = ("condition λ <= 1 − 2d/n (βn^(1−α) >= 2d) holds" if t4.condition_holds
             else "condition λ <= 1 − 2d/n (βn^(1−α) >= 2d) FAILS: not proved at this n")
-    src = f"{_G} Thm 4, Cor. 3 eq. (17); {_NOTE}5.5"
+    src = f"{_G} Thm 4, Cor. 3 eq. (17); the condition from Lemma 2's proof"
     refs = [Reference("blocking_probability", "bound", f"P_b <= √(d/(nλ)) ({cond})", src, upper=t4.blocking_upper),
             Reference("stein_lhs", "bound", f"E[(λ − d x_d)²] <= dλ/n ({cond})", src, upper=t4.stein_upper)]
     if t4.response_upper < float("inf"):
@@ -82,10 +82,10 @@ def _theorem4(model: LossModel) -> list[Reference]:
         if a >= 0.5:
             what = "√d φ(β/√d)/Φ(β/√d) (Halfin–Whitt)" if a == 0.5 else "√(2d/π) (super-HW, slow convergence)"
             refs.append(Reference("sqrt_n_blocking", "asymptotic", f"√n P_b → {what} as n → ∞",
-                                  f"{_NOTE}3.7(a) (Jagerman; supplementary)", value=lim))
+                                  "docs/derivations.md#loss-halfin-whitt (Jagerman; supplementary)", value=lim))
         else:
             refs.append(Reference("sqrt_n_blocking", "asymptotic", "α < ½: P_b super-polynomially small, √n P_b → 0",
-                                  f"{_NOTE}3.7(a), 5.6", value=0.0,
+                                  "docs/derivations.md#loss-halfin-whitt", value=0.0,
                                   verdict="a trend over n (Theorem 4's n^-1/2 rate is not tight for α < ½)"))
     return refs
 
@@ -101,7 +101,7 @@ def _sampled(model: LossModel, policy: LossPolicy) -> list[Reference]:
                               (" — vacuous (>= 1)" if c8.blocking_upper >= 1 else ""), src, upper=c8.blocking_upper))
     if not model.k_rule and k < n:
         fp = th.fixed_point(k, d, lam, policy.name)
-        src = f"{_NOTE}3.7(b) (binomial limit of eq. (8); supplementary)"
+        src = "docs/derivations.md#loss-fixed-point (binomial limit of eq. (8); supplementary)"
         label = f"fixed-k mean-field fixed point q = λ(1 − q^k), q = {fp.busy_fraction:.4g} (n → ∞)"
         refs += [Reference("blocking_probability", "approximation", label, src, value=fp.blocking),
                  Reference("response_time", "approximation", label, src, value=fp.response_time)]
@@ -126,7 +126,7 @@ def optimality(model: LossModel, policy: LossPolicy) -> tuple[str, str]:
     rule, a = model.k_rule, model.alpha
     if not rule:
         return (f"NOT asymptotically optimal: constant k = {k_text(model)} gives P_b → q^k > 0 (fixed point)",
-                f"{_NOTE}3.7(b), 6.10")
+                "docs/derivations.md#loss-fixed-point")
     if a is None:
         return ("fixed λ given directly: not a scaling family", f"{_G} Thm 9")
     thm9_rule = rule == "n^alpha log n" or (rule == "log n" and a == 0) or (rule == "sqrt n log n" and a == 0.5)
@@ -136,14 +136,14 @@ def optimality(model: LossModel, policy: LossPolicy) -> tuple[str, str]:
             return (f"NOT SHOWN: Theorem 9's hypotheses fail ({t9.note})", f"{_G} Thm 9")
         if t9.blocking_rate_exponent is None:
             return (f"asymptotically optimal (P_b → 0 by (35)), but the rate is NOT proved: {t9.note}",
-                    f"{_G} Thm 9; {_NOTE}5.2 (erratum)")
+                    f"{_G} Thm 9; docs/errata.md#loss-thm-9-alpha-0")
         return (f"asymptotically optimal: PROVED (Theorem 9): {t9.note}", f"{_G} Thm 9")
     theta = rule == "n^alpha" or (rule == "sqrt n" and a == 0.5)
     if theta:
         return ("NOT SHOWN: k = Θ(n^α) is outside Theorem 9 and the paper's 'k = ω(n^α) suffices' is unproved; "
                 "simulation and the mean-field heuristic show n^α·P_b GROWING with n (like ln n): the full-access "
                 "rate is lost, whether P_b → 0 is not proved",
-                f"{_NOTE}5.3; msjgym.theory.loss.mean_field_blocking")
+                "docs/errata.md#loss-k-omega; msjgym.theory.loss.mean_field_blocking")
     return (f"NOT SHOWN: k rule {rule!r} with α = {a:g} is not covered by Theorem 9", f"{_G} Thm 9")
 
 
@@ -180,7 +180,7 @@ def references(model: LossModel, policy: LossPolicy | None) -> list[Reference]:
             g = th.greedy_full_access(model.servers, model.d, model.lam)
             refs.append(Reference("blocking_probability", "approximation",
                                   "greedy's exact P_b (a comparison, not a prediction for this policy)",
-                                  f"{_NOTE}3.7(a)", value=g.blocking))
+                                  "docs/derivations.md#loss-full-access-exact", value=g.blocking))
         return refs
     if model.service is not None:
         return _general_service(model, policy)

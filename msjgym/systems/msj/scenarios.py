@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +69,7 @@ except ModuleNotFoundError:  # Python 3.10
 from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.traces import read_trace
 from msjgym.core.validation import is_real, show
+from msjgym.api import Scenario
 from msjgym.errors import ScenarioError
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
@@ -81,27 +81,6 @@ _TRACE_KEYS = ("trace", "scale_servers", "time_scale", "skip_bad_lines")
 _CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
 _PROBABILITY_TOLERANCE = 1e-6
 _CLASS_RATES = "classes[*].arrival_rate"
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A resolved scenario.
-
-    Attributes:
-        name: the built-in name, or the file path as given.
-        description: one line.
-        params: for a built-in, its parameters (defaults + overrides, derived defaults filled in); for a file, the
-            full TOML-shaped spec after overrides.
-        model: the validated system model.
-        regime: the scaling sequence of the scenario's family, when it has one (the zero-queueing sets at their
-            papers' loads): the scorecard classifies it.
-    """
-
-    name: str
-    description: str
-    params: dict
-    model: MSJModel
-    regime: ScalingRegime | None = None
 
 
 # ==============================================================================================================# Shared validation helpers: each raises a one-line ScenarioError "PATH = VALUE: requirement".
@@ -325,31 +304,6 @@ def _probabilities(classes: list[_ClassSpec], where: str) -> list[float]:
 # ==============================================================================================================# Overrides
 
 
-_BARE_WORD = re.compile(r"[\w.+\-/:~]+(\([\w.+\-/=, ]*\))?")  # a word, or a call: erlang(k=6), h2(f=1/2, scv=15)
-
-
-def parse_override(text: str) -> tuple[str, object]:
-    """Parse ``KEY=VALUE``; VALUE is a TOML value (int, float, "string", bool, [list]) or a bare word (a string).
-
-    >>> parse_override("servers=32")
-    ('servers', 32)
-    >>> parse_override("m3=4th-root")
-    ('m3', '4th-root')
-    """
-    key, sep, raw = text.partition("=")
-    key, raw = key.strip(), raw.strip()
-    if not sep or not key:
-        raise ScenarioError(f"override {text!r}: expected KEY=VALUE, e.g. servers=32")
-    if not raw or "\n" in raw:
-        raise ScenarioError(f"override {key} = {raw!r}: expected one TOML value or a bare word after '='")
-    try:
-        return key, tomllib.loads(f"value = {raw}")["value"]
-    except tomllib.TOMLDecodeError:
-        if not _BARE_WORD.fullmatch(raw):
-            raise ScenarioError(f"override {key} = {raw!r}: not a TOML value (number, \"string\", true/false, "
-                                f"[list]) nor a bare word") from None
-        return key, raw
-
 
 def _apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
     """A deep copy of ``spec`` with each dotted-path override set (module docstring)."""
@@ -431,7 +385,7 @@ def _exp(rate: float) -> dict:
 
 
 def _build_one_and_n(p: dict[str, object]) -> tuple[dict, dict]:
-    """Grosof & Ayhan's "1 and n" system (notes §1.1): class "1" needs 1 server (Exp(mu_1) durations) w.p. 1 − p_n,
+    """Grosof & Ayhan's "1 and n" system (their §3.1): class "1" needs 1 server (Exp(mu_1) durations) w.p. 1 − p_n,
     class "n" needs all n (Exp(mu_n)) w.p. p_n; a class of probability 0 is left out. Default λ = 0.8 μ, μ of Lemma 5.3.
     """
     n = _integer(p["servers"], "servers")
@@ -455,7 +409,8 @@ _FINITE_SKIP_MIXES = {
 
 def _finite_skip_builder(figure: str) -> Callable[[dict[str, object]], tuple[dict, dict]]:
     def build(p: dict[str, object]) -> tuple[dict, dict]:
-        """k = 4 servers, Exp(rate) durations; λ from ρ = λE[VX]/k (finite-skip notes §4, Figs. 6 and 7)."""
+        """k = 4 servers, Exp(rate) durations; λ from ρ = λE[VX]/k (Grosof, Harchol-Balter & Scheller-Wolf
+        §7.5, Figs. 6 and 7)."""
         load = _real(p["load"], "load")
         classes = [{"name": f"v{need}", "need": need, "probability": prob, "service": _exp(rate)}
                    for need, rate, prob in _FINITE_SKIP_MIXES[figure]]
@@ -479,9 +434,10 @@ def _round_need(x: float, servers: int) -> int:
 
 def _zero_queueing_builder(set_number: int) -> Callable[[dict[str, object]], tuple[dict, dict]]:
     def build(p: dict[str, object]) -> tuple[dict, dict]:
-        """Sets I–III of Wang, Xie & Harchol-Balter §7 (notes §4): μ = (0.25, 0.5, 1), needs (3, log₂ n, m3) rounded
-        to the nearest integer and clipped to [1, n]; class i carries load ρ_i = load · load_split_i, so
-        λ_i = n ρ_i μ_i / m_i. The paper does not state its class mix (notes §5 item 1): equal thirds by default.
+        """Sets I–III of Wang, Xie & Harchol-Balter §7 (Table 3): μ = (0.25, 0.5, 1), needs (3, log₂ n, m3) rounded
+        to the nearest integer and clipped to [1, n] (docs/modelling-choices.md#zero-queueing-need-rounding); class i
+        carries load ρ_i = load · load_split_i, so λ_i = n ρ_i μ_i / m_i. The paper does not state its class mix
+        (docs/modelling-choices.md#zero-queueing-load-split): equal thirds by default.
         """
         n = _integer(p["servers"], "servers")
         m3_rule = _choice(p.get("m3", "sqrt"), "m3", tuple(_ZQ_M3))
@@ -506,7 +462,8 @@ def _zero_queueing_params(set_number: int) -> dict[str, _Param]:
 _FS_CITE = ("the MSJ setting of Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver "
             "analysis',")
 _ZQ_CITE = "Wang, Xie & Harchol-Balter, 'Zero Queueing for Multi-Server Jobs' (2021) §7"
-_ZQ_MIX = "the paper does not give the class load split (notes §5 item 1): load_split, default equal thirds"
+_ZQ_MIX = ("the paper does not give the class load split (docs/modelling-choices.md#zero-queueing-load-split): "
+           "load_split, default equal thirds")
 _BUILTINS: dict[str, _Builtin] = {
     "one-and-n": _Builtin(
         "the '1 and n' FCFS system of Grosof & Ayhan, 'Multiserver-job Response Time under Multilevel Scaling': "
@@ -542,18 +499,26 @@ def is_builtin_msj(name: str) -> bool:
     return name in _BUILTINS
 
 
-def list_scenarios() -> list[tuple[str, str]]:
-    """The built-in scenarios as (name, one-line description)."""
-    from msjgym.systems.dispatch.scenarios import list_lb_scenarios  # load balancing (issue 7)
-    from msjgym.systems.loss.scenarios import list_loss_scenarios  # loss systems (issue 8)
-    return [(name, b.description) for name, b in _BUILTINS.items()] + list_loss_scenarios() + list_lb_scenarios()
+def list_msj_scenarios() -> list[tuple[str, str]]:
+    """The built-in multiserver-job scenarios as (name, one-line description)."""
+    return [(name, b.description) for name, b in _BUILTINS.items()]
 
 
-def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = None) -> Scenario:
-    """Resolve a built-in name or a TOML file path, apply ``overrides``, and validate.
+def scenario_system(path: Path) -> str | None:
+    """The ``system`` key of a scenario file (None when it has none, or cannot be read: loading reports why)."""
+    try:
+        with path.open("rb") as f:
+            system = tomllib.load(f).get("system")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return system if isinstance(system, str) else None
+
+
+def load_msj_scenario(name_or_path: str, overrides: Mapping[str, object] | None = None) -> Scenario:
+    """Resolve a built-in multiserver-job scenario or a TOML file path, apply ``overrides``, and validate.
 
     Args:
-        name_or_path: a built-in name (:func:`list_scenarios`) or the path of a TOML scenario file.
+        name_or_path: a built-in name (:func:`list_msj_scenarios`) or the path of a TOML scenario file.
         overrides: for a built-in, parameter values by name; for a file, values by dotted key path.
     Raises:
         ScenarioError: one line naming the scenario, the key and the valid values.
@@ -562,15 +527,6 @@ def load_scenario(name_or_path: str, overrides: Mapping[str, object] | None = No
     overrides = dict(overrides or {})
     if name in _BUILTINS:
         return _load_builtin(name, overrides)
-    from msjgym.systems.loss.scenarios import is_loss_scenario, load_loss_scenario  # loss systems (issue 8)
-    if is_loss_scenario(name):
-        return load_loss_scenario(name, overrides)
-    from msjgym.systems.dispatch.scenarios import is_lb_scenario, load_lb_scenario  # load balancing (issue 7)
-    if is_lb_scenario(name):
-        return load_lb_scenario(name, overrides)
-    if name.startswith("finite-skip-"):
-        raise ScenarioError(f"scenario {name!r}: not a multiserver-job scenario; run it with `msjgym evaluate "
-                            f"{name} --policy P` or msjgym.systems.finite_skip.scenarios (see `msjgym finite-skip --list`)")
     path = Path(name).expanduser()
     if not path.is_file():
         raise ScenarioError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "
@@ -590,7 +546,7 @@ def _load_builtin(name: str, overrides: dict[str, object]) -> Scenario:
         model = model_from_spec(spec)
     except ScenarioError as exc:
         raise ScenarioError(f"{name}: {exc}") from None
-    return Scenario(name=name, description=builtin.description, params=params, model=model,
+    return Scenario(name=name, family="msj", description=builtin.description, params=params, model=model,
                     regime=_regime(name, params, overrides))
 
 
@@ -621,7 +577,7 @@ def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
     except ScenarioError as exc:
         raise ScenarioError(f"{name}: {exc}") from None
     description = spec.get("description") or _summary(model)
-    return Scenario(name=name, description=description, params=spec, model=model)
+    return Scenario(name=name, family="msj", description=description, params=spec, model=model)
 
 
 def _summary(model: MSJModel) -> str:

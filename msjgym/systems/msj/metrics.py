@@ -1,14 +1,11 @@
-"""Output analysis: metrics from a replication's accumulators, and Student-t confidence intervals.
+"""The metrics of a multiserver-job replication (or measurement batch), from its accumulators.
 
-Each replication (or, with a single replication, each measurement batch) yields one value per metric, computed as
-a ratio of sums over its measured jobs or time (e.g. mean response time = Σ response times / jobs completed).
-The reported mean is the mean of those values and the CI half-width is t_{0.975, r-1} · s / √r over the r values
-(independent replications, or batch means within one replication; Law, *Simulation Modeling and Analysis*, §9.4–9.5).
+Each is a ratio of sums over the measured jobs or time (e.g. mean response time = Σ response times / jobs
+completed); :mod:`msjgym.core.estimates` turns the values of replications or batches into 95 % CIs.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,40 +14,6 @@ from msjgym.systems.msj.state import (
     B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME)
 
 PERCENTILES = {"response_time_p95": 0.95, "response_time_p99": 0.99}
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point estimate with the half-width of its 95 % confidence interval (NaN when it cannot be computed)."""
-
-    mean: float
-    ci95: float
-
-    def to_dict(self) -> dict[str, float | None]:
-        return {"mean": _json_float(self.mean), "ci95": _json_float(self.ci95)}
-
-
-def _json_float(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def t_interval(values: np.ndarray, level: float = 0.95) -> Estimate:
-    """Mean and Student-t CI half-width of i.i.d. ``values`` (NaN entries are an error, not dropped)."""
-    values = np.asarray(values, dtype=np.float64)
-    r = values.size
-    if r == 0:
-        return Estimate(math.nan, math.nan)
-    if np.isnan(values).any():
-        return Estimate(math.nan, math.nan)
-    mean = float(values.mean())
-    if r < 2:
-        return Estimate(mean, math.nan)
-    if np.isinf(values).any():
-        return Estimate(mean, math.nan)
-    from scipy import stats  # imported here: scipy.stats takes a third of a second to import
-
-    half = float(stats.t.ppf(0.5 + level / 2, r - 1) * values.std(ddof=1) / math.sqrt(r))
-    return Estimate(mean, half)
 
 
 def _ratio(num: float, den: float) -> float:

@@ -1,35 +1,21 @@
-"""The scorecard: every theoretical reference that applies to a scenario and policy, and a verdict for each.
+"""The multiserver-job scorecard: every theoretical reference that applies to a scenario and policy.
 
-``references(model, policy)`` lists, before any simulation, what the theory says: exact values, bounds, asymptotic
-predictions, approximations, and stability conditions (which already carry a prediction). ``judge(refs, result)``
-then puts each beside the simulated estimate:
-
-* exact value: the error, and whether the simulation's 95 % CI covers the value;
-* bound: whether the estimate lies inside;
-* asymptotic prediction or approximation: the ratio of the estimate to the prediction;
-* stability condition: whether the run confirmed the predicted stability or instability.
-
-A reference's ``quantity`` is a metric name of ``msjgym evaluate`` (e.g. ``number_in_system``), ``stability``, or a
-theoretical quantity without a simulated counterpart (e.g. ``fcfs_threshold``: then the verdict compares it with the
-exact value, when there is one).
+``references(model, policy)`` lists, before any simulation, what the theory says (exact values, bounds, asymptotic
+predictions, approximations, stability conditions); :func:`msjgym.core.references.judge` gives each its verdict.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
 from msjgym.core.distributions import Exponential
-from msjgym.evaluate.statistics import Estimate
+from msjgym.core.references import Reference
 from msjgym.policies import Policy
 from msjgym.systems.msj.model import MSJModel
 from msjgym.theory import finite_skip, multilevel, queues, zero_queueing
 from msjgym.theory.open_fcfs import solve_open_fcfs
 from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
 from msjgym.theory.zero_queueing import ScalingRegime
-
-if TYPE_CHECKING:
-    from msjgym.evaluate.runner import EvaluationResult
 
 # Exact solvers are skipped beyond these sizes, so that listing the references takes about a second at most.
 MAX_SATURATED_STATES = 100_000  # (configuration, blocked head) states of the generic saturated chain
@@ -40,41 +26,6 @@ THROUGHPUT_OPTIMAL = {
     "server-filling-divisible": "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip App. B.2",
     "maxweight": "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.3 (MaxWeight, after Maguluri et al.)",
 }
-
-
-@dataclass(frozen=True)
-class Reference:
-    """One theoretical reference for a scenario and policy.
-
-    Attributes:
-        quantity: the metric it predicts (``number_in_system``, ``queueing_probability[c1]``, ...), ``stability``,
-            or a theoretical quantity (``fcfs_threshold``).
-        kind: exact, bound, asymptotic, approximation or condition.
-        description: what the reference is, in a few words.
-        source: paper and equation (or "standard").
-        value: the predicted value (exact, asymptotic, approximation).
-        lower, upper: the interval of a bound (None: unbounded on that side).
-        upper_metric: for a bound given by another simulated quantity (``upper`` is then None).
-        predicts_stable: for a condition, its prediction (None: the condition says nothing either way).
-        verdict: the comparison with the simulation (empty until judged).
-        agrees: whether the simulation agrees (None: nothing to compare, or not judged yet).
-    """
-
-    quantity: str
-    kind: str
-    description: str
-    source: str
-    value: float | None = None
-    lower: float | None = None
-    upper: float | None = None
-    upper_metric: str | None = None
-    predicts_stable: bool | None = None
-    verdict: str = ""
-    agrees: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
 # ---------------------------------------------------------------- applicability
@@ -91,7 +42,7 @@ def _capacity(model: MSJModel) -> Reference:
         quantity="stability", kind="condition",
         description=f"capacity: load ρ = {rho:.4g} {'<' if rho < 1 else '>='} 1 (no policy is stable at ρ >= 1)",
         source="standard (busy servers average λ Σ p_i m_i E[S_i] under any stable policy)",
-        value=rho, upper=1.0, predicts_stable=None if rho < 1 else False)
+        value=rho, upper=1.0, predicts_stable=None if rho < 1 else False, threshold=model.arrival_rate / rho)
 
 
 def _throughput_optimal(model: MSJModel, policy: Policy) -> list[Reference]:
@@ -101,7 +52,8 @@ def _throughput_optimal(model: MSJModel, policy: Policy) -> list[Reference]:
     return [Reference(
         quantity="stability", kind="condition",
         description=f"{policy.name} is throughput-optimal: stable iff ρ < 1 (ρ = {rho:.4g})",
-        source=THROUGHPUT_OPTIMAL[policy.name], value=rho, upper=1.0, predicts_stable=rho < 1)]
+        source=THROUGHPUT_OPTIMAL[policy.name], value=rho, upper=1.0, predicts_stable=rho < 1,
+        threshold=model.arrival_rate / rho)]
 
 
 def _equal_needs(model: MSJModel) -> list[Reference]:
@@ -161,7 +113,8 @@ def _server_filling(model: MSJModel, policy: Policy) -> list[Reference]:
 
 
 def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
-    """Cor. 3.8 with the exact constants of ServerFilling (finite-skip note §3.8), when the trace-free model allows."""
+    """Cor. 3.8 with the exact constants of ServerFilling (docs/modelling-choices.md#finite-skip-constants), when the
+    trace-free model allows."""
     from msjgym.systems.finite_skip.scenarios import msj_as_finite_skip
     from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
     try:
@@ -174,7 +127,8 @@ def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
     band = finite_skip.wcfs_band(fs_model, const)
     return [Reference("response_time", "bound", f"WCFS bounds, exact constants (n = {const.front}, w_nonfull = "
                       f"{const.w_nonfull:.4g}, w_nonbusy = {const.w_nonbusy:.4g}, r_min = {const.r_min:.4g})",
-                      f"{_GSW}, Cor. 3.8; constants from ServerFilling's definition (note §3.8)",
+                      f"{_GSW}, Cor. 3.8; constants from ServerFilling's definition "
+                      "(docs/modelling-choices.md#finite-skip-constants)",
                       lower=band.response_lower, upper=band.response_upper)]
 
 
@@ -221,7 +175,8 @@ def _fcfs_stability(model: MSJModel, theory: _FCFSTheory) -> list[Reference]:
     refs = [Reference(
         "stability", "condition",
         f"FCFS stability threshold μ = {theory.throughput:.6g} jobs/time ({theory.method}): λ/μ = {ratio:.4g}",
-        f"{_GA} §3.1–3.3 (saturated system)", value=ratio, upper=1.0, predicts_stable=ratio < 1)]
+        f"{_GA} §3.1–3.3 (saturated system)", value=ratio, upper=1.0, predicts_stable=ratio < 1,
+        threshold=theory.throughput)]
     if ratio < 1:
         refs.append(Reference(
             "number_in_queue", "approximation",
@@ -284,7 +239,7 @@ def _zero_queueing(model: MSJModel, regime: ScalingRegime | None) -> list[Refere
     refs = [Reference(
         "stability", "condition", f"ρ = {load:.4g} {'<' if load < limit else '>='} 1 − m_max/n = {limit:.4g}"
         " (sufficient for FCFS stability)", f"{_WXH}, Thm 4.1", value=load, upper=limit,
-        predicts_stable=True if load < limit else None)]
+        predicts_stable=True if load < limit else None, threshold=model.arrival_rate * limit / load)]
     if load < limit:
         bound = zero_queueing.queueing_probability_bound(load, needs, n)
         refs.append(Reference(
@@ -350,68 +305,3 @@ def references(model: MSJModel, policy: Policy, regime: ScalingRegime | None = N
             value=theory.throughput)]
     return ([_capacity(model)] + _throughput_optimal(model, policy) + _equal_needs(model)
             + _fcfs(model, policy, regime) + _server_filling(model, policy))
-
-
-def unstable_predictions(refs: list[Reference]) -> list[Reference]:
-    """The stability conditions among ``refs`` that predict instability."""
-    return [r for r in refs if r.kind == "condition" and r.predicts_stable is False]
-
-
-# ---------------------------------------------------------------- verdicts
-def _pct(x: float, ref: float) -> str:
-    return f"{100 * x / ref:+.2f}%" if ref else f"{x:+.4g}"
-
-
-def _judge_one(ref: Reference, result: EvaluationResult) -> Reference:
-    if ref.kind == "condition":
-        what = "stable" if result.stable else "unstable"
-        if ref.predicts_stable is None:
-            holds = ref.upper is None or ref.value < ref.upper
-            return replace(ref, verdict=f"{'holds' if holds else 'does not hold'}, which predicts nothing here "
-                                        f"(run {what})")
-        agrees = ref.predicts_stable == result.stable
-        if agrees:
-            outcome = "confirmed"
-        elif result.stable:  # the detector needs the growth to stand out of the noise within the run
-            outcome = "NOT CONFIRMED: no growth detected in this run length (slow growth needs more jobs)"
-        else:
-            outcome = "CONTRADICTED"
-        return replace(ref, agrees=agrees,
-                       verdict=f"predicts {'stable' if ref.predicts_stable else 'unstable'}; run {what}: {outcome}")
-    if ref.verdict:  # judged before simulating (a theoretical quantity, or a trend over n)
-        return ref
-    est = result.metrics.get(ref.quantity)
-    if est is None:
-        return replace(ref, verdict="no simulated estimate" + ("" if result.stable else " (run unstable)"))
-    if ref.upper_metric is not None:
-        other = result.metrics.get(ref.upper_metric)
-        if other is None:
-            return replace(ref, verdict=f"no simulated {ref.upper_metric}")
-        ref = replace(ref, upper=other.mean)
-        inside = est.mean <= other.mean
-        return replace(ref, agrees=inside, verdict=(
-            f"{'inside' if inside else 'OUTSIDE'}: {est.mean:.4g} vs {ref.upper_metric} {other.mean:.4g}"))
-    return replace(ref, **_compare(ref, est))
-
-
-def _compare(ref: Reference, est: Estimate) -> dict[str, Any]:
-    half = est.ci95 if est.ci95 is not None and math.isfinite(est.ci95) else math.nan
-    if ref.kind == "exact":
-        err = est.mean - ref.value
-        if math.isnan(half):  # one replication without batch means: nothing to judge the error against
-            return {"verdict": f"error {_pct(err, ref.value)} (no CI: one replication)"}
-        covered = abs(err) <= half
-        return {"agrees": bool(covered), "verdict": (
-            f"error {_pct(err, ref.value)} (95% CI ±{_pct(half, ref.value)[1:]}): "
-            + ("consistent" if covered else "INCONSISTENT"))}
-    if ref.kind == "bound":
-        inside = (ref.lower is None or est.mean >= ref.lower) and (ref.upper is None or est.mean <= ref.upper)
-        where = f" ({est.mean / ref.upper:.3g} of the bound)" if ref.upper and ref.lower is None else ""
-        return {"agrees": bool(inside), "verdict": ("inside" if inside else "OUTSIDE") + where}
-    ratio = est.mean / ref.value if ref.value else math.nan
-    return {"verdict": f"simulated/predicted = {ratio:.4g}"}
-
-
-def judge(refs: list[Reference], result: EvaluationResult) -> list[Reference]:
-    """Each reference with its verdict against ``result``."""
-    return [_judge_one(r, result) for r in refs]

@@ -1,0 +1,151 @@
+"""Evaluate a policy on a scenario of any family: independent replications, warm-up removed, 95 % CIs.
+
+One evaluator for every family. The scenario's family builds the replications (:class:`msjgym.api.Simulation`);
+this module runs them and does everything else the same way for all: the seeds (replication r draws from
+``SeedSequence(seed).spawn(reps)[r]``: replications never share a stream, and replication r's numbers do not depend
+on how many replications ran), the note before a long first compilation, the progress bar, instability (a
+replication whose number in system keeps growing is stopped and reported with its growth rate, not waited on), the
+Student-t intervals over replications (or over batch means when there is one replication), the theory's references
+and their verdicts, and the :class:`~msjgym.evaluate.result.Result`.
+"""
+from __future__ import annotations
+
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from msjgym import api
+from msjgym.core.estimates import estimates, t_interval
+from msjgym.core.references import Reference, unstable_predictions
+from msjgym.errors import MsjgymError
+from msjgym.evaluate.result import Result
+
+CHUNK_EVENTS = 1 << 18
+"""Events per call into a family's simulation between progress-bar updates."""
+COMPILE_NOTE_AFTER = 2.0
+"""Seconds of compiling after which a note says so (first run only: compiled kernels are cached)."""
+
+
+def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int | None = None, jobs: int | None = None,
+             warmup: int | None = None, seed: int | None = None, batches: int = 20, progress: bool = False,
+             references: bool | list[Reference] = True, notes: bool = False, **options: Any) -> Result:
+    """Simulate ``reps`` independent replications of ``scenario`` under ``policy`` and estimate its metrics.
+
+    Args:
+        scenario: a loaded scenario (:func:`msjgym.load_scenario`), a scenario name or file, or a family's model.
+        policy: a built-in policy of the scenario's family (its name or declaration), ``FILE.py:NAME`` (an object,
+            class or function with ``act(observation, action_mask) -> action``), ``sb3:MODEL.zip``, or such an
+            object itself.
+        reps: independent replications (None: the family's default, 10 for most).
+        jobs: measured jobs (or arrivals) per replication (None: the family's default).
+        warmup: jobs (or arrivals) discarded at the start of each replication (None: the family's default).
+        seed: root seed; None draws a random 32-bit seed (reported in the result, so the run can be repeated).
+        batches: measurement batches per replication (the CIs of a single replication come from them).
+        progress: show a progress bar on stderr (after one second), and a note while compiling.
+        references: put the theory's references beside the results: True computes them, a list uses those,
+            False skips them.
+        notes: print on stderr the stability conditions that predict instability before simulating.
+        options: the family's own switches (``saturated=True``, ``observation="histogram"``, ``mode="start"``, ...).
+    """
+    scenario = api.as_scenario(scenario)
+    family = api.family(scenario.family)
+    if not isinstance(policy, str) and family.policies().get(getattr(policy, "name", None)) is policy:
+        policy = policy.name  # a built-in's declaration
+    _check_int("reps", reps, 1)
+    _check_int("jobs", jobs, 1)
+    _check_int("warmup", warmup, 0)
+    _check_int("seed", seed, 0)
+    _check_int("batches", batches, 1)
+    run = api.RunSettings(reps=reps, jobs=jobs, warmup=warmup, batches=batches, seed=seed, options=dict(options))
+    if references is True:
+        references = family.references(scenario, policy, run)
+    refs = list(references) if references else []
+    if notes:
+        for ref in unstable_predictions(refs):
+            print(f"msjgym: note: outside the stability region before simulating: {ref.description} "
+                  f"[{ref.source}]", file=sys.stderr)
+    if seed is None:
+        seed = secrets.randbits(32)
+    sim = family.simulation(scenario, policy, run, seed)
+    compile_seconds = _prepare(sim, progress)
+    start = time.perf_counter()
+    run_replications(sim, policy, progress)
+    wall = time.perf_counter() - start
+    result = summarize(scenario, policy, sim, seed, wall, compile_seconds)
+    if refs:
+        result.references = family.judge(scenario, refs, result)
+    return result
+
+
+def _check_int(name: str, value: object, low: int) -> None:
+    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low):
+        raise MsjgymError(f"{name} = {value!r}: must be an integer >= {low}")
+
+
+def _prepare(sim: api.Simulation, progress: bool) -> float:
+    """Compile (or load from the cache) the simulation's kernels before timing; returns the seconds it took."""
+    start = time.perf_counter()
+    note = threading.Timer(COMPILE_NOTE_AFTER, lambda: print(
+        "msjgym: compiling the simulation kernels (first run only; cached afterwards) ...", file=sys.stderr))
+    if progress:
+        note.start()
+    try:
+        sim.prepare()
+    finally:
+        note.cancel()
+    return time.perf_counter() - start
+
+
+def run_replications(sim: api.Simulation, label: str, progress: bool) -> None:
+    """Run every replication of ``sim`` to its end (done or unstable), with a progress bar over all of them."""
+    per_rep = sim.per_rep
+    chunk = getattr(sim, "chunk", CHUNK_EVENTS)
+    with tqdm(total=sim.reps * per_rep, unit=sim.unit, unit_scale=True, delay=1.0, disable=not progress,
+              file=sys.stderr, desc=label) as bar:
+        for b in range(sim.reps):
+            while sim.advance(b, chunk) == api.RUNNING:
+                bar.update(min(sim.progress(b), per_rep) + b * per_rep - bar.n)
+            bar.update((b + 1) * per_rep - bar.n)
+
+
+def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: int, wall: float,
+              compile_seconds: float) -> Result:
+    """The :class:`Result` of a simulation whose replications have all ended (no references)."""
+    reps = sim.reps
+    status = [sim.status(b) for b in range(reps)]
+    if any(s == api.RUNNING for s in status):
+        raise RuntimeError("summarize: a replication has not ended")
+    unstable = [b for b in range(reps) if status[b] == api.UNSTABLE]
+    rates = [sim.growth_rate(b) for b in unstable]
+    per_rep = [sim.metrics(b) for b in range(reps)]
+    metrics = {}
+    if not unstable:
+        units = per_rep
+        if reps == 1:
+            units = sim.batch_metrics(0) or per_rep
+        metrics = estimates(units)
+    return Result(
+        scenario=scenario.name, family=scenario.family, policy=sim.name, params=_params(scenario, sim), stable=not unstable,
+        metrics=metrics, reps=reps, jobs=sim.jobs, warmup=sim.warmup, seed=seed,
+        events=sum(sim.events(b) for b in range(reps)), wall_seconds=wall, compile_seconds=compile_seconds,
+        unit=sim.unit, mode=sim.mode, batches=sim.batches, replications=per_rep, unstable_replications=unstable,
+        growth_rates=rates, growth_rate=t_interval(np.array(rates)) if unstable else None,
+        diagnostics=sim.diagnostics(), per_job=sim.per_job(), notes=sim.notes())
+
+
+def _params(scenario: api.Scenario, sim: api.Simulation) -> dict[str, Any]:
+    params = dict(scenario.params)
+    for key, value in sim.summary_params().items():
+        params.setdefault(key, value)
+    return params
+
+
+def as_options(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of a namespace-like mapping that are set (not None, not False)."""
+    return {k: v for k, v in mapping.items() if v is not None and v is not False}

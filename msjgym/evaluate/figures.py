@@ -1,0 +1,22 @@
+"""matplotlib for msjgym's figures (``msjgym plot``, ``msjgym reproduce``): a file backend, and one way to save."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Save a matplotlib figure as PNG (150 dpi) and close it."""
+    import matplotlib.pyplot as plt
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot with a non-interactive backend (figures are only written to files)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt

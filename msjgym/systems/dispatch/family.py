@@ -1,0 +1,230 @@
+"""The large-scale dispatch family: N unit-rate FIFO servers behind one dispatcher (push, pull, water filling,
+resource pooling, JSQ(d), JIQ, ...).
+
+Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case of
+Non-Exponential Job Sizes". The paper's protocol is the default: 20 replications of N·10⁴ arrivals from empty, the
+first 10 % warm-up (``jobs`` counts arrivals per replication, warm-up included). A dispatcher of the user's decides
+through ``msjgym/Dispatch-v0``'s observation (``observation``, ``levels``) and defaults to 10 replications of 1,000
+arrivals per server, since it decides in Python.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from msjgym import api
+from msjgym.core.estimates import Estimate
+from msjgym.core.references import Reference
+from msjgym.errors import MsjgymError
+from msjgym.policies.load_balancing import POLICY_IDS
+from msjgym.systems.dispatch import scorecard
+from msjgym.systems.dispatch.scenarios import DispatchSetting, is_lb_scenario, list_lb_scenarios, load_lb_scenario
+from msjgym.systems.dispatch.simulate import METRICS, DispatchReplications, Replication
+
+DEFAULT_REPS = 20
+WARMUP_FRACTION = 0.1
+AGENT_REPS = 10
+AGENT_ARRIVALS_PER_SERVER = 1_000
+AGENT_CHUNK = 4096
+LEVEL_FLOOR = 1e-6
+"""Queue-length levels are reported up to the last one whose mean fraction of servers is at least this."""
+_AGENT_OPTIONS = ("observation", "levels")
+
+
+def _check_options(run: api.RunSettings, user: bool) -> None:
+    if run.warmup is not None:
+        raise MsjgymError("--warmup: not for dispatch scenarios (the first 10% of --jobs arrivals are warm-up, the "
+                          "paper's protocol)")
+    for key in run.options:
+        if key not in _AGENT_OPTIONS:
+            raise MsjgymError(f"--{key.replace('_', '-')}: not for dispatch scenarios (the first 10% of --jobs "
+                              "arrivals are warm-up, the paper's protocol)")
+        if not user:
+            raise MsjgymError(f"--{key}: only for a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip)")
+
+
+class _DispatchRuns(api.Simulation):
+    """What the built-in and agent paths share: one :class:`Replication` per replication, and its metrics."""
+
+    unit = "arrival"
+
+    def _setup(self, setting: DispatchSetting, name: str, reps: int, arrivals: int) -> None:
+        self.setting, self.name, self.reps = setting, name, reps
+        self.per_rep = arrivals
+        self.warmup = int(round(WARMUP_FRACTION * arrivals))
+        self.jobs = arrivals - self.warmup
+        self.results: list[Replication | None] = [None] * reps
+
+    def status(self, rep: int) -> int:
+        return api.RUNNING if self.results[rep] is None else api.DONE
+
+    def events(self, rep: int) -> int:
+        r = self.results[rep]
+        return 0 if r is None else r.events
+
+    def metrics(self, rep: int) -> dict[str, float]:
+        """:data:`METRICS` and P(Q=k), k = 0, 1, ... up to the largest queue length of any replication."""
+        r = self.results[rep]
+        out = {name: float(getattr(r, name)) for name in METRICS}
+        top = max(x.queue_length_distribution.size for x in self.results)
+        pmf = r.queue_length_distribution
+        for k in range(top):
+            out[scorecard.level_metric(k)] = float(pmf[k]) if k < pmf.size else 0.0
+        return out
+
+    def summary_params(self) -> dict:
+        return {"load": self.setting.load}
+
+
+class BuiltinRuns(_DispatchRuns):
+    """Replications of a built-in dispatch policy, each run to its end by the compiled loop."""
+
+    def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
+        setting: DispatchSetting = scenario.model
+        model = setting.model(policy)
+        reps = DEFAULT_REPS if run.reps is None else run.reps
+        arrivals = setting.servers * 10_000 if run.jobs is None else run.jobs
+        if arrivals < 2:
+            raise MsjgymError(f"jobs = {arrivals}: must be >= 2 (arrivals per replication)")
+        self._setup(setting, policy, reps, arrivals)
+        self.runs = DispatchReplications(model, arrivals, WARMUP_FRACTION, reps, seed)
+
+    def prepare(self) -> None:
+        self.runs.prepare()
+
+    def advance(self, rep: int, max_events: int) -> int:
+        self.results[rep] = self.runs.run(rep)
+        return api.DONE
+
+    def progress(self, rep: int) -> int:
+        return self.per_rep if self.results[rep] is not None else 0
+
+
+class AgentRuns(_DispatchRuns):
+    """Replications whose arrivals a dispatcher of the user's places, through ``msjgym/Dispatch-v0``'s observation."""
+
+    chunk = AGENT_CHUNK
+
+    def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
+        from msjgym.envs.dispatch_agent_runner import DispatchAgentReplications
+
+        setting: DispatchSetting = scenario.model
+        reps = AGENT_REPS if run.reps is None else run.reps
+        arrivals = AGENT_ARRIVALS_PER_SERVER * setting.servers if run.jobs is None else run.jobs
+        spec = agent_spec(setting, run, arrivals)
+        self.runner = DispatchAgentReplications(spec, policy, reps, seed)
+        self._setup(setting, self.runner.name, reps, arrivals)
+
+    def advance(self, rep: int, max_events: int) -> int:
+        if self.runner.advance(rep, max_events):
+            self.results[rep] = self.runner.batch.replication(rep, 0.0)
+            return api.DONE
+        return api.RUNNING
+
+    def progress(self, rep: int) -> int:
+        return self.runner.progress(rep)
+
+
+def agent_spec(setting: DispatchSetting, run: api.RunSettings, arrivals: int | None = None) -> Any:
+    """The ``msjgym/Dispatch-v0`` configuration a dispatcher of the user's decides through: what it sees in
+    ``observation`` mode (``levels`` = the histogram length L): "sampled" (the queue lengths of ``d`` sampled servers,
+    the scenario's ``d``, default 2), "histogram" (exact queue lengths) or "estimates" (push's estimates with the
+    scenario's δ; pull's on ``lb-pull-table3``)."""
+    from msjgym.envs._dispatch_core import DispatchSpec
+
+    observation = run.options.get("observation") or "histogram"
+    levels = run.options.get("levels") or 8
+    information = "pull" if setting.table == 3 and observation == "estimates" else "push"
+    info: dict[str, Any] = {}
+    if observation == "sampled":
+        info["d"] = setting.d
+    elif observation == "estimates":
+        info = {"delta": setting.delta, "information": information}
+        if information == "pull":
+            info["delta1"] = setting.delta1
+    arrivals = AGENT_ARRIVALS_PER_SERVER * setting.servers if arrivals is None else arrivals
+    return DispatchSpec.make(setting.servers, setting.lam, setting.dist, observation, levels=levels,
+                             arrivals=arrivals, warmup_fraction=WARMUP_FRACTION, **info)
+
+
+class DispatchFamily:
+    """The large-scale dispatch family (see the module docstring)."""
+
+    name = "dispatch"
+    title = "large-scale load balancing: N FIFO servers behind one dispatcher (push, pull, water filling, JSQ(d), ...)"
+    order = 20
+    env_ids = ("msjgym/Dispatch-v0",)
+
+    def scenarios(self) -> list[tuple[str, str]]:
+        return list_lb_scenarios()
+
+    def owns(self, name: str) -> bool:
+        return is_lb_scenario(name)
+
+    def load(self, name: str, overrides: Mapping[str, Any]) -> api.Scenario:
+        return load_lb_scenario(name, overrides)
+
+    def policies(self) -> Mapping[str, Any]:
+        return POLICY_IDS
+
+    def default_policy(self, scenario: api.Scenario) -> str | None:
+        return scenario.model.default_policy
+
+    def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
+        user = api.is_user_policy(policy)
+        _check_options(run, user)
+        if user:
+            return
+        if policy not in POLICY_IDS:
+            raise MsjgymError(f"--policy {policy!r}: not a dispatch policy; valid on {scenario.name}: "
+                              f"{', '.join(POLICY_IDS)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip)")
+        scenario.model.model(policy)  # the policy's parameters
+
+    def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
+        user = api.is_user_policy(policy)
+        reps = (AGENT_REPS if user else DEFAULT_REPS) if run.reps is None else run.reps
+        arrivals = run.jobs if run.jobs is not None else (
+            AGENT_ARRIVALS_PER_SERVER * scenario.model.servers if user else scenario.model.servers * 10_000)
+        warmup = int(round(WARMUP_FRACTION * arrivals))
+        return reps, arrivals - warmup, warmup
+
+    def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
+        self.validate(scenario, policy, run)
+        if api.is_user_policy(policy):
+            return AgentRuns(scenario, policy, run, seed)
+        return BuiltinRuns(scenario, policy, run, seed)
+
+    def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
+        self.validate(scenario, policy, run)
+        setting: DispatchSetting = scenario.model
+        if api.is_user_policy(policy):  # what holds for any dispatcher: stability, busy fraction, message rate
+            return scorecard.information_references(setting, agent_spec(setting, run).model)
+        return scorecard.references(setting, policy)
+
+    def judge(self, scenario: api.Scenario, references: list[Reference], result: Any) -> list[Reference]:
+        setting: DispatchSetting = scenario.model
+        levels = [k for k in range(scorecard.MAX_LEVELS_SHOWN + 1000)
+                  if scorecard.level_metric(k) in result.metrics]
+        pmf = np.array([result.metrics[scorecard.level_metric(k)].mean for k in levels])
+        _show_levels(result, pmf, sum(r.quantity.startswith("P(Q=") for r in references))
+        user = api.is_user_policy(result.policy) or result.policy not in POLICY_IDS
+        row = None if user else setting.paper_row(result.policy)
+        return scorecard.judge(references, result, row, pmf)
+
+
+def _show_levels(result: Any, pmf: np.ndarray, at_least: int) -> None:
+    """Keep P(Q=k) for k = 0, 1, ... up to the last level holding at least :data:`LEVEL_FLOOR` of the servers, or
+    ``at_least`` levels, at most :data:`~msjgym.systems.dispatch.scorecard.MAX_LEVELS_SHOWN`."""
+    held = np.flatnonzero(pmf >= LEVEL_FLOOR)
+    shown = min(max(int(held[-1]) + 1 if held.size else 0, at_least), scorecard.MAX_LEVELS_SHOWN)
+    for k in range(max(pmf.size, shown)):
+        name = scorecard.level_metric(k)
+        if k >= shown:
+            result.metrics.pop(name, None)
+        elif name not in result.metrics:
+            result.metrics[name] = Estimate(0.0, 0.0)
+
+
+FAMILY = DispatchFamily()

@@ -1,0 +1,156 @@
+"""The finite-skip family: heterogeneous M/G/k, limited processor sharing and threshold parallelism as rate models.
+
+Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (Figs. 2–4). Capacity is
+normalised to 1 and ``load`` is ρ = λE[S]. Each replication discards the first ``warmup`` arrivals (default jobs/5),
+measures the next ``jobs`` and runs until they have completed. The paper's multiserver-job setting (Figs. 6–7) runs
+on the multiserver-job engine: its scenarios belong to the ``msj`` family. A policy of the user's chooses the rates
+in Python (``act(observation) -> rates``, see :mod:`msjgym.policies.finite_skip_agents`).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from msjgym import api
+from msjgym.core.references import Reference
+from msjgym.errors import MsjgymError
+from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, FiniteSkipPolicy
+from msjgym.systems.finite_skip import scenarios as F
+from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip.agent import simulate_agent
+
+DEFAULT_REPS = 10
+DEFAULT_JOBS = 100_000
+
+
+class FiniteSkipRuns(api.Simulation):
+    """Replications of a finite-skip model under a built-in policy (compiled) or a policy of the user's (Python),
+    each run to its end in one call."""
+
+    unit = "job"
+
+    def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
+        self.model: fs.FiniteSkipModel = scenario.model
+        self.reps, self.jobs, self.warmup = _run_length(run)
+        self.per_rep = self.warmup + self.jobs
+        self.seeds = np.random.SeedSequence(seed).spawn(self.reps)
+        self.results: list[fs.Replication | None] = [None] * self.reps
+        if api.is_user_policy(policy):
+            self.name, self.agent = policy, load_agent(policy, self.model)
+        else:
+            self.name, self.agent = policy, None
+            self.policy = builtin_policy(scenario, policy)
+
+    def advance(self, rep: int, max_events: int) -> int:
+        if self.agent is None:
+            (r,) = fs.simulate(self.model, self.policy, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]])
+        else:
+            (r,) = simulate_agent(self.model, self.agent, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]])
+        self.results[rep] = r
+        return self.status(rep)
+
+    def status(self, rep: int) -> int:
+        r = self.results[rep]
+        return api.RUNNING if r is None else api.DONE if r.stable else api.UNSTABLE
+
+    def progress(self, rep: int) -> int:
+        return self.per_rep if self.results[rep] is not None else 0
+
+    def events(self, rep: int) -> int:
+        return int(self.results[rep].acc[fs.A_EVENTS])
+
+    def growth_rate(self, rep: int) -> float:
+        return F.growth_rate(self.results[rep])
+
+    def metrics(self, rep: int) -> dict[str, float]:
+        r = self.results[rep]
+        return F.replication_metrics(self.model, r) if r.stable else {}
+
+    def diagnostics(self) -> dict[str, float]:
+        return F.pathwise_invariants(self.results)
+
+    def summary_params(self) -> dict:
+        return {"load": self.model.load}
+
+
+def _run_length(run: api.RunSettings) -> tuple[int, int, int]:
+    jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
+    return DEFAULT_REPS if run.reps is None else run.reps, jobs, jobs // 5 if run.warmup is None else run.warmup
+
+
+def builtin_policy(scenario: api.Scenario, name: str) -> FiniteSkipPolicy:
+    """The built-in policy ``name``, checked against the scenario's system."""
+    if name not in FINITE_SKIP_POLICIES:
+        raise MsjgymError(f"--policy {name!r}: unknown; valid for {scenario.name}: "
+                          f"{', '.join(F.FIGURES[scenario.name].policies)}, or FILE.py:NAME")
+    policy = FINITE_SKIP_POLICIES[name]
+    fs.check_policy(scenario.model, policy)
+    return policy
+
+
+def load_agent(text: str, model: fs.FiniteSkipModel) -> Any:
+    """``FILE.py:NAME``: a class (constructed with the :class:`~msjgym.systems.finite_skip.agent.FiniteSkipSpec` if it
+    takes an argument), an object or a function, loaded as every family's policies are
+    (:func:`msjgym.core.user_policy.load_user_policy`)."""
+    from msjgym.core.user_policy import load_user_policy
+    from msjgym.systems.finite_skip.agent import FiniteSkipSpec
+
+    return load_user_policy(text, FiniteSkipSpec(model))[1]
+
+
+class FiniteSkipFamily:
+    """The finite-skip family (see the module docstring)."""
+
+    name = "finite-skip"
+    title = "finite-skip rate models: heterogeneous M/G/k, limited processor sharing, threshold parallelism"
+    order = 30
+    env_ids: tuple[str, ...] = ()
+
+    def scenarios(self) -> list[tuple[str, str]]:
+        return [(name, F.FIGURES[name].description) for name in F.RATE_MODEL_FIGURES]
+
+    def owns(self, name: str) -> bool:
+        return name in F.RATE_MODEL_FIGURES
+
+    def load(self, name: str, overrides: Mapping[str, Any]) -> api.Scenario:
+        model = F.load_finite_skip(name, overrides)
+        fig = F.FIGURES[name]
+        params = {"load": model.load} | {k: v for k, v in fig.params} | {
+            k: v for k, v in overrides.items() if k != "load"}
+        if "threshold" in params and params["threshold"] is None:  # default: the elastic jobs' P = k
+            params["threshold"] = max(model.params)
+        return api.Scenario(name=name, family=self.name, description=fig.description, params=params, model=model)
+
+    def policies(self) -> Mapping[str, FiniteSkipPolicy]:
+        return FINITE_SKIP_POLICIES
+
+    def default_policy(self, scenario: api.Scenario) -> str:
+        return F.FIGURES[scenario.name].policies[0]
+
+    def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
+        for key in run.options:
+            raise MsjgymError(f"--{key.replace('_', '-')}: not for finite-skip scenarios")
+        if not api.is_user_policy(policy):
+            builtin_policy(scenario, policy)
+
+    def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
+        return _run_length(run)
+
+    def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
+        self.validate(scenario, policy, run)
+        return FiniteSkipRuns(scenario, policy, run, seed)
+
+    def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
+        self.validate(scenario, policy, run)
+        if api.is_user_policy(policy):
+            own = FiniteSkipPolicy(policy, scenario.model.system, -1, True, False, "user policy", "user file")
+            return F.references(scenario.model, own)
+        return F.references(scenario.model, builtin_policy(scenario, policy))
+
+    def judge(self, scenario: api.Scenario, references: list[Reference], result: Any) -> list[Reference]:
+        return F.judge(references, result)
+
+
+FAMILY = FiniteSkipFamily()

@@ -1,0 +1,173 @@
+"""The loss family: n servers, no waiting room, jobs that adapt their width (servers) to what their sample finds.
+
+Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar, "Large Loss Systems with Adaptive Multiserver Jobs". Run length is
+counted in arrivals; the default warm-up is max(jobs/10, 20n) arrivals, i.e. at least about 20 time units (the count
+chain relaxes at rate >= 1 per time unit; jobs/10 alone would be a fraction of a time unit at large n). A policy of
+the user's decides each arrival's width through ``msjgym/AdaptiveLoss-v0``'s observation.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from msjgym import api
+from msjgym.core import rng
+from msjgym.core.references import Reference, judge
+from msjgym.errors import MsjgymError
+from msjgym.policies.loss import LOSS_POLICIES, LossPolicy, get_loss_policy
+from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss import scorecard
+from msjgym.systems.loss.metrics import default_warmup, loss_metrics
+from msjgym.systems.loss.scenarios import is_loss_scenario, list_loss_scenarios, load_loss_scenario
+
+DEFAULT_REPS = 10
+DEFAULT_JOBS = 100_000
+AGENT_CHUNK = 4096
+"""Decisions per call between progress-bar updates when a policy of the user's decides in Python."""
+
+
+def _run_length(scenario: api.Scenario, run: api.RunSettings) -> tuple[int, int, int]:
+    reps = DEFAULT_REPS if run.reps is None else run.reps
+    jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
+    if jobs < run.batches:
+        raise MsjgymError(f"jobs = {jobs}: must be >= batches = {run.batches}")
+    return reps, jobs, default_warmup(scenario.model, jobs) if run.warmup is None else run.warmup
+
+
+class _LossRuns(api.Simulation):
+    """What the built-in and agent paths share: the statistics array of B replications and its metrics."""
+
+    unit = "arrival"
+    policy_known = True
+
+    def _setup(self, scenario: api.Scenario, name: str, run: api.RunSettings) -> None:
+        self.scenario, self.model, self.name = scenario, scenario.model, name
+        self.reps, self.jobs, self.warmup = _run_length(scenario, run)
+        self.batches = run.batches
+        self.per_rep = self.warmup + self.jobs
+
+    @property
+    def _state(self) -> ls.LossState:
+        raise NotImplementedError
+
+    def progress(self, rep: int) -> int:
+        return int(self._state.ints[rep, ls.I_ARRIVALS])
+
+    def events(self, rep: int) -> int:
+        return int(self._state.ints[rep, ls.I_EVENTS])
+
+    def _metrics(self, row: np.ndarray) -> dict[str, float]:
+        out = loss_metrics(row, self.model)
+        if not self.policy_known:  # the PASTA and Stein residuals need the policy's law P(width | state)
+            out.pop("residual_pasta", None)
+            out.pop("residual_stein", None)
+        return out
+
+    def metrics(self, rep: int) -> dict[str, float]:
+        return self._metrics(self._state.stats[rep].sum(axis=0))
+
+    def batch_metrics(self, rep: int) -> list[dict[str, float]]:
+        return [self._metrics(self._state.stats[rep, i]) for i in range(self.batches)]
+
+    def summary_params(self) -> dict:
+        return {"lam": self.model.lam}
+
+
+class BuiltinRuns(_LossRuns):
+    """Replications of a built-in policy, advanced by the compiled loop."""
+
+    def __init__(self, scenario: api.Scenario, policy: LossPolicy, run: api.RunSettings, seed: int) -> None:
+        self._setup(scenario, policy.name, run)
+        streams, _ = rng.spawn_states(seed, self.reps)
+        self.sim = ls.LossSimulation(self.model, policy.name, self.warmup, self.jobs, self.batches, streams)
+        self._done = np.zeros(self.reps, np.bool_)
+
+    @property
+    def _state(self) -> ls.LossState:
+        return self.sim.state
+
+    def prepare(self) -> None:
+        self.sim.advance(0, 0)
+
+    def advance(self, rep: int, max_events: int) -> int:
+        self._done[rep] = self.sim.advance(rep, max_events)
+        return self.status(rep)
+
+    def status(self, rep: int) -> int:
+        return api.DONE if self._done[rep] else api.RUNNING
+
+
+class AgentRuns(_LossRuns):
+    """Replications whose widths a policy of the user's decides, through ``msjgym/AdaptiveLoss-v0``'s observation."""
+
+    chunk = AGENT_CHUNK
+    policy_known = False
+
+    def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
+        from msjgym.envs.loss_agent_runner import LossAgentReplications
+
+        self._setup(scenario, policy, run)
+        self.runner = LossAgentReplications(scenario, policy, reps=self.reps, jobs=self.jobs, warmup=self.warmup,
+                                            batches=self.batches, seed=seed)
+
+    @property
+    def _state(self) -> ls.LossState:
+        return self.runner.batch.state
+
+    def advance(self, rep: int, max_events: int) -> int:
+        return api.DONE if self.runner.advance(rep, max_events) else api.RUNNING
+
+    def status(self, rep: int) -> int:
+        return api.DONE if self.runner.ended(rep) else api.RUNNING
+
+
+class LossFamily:
+    """The loss family (see the module docstring)."""
+
+    name = "loss"
+    title = "loss systems with adaptive multiserver jobs: no waiting room, a job's width adapts to idle servers"
+    order = 10
+    env_ids = ("msjgym/AdaptiveLoss-v0",)
+
+    def scenarios(self) -> list[tuple[str, str]]:
+        return list_loss_scenarios()
+
+    def owns(self, name: str) -> bool:
+        return is_loss_scenario(name)
+
+    def load(self, name: str, overrides: Mapping[str, Any]) -> api.Scenario:
+        return load_loss_scenario(name, overrides)
+
+    def policies(self) -> Mapping[str, LossPolicy]:
+        return LOSS_POLICIES
+
+    def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
+        for key in run.options:
+            raise MsjgymError(f"--{key.replace('_', '-')}: not for loss scenarios")
+        if not api.is_user_policy(policy):
+            get_loss_policy(policy)
+
+    def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
+        return _run_length(scenario, run)
+
+    def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
+        self.validate(scenario, policy, run)
+        if api.is_user_policy(policy):
+            return AgentRuns(scenario, policy, run, seed)
+        return BuiltinRuns(scenario, get_loss_policy(policy), run, seed)
+
+    def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
+        self.validate(scenario, policy, run)
+        known = None if api.is_user_policy(policy) else get_loss_policy(policy)
+        return scorecard.references(scenario.model, known)
+
+    def default_policy(self, scenario: api.Scenario) -> str:
+        return "greedy"
+
+    def judge(self, scenario: api.Scenario, references: list[Reference], result: Any) -> list[Reference]:
+        return judge(references, result)
+
+
+FAMILY = LossFamily()
