@@ -35,7 +35,7 @@ then return wait (``start``) or commit (``preemptive``), as in any empty state.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +45,9 @@ from msjgym.systems.msj.control import MODE_SET, MODE_START
 from . import BUILTIN_POLICIES
 from .base import Policy
 
-if TYPE_CHECKING:
-    from msjgym.envs._core import EnvSpec
+EnvSpec = Any
+"""The environment's spec, :class:`msjgym.systems.msj.agent.EnvSpec` (not imported: the agent path imports this
+package, for its ``Policy``)."""
 
 _MODE_NAMES = {MODE_START: "start", MODE_SET: "preemptive"}
 

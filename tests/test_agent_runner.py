@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from msjgym.envs._core import EnvSpec
+from msjgym.systems.msj.agent import EnvSpec
 from msjgym.envs.agent_runner import evaluate_agent, load_policy
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate

@@ -10,7 +10,7 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 
 import msjgym  # noqa: E402,F401  registers the environments
-from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec  # noqa: E402
+from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec  # noqa: E402
 from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher  # noqa: E402
 from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError  # noqa: E402

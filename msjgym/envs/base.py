@@ -9,7 +9,7 @@
 
 A family's environment supplies only what is specific to it: its spec type (the validated arguments:
 ``spec_type.make(*args, **kwargs)``, with ``observation_size`` and ``action_count``), its batch type (an
-:class:`~msjgym.envs.batch.EnvBatch` over its control layer, built as ``batch_type(spec, num_envs)``), its
+:class:`~msjgym.core.env_batch.EnvBatch` over its control layer, built as ``batch_type(spec, num_envs)``), its
 observation space (``observation_space_of(spec)``), and a class docstring that tables the action space, observation,
 reward, episode end and arguments. Its module declares ``ENVS = [EnvRegistration(...)]``; ``msjgym.envs`` finds the
 module and registers them.
@@ -25,7 +25,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from msjgym.core.actions import check_action
-from msjgym.envs.batch import EnvBatch
+from msjgym.core.env_batch import EnvBatch
 from msjgym.errors import MsjgymError
 
 

@@ -2,7 +2,7 @@
 
 The single environment (:class:`DispatchEnv`) is the native vector environment (:class:`DispatchVectorEnv`) with one
 copy, on the batched base of :mod:`msjgym.envs.base`. The system, its information models and the built-in policies:
-:mod:`msjgym.systems.dispatch.simulate`; the systems and the spec: :mod:`msjgym.envs._dispatch_core`; the compiled
+:mod:`msjgym.systems.dispatch.simulate`; the systems and the spec: :mod:`msjgym.systems.dispatch.agent`; the compiled
 control step: :mod:`msjgym.systems.dispatch.control`.
 """
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec
 from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
 from msjgym.errors import MsjgymError
+from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec
 from msjgym.systems.dispatch.simulate import Replication
 
 DISPATCH_ENV_ID = "msjgym/Dispatch-v0"

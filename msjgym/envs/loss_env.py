@@ -1,16 +1,16 @@
 """``msjgym/AdaptiveLoss-v0``: choose how many servers each arriving job runs on, in a loss system.
 
 The single environment (:class:`AdaptiveLossEnv`) is the native vector environment (:class:`AdaptiveLossVectorEnv`)
-with one copy, on the batched base of :mod:`msjgym.envs.base`; the systems and the spec: :mod:`msjgym.envs._loss_core`;
-the compiled control step: :mod:`msjgym.systems.loss.control`.
+with one copy, on the batched base of :mod:`msjgym.envs.base`; the systems and the spec:
+:mod:`msjgym.systems.loss.agent`; the compiled control step: :mod:`msjgym.systems.loss.control`.
 """
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 
-from msjgym.envs._loss_core import LossBatch, LossSpec
 from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
+from msjgym.systems.loss.agent import LossBatch, LossSpec
 
 LOSS_ENV_ID = "msjgym/AdaptiveLoss-v0"
 ENVS = [EnvRegistration(LOSS_ENV_ID, "msjgym.envs.loss_env:AdaptiveLossEnv",

@@ -1,16 +1,16 @@
 """``msjgym/MSJ-v0``: schedule multiserver jobs, one decision at a time.
 
 The single environment (:class:`MSJEnv`) is the native vector environment (:class:`MSJVectorEnv`) with one copy, on
-the batched base of :mod:`msjgym.envs.base`; the systems and the spec: :mod:`msjgym.envs._core`; the compiled control
-step: :mod:`msjgym.systems.msj.control`.
+the batched base of :mod:`msjgym.envs.base`; the systems and the spec: :mod:`msjgym.systems.msj.agent`; the compiled
+control step: :mod:`msjgym.systems.msj.control`.
 """
 from __future__ import annotations
 
-from msjgym.envs._core import EnvSpec, MSJBatch
 from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.evaluator import summarize
 from msjgym.evaluate.result import Result as EvaluationResult
+from msjgym.systems.msj.agent import EnvSpec, MSJBatch
 from msjgym.systems.msj.family import EpisodeRuns
 from msjgym.systems.msj.state import RUNNING
 

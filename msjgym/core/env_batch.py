@@ -1,7 +1,8 @@
-"""What every family's environment supplies: B systems under an agent's control (no gymnasium needed).
+"""What every family supplies to its environment: B systems under an agent's control (no gymnasium needed).
 
-The environments (:mod:`msjgym.envs.base`) and the agent runners drive a family through this one interface; a family
-implements it over its compiled control layer (``msjgym.systems.<family>.control``). Batching is the leading axis:
+The environments (:mod:`msjgym.envs.base`) and the agent paths of the families drive a family's systems through this
+one interface; a family implements it over its compiled control layer (``msjgym.systems.<family>.control``), in
+``msjgym.systems.<family>.agent``. Batching is the leading axis:
 copy b is row b of every array, with its own random stream.
 """
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The loss systems behind ``msjgym/AdaptiveLoss-v0`` and the loss agent runner (no gymnasium needed): the
-environment's spec (its validated arguments) and the batch of systems under an agent's control."""
+"""The agent path of the loss family (no gymnasium needed): the spec of ``msjgym/AdaptiveLoss-v0`` (its validated
+arguments, what a policy of the user's is built with), the batch of loss systems under an agent's control behind the
+environment, and the replications a policy of the user's decides for :func:`msjgym.evaluate.evaluate`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from msjgym.envs.batch import EnvBatch
-from msjgym.errors import MsjgymError
 from msjgym.api import load_scenario
+from msjgym.core.env_batch import EnvBatch
+from msjgym.core.user_policy import checked_action, load_user_policy
+from msjgym.errors import MsjgymError
 from msjgym.systems.loss import control as lc
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss.model import LossModel
@@ -85,7 +87,7 @@ class LossSpec:
 
 
 class LossBatch(EnvBatch):
-    """B loss systems and the buffers of their steps (an :class:`~msjgym.envs.batch.EnvBatch`); ``warmup`` and
+    """B loss systems and the buffers of their steps (an :class:`~msjgym.core.env_batch.EnvBatch`); ``warmup`` and
     ``batches``: the statistics' warm-up arrivals and batches (the agent runner's; 0 and 1 in the environment)."""
 
     def __init__(self, spec: LossSpec, num: int, warmup: int = 0, batches: int = 1) -> None:
@@ -118,3 +120,41 @@ class LossBatch(EnvBatch):
                       st.logfact, m.servers, m.d, m.k, m.lam, ls.GREEDY, self.warmup, self.horizon, self.batches,
                       self.penalty, actions, resetting, self.obs[sub], self.masks[sub], self.rewards[sub],
                       self.dts[sub], self.ended[sub], self.codes[sub])
+
+
+def loss_spec(scenario) -> LossSpec:
+    """The spec a policy of the user's is built with on a loss scenario (``load_user_policy(text, loss_spec(sc))``)."""
+    return LossSpec.make(scenario)
+
+
+class LossAgentReplications:
+    """``reps`` replications of a loss scenario whose widths ``policy`` (``FILE.py:NAME`` or ``sb3:MODEL.zip``)
+    decides; replication r uses ``SeedSequence(seed).spawn(reps)[r]``, the streams of the compiled path, so a
+    built-in policy's agent reproduces its compiled trajectory. Advanced one replication at a time by
+    :func:`msjgym.evaluate.evaluate`."""
+
+    def __init__(self, scenario, policy: Any, *, reps: int, jobs: int, warmup: int, batches: int, seed: int) -> None:
+        self.name, self.decide = load_user_policy(policy, loss_spec(scenario))
+        self.reps = reps
+        self.batch = LossBatch(LossSpec.make(scenario, warmup + jobs, 0.0), reps, warmup=warmup, batches=batches)
+        self.batch.seed(np.random.SeedSequence(seed).spawn(reps))
+        self.batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
+        self.steps = np.zeros(reps, np.int64)
+        self._actions = np.zeros(reps, np.int64)
+        self._no_reset = np.zeros(reps, np.bool_)
+
+    def ended(self, rep: int) -> bool:
+        return bool(self.batch.ended[rep])
+
+    def advance(self, rep: int, max_steps: int) -> bool:
+        """Let the policy decide up to ``max_steps`` arrivals of replication ``rep``; True when it has ended."""
+        batch, actions = self.batch, self._actions
+        for _ in range(max_steps):
+            if batch.ended[rep]:
+                break
+            actions[:] = lc.SKIP  # the other replications stay as they are
+            actions[rep] = checked_action(self.decide, batch.obs[rep], batch.masks[rep], self.name, rep,
+                                          int(self.steps[rep]))
+            batch.step(actions, self._no_reset)
+            self.steps[rep] += 1
+        return self.ended(rep)

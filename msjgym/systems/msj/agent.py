@@ -1,16 +1,19 @@
-"""The multiserver-job systems behind ``msjgym/MSJ-v0`` and the MSJ agent runner (no gymnasium needed): the
-environment's spec (its validated arguments) and the batch of systems under external control."""
+"""The agent path of the multiserver-job family (no gymnasium needed): the spec of ``msjgym/MSJ-v0`` (its validated
+arguments, what a policy of the user's is built with), the batch of systems under an agent's control behind the
+environment, and the replications a policy of the user's schedules for :func:`msjgym.evaluate.evaluate`."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from msjgym.core import rng
-from msjgym.envs.batch import EnvBatch
-from msjgym.errors import MsjgymError
 from msjgym.api import Scenario, load_scenario
+from msjgym.core import rng
+from msjgym.core.env_batch import EnvBatch
+from msjgym.core.user_policy import checked_action, load_user_policy
+from msjgym.errors import MsjgymError
 from msjgym.policies import Policy
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import state as msj
@@ -92,7 +95,7 @@ class EnvSpec:
 
 
 class MSJBatch(EnvBatch):
-    """B multiserver-job systems under external control (an :class:`~msjgym.envs.batch.EnvBatch`)."""
+    """B multiserver-job systems under external control (an :class:`~msjgym.core.env_batch.EnvBatch`)."""
 
     def __init__(self, spec: EnvSpec, batch: int) -> None:
         self.spec = spec
@@ -142,3 +145,33 @@ class MSJBatch(EnvBatch):
     def ended_now(self) -> np.ndarray:
         """bool[B]: truncated at the horizon, or the measurement is complete."""
         return (self.ctl.ints[:, msj_control.X_TRUNCATED] != 0) | (self.sim.state.sys_i[:, msj.S_STATUS] != msj.RUNNING)
+
+
+class AgentReplications:
+    """``reps`` replications of a multiserver-job scenario scheduled by ``policy`` (``FILE.py:NAME``,
+    ``sb3:MODEL.zip`` or a policy object) through ``msjgym/MSJ-v0``'s interface, with the seeds of the built-in path
+    (replication r: ``SeedSequence(seed).spawn(reps)[r]``). Advanced one replication at a time by
+    :func:`msjgym.evaluate.evaluate`."""
+
+    def __init__(self, scenario: Scenario, policy: Any, *, mode: str = "start", window: int = 8, reps: int = 10,
+                 jobs: int = 100_000, warmup: int = 0, batches: int = 20, seed: int = 0) -> None:
+        spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches)
+        self.name, self.decide = load_user_policy(policy, spec)
+        self.batch = batch = MSJBatch(spec, reps)
+        batch.seed(np.random.SeedSequence(seed).spawn(reps))
+        msj_control.step_batch(batch.sim.state, batch.sim.params, batch.ctl, np.zeros(reps, np.int64),
+                               np.ones(reps, np.bool_), batch.obs, batch.masks, batch.codes)
+        self.steps = [0] * reps
+
+    def advance(self, b: int, max_steps: int) -> int:
+        """Let the policy take up to ``max_steps`` decisions in replication b; returns its simulation status."""
+        batch = self.batch
+        for _ in range(max_steps):
+            if batch.ended_now()[b]:
+                break
+            action = checked_action(self.decide, batch.obs[b], batch.masks[b], self.name, b, self.steps[b])
+            batch.codes[b] = msj_control.step_system(batch.sim.state, batch.sim.params, batch.ctl, b, action,
+                                                     batch.obs[b], batch.masks[b])
+            batch.finish()
+            self.steps[b] += 1
+        return batch.sim.status(b)
