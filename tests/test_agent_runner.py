@@ -1,4 +1,4 @@
-"""Any policy — a file, a callable, a saved model — is evaluated like a built-in one (issue 4, acceptance 5)."""
+"""Any policy — a file, a callable, a saved model — is evaluated like a built-in one."""
 from __future__ import annotations
 
 import subprocess

@@ -1,4 +1,4 @@
-"""msjgym/MSJ-v0 and its native vector environment (issue 4): registration, checkers, masks, seeds, autoreset."""
+"""msjgym/MSJ-v0 and its native vector environment: registration, checkers, masks, seeds, autoreset."""
 from __future__ import annotations
 
 import numpy as np

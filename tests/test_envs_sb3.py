@@ -1,5 +1,5 @@
 """The Stable-Baselines3 adapter ``to_sb3``, the greedy numpy actor behind ``--policy sb3:``, and the
-continuous-discount wrapper (issue 4)."""
+continuous-discount wrapper."""
 from __future__ import annotations
 
 import math

@@ -165,6 +165,39 @@ def test_ray_stores_identical_numbers(tmp_path):
     assert len(stored(tmp_path / "ray")) == TASKS and stored(tmp_path / "ray") == stored(tmp_path / "one")
 
 
+EVERY_FAMILY = {  # a grid of each family's built-ins, and the number of tasks it makes with 2 replications
+    "dispatch": (["lb-dispatch", "--grid", "lam=0.5:0.9:3", "--policy", "jsq-d,jiq"], 12),
+    "loss": (["loss-sampled", "--grid", "servers=100,400", "--policy", "greedy,fixed-width"], 8),
+    "finite-skip": (["finite-skip-fig3", "--grid", "load=0.5,0.7", "--policy", "lps"], 4),
+}
+
+
+@pytest.mark.parametrize("family", EVERY_FAMILY)
+def test_every_family_sweeps_with_the_same_numbers_in_a_pool_and_in_process(tmp_path, family):
+    args, tasks = EVERY_FAMILY[family]
+    common = [*args, "--reps", "2", "--jobs", "4000", "--seed", "3", "--no-progress"]
+    pool = sweep(*common, "--out", str(tmp_path / "pool"), "--workers", "2")
+    assert pool.returncode == 0, pool.stderr
+    one = sweep(*common, "--out", str(tmp_path / "one"), "--workers", "1")
+    assert one.returncode == 0, one.stderr
+    rows = stored(tmp_path / "pool")
+    assert len(rows) == tasks and rows == stored(tmp_path / "one")
+    assert all(stable and metrics["response_time"] > 0 for _, stable, _, metrics, _ in rows.values())
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("family", ["dispatch", "loss"])
+def test_every_family_sweeps_on_ray_with_the_same_numbers(tmp_path, family):
+    pytest.importorskip("ray")
+    args, tasks = EVERY_FAMILY[family]
+    common = [*args, "--reps", "2", "--jobs", "4000", "--seed", "3", "--no-progress"]
+    ray = sweep(*common, "--out", str(tmp_path / "ray"), "--backend", "ray", "--workers", "2")
+    assert ray.returncode == 0, ray.stderr
+    one = sweep(*common, "--out", str(tmp_path / "one"), "--workers", "1")
+    assert one.returncode == 0, one.stderr
+    assert len(stored(tmp_path / "ray")) == tasks and stored(tmp_path / "ray") == stored(tmp_path / "one")
+
+
 @pytest.mark.ray
 def test_unreachable_ray_address_is_one_line(tmp_path, capsys):
     pytest.importorskip("ray")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 from pathlib import Path
 
 import numba
@@ -55,6 +56,24 @@ class _PackageCacheLocator(caching.InTreeCacheLocator):
 
 if _PackageCacheLocator not in caching.CacheImpl._locator_classes:
     caching.CacheImpl._locator_classes.insert(0, _PackageCacheLocator)
+
+_UNREADABLE_INDEX = (AttributeError, ImportError, EOFError, TypeError, ValueError, pickle.UnpicklingError)
+_numba_load_index = caching.IndexDataCacheFile._load_index
+
+
+def _load_index(self) -> dict:
+    """numba's index loader, except that an index of msjgym's that no longer unpickles (it names a state type of a
+    module that an upgrade moved or renamed) is an empty cache, recompiled once, not a crash."""
+    try:
+        return _numba_load_index(self)
+    except _UNREADABLE_INDEX:
+        if not os.path.realpath(self._index_path).startswith(_ROOTS):
+            raise
+        return {}
+
+
+if getattr(caching.IndexDataCacheFile._load_index, "__module__", "") != __name__:
+    caching.IndexDataCacheFile._load_index = _load_index
 
 
 _CACHE = os.environ.get("MSJGYM_JIT_CACHE", "1") != "0"
