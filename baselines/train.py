@@ -135,7 +135,7 @@ def evaluate_all(config: dict[str, Any], model_path: Path) -> tuple[list[dict[st
     """The learned policy through ``--policy sb3:MODEL.zip``'s code path (``load_policy`` + ``evaluate_agent``,
     greedy actions), then the built-in policies, all with the same replications, seeds, jobs and warm-up."""
     import msjgym
-    from msjgym.envs._core import EnvSpec
+    from msjgym.systems.msj.agent import EnvSpec
     from msjgym.envs.agent_runner import evaluate_agent, load_policy
 
     ev, env = config["evaluate"], config["env"]
@@ -242,7 +242,7 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
     from sb3_contrib import MaskablePPO
 
     from msjgym.envs import DispatchEnv
-    from msjgym.envs._dispatch_core import DispatchSpec
+    from msjgym.systems.dispatch.agent import DispatchSpec
     from msjgym.envs.dispatch_agent_runner import dispatcher, evaluate_dispatcher
     from msjgym.systems.dispatch.simulate import simulate
 

@@ -10,8 +10,8 @@ import numpy as np
 
 
 class Threshold:
-    def __init__(self, model):
-        self.d = model.d
+    def __init__(self, spec):
+        self.d = spec.d  # the environment's spec: spec.model is the LossModel (servers, d, k, lam)
 
     def act(self, observation: np.ndarray) -> int:
         m, busy = int(observation[0]), float(observation[1])

@@ -12,8 +12,9 @@ import numpy as np
 
 
 class EqualShare:
-    def __init__(self, servers: int = 8) -> None:
-        self.k = servers
+    def __init__(self, spec=None) -> None:
+        """``spec``: the system's spec (``spec.servers`` = k, ``spec.model``), as every policy of one's own gets."""
+        self.k = 8 if spec is None else spec.servers
 
     def act(self, obs: dict) -> np.ndarray:
         caps = obs["params"].astype(float)  # a job cannot use more than P servers

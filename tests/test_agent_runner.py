@@ -1,4 +1,4 @@
-"""Any policy — a file, a callable, a saved model — is evaluated like a built-in one (issue 4, acceptance 5)."""
+"""Any policy — a file, a callable, a saved model — is evaluated like a built-in one."""
 from __future__ import annotations
 
 import subprocess
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from msjgym.envs._core import EnvSpec
+from msjgym.systems.msj.agent import EnvSpec
 from msjgym.envs.agent_runner import evaluate_agent, load_policy
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
@@ -41,7 +41,7 @@ def test_example_policy_file_runs_through_the_cli():
 
 BAD = {
     "raises": ("def act(obs):\n    raise RuntimeError('boom')\n", "step 0: it raised RuntimeError: boom"),
-    "out of range": ("def act(obs):\n    return 99\n", "action 99 is out of range"),
+    "out of range": ("def act(obs):\n    return 99\n", "action 99 is not allowed: out of range"),
     "not an action": ("def act(obs):\n    return 'x'\n", "not an action"),
     "masked": ("calls = [0]\ndef act(obs, mask):\n    calls[0] += 1\n    return 0 if calls[0] == 1 else "
                "int(mask.argmin())\n", "is not allowed now"),

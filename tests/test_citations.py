@@ -1,12 +1,17 @@
-"""Every citation in the package is one a user can follow.
+"""Every citation in the repository is one a user can follow.
 
-The papers' reference notes and the project's issue tracker are not shipped: code cites the paper itself (authors,
-title, section / equation / theorem) or a page of ``docs/`` (``docs/errata.md#anchor``,
-``docs/modelling-choices.md#anchor``, ``docs/derivations.md#anchor``). This test scans the raw text of every ``.py`` file
-under ``msjgym/`` and ``policies/`` (docstrings, comments and strings alike) and fails with ``file:line`` for
+The papers' reference notes and the project's issue tracker are not shipped: code, tests and documentation cite the
+paper itself (authors, title, section / equation / theorem) or a page of ``docs/`` (``docs/errata.md#anchor``,
+``docs/modelling-choices.md#anchor``, ``docs/derivations.md#anchor``). This test scans the raw text of every ``.py``
+file under ``msjgym/`` and ``policies/``, every ``.py`` and ``.md`` file under ``tests/``, ``benchmarks/``,
+``examples/`` and ``baselines/``, and ``README.md`` (docstrings, comments, strings and prose alike; not this file,
+whose patterns and examples would match themselves, and not the recorded data of ``tests/golden/golden.json``), and
+fails with ``file:line`` for
 
-* a citation of a notes file ("note §2", "notes §3.1", "notes/...", "reference note", "``x.md`` §1", ...);
-* a citation of an issue number ("issue 7", "(issue 8)", "issue #12", "issues 3–4");
+* a citation of a notes file ("note §2", "notes §3.1", "notes/...", "reference note", "``x.md`` §1", "the note's
+  Hyper-Erlang", ...);
+* a citation of an issue number or of an issue's acceptance items ("issue 7", "(issue 8)", "issue #12",
+  "issues 3–4", "acceptance 5", "issue acceptance", "the issue's target");
 * a ``docs/NAME.md`` that does not exist, or a ``docs/NAME.md#anchor`` whose anchor is not a heading of that page.
 
 It also checks the links between the docs pages themselves. Pure text: no import of msjgym, runs in well under a second.
@@ -18,7 +23,10 @@ import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCANNED = ("msjgym", "policies")
+SCANNED = ("msjgym", "policies")                                   # .py files
+SCANNED_WITH_MD = ("tests", "benchmarks", "examples", "baselines")  # .py and .md files
+SCANNED_FILES = ("README.md",)
+NOT_SCANNED = {Path(__file__).resolve(), ROOT / "tests" / "golden" / "golden.json"}
 DOCS = ROOT / "docs"
 
 # A citation of the (unshipped) reference notes. Each pattern targets citation syntax, not the word "note": the
@@ -36,6 +44,7 @@ NOTE_PATTERNS = {
     "note x.md": re.compile(r"\bnotes?\b:?\s[^§\n]{0,20}?``[\w./-]+\.md``", re.IGNORECASE),  # note ``x.md``
     "shared/papers": re.compile(r"shared/papers", re.IGNORECASE),
     "the note's …": re.compile(r"\bnotes?'?s? (?:default|pseudo-code|recipes?|corrected|eq\b|errat)", re.IGNORECASE),
+    "the note's": re.compile(r"\bthe (?:note's|notes')", re.IGNORECASE),                # the note's Hyper-Erlang
 }
 
 # A citation of an issue number: "issue 7", "(issue 8)", "issue #12", "issues 3–4", "#12" in parentheses. Requires
@@ -43,6 +52,9 @@ NOTE_PATTERNS = {
 ISSUE_PATTERNS = {
     "issue N": re.compile(r"\bissues?[ \t]?#?\d+\b", re.IGNORECASE),
     "(#N)": re.compile(r"\(#\d+\)"),
+    # an issue's acceptance items: "acceptance 5", "Acceptance item 1", "issue acceptance", "the issue's target"
+    "acceptance N": re.compile(r"\bacceptance (?:item )?\d+\b", re.IGNORECASE),
+    "the issue": re.compile(r"\b(?:issue acceptance|the issue's|of the issue)\b", re.IGNORECASE),
 }
 
 DOCS_LINK = re.compile(r"\bdocs/([\w.-]+\.md)(?:#([\w-]+))?")
@@ -65,9 +77,15 @@ def _anchors(page: Path) -> set[str]:
     return anchors
 
 
-def _python_files() -> list[Path]:
+def _scanned_files() -> list[Path]:
     files = [p for top in SCANNED for p in sorted((ROOT / top).rglob("*.py"))]
-    assert files, f"no .py files under {SCANNED} in {ROOT}"
+    files += [p for top in SCANNED_WITH_MD for p in sorted((ROOT / top).rglob("*"))
+              if p.suffix in (".py", ".md") and p.is_file()
+              and not any(part.startswith((".", "__")) for part in p.relative_to(ROOT).parts)]
+    files += [ROOT / name for name in SCANNED_FILES]
+    files = [p for p in files if p.resolve() not in NOT_SCANNED]
+    for top in SCANNED + SCANNED_WITH_MD + SCANNED_FILES:
+        assert any(p.is_relative_to(ROOT / top) for p in files), f"nothing scanned in {top} under {ROOT}"
     return files
 
 
@@ -78,7 +96,7 @@ def _lines(path: Path):
 
 def _findings(patterns: dict[str, re.Pattern]) -> list[str]:
     found = set()
-    for path in _python_files():
+    for path in _scanned_files():
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         for name, pattern in patterns.items():
@@ -114,7 +132,7 @@ def _link_problems(where: str, page_name: str, anchor: str | None, cache: dict[s
 def test_cited_docs_pages_and_anchors_exist():
     cache: dict[str, set[str] | None] = {}
     problems, cited = [], 0
-    for path in _python_files():
+    for path in _scanned_files():
         for where, line in _lines(path):
             for m in DOCS_LINK.finditer(line):
                 cited += 1
@@ -141,3 +159,16 @@ def test_slug_matches_github():
     assert _slug("cavity-thm-4-7") == "cavity-thm-4-7"
     assert _slug("Load balancing (HKV)") == "load-balancing-hkv"
     assert _slug("Not needed by the code") == "not-needed-by-the-code"
+
+
+def test_patterns_catch_citations_and_spare_plain_words():
+    cited = ["see note §2", "(notes §§3.1, 3.3)", "zero-queueing note\n    §3.2", "the note's Hyper-Erlang",
+             "Not the notes' claim", "(issue 4)", "Issue 5 acceptance 6", "Acceptance item 1 of",
+             "(issue acceptance 7)", "the issue's target", "shared/papers/notes/x.md"]
+    plain = ["msjgym: note: outside the stability region", "the note before a long first compilation",
+             "curves, notes = build_curves(...)", "acceptance probability", "an issue, 7 of them", "issued 3"]
+    patterns = {**NOTE_PATTERNS, **ISSUE_PATTERNS}
+    for text in cited:
+        assert any(p.search(text) for p in patterns.values()), text
+    for text in plain:
+        assert not [name for name, p in patterns.items() if p.search(text)], text

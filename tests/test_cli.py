@@ -1,4 +1,4 @@
-"""The command line: `list`, `evaluate` (table and JSON), and one-line errors with exit status 2 (acceptance 8)."""
+"""The command line: `list`, `evaluate` (table and JSON), and one-line errors with exit status 2."""
 from __future__ import annotations
 
 import json

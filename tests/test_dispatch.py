@@ -100,7 +100,7 @@ def test_jiq_and_jsq_have_no_waiting_at_low_load():
         assert _within(_ci(r), 1.0, extra=2e-3)
 
 
-# ---------------------------------------------------------------- exact invariants (note §6 item 11)
+# -------------------------------------------------- exact invariants (Hellemans, Kielanski & Van Houdt §2, §6)
 @pytest.mark.parametrize("policy, params, lam, dist", [
     ("push", dict(delta=0.3), 0.9, Exponential(rate=1.0)),
     ("push", dict(delta=0.5), 0.85, HyperExponential.from_mean_scv(1.0, 15.0, 0.5)),
@@ -327,11 +327,12 @@ def _erlang(k: int) -> Erlang:
     return Erlang(k=k, rate=float(k))
 
 
-# Tables 1-4 at N = 1000 (note §4.2) as msjgym.theory.lb_tables transcribes them, run with the parameters of
-# `msjgym reproduce lb-tables` (pull: δ₁ = 0, δ₀ = δ/(1 − λ), note §5 item 1; water filling M = C·log10(1000) = 3C,
-# K = (δ/λ)M) and judged as its scorecard does (combined 95 % CIs; water filling within 2 %, note §5 item 7).
+# Tables 1-4 at N = 1000 (Hellemans, Kielanski & Van Houdt §8) as msjgym.theory.lb_tables transcribes them, run
+# with the parameters of `msjgym reproduce lb-tables` (pull: δ₁ = 0, δ₀ = δ/(1 − λ),
+# docs/modelling-choices.md#lb-table-3-pull-rates; water filling M = C·log10(1000) = 3C, K = (δ/λ)M) and judged as
+# its scorecard does (combined 95 % CIs; water filling within 2 %, docs/modelling-choices.md#lb-water-filling).
 PAPER_N1000 = [row for table in (1, 2, 3, 4) for row in rows_for(table, servers=1000)]
-CHEAP = (0, 8, 12)  # the note's cheap checks (§6 item 8): push Exp, pull Exp, resource pooling Exp
+CHEAP = (0, 8, 12)  # the cheap rows: push Exp, pull Exp, resource pooling Exp
 
 
 def _paper_row(row):
@@ -362,8 +363,8 @@ def test_paper_n1000_other_rows(row):
     ("resource-pooling", Exponential(rate=1.0), 0.8, dict(p=0.3)),
 ])
 def test_queue_length_distribution_near_cavity_at_n_10000(policy, dist, lam, params):
-    """Issue 7 acceptance 3: at N = 10⁴ the time-average fraction of servers with q = k is within 0.01 of the cavity
-    queue's P[Q = k] (water filling is left out: its finite-N error is larger, note §5 item 7)."""
+    """At N = 10⁴ the time-average fraction of servers with q = k is within 0.01 of the cavity queue's P[Q = k]
+    (water filling is left out: its finite-N error is larger, docs/modelling-choices.md#lb-water-filling)."""
     cavity = pytest.importorskip("msjgym.theory.cavity")
     r = simulate(policy, servers=10_000, lam=lam, dist=dist, arrivals=10_000_000, reps=2, seed=5, **params)
     ref = cavity.cavity(policy, lam, dist, **params)
@@ -382,7 +383,7 @@ def test_water_filling_n_10000_against_paper_and_cavity():
 
     * E[R] agrees with the paper's simulated 3.5446 ± 3.95e-3 within the combined 95 % CIs.
     * Below the cavity maximum the distribution is the cavity's (eq. 21 is exact there): within 0.01 at q < m.
-    * The 0.01 criterion of acceptance 3 does NOT hold at q = m, m + 1, m + 2: a finite batch of M tasks over K = 40
+    * The 0.01 criterion of the test above does NOT hold at q = m, m + 1, m + 2: a finite batch of M tasks over K = 40
       sampled queues sometimes overflows the cavity's maximum m + 1 = 5 (measured: 0.0230 ± 0.0008 of servers hold 6
       jobs). This is finite-N behaviour, not a simulator fault: the paper's own N = 10⁴ simulation (3.5446 vs the
       cavity's 3.5136) implies the same excess λ·0.031 ≈ 0.025 jobs per server. The overflow is asserted to match

@@ -10,7 +10,7 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 
 import msjgym  # noqa: E402,F401  registers the environments
-from msjgym.envs._dispatch_core import DispatchBatch, DispatchSpec  # noqa: E402
+from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec  # noqa: E402
 from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher  # noqa: E402
 from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError  # noqa: E402
@@ -242,9 +242,9 @@ def test_runner_errors_name_replication_step_and_action():
         return 0
     with pytest.raises(PolicyError, match=r"replication 0, step \d+: it raised KeyError"):
         evaluate_dispatcher(crash, 20, 0.9, observation="sampled", arrivals=2000, reps=2, seed=1)
-    with pytest.raises(PolicyError, match=r"replication 0, step \d+: action 8 is not allowed now \(valid: \[.*\]\)"):
+    with pytest.raises(PolicyError, match=r"replication 0, step \d+: action 8 is not allowed now; valid actions: \[.*\]"):
         evaluate_dispatcher(lambda obs: 8, 20, 0.9, observation="histogram", arrivals=2000, reps=2, seed=1)
-    with pytest.raises(PolicyError, match=r"replication 0, step 0: returned 'x', not an action"):
+    with pytest.raises(PolicyError, match=r"replication 0, step 0: 'x' \(str\) is not an action"):
         evaluate_dispatcher(lambda obs: "x", 20, 0.9, observation="sampled", arrivals=2000, reps=2, seed=1)
 
 

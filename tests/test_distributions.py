@@ -76,7 +76,8 @@ def assert_matches_moments(x: np.ndarray, dist: Distribution) -> None:
 
 
 def h2_literal(mean: float, scv: float, f: float) -> tuple[float, float, float]:
-    """(mu1, mu2, p1) exactly as printed in the load-balancing note, §1.2."""
+    """(mu1, mu2, p1) exactly as docs/modelling-choices.md#lb-hyperexponential writes them (the (f, SCV)
+    parametrisation of the hyperexponential in Hellemans, Kielanski & Van Houdt §8)."""
     root = math.sqrt((scv - 1) * (scv - 1 + 8 * f * (1 - f)))
     mu1 = (scv + (4 * f - 1) + root) / (2 * f * (scv + 1))
     mu2 = (scv + (4 * (1 - f) - 1) - root) / (2 * (1 - f) * (scv + 1))
@@ -139,7 +140,8 @@ def test_h2_extreme_parameters_stay_valid(scv, f):
 
 @pytest.mark.parametrize("p, k, l", [(0.5, 1, 3), (0.2, 2, 10), (0.9, 4, 1)])
 def test_hypererlang_mean_one_mixture(p, k, l):
-    """The note's Hyper-Erlang: Erl(k) w.p. p, Erl(l) w.p. 1-p, both of mean 1: SCV = p/k + (1-p)/l."""
+    """The Hyper-Erlang of Hellemans, Kielanski & Van Houdt §8 as msjgym reads it
+    (docs/modelling-choices.md#lb-hyper-erlang): Erl(k) w.p. p, Erl(l) w.p. 1-p, both of mean 1: SCV = p/k + (1-p)/l."""
     d = from_spec({"dist": "hypererlang", "probs": [p, 1 - p], "k": [k, l], "means": [1.0, 1.0]})
     assert d.mean == pytest.approx(1.0)
     assert d.scv == pytest.approx(p / k + (1 - p) / l)

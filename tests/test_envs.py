@@ -1,4 +1,4 @@
-"""msjgym/MSJ-v0 and its native vector environment (issue 4): registration, checkers, masks, seeds, autoreset."""
+"""msjgym/MSJ-v0 and its native vector environment: registration, checkers, masks, seeds, autoreset."""
 from __future__ import annotations
 
 import numpy as np
@@ -104,8 +104,7 @@ def test_native_vector_env_matches_single_envs_and_autoresets():
         v_obs, *_ = venv2.step(np.where(masks[:, 0], 0, wait))
         trajectories.append([v_obs])
     for i in range(3):
-        single._batch.seed([np.random.SeedSequence(7).spawn(3)[i]])
-        single._seeded = True
+        single._seed_stream(np.random.SeedSequence(7).spawn(3)[i])
         s_obs, _ = single.reset()
         rows = [s_obs]
         for _ in range(30):
@@ -114,5 +113,5 @@ def test_native_vector_env_matches_single_envs_and_autoresets():
         assert np.array_equal(np.array(rows), np.array([t[0][i] for t in trajectories]))
     masks = venv2.action_masks()
     bad = int(np.flatnonzero(~masks[0])[0])
-    with pytest.raises(ValueError, match=f"env 0: action {bad} is not allowed"):
+    with pytest.raises(ValueError, match=rf"env 0, step \d+: action {bad} is not allowed"):
         venv2.step(np.where(np.arange(3) == 0, bad, wait))

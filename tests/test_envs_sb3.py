@@ -1,5 +1,5 @@
 """The Stable-Baselines3 adapter ``to_sb3``, the greedy numpy actor behind ``--policy sb3:``, and the
-continuous-discount wrapper (issue 4)."""
+continuous-discount wrapper."""
 from __future__ import annotations
 
 import math
@@ -70,7 +70,7 @@ def test_sb3_adapter_masks_and_attributes():
     assert adapter.get_attr("num_envs") == [2, 2]
     with pytest.raises(AttributeError, match="only 'action_masks'"):
         adapter.env_method("render")
-    with pytest.raises(TypeError, match="expected an MSJVectorEnv"):
+    with pytest.raises(TypeError, match="expected a native vector environment"):
         to_sb3(MSJEnv())
 
 

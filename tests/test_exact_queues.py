@@ -1,4 +1,4 @@
-"""Systems that are exact classical queues (issue acceptance 2 and 3).
+"""Systems that are exact classical queues.
 
 Tolerance: each comparison asserts that the 99.9 % Student-t CI over 10 independent replications covers the exact
 value (the 95 % CI is what ``msjgym evaluate`` prints; 99.9 % keeps the family of ~20 seeded checks from failing
@@ -42,7 +42,7 @@ def test_single_class_fcfs_is_erlang_c(load):
 
 
 def test_half_servers_need_is_mm2():
-    """Zero-queueing note §3.6: need n/2 gives an M/M/2 with P(wait) = 2ρ²/(1+ρ), for any even n."""
+    """Need n/2 gives an M/M/2 (Wang, Xie & Harchol-Balter §1) with P(wait) = 2ρ²/(1+ρ), for any even n."""
     rho = 0.6
     result = evaluate(model(64, 2 * rho, exp_class("half", 32, 1.0)), "fcfs", reps=REPS, jobs=JOBS, seed=12)
     ok, mean, half = covers(_values(result, "queueing_probability"), 2 * rho**2 / (1 + rho))

@@ -1,4 +1,4 @@
-"""FCFS head-of-line blocking and batch admission on constructed states (zero-queueing note §6 checks 1–2)."""
+"""FCFS head-of-line blocking and batch admission on constructed states (Wang, Xie & Harchol-Balter §3, Fig. 2)."""
 from __future__ import annotations
 
 from conftest import exp_class, model, sim

@@ -1,5 +1,6 @@
-"""Finite-skip systems (issue 6): pathwise invariants, the work identity, Cor. 3.8 bounds, the paper's orderings,
-exact special cases, and input errors. Every stochastic test is seeded; tolerances come from the CIs."""
+"""Finite-skip systems (Grosof, Harchol-Balter & Scheller-Wolf): pathwise invariants, the work identity, Cor. 3.8
+bounds, the paper's orderings, exact special cases, and input errors. Every stochastic test is seeded; tolerances
+come from the CIs."""
 from __future__ import annotations
 
 import math
@@ -94,7 +95,8 @@ def test_bounds_hold(name, policy):
 
 
 def test_exact_constants_tighter_and_recipes():
-    """Exact constants: never looser than generic; the note's recipes on Figs. 3, 4a, 6 and the het r_min erratum."""
+    """Exact constants (docs/modelling-choices.md#finite-skip-constants): never looser than generic; their values on
+    Figs. 3, 4a, 6 and the het r_min erratum (docs/errata.md#finite-skip-het-r-min)."""
     for name, policy in WCFS_CASES:
         m = F.load_finite_skip(name, {"load": 0.5})
         g, e = _const(m, policy, False), _const(m, policy, True)
@@ -156,7 +158,8 @@ def _separated(a, b):
 
 
 def test_fig4_orderings():
-    """Fig. 4a: IF < FCFS < EF; Fig. 4b: EF < FCFS < IF (at high load, note §4 caveat)."""
+    """Fig. 4a: IF < FCFS < EF; Fig. 4b: EF < FCFS < IF (§6.5; at high load, since the paper does not state the load
+    range it plots)."""
     for name, order, load in (("finite-skip-fig4a", ("inelastic-first", "tp-fcfs", "elastic-first"), 0.8),
                               ("finite-skip-fig4b", ("elastic-first", "tp-fcfs", "inelastic-first"), 0.9)):
         m = F.load_finite_skip(name, {"load": load})

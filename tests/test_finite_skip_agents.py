@@ -1,5 +1,6 @@
 """Twin test of the finite-skip policies: the compiled ``allocate`` and the plain-Python agent (written separately from
-the note's pseudo-code) give the same rates (and server assignments) on random states of every system."""
+the definitions of Grosof, Harchol-Balter & Scheller-Wolf) give the same rates (and server assignments) on random
+states of every system."""
 from __future__ import annotations
 
 import numpy as np

@@ -18,7 +18,7 @@ GRID = tuple(np.round(np.arange(0.3, 0.951, 0.05), 2))
 
 @pytest.mark.parametrize("name,policy", WCFS_CASES)
 def test_bounds_full_grid(name, policy):
-    """Acceptance 2: at every ρ in 0.30, 0.35, ..., 0.95 the simulated E[T] (point estimate) lies inside Cor. 3.8
+    """At every ρ in 0.30, 0.35, ..., 0.95 the simulated E[T] (point estimate) lies inside Cor. 3.8
     with the generic and with the exact constants."""
     for j, load in enumerate(GRID):
         model = F.load_finite_skip(name, {"load": float(load)})

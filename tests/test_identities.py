@@ -1,7 +1,7 @@
-"""Identities every built-in policy must satisfy at a stable load (issue acceptance 5).
+"""Identities every built-in policy must satisfy at a stable load.
 
-* Work conservation of the offered load: time-average busy servers = λ Σ p_i m_i E[S_i] (zero-queueing note
-  §3.2, E[busy] = nρ).
+* Work conservation of the offered load: time-average busy servers = λ Σ p_i m_i E[S_i] (E[busy] = nρ, from the
+  drift (12) in Wang, Xie & Harchol-Balter's Lemma 5.1).
 * Little's law per class, for the system and for the queue: E[N_i] = λ_i E[T_i], E[N_Q,i] = λ_i E[W_i].
 * No server is ever over-allocated: the kernel's debug mode checks the state invariants after every event.
 

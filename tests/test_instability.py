@@ -1,4 +1,4 @@
-"""Instability detection (issue acceptance 6): a load beyond FCFS's stability region, below capacity."""
+"""Instability detection: a load beyond FCFS's stability region, below capacity."""
 from __future__ import annotations
 
 import time

@@ -7,7 +7,8 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 
 import msjgym  # noqa: E402,F401  registers the environments
-from msjgym.envs.loss_env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv, to_sb3_loss  # noqa: E402
+from msjgym.envs import to_sb3  # noqa: E402
+from msjgym.envs.loss_env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv  # noqa: E402
 from msjgym.systems.loss.metrics import loss_metrics, simulate_loss  # noqa: E402
 from msjgym.policies.loss import LOSS_POLICIES  # noqa: E402
 from msjgym.systems.loss import kernel as ls  # noqa: E402
@@ -86,8 +87,7 @@ def test_seeds_and_vector_env_equal_single_envs():
     singles = [AdaptiveLossEnv("loss-sampled", servers=50, d=2, lam=0.9, k=5, horizon_jobs=200) for _ in range(3)]
     seeds = np.random.SeedSequence(7).spawn(3)
     for e, ss in zip(singles, seeds):  # copy i of the vector env uses SeedSequence(7).spawn(3)[i]
-        e._venv._batch.seed([ss])
-        e._venv._seeded = True
+        e._seed_stream(ss)
     sobs = [e.reset()[0] for e in singles]
     assert np.array_equal(obs, np.stack(sobs))
     for step in range(450):  # crosses the autoreset at 200 and 400
@@ -116,7 +116,7 @@ def test_same_seed_same_episode_different_seed_different():
 
 def test_sb3_adapter_autoreset_and_masks():
     pytest.importorskip("stable_baselines3")
-    venv = to_sb3_loss(AdaptiveLossVectorEnv(2, horizon_jobs=5, servers=10, d=2, lam=0.9))
+    venv = to_sb3(AdaptiveLossVectorEnv(2, horizon_jobs=5, servers=10, d=2, lam=0.9))
     venv.seed(1)
     obs = venv.reset()
     assert obs.shape == (2, 3)
@@ -147,7 +147,7 @@ def test_agent_runner_refuses_a_masked_width():
     from msjgym.errors import PolicyError
     from msjgym.evaluate import evaluate
     sc = load_scenario("loss-sampled", {"servers": 10, "d": 3, "lam": 0.95, "k": 3})
-    with pytest.raises(PolicyError, match=r"replication \d, step \d+: width 3 is not allowed now"):
+    with pytest.raises(PolicyError, match=r"replication \d, step \d+: action 3 is not allowed now"):
         evaluate(sc, lambda obs, mask: 3, reps=2, jobs=2000, seed=1)
 
 
@@ -155,7 +155,6 @@ def test_maskable_ppo_trains_a_few_steps():
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from msjgym.envs import to_sb3
     env = to_sb3(AdaptiveLossVectorEnv(4, horizon_jobs=64, servers=20, d=2, lam=0.9, k=4, scenario="loss-sampled"))
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(256)

@@ -43,7 +43,7 @@ def test_censored_pmf_matches_scipy_hypergeometric(n, idle, k, d):
     assert np.allclose(out, th.censored_hypergeometric(n, idle, k, d), rtol=1e-9, atol=1e-14)
 
 
-# ------------------------------------------------------------------------------------------- acceptance 1
+# ------------------------------ full access, d | n: Erlang B (docs/derivations.md#loss-full-access-exact)
 @pytest.mark.parametrize("n,d", [(20, 1), (24, 3), (100, 4)])
 def test_divisible_full_access_is_erlang_b_and_every_job_gets_d(n, d):
     lam = 0.85
@@ -64,7 +64,7 @@ def test_divisible_full_access_is_erlang_b_and_every_job_gets_d(n, d):
         assert (tr[:, 1] <= n).all() and (tr[:, 1] % d == 0).all()
 
 
-# ------------------------------------------------------------------------------------------- acceptance 2
+# ------ full access, d ∤ n: one partial job, the exact chain (docs/derivations.md#loss-full-access-exact)
 @pytest.mark.parametrize("n,d,lam", [(13, 3, 0.8), (50, 4, 0.9), (101, 5, 0.95)])
 def test_non_divisible_full_access_one_partial_job_and_exact_chain(n, d, lam):
     model = make_loss_model(n, d, "n", lam=lam)
@@ -109,7 +109,7 @@ def test_sampled_simulation_matches_exact_count_chain(policy, k):
         assert_covers(est[f"width_probability[w{i}]"], chain.width_probability[i], f"E[A_{i}]")
 
 
-# ------------------------------------------------------------------------------------------- acceptance 3
+# ------------------------------------------ conservation identities (docs/derivations.md#loss-identities)
 @pytest.mark.parametrize("policy", th.POLICIES)
 @pytest.mark.parametrize("k", [1, 2, 6, "n"])
 def test_conservation_identities_hold_within_ci(policy, k):
@@ -137,7 +137,7 @@ def test_identity_residuals_detect_a_wrong_load():
     assert abs(est.mean) > 5 * est.ci95
 
 
-# ------------------------------------------------------------------------------------------- acceptance 4
+# ----------------------------------------------------- Ghanbarian et al. Theorem 4's bounds (full access)
 @pytest.mark.parametrize("n", [100, 1000, 10_000])
 @pytest.mark.parametrize("d", [2, 3])
 def test_theorem4_bounds_hold_in_simulation(n, d):
@@ -185,9 +185,10 @@ def test_constant_k_tracks_the_fixed_point_and_does_not_vanish():
 
 
 def test_theta_n_alpha_sampling_loses_the_full_access_rate():
-    """α = ½, k = ⌈√n⌉: √n P_b grows with n (full access: it converges to the HW limit ≈ 0.578).
+    """α = ½, k = ⌈√n⌉: √n P_b grows with n (full access: it converges to the HW limit ≈ 0.578), so k = Θ(n^α)
+    loses the full-access rate (docs/errata.md#loss-k-omega).
 
-    Not the notes' "P_b bounded away from 0": P_b does fall (≈ 0.12 → 0.025 from n = 10² to 10⁴), in line with
+    But P_b is not bounded away from 0: it does fall (≈ 0.12 → 0.025 from n = 10² to 10⁴), in line with
     the mean-field heuristic √n P_b ≈ y, y e^y ≈ √n e^(−β).
     """
     scaled, full = [], []
@@ -223,7 +224,8 @@ def test_theorem9_alpha0_rate_is_not_claimed():
 
 
 def test_alpha0_log_n_sampling_decays_slower_than_sqrt_n():
-    """Erratum check (notes §5.2): with α = 0, β = 0.2, k = ⌈ln n⌉ the fixed point q^k is far above n^-1/2."""
+    """Erratum check (docs/errata.md#loss-thm-9-alpha-0): with α = 0, β = 0.2, k = ⌈ln n⌉ the fixed point q^k is far
+    above n^-1/2."""
     scaled = [math.sqrt(n) * th.fixed_point(math.ceil(math.log(n)), 2, 0.8).blocking for n in (10**3, 10**5, 10**7)]
     assert scaled[0] > 3 and scaled[1] > 3 * scaled[0] and scaled[2] > 3 * scaled[1]  # not O(n^-1/2)
     model = make_loss_model(10_000, 2, "log n", alpha=0.0, beta=0.2)

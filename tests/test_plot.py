@@ -1,4 +1,4 @@
-"""`msjgym plot` (issue 3): curves with CIs from a results store, unstable points, the theory, and one-line errors."""
+"""`msjgym plot`: curves with CIs from a results store, unstable points, the theory, and one-line errors."""
 from __future__ import annotations
 
 import subprocess

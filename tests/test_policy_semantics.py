@@ -1,4 +1,5 @@
-"""Each built-in policy's choice of jobs in service on constructed states (finite-skip note §2)."""
+"""Each built-in policy's choice of jobs in service on constructed states (Grosof, Harchol-Balter & Scheller-Wolf
+§7.2–7.3, App. B; where the paper leaves a choice open: docs/modelling-choices.md, "Finite-skip systems")."""
 from __future__ import annotations
 
 import numpy as np

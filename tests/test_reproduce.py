@@ -1,5 +1,5 @@
 """``msjgym reproduce``: the multilevel-scaling and zero-queueing reproductions write valid files, and the numbers
-written for Grosof & Ayhan's exact α sweeps show the paper's claims (notes §4.2, §4.4, §6)."""
+written for Grosof & Ayhan's exact α sweeps show the paper's claims (§10.1–10.2, Figs. 5 and 7)."""
 from __future__ import annotations
 
 import csv

@@ -1,4 +1,4 @@
-"""Seeds (issue acceptance 7): same seed, same numbers bit for bit; replications independent."""
+"""Seeds: same seed, same numbers bit for bit; replications independent."""
 from __future__ import annotations
 
 import numpy as np

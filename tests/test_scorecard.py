@@ -20,7 +20,8 @@ def _refs(refs, quantity=None, kind=None):
 
 
 def test_fcfs_beyond_threshold_is_flagged_before_simulating_and_confirmed():
-    """Issue 5 acceptance 6."""
+    """At 1.2 × the FCFS stability threshold μ (Grosof & Ayhan Lemma 5.3) the scorecard flags the load as unstable
+    before simulating, and the simulation confirms it."""
     mu = one_and_n_throughput(10, 0.1, 1.0, 1.0)
     scenario = load_scenario("one-and-n", {"arrival_rate": 1.2 * mu})
     refs = scorecard.references(scenario.model, get_policy("fcfs"))
@@ -90,8 +91,8 @@ def test_zero_queueing_regime_and_vacuous_bound(name, diminishing):
 @pytest.mark.parametrize("name, params", [("zero-queueing-set1", {}), ("zero-queueing-set2", {}),
                                           ("zero-queueing-set3", {"m3": "4th-root"})])
 def test_zero_queueing_bound_event_and_lemma_5_4_hold_with_margin(name, params):
-    """Issue 5 acceptance 5 (n = 256): simulated P_Q <= simulated P(Σ m_i X_i > n − m_max); Lemma 5.4 holds with
-    the simulated E[(nρ_i − m_i X_i)^+] below a tenth of 3√(n m_i)."""
+    """Wang, Xie & Harchol-Balter's Sets I–III (n = 256): simulated P_Q <= simulated P(Σ m_i X_i > n − m_max)
+    (eq. (3)); Lemma 5.4 holds with the simulated E[(nρ_i − m_i X_i)^+] below a tenth of 3√(n m_i)."""
     result = evaluate(load_scenario(name, params), "fcfs", reps=5, jobs=200_000, seed=63)
     event = [r for r in result.references if r.upper_metric == "high_occupancy_probability"]
     assert len(event) == 1 and event[0].agrees is True
@@ -103,8 +104,8 @@ def test_zero_queueing_bound_event_and_lemma_5_4_hold_with_margin(name, params):
 
 
 def test_saturated_fcfs_throughput_is_within_half_a_percent_of_mu():
-    """Issue 5 acceptance 3: the saturated-mode throughput matches μ (Lemma 5.3) within 0.5 %; the 95 % CI
-    half-width is below 0.2 % here, so the check has power."""
+    """The saturated-mode throughput matches μ (Grosof & Ayhan Lemma 5.3) within 0.5 %; the 95 % CI half-width is
+    below 0.2 % here, so the check has power."""
     scenario = load_scenario("one-and-n")
     result = evaluate(scenario, "fcfs", reps=10, jobs=1_000_000, seed=64, saturated=True)
     ref = _refs(result.references, "throughput", "exact")[0]
@@ -115,7 +116,8 @@ def test_saturated_fcfs_throughput_is_within_half_a_percent_of_mu():
 
 
 def test_wcfs_bound_constants_for_fig6():
-    """Finite-skip note §4: Fig. 6 has rem_max = max_v v/(4μ_v) = 4/(4·0.5) = 2 and E[S] = E[VX]/4."""
+    """Grosof, Harchol-Balter & Scheller-Wolf Fig. 6 (k = 4, S = VX/4 as in §7.2): rem_max = max_v v/(4μ_v)
+    = 4/(4·0.5) = 2 (docs/modelling-choices.md#finite-skip-rem-max) and E[S] = E[VX]/4."""
     from msjgym.theory.finite_skip import server_filling_bounds
     model = load_scenario("finite-skip-fig6", {"load": 0.5}).model
     bounds = server_filling_bounds(model)

@@ -26,7 +26,7 @@ def _queueing(set_number: int, n: int, seed: int, **params: object) -> dict[str,
 
 
 def test_zero_queueing_set1_probability_falls_with_n_and_orders_by_need():
-    """Set I (2α + γ < 1): P_Q decreases in n; P_Q,1 <= P_Q,2 <= P_Q,3 (needs 3 <= log2 n <= √n; note §1.3)."""
+    """Set I (2α + γ < 1): P_Q decreases in n; P_Q,1 <= P_Q,2 <= P_Q,3 (needs 3 <= log2 n <= √n; by PASTA)."""
     previous = None
     for n in SIZES:
         pq = _queueing(1, n, seed=n)

@@ -1,6 +1,6 @@
 """Cavity fixed points of push, pull, water filling and resource pooling (Hellemans, Kielanski & Van Houdt).
 
-Acceptance item 1 of issue 7: the solver reproduces the 16 "∞" values of Tables 1–4 to four decimals. Then the
+First the solver reproduces the 16 "∞" values of Tables 1–4 (§8) to four decimals. Then the
 closed forms against the numerical fixed points, the bounds against both, limits, and input errors.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ def y_of(size, delta: float) -> float:
 
 
 # =====================================================================================================================
-# Acceptance 1: the 16 "∞" values
+# The 16 "∞" values of Tables 1–4
 
 
 @pytest.mark.parametrize("row", settings(), ids=lambda r: f"table{r.table}-{r.dist.split('(')[0]}")
@@ -295,7 +295,7 @@ def test_pull_m_tilde_special_cases():
     assert cv.pull_m_tilde(lam, d0, d1) == pytest.approx(lam / delta)
     assert cv.pull_m_tilde(lam, delta, delta) == pytest.approx(math.log(1 - lam) / math.log(1 - delta))
     assert cv.pull_m_tilde(lam, *pull_update_rates(lam, delta, 1e-9)) == pytest.approx(lam / delta, rel=1e-6)
-    # ⌈m̃⌉ increases with δ₁ at fixed δ (the printed derivative is garbled; note §3.3)
+    # ⌈m̃⌉ increases with δ₁ at fixed δ, as the paper's §3 says (the derivative printed in §6.1 is garbled)
     m_tildes = [cv.pull_m_tilde(lam, *pull_update_rates(lam, delta, d1)) for d1 in (0.0, 0.1, 0.2, 0.3)]
     assert all(a < b for a, b in zip(m_tildes, m_tildes[1:]))
     # δ₁ = 0 heavy traffic: max queue ⌈λ/δ⌉ → ⌈1/δ⌉

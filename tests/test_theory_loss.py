@@ -64,7 +64,7 @@ def test_corollary8_bound_and_theorem9_conditions():
 
 
 def test_alpha0_erratum_sampling_term_is_not_o_of_1_over_n():
-    """Notes §5.2: with α = 0, k = ln n the third term of (35) times n grows without bound."""
+    """docs/errata.md#loss-thm-9-alpha-0: with α = 0, k = ln n the third term of (35) times n grows without bound."""
     terms = [n * th.corollary8_bound(n, 2, math.ceil(math.log(n)), 0.0, 0.5).exponential_term
              for n in (10**3, 10**5, 10**7)]
     assert terms[0] < terms[1] < terms[2] and terms[2] > 1e4

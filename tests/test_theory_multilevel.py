@@ -1,8 +1,8 @@
 """Multilevel-scaling asymptotics of Grosof & Ayhan (Thms 4.1, 4.2, Lemma 8.1) against the exact Lemmas 5.3/5.5.
 
-"Notes" = shared/papers/notes/grosof-ayhan-msj-multilevel-scaling.md. Regimes 1 and 2 converge like 1 − K/ln(1/p_n),
-so there the tests check monotone trends toward 1 (the direction of the paper's Figs. 2, 3, 10, 11, 13, 14), not
-tight ratios. Deterministic throughout.
+Corrections to the paper: docs/errata.md; results it does not print: docs/derivations.md. Regimes 1 and 2 converge
+like 1 − K/ln(1/p_n), so there the tests check monotone trends toward 1 (the direction of the paper's Figs. 2, 3, 10,
+11, 13, 14), not tight ratios. Deterministic throughout.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def strictly_increasing(values: list[float]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Acceptance 4: Thm 4.2 with the γ erratum (α = 2)
+# Thm 4.2 with the γ erratum (α = 2; docs/errata.md#multilevel-thm-4-2-euler-gamma)
 
 
 @pytest.mark.parametrize("mu_1, mu_n", [(1.0, 1.0), (10.0, 1.0), (1.0, 10.0), (3.0, 1.0)])
@@ -99,7 +99,7 @@ def test_printed_thm_4_2_differs_by_gamma() -> None:
 @pytest.mark.parametrize("alpha", [0.5, 1.0])
 def test_thm_4_1_ratios_increase_toward_1(alpha: float) -> None:
     """μ₁ = μ_n = 1 (Figs. 2, 3): μ·p_n ln(1/p_n)/μ₁ and 2p_n·E[Δ] rise monotonically toward 1 from below for
-    n = 10 … 10⁸, still visibly below 1 at n = 10⁸ (notes §4.1)."""
+    n = 10 … 10⁸ (the range of the paper's §9), still visibly below 1 at n = 10⁸."""
     mu_ratio, delta_ratio = [], []
     for n in DECADES:
         mu, delta_d = exact(n, alpha)
@@ -151,7 +151,8 @@ def test_balanced_regime_limits_do_not_depend_on_c() -> None:
 @pytest.mark.parametrize("c", [0.25, 1.0, 4.0])
 @pytest.mark.parametrize("mu_1, mu_n", [(1.0, 1.0), (10.0, 1.0), (1.0, 10.0)])
 def test_balanced_sharp_throughput(c: float, mu_1: float, mu_n: float) -> None:
-    """Notes §3.10 [approximation]: relative error below 0.1/n, far better than Thm 4.1's ~1/ln n."""
+    """docs/derivations.md#multilevel-balanced-sharp [approximation]: relative error below 0.1/n, far better than
+    Thm 4.1's ~1/ln n."""
     for n in (10, 10**2, 10**4, 10**6, 10**8):
         exact_mu = one_and_n_throughput(n, c / n, mu_1, mu_n)
         assert abs(balanced_throughput(n, c, mu_1, mu_n) / exact_mu - 1) < 0.1 / n
@@ -172,8 +173,9 @@ def test_thm_4_2_ratios_at_alpha_2() -> None:
 
 @pytest.mark.parametrize("mu_1, mu_n, limit", [(1.0, 1.0, 1.489), (10.0, 1.0, 96.68), (1.0, 10.0, 0.879)])
 def test_second_order_relative_completions_expansion(mu_1: float, mu_n: float, limit: float) -> None:
-    """Notes §3.8 (not in the paper): E[Δ] − n^{2−α}[½ ln² n + (μ₁/μ_n − 1 + γ) ln n] = n^{2−α}·O(1) at α = 2;
-    the residual settles (to the constant shown, ±1 %) while the leading-order residual grows like ln n."""
+    """Not in the paper (docs/derivations.md#multilevel-second-order): at α = 2,
+    E[Δ] − n^{2−α}[½ ln² n + (μ₁/μ_n − 1 + γ) ln n] = n^{2−α}·O(1); the residual settles (to the constant shown, ±1 %)
+    while the leading-order residual grows like ln n."""
     residual, leading_residual = [], []
     for n in (10**4, 10**5, 10**6, 10**7):
         delta_d = exact_delta(n, 2.0, mu_1, mu_n)

@@ -39,7 +39,7 @@ def erlang_c_direct(s: int, a: float) -> float:
 def saturated_one_and_n_chain_throughput(n: int, p_n: float, mu_1: float, mu_n: float) -> float:
     """μ of the saturated "1 and n" FCFS system, by solving its CTMC balance equations numerically.
 
-    The chain is built from the admission rule alone (notes §1.4, §2.2): a state is (1-server jobs in service,
+    The chain is built from the admission rule alone (Grosof & Ayhan §3.2, §5.1): a state is (1-server jobs in service,
     n-server job in service?, class of the blocked head); on a completion the head is retried and, while jobs fit,
     admitted and replaced by a fresh i.i.d. head. μ = Σ_s P_s · (completion rate in s).
     """
@@ -199,7 +199,8 @@ def test_one_and_n_matches_saturated_chain_solve(n: int, p_n: float, mu_1: float
 
 @pytest.mark.parametrize("mu_1, mu_n", [(1.0, 1.0), (1.0, 4.0), (3.0, 1.0)])
 def test_one_and_n_large_n_matches_corrected_regime3_expansion(mu_1: float, mu_n: float) -> None:
-    """p_n = n^−2: μ/μ₁ = n − (ln n + γ + μ₁/μ_n − 1) + O(n^−1 ln² n) (Thm 4.2 with the γ erratum, notes §3.8)."""
+    """p_n = n^−2: μ/μ₁ = n − (ln n + γ + μ₁/μ_n − 1) + O(n^−1 ln² n) (Grosof & Ayhan Thm 4.2 with the γ erratum,
+    docs/errata.md#multilevel-thm-4-2-euler-gamma)."""
     n = 10**6
     deficit = n - one_and_n_throughput(n, n**-2.0, mu_1, mu_n) / mu_1
     expected = math.log(n) + EULER_GAMMA + mu_1 / mu_n - 1

@@ -1,7 +1,7 @@
 """Saturated FCFS multiserver-job system: Grosof & Ayhan's closed forms (Lemmas 5.1–5.5) and the generic solver.
 
-"Notes" = shared/papers/notes/grosof-ayhan-msj-multilevel-scaling.md. All checks are deterministic except
-:func:`test_generic_threshold_matches_simulated_saturated_system` (seeded).
+Corrections to the paper: docs/errata.md; results it does not print: docs/derivations.md. All checks are
+deterministic except :func:`test_generic_threshold_matches_simulated_saturated_system` (seeded).
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def mh2_heavy_traffic(p_n: float, mu_1: float, mu_n: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Acceptance 1: closed forms = generic solver
+# Closed forms = generic solver
 
 
 @pytest.mark.parametrize("n, p_n, rates", GRID)
@@ -120,7 +120,7 @@ def test_lemma_5_1_normalisation_differs_at_n_1() -> None:
 
 @pytest.mark.parametrize("p_n, mu_1, mu_n", [(0.3, 1.0, 2.0), (0.9, 5.0, 0.5), (0.5, 1.0, 1.0), (0.01, 1.0, 0.01)])
 def test_single_server_is_mh21(p_n: float, mu_1: float, mu_n: float) -> None:
-    """n = 1: E[Δ(Y_d)] + 1 = (1 + C²)/2 of the M/H₂/1 (notes §3.10)."""
+    """n = 1: E[Δ(Y_d)] + 1 = (1 + C²)/2 of the M/H₂/1 (docs/derivations.md#multilevel-one-server)."""
     expected = mh2_heavy_traffic(p_n, mu_1, mu_n)
     assert one_and_n_mean_relative_completions(1, p_n, mu_1, mu_n) + 1 == pytest.approx(expected, rel=1e-12)
     assert heavy_traffic_constant(1, (1, 1), (1 - p_n, p_n), (mu_1, mu_n)) == pytest.approx(expected, rel=1e-12)
@@ -130,7 +130,7 @@ def test_single_server_is_mh21(p_n: float, mu_1: float, mu_n: float) -> None:
 @pytest.mark.parametrize("n", [1, 2, 10, 1000, 10**6])
 @pytest.mark.parametrize("mu_1, mu_n", [(1.0, 1.0), (3.0, 0.7), (0.5, 4.0)])
 def test_degenerate_p_n(n: int, mu_1: float, mu_n: float) -> None:
-    """p_n → 0 at fixed n: μ → nμ₁ and E[Δ] → 0; p_n = 1: μ = μ_n and E[Δ] = 0 (notes §3.3)."""
+    """p_n → 0 at fixed n: μ → nμ₁ and E[Δ] → 0; p_n = 1: μ = μ_n and E[Δ] = 0 (Lemmas 5.3 and 5.5 there)."""
     tiny = 1e-9 / n**2            # far below the regime-3 scale: E[Δ] ≈ ½ n² p_n ln² n (Thm 4.2)
     assert one_and_n_throughput(n, tiny, mu_1, mu_n) == pytest.approx(n * mu_1, rel=1e-7)
     assert one_and_n_mean_relative_completions(n, tiny, mu_1, mu_n) < 1e-6
@@ -277,8 +277,9 @@ def test_unit_needs_with_two_rates_are_n_independent_renewal_servers(servers: in
     ((1, 5, 10), lambda a: (1 - 10**-a, 10**-a / 2, 10**-a / 2)),  # Fig. 9: peak near α = 0.7, in between
 ])
 def test_capacity_at_stability_boundary_has_interior_minimum(needs, probabilities) -> None:
-    """Paper §10 (notes §4.3–4.6, §6): f_max(α) = μ Σ p_k m_k/μ_k / n at n = 10, rates 1, has an interior
-    minimum, located where the paper's simulated E[Q] bells peak, at the capacity levels it reports."""
+    """Paper §10.1, §10.3, §10.4 (Figs. 6(a), 8(b), 9): f_max(α) = μ Σ p_k m_k/μ_k / n at n = 10, rates 1, has an
+    interior minimum, located where the paper's simulated E[Q] bells peak, at the capacity levels it reports (f as
+    corrected in docs/errata.md#multilevel-fraction-of-capacity)."""
     alphas = np.round(np.arange(0.05, 3.0, 0.05), 2)
     f_max = []
     for alpha in alphas:

@@ -1,7 +1,7 @@
 """Zero-queueing results of Wang, Xie & Harchol-Balter (msjgym.theory.zero_queueing).
 
-Formulas against hand-computed values, the paper's Table 3 configurations (notes §§3.1, 3.3, 4.2), the regime
-classifier (notes §1.4), the fluid solution (eq. (16) solves (7)) and the single-class Erlang C reference.
+Formulas against hand-computed values, the paper's Table 3 configurations (§7, against Thms 4.1 and 4.2), the regime
+classifier (§1, Fig. 3), the fluid solution (eq. (16) solves (7)) and the single-class Erlang C reference.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from msjgym.theory.zero_queueing import (
     sufficient_load_limit,
 )
 
-# Table 3 of the paper (notes §4.2): n, (m1, m2, m3) for Sets I and II, and the printed loads.
+# Table 3 of the paper (§7): n, (m1, m2, m3) for Sets I and II, and the printed loads.
 TABLE_3 = [
     (64, (3, 6, 8), 0.8351, 0.7128),
     (256, (3, 8, 16), 0.8564, 0.8105),
@@ -55,8 +55,8 @@ def test_stability_conditions_by_hand():
 
 @pytest.mark.parametrize("n, needs, rho_1, rho_2", TABLE_3)
 def test_table_3_satisfies_theorem_4_1(n, needs, rho_1, rho_2):
-    """Every Table 3 configuration of Sets I and II satisfies ρ < 1 − m_max/n (notes §3.1), and the loads are the
-    printed ones (1 − n^(−0.1)/4 and 1 − n^(−0.3), to 4 decimals)."""
+    """Every Table 3 configuration of Sets I and II satisfies ρ < 1 − m_max/n (Thm 4.1, eq. (4)), and the loads are
+    the printed ones (1 − n^(−0.1)/4 and 1 − n^(−0.3), to 4 decimals)."""
     assert SET_1.load(n) == pytest.approx(rho_1, abs=5e-5)
     assert SET_2.load(n) == pytest.approx(rho_2, abs=5e-5)
     assert SET_1.max_need(n) == needs[2] == max(needs)
@@ -74,7 +74,7 @@ def test_queueing_probability_bound_by_hand():
     assert bound.value == pytest.approx(6.5)
     assert bound.combined == pytest.approx(5.0)
     assert bound.vacuous and bound.combined_vacuous
-    typo_eq_2 = 3 * 2 * math.sqrt(4 / 16 + 4 / 16) / 0.5                 # the introduction's misprint (notes §3.3)
+    typo_eq_2 = 3 * 2 * math.sqrt(4 / 16 + 4 / 16) / 0.5       # eq. (2)'s misprint: docs/errata.md#zero-queueing-eq-2
     assert bound.value != pytest.approx(typo_eq_2)
 
 
@@ -91,7 +91,7 @@ def test_queueing_probability_bound_non_vacuous_and_m_max_form():
 
 @pytest.mark.parametrize("n, needs, rho_1, rho_2", TABLE_3)
 def test_bound_is_vacuous_at_every_table_3_size(n, needs, rho_1, rho_2):
-    """Notes §3.3: (5) and the combined form exceed 1 at every simulated size, in Sets I and II."""
+    """Thm 4.2: (5) and the combined form of (13)+(14) exceed 1 at every simulated size (§7), in Sets I and II."""
     for rho in (SET_1.load(n), SET_2.load(n)):
         bound = queueing_probability_bound(rho, needs, n)
         assert bound.vacuous and bound.combined_vacuous
@@ -125,7 +125,7 @@ def test_lemma_bounds_by_hand():
 @pytest.mark.parametrize("n", [2, 8, 64, 1000])
 @pytest.mark.parametrize("rho", [0.1, 0.5, 0.9])
 def test_single_class_half_need_is_mm2(n, rho):
-    """m = n/2: an M/M/2 whose P_Q = 2ρ²/(1 + ρ), for every even n (notes §3.6)."""
+    """m = n/2: an M/M/2 (the paper's §1 example) whose P_Q = 2ρ²/(1 + ρ) (Erlang C), for every even n."""
     assert single_class_queueing_probability(n, n // 2, rho) == pytest.approx(2 * rho**2 / (1 + rho), rel=1e-12)
 
 
@@ -137,8 +137,8 @@ def test_single_class_erlang_c_by_hand():
 
 
 def test_single_class_threshold_sharpness():
-    """m = √n, ρ = 1 − n^(−α)/2 (notes §6 item 12): P_Q falls to 0 when 2α + γ < 1, stays ≈ constant at
-    2α + γ = 1, and rises when 2α + γ > 1."""
+    """m = √n, ρ = 1 − n^(−α)/2 (with one class the threshold 2α + γ < 1 of §1 is tight): P_Q falls to 0 when
+    2α + γ < 1, stays ≈ constant at 2α + γ = 1, and rises when 2α + γ > 1."""
     sizes = [4**k for k in range(3, 10)]
 
     def p_q(alpha: float) -> np.ndarray:

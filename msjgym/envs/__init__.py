@@ -1,41 +1,54 @@
-"""Gymnasium environments over msjgym's systems, and the runner that evaluates any policy like a built-in one.
+"""Gymnasium environments over msjgym's systems, and the runners that evaluate any policy like a built-in one.
 
 The environments need the ``rl`` extra (gymnasium; Stable-Baselines3 for ``to_sb3``). ``import msjgym`` registers
-``msjgym/MSJ-v0``, ``msjgym/AdaptiveLoss-v0`` and ``msjgym/Dispatch-v0`` when gymnasium is installed. ``msjgym.envs.agent_runner`` works without gymnasium.
+every environment when gymnasium is installed: each env module of this package (one per family, on the batched base
+of :mod:`msjgym.envs.base`) declares ``ENVS = [EnvRegistration(...)]``, and :func:`register` registers what the modules
+declare; their public names (``__all__``) are importable from ``msjgym.envs``. Adding a family's environment is one new
+module here. The agent runners (``msjgym.envs.*agent_runner``) work without gymnasium.
 """
 from __future__ import annotations
 
-ENV_ID = "msjgym/MSJ-v0"
+import importlib
+import pkgutil
+from typing import Any
 
 try:
     import gymnasium as gym
 except ImportError:  # the environments are optional
     gym = None
 
-if gym is not None:
-    from msjgym.envs.msj_env import MSJEnv
-    from msjgym.envs.sb3 import to_sb3
-    from msjgym.envs.vector import MSJVectorEnv
-    from msjgym.envs.wrappers import ContinuousDiscount
-    from msjgym.envs.loss_env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv, to_sb3_loss  # loss systems
-    from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # large-scale dispatch
+__all__ = ["register", "registrations"]
+
+_REGISTRATIONS: list[Any] = []
+
+
+def _discover() -> None:
+    """Import every public module of this package; collect its ``ENVS`` and export its ``__all__``."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_") or info.ispkg:
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        _REGISTRATIONS.extend(getattr(module, "ENVS", []))
+        for name in getattr(module, "__all__", []):
+            if name in vars(module):  # not the names a module defines on first use (SB3's classes)
+                globals()[name] = vars(module)[name]
+                __all__.append(name)
+
+
+def registrations() -> list[Any]:
+    """Every environment the env modules declare (``EnvRegistration``: id, entry points, family)."""
+    return list(_REGISTRATIONS)
 
 
 def register() -> None:
-    """Register ``msjgym/MSJ-v0``, ``msjgym/AdaptiveLoss-v0`` and ``msjgym/Dispatch-v0`` (single and native vector
-    entry points) with Gymnasium (idempotent)."""
-    if gym is not None and ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point="msjgym.envs.msj_env:MSJEnv",
-                     vector_entry_point="msjgym.envs.vector:MSJVectorEnv")
-    if gym is not None and "msjgym/AdaptiveLoss-v0" not in gym.registry:  # loss systems
-        gym.register(id="msjgym/AdaptiveLoss-v0", entry_point="msjgym.envs.loss_env:AdaptiveLossEnv",
-                     vector_entry_point="msjgym.envs.loss_env:AdaptiveLossVectorEnv")
-    if gym is not None and "msjgym/Dispatch-v0" not in gym.registry:  # large-scale dispatch
-        gym.register(id="msjgym/Dispatch-v0", entry_point="msjgym.envs.dispatch_env:DispatchEnv",
-                     vector_entry_point="msjgym.envs.dispatch_env:DispatchVectorEnv")
+    """Register every declared environment (single and native vector entry points) with Gymnasium (idempotent)."""
+    if gym is None:
+        return
+    for reg in _REGISTRATIONS:
+        if reg.id not in gym.registry:
+            gym.register(id=reg.id, entry_point=reg.entry_point, vector_entry_point=reg.vector_entry_point)
 
 
+if gym is not None:
+    _discover()
 register()
-
-__all__ = ["MSJEnv", "MSJVectorEnv", "ENV_ID", "register", "to_sb3", "ContinuousDiscount", "DispatchEnv",
-           "DispatchVectorEnv"]

@@ -15,68 +15,24 @@ of order 1 without a running normalisation that would have to be saved beside th
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from msjgym.envs.vector import MSJVectorEnv
+from msjgym.core.user_policy import greedy_actor
+from msjgym.envs.base import BatchedVectorEnv
 
 __all__ = ["to_sb3", "greedy_actor", "SB3VecEnv", "Log1pExtractor", "AverageCostReward"]
 
-Decide = Callable[[np.ndarray, np.ndarray], int]
 
-
-def to_sb3(venv: MSJVectorEnv) -> Any:
-    """An SB3 ``VecEnv`` over a native vector environment (``MSJVectorEnv``, ``DispatchVectorEnv``,
-    ``AdaptiveLossVectorEnv``): same-step autoreset, terminal observations, masks; see ``SB3VecEnv``. Wrap it in
+def to_sb3(venv: BatchedVectorEnv) -> Any:
+    """An SB3 ``VecEnv`` over any native vector environment of msjgym (a
+    :class:`~msjgym.envs.base.BatchedVectorEnv`, e.g. ``gym.make_vec(id, n, vectorization_mode="vector_entry_point")``
+    for any registered id): same-step autoreset, terminal observations, masks; see ``SB3VecEnv``. Wrap it in
     ``VecMonitor`` to log episode returns."""
-    if type(venv).__name__ == "AdaptiveLossVectorEnv":  # msjgym/AdaptiveLoss-v0
-        from msjgym.envs.loss_env import to_sb3_loss
-        return to_sb3_loss(venv)
     return _classes()["SB3VecEnv"](venv)
-
-
-def greedy_actor(model: Any) -> Decide:
-    """``decide(observation, mask)``: a saved SB3 actor-critic model's greedy action (its most likely allowed one),
-    computed in numpy from a copy of the policy network.
-
-    The same action as ``model.predict(obs, action_masks=mask, deterministic=True)`` (MaskablePPO; for PPO/A2C the
-    mask is applied to the logits too), at ~10 µs a decision instead of ~0.3 ms through torch, which makes evaluating
-    millions of decisions practical. Supports MLP policies with a Flatten or ``Log1pExtractor`` features extractor,
-    Tanh/ReLU activations and a Discrete action space; raises ``ValueError`` otherwise (then use ``model.predict``).
-    ``tests/test_envs_sb3.py`` checks the agreement with ``predict`` on visited states.
-    """
-    import torch
-    from stable_baselines3.common.torch_layers import FlattenExtractor
-
-    policy = model.policy
-    extractor = getattr(policy, "pi_features_extractor", None) or getattr(policy, "features_extractor", None)
-    log1p = isinstance(extractor, _classes()["Log1pExtractor"])
-    if not log1p and not isinstance(extractor, FlattenExtractor):
-        raise ValueError(f"greedy_actor: unsupported features extractor {type(extractor).__name__}")
-    if not hasattr(policy, "mlp_extractor") or not isinstance(model.action_space, gym.spaces.Discrete):
-        raise ValueError("greedy_actor: needs an actor-critic MLP policy with a Discrete action space")
-    layers: list[tuple[str, np.ndarray, np.ndarray]] = []
-    for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
-        if isinstance(module, torch.nn.Linear):
-            layers.append(("linear", module.weight.detach().numpy().T.astype(np.float64),
-                           module.bias.detach().numpy().astype(np.float64)))
-        elif isinstance(module, (torch.nn.Tanh, torch.nn.ReLU)):
-            layers.append((type(module).__name__.lower(), np.empty(0), np.empty(0)))
-        else:
-            raise ValueError(f"greedy_actor: unsupported layer {module}")
-
-    def decide(obs: np.ndarray, mask: np.ndarray) -> int:
-        x = obs.astype(np.float32).reshape(-1).astype(np.float64)  # SB3 feeds float32 observations
-        if log1p:
-            x = np.log1p(np.maximum(x, 0.0))
-        for kind, w, b in layers:
-            x = x @ w + b if kind == "linear" else np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
-        return int(np.argmax(np.where(mask, x, -np.inf)))
-
-    return decide
 
 
 def __getattr__(name: str) -> Any:  # the SB3 classes are defined on first use (they import SB3, torch)
@@ -93,7 +49,7 @@ def _classes() -> dict[str, type]:
     from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
     class SB3VecEnv(VecEnv):
-        """An SB3 ``VecEnv`` over an ``MSJVectorEnv`` (made by ``to_sb3``), with SB3's semantics.
+        """An SB3 ``VecEnv`` over a native vector environment (made by ``to_sb3``), with SB3's semantics.
 
         * ``step_wait``: where a copy's episode ended, ``dones[i]`` is True, ``infos[i]["terminal_observation"]``
           holds its last observation, ``infos[i]["TimeLimit.truncated"]`` is True (msjgym's episodes end by
@@ -108,11 +64,11 @@ def _classes() -> dict[str, type]:
           ``action_masks`` (the copies are one batched object, not separate environments).
         """
 
-        def __init__(self, venv: MSJVectorEnv) -> None:
-            from msjgym.envs.dispatch_env import DispatchVectorEnv
-
-            if not isinstance(venv, (MSJVectorEnv, DispatchVectorEnv)):
-                raise TypeError(f"to_sb3: expected an MSJVectorEnv or a DispatchVectorEnv, got {type(venv).__name__}")
+        def __init__(self, venv: BatchedVectorEnv) -> None:
+            if not isinstance(venv, BatchedVectorEnv):
+                raise TypeError(f"to_sb3: expected a native vector environment of msjgym (a BatchedVectorEnv, from "
+                                f"gym.make_vec(..., vectorization_mode='vector_entry_point')), got "
+                                f"{type(venv).__name__}")
             self.venv = venv
             self._actions: np.ndarray | None = None
             self._seed: int | None = None
@@ -127,7 +83,7 @@ def _classes() -> dict[str, type]:
             return obs
 
         def step_async(self, actions: np.ndarray) -> None:
-            self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+            self._actions = np.asarray(actions).reshape(self.num_envs)  # checked by the vector environment
 
         def step_wait(self) -> VecEnvStepReturn:
             if self._actions is None:
@@ -166,7 +122,7 @@ def _classes() -> dict[str, type]:
             return [value for _ in self._get_indices(indices)]
 
         def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-            raise AttributeError(f"set_attr({attr_name!r}): the copies of an MSJVectorEnv share their attributes; "
+            raise AttributeError(f"set_attr({attr_name!r}): the copies of a vector environment share their attributes; "
                                  "set it on the vector environment itself")
 
         def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
@@ -174,7 +130,7 @@ def _classes() -> dict[str, type]:
             if method_name == "action_masks":
                 masks = self.venv.action_masks()
                 return [masks[i] for i in self._get_indices(indices)]
-            raise AttributeError(f"env_method({method_name!r}): an MSJVectorEnv's copies are one batched object; "
+            raise AttributeError(f"env_method({method_name!r}): a vector environment's copies are one batched object; "
                                  "only 'action_masks' is available per copy")
 
         def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
@@ -187,6 +143,8 @@ def _classes() -> dict[str, type]:
     class Log1pExtractor(BaseFeaturesExtractor):
         """Features = log(1 + observation), flattened (msjgym's observations are >= 0). Saved with the model by
         reference, so loading it needs msjgym installed."""
+
+        features_transform = "log1p"  # what msjgym.core.user_policy.greedy_actor applies before the network
 
         def __init__(self, observation_space: gym.spaces.Box) -> None:
             super().__init__(observation_space, int(np.prod(observation_space.shape)))

@@ -1,4 +1,4 @@
-"""Wrappers for ``msjgym/MSJ-v0``.
+"""Wrappers for msjgym's environments (every one reports ``info["dt"]``, the time a step advanced).
 
 ``ContinuousDiscount``: continuous-time discounting e^{−βt} for agents that take a discount per step.
 """
@@ -10,11 +10,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+__all__ = ["ContinuousDiscount"]
+
 
 class ContinuousDiscount(gym.Wrapper):
     """Discount at rate β per unit of (simulated) time: ``info["discount"] = exp(−β·dt)`` and the reward rescaled.
 
-    An MSJEnv step spans an interval of length dt = ``info["dt"]`` (possibly 0) and its reward is
+    An environment's step spans an interval of length dt = ``info["dt"]`` (possibly 0) and its reward is
     r = −∫_0^dt N(s) ds, N the number of jobs in system, piecewise constant. The discounted reward of the step is
 
         r_β = −∫_0^dt e^{−βs} N(s) ds,
@@ -36,7 +38,8 @@ class ContinuousDiscount(gym.Wrapper):
 
     ``info["discount_exact"]`` is True when the step provably had a constant N: no event (dt = 0, or a run to the
     time horizon), or one event and the episode did not end (conservative: it may be False for an exact step).
-    It needs ``info["events"]`` (MSJEnv's cumulative event count); without it the key is absent.
+    It needs ``info["events"]`` (the cumulative event count every msjgym environment reports); without it the key is
+    absent.
     ``info["undiscounted_reward"]`` keeps r.
 
     To make it exact, the environment would have to accumulate r_β itself, segment by segment (N is constant

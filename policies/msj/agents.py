@@ -45,7 +45,9 @@ from msjgym.systems.msj.state import MODE_SET, MODE_START
 if TYPE_CHECKING:
     from .base import Policy
 
-EnvSpec = Any  # msjgym.envs._core.EnvSpec (not imported: policies sit below envs)
+EnvSpec = Any
+"""The environment's spec, :class:`msjgym.systems.msj.agent.EnvSpec` (not imported: the agent path imports this
+package, for its ``Policy``)."""
 
 _MODE_NAMES = {MODE_START: "start", MODE_SET: "preemptive"}
 

@@ -108,7 +108,7 @@ class AgentRuns(_DispatchRuns):
     chunk = AGENT_CHUNK
 
     def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
-        from msjgym.envs.dispatch_agent_runner import DispatchAgentReplications
+        from msjgym.systems.dispatch.agent import DispatchAgentReplications
 
         setting: DispatchSetting = scenario.model
         reps = AGENT_REPS if run.reps is None else run.reps
@@ -132,7 +132,7 @@ def agent_spec(setting: DispatchSetting, run: api.RunSettings, arrivals: int | N
     ``observation`` mode (``levels`` = the histogram length L): "sampled" (the queue lengths of ``d`` sampled servers,
     the scenario's ``d``, default 2), "histogram" (exact queue lengths) or "estimates" (push's estimates with the
     scenario's δ; pull's on ``lb-pull-table3``)."""
-    from msjgym.envs._dispatch_core import DispatchSpec
+    from msjgym.systems.dispatch.agent import DispatchSpec
 
     observation = run.options.get("observation") or "histogram"
     levels = run.options.get("levels") or 8

@@ -67,7 +67,7 @@ class DispatchResult:
     estimates: dict[str, Estimate] = field(default_factory=dict)
     queue_length_distribution: np.ndarray = field(default_factory=lambda: np.zeros(0))
     queue_length_ci95: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    agent: str | None = None  # the dispatcher's name when an agent dispatched (msjgym.envs.dispatch_agent_runner);
+    agent: str | None = None  # the dispatcher's name when an agent dispatched (msjgym.systems.dispatch.agent);
     # None: model.policy did. With an agent, model is the information model it ran under (jsq-d, jsq, push, pull)
 
     @property

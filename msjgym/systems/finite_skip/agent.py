@@ -8,6 +8,7 @@ second: use it for checks and small studies.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,26 @@ import numpy as np
 from msjgym.core.distributions import encode_all
 from msjgym.core.rng import exponential, seed_states, uniform
 from msjgym.core.sampling import sample
+from msjgym.core.user_policy import UserPolicy
 from msjgym.systems.finite_skip import simulate as fs
+
+
+@dataclass(frozen=True)
+class FiniteSkipSpec:
+    """What a finite-skip policy of the user's is constructed with (the spec of every family's policy contract,
+    :mod:`msjgym.core.user_policy`): ``model`` (also ``servers`` = k). The observation is a dict of variable size
+    and the action N rates, so ``observation_size`` and ``action_count`` are None (no ``sb3:`` models)."""
+
+    model: fs.FiniteSkipModel
+    observation_size: None = None
+    action_count: None = None
+
+    @property
+    def servers(self) -> int:
+        return self.model.servers
+
+    def describe(self) -> str:
+        return f"k={self.model.servers}"
 
 
 def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000, warmup: int | None = None,
@@ -26,11 +46,17 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
     The agent gets ``{"params": int[N], "servers": int[N]}`` (jobs in arrival order) and returns N rates (fractions of
     capacity, summing to at most 1). A heterogeneous-server agent reports the servers it assigned in
     ``agent.last_servers``. ``rule``: the front's fullness rule (default: the system's, see ``fs.FULL_*``).
-    ``seeds``: one replication per seed sequence, instead of ``SeedSequence(seed).spawn(reps)``.
+    ``seeds``: one replication per seed sequence, instead of ``SeedSequence(seed).spawn(reps)``. The agent's ``act``
+    may take the action mask too (``act(observation, action_mask)``, as every family's policies): it gets None (the
+    action is a rate vector, nothing is masked). A :class:`~msjgym.core.user_policy.UserPolicy` (a policy of the
+    user's, loaded with a :class:`FiniteSkipSpec`) is called the same way.
     """
-    act = agent.act if hasattr(agent, "act") else agent
-    if _positional(act) >= 2:  # act(observation, action_mask): no action is masked (the action is a rate vector)
-        two, act = act, lambda observation: two(observation, None)
+    if isinstance(agent, UserPolicy):
+        act, agent = (lambda observation, _decide=agent: _decide(observation, None)), agent.policy
+    else:
+        act = agent.act if hasattr(agent, "act") else agent
+        if _positional(act) >= 2:  # act(observation, action_mask): no action is masked (the action is a rate vector)
+            two, act = act, lambda observation: two(observation, None)
     warmup = jobs // 5 if warmup is None else warmup
     k, lam = model.servers, model.arrival_rate
     cumprob = np.cumsum(np.asarray(model.probs, dtype=np.float64))

@@ -8,9 +8,7 @@ in Python (``act(observation) -> rates``, see :mod:`msjgym.policies.finite_skip.
 """
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -93,16 +91,13 @@ def builtin_policy(scenario: api.Scenario, name: str) -> FiniteSkipPolicy:
 
 
 def load_agent(text: str, model: fs.FiniteSkipModel) -> Any:
-    """``FILE.py:NAME``: a class (constructed with ``servers=k`` if it takes an argument), an object or a function."""
-    from msjgym.envs.agent_runner import _load_object
+    """``FILE.py:NAME``: a class (constructed with the :class:`~msjgym.systems.finite_skip.agent.FiniteSkipSpec` if it
+    takes an argument), an object or a function, loaded as every family's policies are
+    (:func:`msjgym.core.user_policy.load_user_policy`)."""
+    from msjgym.core.user_policy import load_user_policy
+    from msjgym.systems.finite_skip.agent import FiniteSkipSpec
 
-    path, _, name = text.rpartition(":")
-    obj = _load_object(Path(path), name, text)
-    if inspect.isclass(obj):
-        obj = obj(model.servers) if len(inspect.signature(obj).parameters) >= 1 else obj()
-    if not callable(getattr(obj, "act", obj)):
-        raise MsjgymError(f"--policy {text!r}: needs an act(observation) method or to be callable")
-    return obj
+    return load_user_policy(text, FiniteSkipSpec(model))[1]
 
 
 class FiniteSkipFamily:

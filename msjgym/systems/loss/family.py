@@ -106,7 +106,7 @@ class AgentRuns(_LossRuns):
     policy_known = False
 
     def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
-        from msjgym.envs.loss_agent_runner import LossAgentReplications
+        from msjgym.systems.loss.agent import LossAgentReplications
 
         self._setup(scenario, policy, run)
         self.runner = LossAgentReplications(scenario, policy, reps=self.reps, jobs=self.jobs, warmup=self.warmup,

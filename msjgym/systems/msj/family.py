@@ -168,11 +168,11 @@ class AgentRuns(_MSJRuns):
     chunk = AGENT_CHUNK
 
     def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
-        from msjgym.envs import agent_runner
+        from msjgym.systems.msj.agent import AgentReplications
 
         reps, jobs, warmup = _run_length(scenario.model, run)
         mode, window = run.options.get("mode") or "start", run.options.get("window") or 8
-        self.runner = agent_runner.AgentReplications(scenario, policy, mode=mode, window=window, reps=reps, jobs=jobs,
+        self.runner = AgentReplications(scenario, policy, mode=mode, window=window, reps=reps, jobs=jobs,
                                                      warmup=warmup, batches=run.batches, seed=seed)
         self._setup(scenario, self.runner.name, self.runner.batch.spec.config, reps)
 
@@ -240,7 +240,7 @@ class MSJFamily:
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
         self.validate(scenario, policy, run)
         if api.is_user_policy(policy):
-            from msjgym.envs._core import AGENT
+            from msjgym.systems.msj.agent import AGENT
             pol = AGENT
         else:
             pol = _builtin(policy)

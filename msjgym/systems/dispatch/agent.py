@@ -1,4 +1,20 @@
-"""The batch of dispatch systems behind ``msjgym/Dispatch-v0`` and the dispatch agent runner (no gymnasium needed).
+"""The agent path of the dispatch family (no gymnasium needed): the spec of ``msjgym/Dispatch-v0`` (its validated
+arguments, what a dispatcher of the user's is built with), the batch of dispatch systems under an agent's control
+behind the environment, and :func:`evaluate_dispatcher`, which runs any dispatcher — an object with ``act``, a
+callable, ``FILE.py:NAME`` or ``sb3:MODEL.zip`` — with the paper's protocol, returning the ``DispatchResult`` that
+:func:`msjgym.systems.dispatch.simulate.simulate` returns for a built-in policy (so the same tables and scorecard apply).
+
+    >>> from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher
+    >>> res = evaluate_dispatcher("examples/my_dispatcher.py:JoinBelowThreshold", servers=100, lam=0.9,
+    ...                           observation="sampled", d=2, arrivals=100_000, reps=5, seed=1)
+    >>> res.response_time            # Estimate(mean, ci95), time units
+
+The dispatcher sees what an agent of ``msjgym/Dispatch-v0`` sees (``act(observation, action_mask)``, or
+``act(observation)``); it is loaded by :func:`msjgym.core.user_policy.load_user_policy` (a class is built with the
+environment's :class:`DispatchSpec` if its constructor takes an argument). Replication r runs on
+``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it, so a built-in policy's agent reproduces
+``simulate`` exactly. Anything the dispatcher does wrong stops the evaluation with one error naming the replication,
+the step and the value.
 
 An agent replaces the built-in policy's decision; the rest of the system, including the dispatcher's information
 (sampling, probes or server updates), is the built-in information model the observation mode names:
@@ -13,19 +29,38 @@ observation     information model         the built-in policy an agent can repli
 """
 from __future__ import annotations
 
+import dataclasses
+import sys
+import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from msjgym.core.distributions import Distribution
+from msjgym.core.env_batch import EnvBatch
 from msjgym.core.lb_distributions import paper_law
-from msjgym.envs._batch_env import StepBuffers
-from msjgym.errors import MsjgymError
-from msjgym.systems.dispatch import simulate as sim
+from msjgym.core.user_policy import Decide, checked_action, load_user_policy
+from msjgym.errors import MsjgymError, PolicyError
 from msjgym.systems.dispatch import control as dc
+from msjgym.systems.dispatch import simulate as sim
 from msjgym.systems.dispatch.model import DispatchModel, default_dist
+from msjgym.systems.dispatch.simulate import DispatchResult, summarise
 from msjgym.systems.dispatch.state import (
-    NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_NFREE, S_STATUS, DispatchState)
+    NEED_JOBS,
+    NEED_LEVELS,
+    NJ,
+    NSF,
+    NSI,
+    NV,
+    S_EVENTS,
+    S_MSG,
+    S_NFREE,
+    S_STATUS,
+    T_NOW,
+    DispatchState,
+)
 
 OBSERVATIONS = {"sampled": dc.SAMPLED, "estimates": dc.ESTIMATES, "histogram": dc.HISTOGRAM}
 REWARDS = {"holding": dc.HOLDING, "response": dc.RESPONSE}
@@ -120,6 +155,10 @@ class DispatchSpec:
     def action_count(self) -> int:
         return self.model.d if self.observation == "sampled" else self.levels + 1
 
+    def describe(self) -> str:
+        """The options that fix the observation and the actions (for messages)."""
+        return f"observation={self.observation!r}, d={self.model.d}, levels={self.levels}"
+
 
 def _stacked(num: int, rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
     """``[num, rows, cols]``, each copy's rows 64-byte aligned at byte ``offset`` (when rows·cols·item % 64 == 0)."""
@@ -141,8 +180,9 @@ def _batch_state(num: int, n: int, jobs: int, levels: int, streams: np.ndarray) 
         wfh=np.zeros((num, 2), i64), wfl=np.zeros((num, 2), i64))
 
 
-class DispatchBatch(StepBuffers):
-    """B dispatch systems under an agent's control, and the buffers of their steps."""
+class DispatchBatch(EnvBatch):
+    """B dispatch systems under an agent's control, and the buffers of their steps (an
+    :class:`~msjgym.core.env_batch.EnvBatch`)."""
 
     def __init__(self, spec: DispatchSpec, num: int) -> None:
         self.spec, self.num = spec, num
@@ -177,6 +217,15 @@ class DispatchBatch(StepBuffers):
             b = int(np.flatnonzero(self.codes == dc.BAD_ACTION)[0])
             raise MsjgymError(f"env {b}: action {int(actions[b])} was not allowed (the caller must check the mask)")
 
+    def reset_copies(self, which: np.ndarray) -> None:
+        resetting = np.zeros(self.num, np.bool_)
+        resetting[which] = True
+        self.step(np.full(self.num, dc.SKIP, np.int64), resetting)  # dc.SKIP: the others are not touched
+
+    def info(self, b: int) -> dict:
+        st = self.state
+        return {"time": float(st.sf[b, T_NOW]), "events": int(st.si[b, S_EVENTS]), "messages": int(st.si[b, S_MSG])}
+
     def _call(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         spec = self.spec
         dc.step_batch(self.state, self.params, spec.mode, REWARDS[spec.reward], spec.levels, spec.horizon,
@@ -208,3 +257,86 @@ class DispatchBatch(StepBuffers):
     def replication(self, b: int, seconds: float) -> sim.Replication:
         """Copy b's statistics as ``simulate`` reports a replication (protocol episodes, once ended)."""
         return sim._replication(self.system(b), self.spec.model, self.spec.arrivals - self.spec.warmup, seconds)
+
+
+PROGRESS_EVERY = 4096
+"""Decisions between progress-bar updates."""
+
+
+def dispatcher(policy: Any, spec: DispatchSpec) -> tuple[str, Decide]:
+    """(display name, decide(observation, mask)) for ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act``,
+    a class or a callable: :func:`msjgym.core.user_policy.load_user_policy` with the environment's spec."""
+    return load_user_policy(policy, spec)
+
+
+def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distribution | str | None = None, *,
+                        observation: str = "histogram", d: int | None = None, information: str = "push",
+                        delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
+                        levels: int = 8, arrivals: int | None = None, warmup_fraction: float = 0.1, reps: int = 20,
+                        seed: int | None = None, progress: bool = False) -> DispatchResult:
+    """Run ``policy`` as the dispatcher of ``reps`` independent replications of the paper's protocol.
+
+    Args:
+        policy: ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act(observation)``, a class or a callable.
+        servers, lam, dist, observation, d, information, delta, delta0, delta1, levels: the environment
+            (``msjgym/Dispatch-v0``'s arguments; the information model is jsq-d's sampling, jsq's exact queue
+            lengths, or push / pull).
+        arrivals: jobs per replication (default N·10⁴, as ``simulate``); the first ``warmup_fraction`` not measured.
+        reps: replications (>= 1; CIs need >= 2); seed: root of ``SeedSequence`` (None: fresh entropy, reported).
+        progress: a progress bar (on stderr) over the decisions of the replications, which run side by side.
+
+    Returns the ``DispatchResult`` of ``simulate``: ``model`` is the information model, ``agent`` the policy's name.
+    """
+    if not (isinstance(reps, (int, np.integer)) and reps >= 1):
+        raise PolicyError(f"reps = {reps!r}: must be an integer >= 1")
+    spec = DispatchSpec.make(servers, lam, dist, observation, d, information, delta, delta0, delta1, levels,
+                             arrivals=servers * 10_000 if arrivals is None else arrivals,
+                             warmup_fraction=warmup_fraction)
+    runs = DispatchAgentReplications(spec, policy, reps, seed)
+    bar = tqdm(total=reps * spec.arrivals, desc=runs.name, unit="arrival", unit_scale=True, disable=not progress,
+               file=sys.stderr, leave=False)
+    start = time.perf_counter()
+    for b in range(reps):
+        while not runs.advance(b, PROGRESS_EVERY):
+            bar.update(min(runs.progress(b), spec.arrivals) + b * spec.arrivals - bar.n)
+    bar.close()
+    seconds = (time.perf_counter() - start) / reps
+    out = [runs.batch.replication(b, seconds) for b in range(reps)]
+    result = summarise(spec.model, spec.arrivals, spec.warmup, runs.seed, out)
+    return dataclasses.replace(result, agent=runs.name)
+
+
+class DispatchAgentReplications:
+    """``reps`` replications of ``spec``'s system whose arrivals ``policy`` dispatches, advanced one replication at a
+    time (replication r: ``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it)."""
+
+    def __init__(self, spec: DispatchSpec, policy: Any, reps: int, seed: int | None) -> None:
+        self.spec, self.reps = spec, reps
+        self.name, self.decide = dispatcher(policy, spec)
+        root = np.random.SeedSequence(seed)
+        self.seed = int(root.entropy)
+        self.batch = DispatchBatch(spec, reps)
+        self.batch.seed(root.spawn(reps))
+        self.batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
+        self.steps = np.zeros(reps, np.int64)
+        self._actions = np.full(reps, dc.SKIP, np.int64)
+        self._no_reset = np.zeros(reps, np.bool_)
+
+    def ended(self, b: int) -> bool:
+        return bool(self.batch.ended[b])
+
+    def progress(self, b: int) -> int:
+        """Decisions taken in replication b (one per arrival)."""
+        return int(self.steps[b])
+
+    def advance(self, b: int, max_steps: int) -> bool:
+        """Let the dispatcher place up to ``max_steps`` arrivals of replication b; True when it has ended."""
+        batch, actions = self.batch, self._actions
+        for _ in range(max_steps):
+            if batch.ended[b]:
+                break
+            actions[:] = dc.SKIP  # the other replications stay as they are
+            actions[b] = checked_action(self.decide, batch.obs[b], batch.masks[b], self.name, b, int(self.steps[b]))
+            batch.step(actions, self._no_reset)
+            self.steps[b] += 1
+        return self.ended(b)

@@ -1,17 +1,22 @@
-"""What the single and the vector environment share: building the simulation under external control."""
+"""The agent path of the multiserver-job family (no gymnasium needed): the spec of ``msjgym/MSJ-v0`` (its validated
+arguments, what a policy of the user's is built with), the batch of systems under an agent's control behind the
+environment, and the replications a policy of the user's schedules for :func:`msjgym.evaluate.evaluate`."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from msjgym.core import rng
-from msjgym.errors import MsjgymError
 from msjgym.api import Scenario, load_scenario
+from msjgym.core import rng
+from msjgym.core.env_batch import EnvBatch
+from msjgym.core.user_policy import checked_action, load_user_policy
+from msjgym.errors import MsjgymError
 from msjgym.policies.msj import Policy
-from msjgym.systems.msj import state as msj
 from msjgym.systems.msj import control as msj_control
+from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 
 AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym.envs", preemptive=False,
@@ -67,6 +72,20 @@ class EnvSpec:
         return cls(scenario, MODES[mode], window, horizon_jobs, horizon_time, config)
 
     @property
+    def model(self):
+        """The scenario's validated model (an ``MSJModel``)."""
+        return self.scenario.model
+
+    @property
+    def mode_name(self) -> str:
+        """"start" or "preemptive"."""
+        return next(name for name, code in MODES.items() if code == self.mode)
+
+    def describe(self) -> str:
+        """The options that fix the observation and the actions (for messages)."""
+        return f"mode={self.mode_name!r}, window={self.window}"
+
+    @property
     def observation_size(self) -> int:
         return msj_control.observation_size(self.mode, self.scenario.model.num_classes, self.window)
 
@@ -75,19 +94,46 @@ class EnvSpec:
         return msj_control.action_count(self.mode, self.scenario.model.num_classes, self.window)
 
 
-class Batch:
-    """B systems under external control, with their observation and mask buffers."""
+class MSJBatch(EnvBatch):
+    """B multiserver-job systems under external control (an :class:`~msjgym.core.env_batch.EnvBatch`)."""
 
     def __init__(self, spec: EnvSpec, batch: int) -> None:
         self.spec = spec
         self.sim = MSJSimulation(spec.scenario.model, AGENT, spec.config, rng.spawn_states(0, batch)[0])
         self.ctl = msj_control.new_control(batch, spec.mode, spec.window, spec.horizon_time, spec.horizon_jobs)
-        self.obs = np.zeros((batch, spec.observation_size), dtype=np.float32)
-        self.masks = np.zeros((batch, spec.action_count), dtype=np.bool_)
-        self.codes = np.zeros(batch, dtype=np.int64)
+        self._buffers(batch, spec.observation_size, spec.action_count)
 
-    def seed(self, seeds: list[np.random.SeedSequence]) -> None:
-        self.sim.state.rng[:] = rng.seed_states(seeds)
+    @property
+    def state(self):
+        return self.sim.state
+
+    def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
+        msj_control.step_batch(self.sim.state, self.sim.params, self.ctl, actions, resetting, self.obs, self.masks,
+                               self.codes)
+        bad = np.flatnonzero(self.codes == 1)
+        if bad.size:  # the environments check the masks first: a mismatch between mask and kernel
+            b = int(bad[0])
+            raise RuntimeError(f"env {b}: the control layer refused action {int(actions[b])}, which its mask allowed")
+        self.finish()
+        self._outputs()
+
+    def reset_copies(self, which: np.ndarray) -> None:
+        state, params, ctl = self.sim.state, self.sim.params, self.ctl
+        for b in which:
+            msj_control.reset_system(state, params, ctl, b)
+            msj_control.observe(state, params, ctl, b, self.obs[b], self.masks[b])
+            self.masks[b, :] = True  # the initial state: every action is allowed (and starts the clock)
+        self._outputs()
+
+    def _outputs(self) -> None:
+        self.rewards[:] = self.ctl.floats[:, msj_control.F_REWARD]
+        self.dts[:] = self.ctl.floats[:, msj_control.F_DT]
+        np.not_equal(self.ctl.ints[:, msj_control.X_TRUNCATED], 0, out=self.ended)
+        self.ended |= self.sim.state.sys_i[:, msj.S_STATUS] != msj.RUNNING
+
+    def info(self, b: int) -> dict:
+        state = self.sim.state
+        return {"time": float(state.sys_f[b, msj.T_NOW]), "events": int(state.sys_i[b, msj.S_EVENTS])}
 
     def finish(self) -> None:
         """Grow the job storage and resume the systems that ran out of it (codes == 2)."""
@@ -96,6 +142,36 @@ class Batch:
             msj_control.resume_batch(self.sim.state, self.sim.params, self.ctl, self.codes == 2, self.obs,
                                      self.masks, self.codes)
 
-    def ended(self) -> np.ndarray:
+    def ended_now(self) -> np.ndarray:
         """bool[B]: truncated at the horizon, or the measurement is complete."""
         return (self.ctl.ints[:, msj_control.X_TRUNCATED] != 0) | (self.sim.state.sys_i[:, msj.S_STATUS] != msj.RUNNING)
+
+
+class AgentReplications:
+    """``reps`` replications of a multiserver-job scenario scheduled by ``policy`` (``FILE.py:NAME``,
+    ``sb3:MODEL.zip`` or a policy object) through ``msjgym/MSJ-v0``'s interface, with the seeds of the built-in path
+    (replication r: ``SeedSequence(seed).spawn(reps)[r]``). Advanced one replication at a time by
+    :func:`msjgym.evaluate.evaluate`."""
+
+    def __init__(self, scenario: Scenario, policy: Any, *, mode: str = "start", window: int = 8, reps: int = 10,
+                 jobs: int = 100_000, warmup: int = 0, batches: int = 20, seed: int = 0) -> None:
+        spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches)
+        self.name, self.decide = load_user_policy(policy, spec)
+        self.batch = batch = MSJBatch(spec, reps)
+        batch.seed(np.random.SeedSequence(seed).spawn(reps))
+        msj_control.step_batch(batch.sim.state, batch.sim.params, batch.ctl, np.zeros(reps, np.int64),
+                               np.ones(reps, np.bool_), batch.obs, batch.masks, batch.codes)
+        self.steps = [0] * reps
+
+    def advance(self, b: int, max_steps: int) -> int:
+        """Let the policy take up to ``max_steps`` decisions in replication b; returns its simulation status."""
+        batch = self.batch
+        for _ in range(max_steps):
+            if batch.ended_now()[b]:
+                break
+            action = checked_action(self.decide, batch.obs[b], batch.masks[b], self.name, b, self.steps[b])
+            batch.codes[b] = msj_control.step_system(batch.sim.state, batch.sim.params, batch.ctl, b, action,
+                                                     batch.obs[b], batch.masks[b])
+            batch.finish()
+            self.steps[b] += 1
+        return batch.sim.status(b)

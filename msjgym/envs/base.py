@@ -1,0 +1,230 @@
+"""The one batched environment base: every family's Gymnasium environment is a subclass pair of these.
+
+* :class:`BatchedVectorEnv` — ``num_envs`` independent copies advanced together (a leading batch axis, one compiled
+  call per step): spaces, ``reset(seed=s)`` (copy i draws from ``SeedSequence(s).spawn(num_envs)[i]``), the
+  NEXT_STEP autoreset, ``action_masks()`` (sb3-contrib's convention), the one action check, and ``reset_ended()``
+  (what :func:`msjgym.envs.to_sb3` needs for SB3's same-step autoreset).
+* :class:`BatchedEnv` — the single environment, which *is* its vector environment with one copy: the two give the
+  same trajectories for the same seeds.
+
+A family's environment supplies only what is specific to it: its spec type (the validated arguments:
+``spec_type.make(*args, **kwargs)``, with ``observation_size`` and ``action_count``), its batch type (an
+:class:`~msjgym.core.env_batch.EnvBatch` over its control layer, built as ``batch_type(spec, num_envs)``), its
+observation space (``observation_space_of(spec)``), and a class docstring that tables the action space, observation,
+reward, episode end and arguments. Its module declares ``ENVS = [EnvRegistration(...)]``; ``msjgym.envs`` finds the
+module and registers them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from msjgym.core.actions import check_action
+from msjgym.core.env_batch import EnvBatch
+from msjgym.errors import MsjgymError
+
+
+@dataclass(frozen=True)
+class EnvRegistration:
+    """A Gymnasium id an env module declares (in its ``ENVS`` list): ``entry_point`` and ``vector_entry_point`` as
+    ``"module:Class"``; ``family`` the name of the family it simulates."""
+
+    id: str
+    entry_point: str
+    vector_entry_point: str
+    family: str
+
+
+class MaskedDiscrete(gym.spaces.Discrete):
+    """A Discrete space whose ``sample()`` draws among the actions allowed now (the environment's mask), so that
+    generic tools that sample random actions (Gymnasium's and SB3's environment checkers) only take valid ones."""
+
+    def __init__(self, n: int, masks: Callable[[], np.ndarray], seed: int | None = None) -> None:
+        super().__init__(n, seed=seed)
+        self._masks = masks
+
+    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
+        if mask is None and probability is None:
+            mask = self._masks().astype(np.int8)
+        return super().sample(mask=mask, probability=probability)
+
+
+def check_num_envs(num_envs: object) -> int:
+    """``num_envs``, an integer >= 1, or a ValueError naming it."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ValueError(f"num_envs = {num_envs!r}: must be an integer >= 1")
+    return int(num_envs)
+
+
+class BatchedVectorEnv(VectorEnv):
+    """``num_envs`` independent copies of a family's environment (same arguments), stepped by one compiled call.
+
+    Autoreset mode NEXT_STEP (Gymnasium's default): the step after a copy's episode ended resets that copy (its action
+    is ignored) and returns the new episode's first observation with reward 0 and dt 0. ``reset(seed=s)`` seeds copy
+    i from ``SeedSequence(s).spawn(num_envs)[i]``; ``reset()`` without a seed continues the streams (fresh entropy the
+    first time). Each copy's allowed actions are in ``action_masks()`` (bool[num_envs, A]) and
+    ``infos["action_mask"]``; ``infos["dt"]`` is the time each copy's step advanced. ``step`` takes an integer array
+    of num_envs actions; a copy's action that is out of range or masked raises a ``ValueError`` naming the copy, its
+    step, the action and the allowed ones, before any copy is advanced. Episodes end by truncation, never by
+    termination.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    spec_type: ClassVar[Any]
+    """The family's spec: ``spec_type.make(*args, **kwargs)`` validates the environment's arguments."""
+    batch_type: ClassVar[type[EnvBatch]]
+    """The family's batch: ``batch_type(spec, num_envs)``."""
+
+    def __init__(self, num_envs: int = 1, *args: Any, **kwargs: Any) -> None:
+        self.num_envs = check_num_envs(num_envs)
+        self.spec_ = self.spec_type.make(*args, **kwargs)
+        self._batch = self.batch_type(self.spec_, self.num_envs)
+        self.single_observation_space = self.observation_space_of(self.spec_)
+        self.single_action_space = gym.spaces.Discrete(self.spec_.action_count)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = gym.spaces.MultiDiscrete(np.full(self.num_envs, self.spec_.action_count))
+        self._reset_next = np.ones(self.num_envs, np.bool_)  # copies whose next step resets them
+        self._steps = np.zeros(self.num_envs, np.int64)  # steps of each copy's episode so far
+        self._copies = np.arange(self.num_envs)
+        self._seeded = False
+
+    @staticmethod
+    def observation_space_of(spec: Any) -> gym.spaces.Box:
+        """The single observation space for ``spec`` (default: Box(0, inf, (D,), float32))."""
+        return gym.spaces.Box(0.0, np.inf, (spec.observation_size,), np.float32)
+
+    @property
+    def model(self) -> Any:
+        """The system's validated model (``spec_.model``)."""
+        return self.spec_.model
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        if seed is not None or not self._seeded:
+            self._batch.seed(np.random.SeedSequence(seed).spawn(self.num_envs))
+            self._seeded = True
+        self._reset_next[:] = True
+        self._advance(np.zeros(self.num_envs, np.int64))
+        return self._batch.obs.copy(), self._infos()
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        values = np.asarray(actions)
+        if values.size != self.num_envs or not np.issubdtype(values.dtype, np.integer):
+            raise TypeError(f"actions {actions!r}: must be an integer array of {self.num_envs} actions, one per copy")
+        values = values.reshape(self.num_envs).astype(np.int64)
+        self._check(values)
+        truncated = self._advance(values)
+        return (self._batch.obs.copy(), self._batch.rewards.copy(), np.zeros(self.num_envs, np.bool_), truncated,
+                self._infos())
+
+    def action_masks(self) -> np.ndarray:
+        """bool[num_envs, A]: each copy's allowed actions now."""
+        return self._batch.masks.copy()
+
+    def reset_ended(self) -> tuple[np.ndarray, np.ndarray]:
+        """Reset now, rather than at the next step, the copies whose episode ended at the last step (same-step
+        autoreset, as Stable-Baselines3 wants; see ``msjgym.envs.to_sb3``). The other copies are not touched.
+
+        Returns their indices and the observations of all copies (theirs: the new episode's first). Their next step
+        is then the new episode's first step, exactly as the step after a NEXT_STEP autoreset would be: the
+        trajectories are the same, minus the reset step.
+        """
+        ended = np.flatnonzero(self._reset_next)
+        if ended.size:
+            self._batch.reset_copies(ended)
+        self._reset_next[ended] = False
+        self._steps[ended] = 0
+        return ended, self._batch.obs.copy()
+
+    # ------------------------------------------------------------------ internals
+    def _check(self, actions: np.ndarray) -> None:
+        """The action check (:func:`msjgym.core.actions.check_action`) of every copy that is not being reset."""
+        masks = self._batch.masks
+        inside = (actions >= 0) & (actions < masks.shape[1])
+        if inside.all():
+            ok = masks[self._copies, actions]
+        else:
+            ok = inside & masks[self._copies, np.where(inside, actions, 0)]
+        if not (ok | self._reset_next).all():
+            b = int(np.flatnonzero(~ok & ~self._reset_next)[0])
+            check_action(actions[b], masks[b], f"env {b}, step {self._steps[b]}: ")
+
+    def _advance(self, actions: np.ndarray) -> np.ndarray:
+        """Step the batch with checked ``actions`` (the copies in ``_reset_next`` are reset instead); returns
+        bool[num_envs], the copies whose episode ended at this step."""
+        resetting = self._reset_next.copy()
+        if resetting.any():
+            self._batch.step(np.where(resetting, 0, actions), resetting)
+            truncated = self._batch.ended & ~resetting
+            self._steps[resetting] = 0
+            self._steps[~resetting] += 1
+        else:
+            self._batch.step(actions, resetting)
+            truncated = self._batch.ended.copy()
+            self._steps += 1
+        self._reset_next[:] = truncated
+        return truncated
+
+    def _infos(self) -> dict:
+        return {"dt": self._batch.dts.copy(), "action_mask": self._batch.masks.copy()}
+
+
+class BatchedEnv(gym.Env):
+    """A family's single environment: its vector environment (``vector_type``) with one copy.
+
+    ``reset(seed=s)`` seeds the copy from ``SeedSequence(s).spawn(1)[0]`` (as replication 0 of ``msjgym evaluate``
+    with seed s, and copy 0 of the vector environment); ``step(action)`` takes one action — an integer (Python or
+    NumPy) allowed by ``action_masks()`` — and raises a ``TypeError`` or ``ValueError`` naming the step, the value
+    and the allowed actions otherwise. ``info["dt"]`` is the time the step advanced.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    vector_type: ClassVar[type[BatchedVectorEnv]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._venv = self.vector_type(1, *args, **kwargs)
+        self.spec_ = self._venv.spec_
+        self.observation_space = self._venv.single_observation_space
+        self.action_space = MaskedDiscrete(self.spec_.action_count, self.action_masks)
+        self._ended = True
+        self._action = np.zeros(1, np.int64)
+
+    @property
+    def model(self) -> Any:
+        """The system's validated model (``spec_.model``)."""
+        return self.spec_.model
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        if seed is None and not self._venv._seeded:
+            seed = int(self.np_random.integers(2**63))
+        obs, _ = self._venv.reset(seed=seed) if seed is not None else self._venv.reset()
+        self._ended = False
+        return obs[0], self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._ended:
+            raise MsjgymError("step() after the episode ended: call reset() first")
+        venv = self._venv
+        self._action[0] = check_action(action, venv._batch.masks[0], f"step {venv._steps[0]}: ")
+        self._ended = bool(venv._advance(self._action)[0])
+        batch = venv._batch
+        return batch.obs[0].copy(), float(batch.rewards[0]), False, self._ended, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """bool[A]: the actions allowed now."""
+        return self._venv._batch.masks[0].copy()
+
+    def _seed_stream(self, seed: np.random.SeedSequence) -> None:
+        """Draw from ``seed`` from the next ``reset()`` (without a seed) on: copy i of a vector environment reset
+        with seed s is this environment after ``_seed_stream(SeedSequence(s).spawn(num_envs)[i])``."""
+        self._venv._batch.seed([seed])
+        self._venv._seeded = True
+
+    def _info(self) -> dict:
+        batch = self._venv._batch
+        return {"dt": float(batch.dts[0]), **batch.info(0)}
