@@ -26,9 +26,12 @@ from .base import Policy
 
 
 # ---------------------------------------------------------------- compiled kernel
-@njit(inline="always")
+@njit
 def schedule(st, pr, b):
     """Start, while one fits, the largest-need job among the w oldest waiting (w = ``pr.ints[P_ARG]``).
+
+    A plain call rather than inlined into the event loop: inlining an eleventh kernel this size made every policy's
+    loop about 3 % slower (``benchmarks/bench_events.py``); the call costs SMASH alone.
 
     Per started job: O(K) when the queue holds at most w jobs, else an O(w·K) merge of the classes' waiting lists
     in arrival order. Scratch: ``[K, 2K)`` walk pointers, ``[2K, 3K)`` whether a class's oldest waiting job is in
