@@ -166,11 +166,26 @@ _OPTIONS = ("saturated", "backlog", "no_instability_check", "mode", "window", "o
 """``msjgym evaluate``'s family-specific options: passed on when given (each family refuses what it does not take)."""
 
 
+def _scenario_and_policy(name: str, policy: str, overrides: dict[str, object]) -> tuple[api.Scenario, object]:
+    """The scenario, and the policy with its parameters: a ``--param`` key that the scenario does not take but the
+    built-in policy declares (``--policy smash --param w=8``) binds the policy's parameter."""
+    family = api.family_of(name)
+    spec = None if api.is_user_policy(policy) else family.policies().get(policy)
+    own = [k for k in overrides if spec is not None and k in {p.name for p in spec.params}]
+    try:
+        return family.load(name, overrides), policy
+    except MsjgymError:
+        if not own:
+            raise
+    scenario = family.load(name, {k: v for k, v in overrides.items() if k not in own})
+    return scenario, spec.bind(**{k: overrides[k] for k in own})
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int | None:
-    scenario = api.load_scenario(args.scenario, _overrides(args))
+    scenario, policy = _scenario_and_policy(args.scenario, args.policy, _overrides(args))
     options = {k: getattr(args, k) for k in _OPTIONS if getattr(args, k) not in (None, False)}
     progress = not args.no_progress and sys.stderr.isatty()
-    result = evaluate(scenario, args.policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
+    result = evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
                       batches=args.batches, progress=progress, notes=True, **options)
     _print_result(result, args)
 
@@ -198,13 +213,18 @@ def _write_per_job(result: Result, path: Path) -> None:
 
 
 def _cmd_theory(args: argparse.Namespace) -> None:
-    scenario = api.load_scenario(args.scenario, dict(parse_override(text) for text in args.param))
-    family = api.family(scenario.family)
-    policy = args.policy or family.default_policy(scenario)
-    if policy is None:
-        raise MsjgymError(f"{scenario.name}: give --policy (see `msjgym list`)")
+    overrides = dict(parse_override(text) for text in args.param)
+    family = api.family_of(args.scenario)
+    if args.policy is None:
+        scenario = family.load(args.scenario, overrides)
+        policy = family.default_policy(scenario)
+        if policy is None:
+            raise MsjgymError(f"{scenario.name}: give --policy (see `msjgym list`)")
+    else:
+        scenario, policy = _scenario_and_policy(args.scenario, args.policy, overrides)
     refs = family.references(scenario, policy, api.RunSettings())
     load = getattr(scenario.model, "load", None)
+    policy = getattr(policy, "label", policy)
     if args.json:
         print(json.dumps({"scenario": scenario.name, "family": scenario.family, "policy": policy,
                           "params": scenario.params, "load": load, "references": [r.to_dict() for r in refs]},
