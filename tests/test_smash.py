@@ -91,3 +91,21 @@ def test_stopping_rule_on_random_events():
             free = 8 - int(s.state.sys_i[0, S_BUSY])
             window = [c for _, c, on in jobs if not on][:w]
             assert all(needs[c] > free for c in window), (w, window, free)
+
+
+def test_the_command_line_binds_the_window(capsys):
+    """``--param w=...`` binds SMASH's window: w = 1 through the command line gives fcfs's numbers bit for bit, and
+    the run is labelled with the bound value."""
+    import json
+
+    from msjgym.cli import main
+
+    runs = {}
+    for policy, extra in (("smash", ["--param", "w=1"]), ("fcfs", [])):
+        assert main(["evaluate", "finite-skip-fig6", "--policy", policy, *extra, "--reps", "2", "--jobs", "3000",
+                     "--seed", "2", "--json", "--no-progress"]) == 0
+        runs[policy] = json.loads(capsys.readouterr().out)
+    assert runs["smash"]["policy"] == "smash(w=1)"
+    assert runs["smash"]["metrics"] == runs["fcfs"]["metrics"]
+    assert main(["evaluate", "finite-skip-fig6", "--policy", "smash", "--param", "w=0"]) == 2
+    assert "w = 0" in capsys.readouterr().err
