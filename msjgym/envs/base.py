@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from msjgym.core.actions import check_action
+from msjgym.core.actions import action_error, check_action
 from msjgym.core.env_batch import EnvBatch
 from msjgym.errors import MsjgymError
 
@@ -156,14 +156,14 @@ class BatchedVectorEnv(VectorEnv):
     def _advance(self, actions: np.ndarray) -> np.ndarray:
         """Step the batch with checked ``actions`` (the copies in ``_reset_next`` are reset instead); returns
         bool[num_envs], the copies whose episode ended at this step."""
-        resetting = self._reset_next.copy()
-        if resetting.any():
+        if self._reset_next.any():
+            resetting = self._reset_next.copy()
             self._batch.step(np.where(resetting, 0, actions), resetting)
             truncated = self._batch.ended & ~resetting
             self._steps[resetting] = 0
             self._steps[~resetting] += 1
         else:
-            self._batch.step(actions, resetting)
+            self._batch.step(actions, self._reset_next)
             truncated = self._batch.ended.copy()
             self._steps += 1
         self._reset_next[:] = truncated
@@ -210,7 +210,10 @@ class BatchedEnv(gym.Env):
         if self._ended:
             raise MsjgymError("step() after the episode ended: call reset() first")
         venv = self._venv
-        self._action[0] = check_action(action, venv._batch.masks[0], f"step {venv._steps[0]}: ")
+        error = action_error(action, venv._batch.masks[0])
+        if error is not None:
+            raise type(error)(f"step {venv._steps[0]}: {error}")
+        self._action[0] = action
         self._ended = bool(venv._advance(self._action)[0])
         batch = venv._batch
         return batch.obs[0].copy(), float(batch.rewards[0]), False, self._ended, self._info()

@@ -11,6 +11,7 @@ import numpy as np
 
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import rng
+from msjgym.core.jit import njit
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.errors import MsjgymError
@@ -110,11 +111,13 @@ class MSJBatch(EnvBatch):
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         msj_control.step_batch(self.sim.state, self.sim.params, self.ctl, actions, resetting, self.obs, self.masks,
                                self.codes)
-        bad = np.flatnonzero(self.codes == 1)
-        if bad.size:  # the environments check the masks first: a mismatch between mask and kernel
-            b = int(bad[0])
-            raise RuntimeError(f"env {b}: the control layer refused action {int(actions[b])}, which its mask allowed")
-        self.finish()
+        if self.codes.any():  # 1: refused (never, the environments check the masks first); 2: storage full
+            bad = np.flatnonzero(self.codes == 1)
+            if bad.size:  # a mismatch between mask and kernel
+                b = int(bad[0])
+                raise RuntimeError(f"env {b}: the control layer refused action {int(actions[b])}, which its mask "
+                                   "allowed")
+            self.finish()
         self._outputs()
 
     def reset_copies(self, which: np.ndarray) -> None:
@@ -126,10 +129,7 @@ class MSJBatch(EnvBatch):
         self._outputs()
 
     def _outputs(self) -> None:
-        self.rewards[:] = self.ctl.floats[:, msj_control.F_REWARD]
-        self.dts[:] = self.ctl.floats[:, msj_control.F_DT]
-        np.not_equal(self.ctl.ints[:, msj_control.X_TRUNCATED], 0, out=self.ended)
-        self.ended |= self.sim.state.sys_i[:, msj.S_STATUS] != msj.RUNNING
+        _outputs(self.ctl.floats, self.ctl.ints, self.sim.state.sys_i, self.rewards, self.dts, self.ended)
 
     def info(self, b: int) -> dict:
         state = self.sim.state
@@ -175,3 +175,13 @@ class AgentReplications:
             batch.finish()
             self.steps[b] += 1
         return batch.sim.status(b)
+
+
+@njit
+def _outputs(floats, ints, sys_i, rewards, dts, ended):
+    """Each copy's reward, elapsed time and end of episode (truncated, or its measurement complete) after a step: one
+    compiled call rather than four array operations per step."""
+    for b in range(rewards.shape[0]):
+        rewards[b] = floats[b, msj_control.F_REWARD]
+        dts[b] = floats[b, msj_control.F_DT]
+        ended[b] = ints[b, msj_control.X_TRUNCATED] != 0 or sys_i[b, msj.S_STATUS] != msj.RUNNING
