@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from msjgym.errors import PolicyError
+from msjgym.policies import _codegen
 
 GENERATED = Path(__file__).with_name("_gen_choose.py")
 
@@ -23,16 +23,8 @@ def kernel_ids(policies: Mapping) -> dict[str, int]:
 
 
 def kernel_id(policy) -> int:
-    """The kernel id of a built-in dispatcher's declaration."""
-    from msjgym.policies import registered
-
-    POLICIES = registered("dispatch")
-
-    registered = POLICIES.get(policy.name)
-    if registered is None or registered.choose is not policy.choose:
-        raise PolicyError(f"dispatcher {policy.name!r}: not a discovered built-in (declare it in a module of "
-                          f"msjgym.policies.dispatch; see docs/extending.md)")
-    return kernel_ids(POLICIES)[policy.name]
+    """The kernel id of a built-in declaration (-1: none, a policy of the user's decides)."""
+    return _codegen.kernel_id(policy, "dispatch", "choose", kernel_ids)
 
 
 def render(policies: Mapping) -> str:

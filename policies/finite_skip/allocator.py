@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from msjgym.errors import PolicyError
+from msjgym.policies import _codegen
 
 GENERATED = Path(__file__).with_name("_gen_allocate.py")
 
@@ -22,18 +22,8 @@ def kernel_ids(policies: Mapping) -> dict[str, int]:
 
 
 def kernel_id(policy) -> int:
-    """The kernel id of ``policy``; -1 when it has no kernel (a user's policy, run on the agent path)."""
-    if policy.allocate is None:
-        return -1
-    from msjgym.policies import registered
-
-    POLICIES = registered("finite-skip")
-
-    registered = POLICIES.get(policy.name)
-    if registered is None or registered.allocate is not policy.allocate:
-        raise PolicyError(f"finite-skip policy {policy.name!r}: its kernel is not a discovered built-in (declare it in "
-                          f"a module of msjgym.policies.finite_skip; see docs/extending.md)")
-    return kernel_ids(POLICIES)[policy.name]
+    """The kernel id of a built-in declaration (-1: none, a policy of the user's decides)."""
+    return _codegen.kernel_id(policy, "finite-skip", "allocate", kernel_ids)
 
 
 def render(policies: Mapping) -> str:

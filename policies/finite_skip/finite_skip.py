@@ -2,11 +2,11 @@
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (§§4.2, 5.2, 6.3,
 7.2–7.3). Every policy is one kernel here, a branch of the compiled ``allocate`` generated from the declarations
-(:mod:`msjgym.policies.finite_skip.allocator`), called by the event loop of
-:mod:`msjgym.systems.finite_skip.simulate` after every arrival and completion. It sees the jobs in arrival order (their class,
-and for heterogeneous servers the server each holds) — never sizes or ages — and writes each job's service rate as a
-fraction of the system's capacity (rates sum to at most 1). The agent form of every policy, written separately in
-plain Python, is :mod:`msjgym.policies.finite_skip.finite_skip_agents` (twin test: ``tests/test_finite_skip_agents.py``).
+(:mod:`msjgym.policies.finite_skip.allocator`), called by the event loop of :mod:`msjgym.systems.finite_skip.simulate`
+after every arrival and completion. It sees the jobs in arrival order (their class, and for heterogeneous servers the
+server each holds) — never sizes or ages — and writes each job's service rate as a fraction of the system's capacity
+(rates sum to at most 1). The agent form of every policy, written separately in plain Python, is
+:mod:`msjgym.policies.finite_skip.finite_skip_agents` (twin test: ``tests/test_finite_skip_agents.py``).
 
 Conventions where the paper leaves a choice (docs/modelling-choices.md, "Finite-skip systems"):
     * preemptive fastest-server-first (``fsf``): the i-th oldest job sits on the i-th fastest server (age-ordered);

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from msjgym.errors import PolicyError
+from msjgym.policies import _codegen
 
 GENERATED = Path(__file__).with_name("_gen_scheduler.py")
 
@@ -27,19 +27,8 @@ def kernel_ids(policies: Mapping) -> dict[str, int]:
 
 
 def kernel_id(policy) -> int:
-    """The kernel id of ``policy`` (a built-in declaration, possibly with bound parameters); -1 when it has no kernel
-    (the decisions are taken from outside, by an environment's agent)."""
-    if policy.schedule is None:
-        return -1
-    from msjgym.policies import registered
-
-    POLICIES = registered("msj")
-
-    registered = POLICIES.get(policy.name)
-    if registered is None or registered.schedule is not policy.schedule:
-        raise PolicyError(f"policy {policy.name!r}: its kernel is not a discovered built-in (a built-in policy is "
-                          f"declared in a module of msjgym.policies.msj; see docs/extending.md)")
-    return kernel_ids(POLICIES)[policy.name]
+    """The kernel id of a built-in declaration (-1: none, a policy of the user's decides)."""
+    return _codegen.kernel_id(policy, "msj", "schedule", kernel_ids)
 
 
 def render(policies: Mapping) -> str:
