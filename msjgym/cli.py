@@ -23,7 +23,7 @@ from pathlib import Path
 from msjgym import api
 from msjgym.core.overrides import parse_override
 from msjgym.core.validation import int_at_least
-from msjgym.errors import MsjgymError
+from msjgym.errors import MsjgymError, UnknownParameter
 from msjgym.evaluate import plot, sweep
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.report import format_references, format_table
@@ -174,7 +174,7 @@ def _scenario_and_policy(name: str, policy: str, overrides: dict[str, object]) -
     own = [k for k in overrides if spec is not None and k in {p.name for p in spec.params}]
     try:
         return family.load(name, overrides), policy
-    except MsjgymError:
+    except UnknownParameter:
         if not own:
             raise
     scenario = family.load(name, {k: v for k, v in overrides.items() if k not in own})

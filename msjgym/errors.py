@@ -14,5 +14,9 @@ class ScenarioError(MsjgymError):
     """A scenario (built-in parameters, TOML file, or ``--param`` override) is invalid."""
 
 
+class UnknownParameter(ScenarioError):
+    """An override names a key the scenario does not have (the command line then tries the policy's parameters)."""
+
+
 class PolicyError(MsjgymError):
     """A policy name is unknown, or the policy cannot run on the given scenario."""

@@ -31,7 +31,7 @@ from msjgym.core.distributions import Distribution
 from msjgym.core.lb_distributions import paper_law, parse_paper_law
 from msjgym.core.lb_params import require_load, water_filling_batch_size
 from msjgym.core.validation import is_real, show
-from msjgym.errors import ScenarioError
+from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
 from msjgym.policies.dispatch import POLICIES, POLICY_IDS
 from msjgym.systems.dispatch.model import DispatchModel
@@ -187,7 +187,7 @@ def load_lb_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
     unknown = [key for key in overrides if key not in KEYS]
     if unknown:
         valid = ", ".join(KEYS)
-        raise ScenarioError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters: {valid}")
+        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters: {valid}")
     try:
         dist = overrides.get("dist")
         if dist is not None:

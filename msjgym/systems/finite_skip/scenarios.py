@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msjgym.core.distributions import Distribution, Exponential, HyperExponential
-from msjgym.errors import ScenarioError
+from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.core.references import Reference
 from msjgym.core.estimates import Estimate, estimates
 from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, HET, LPS, MSJ, THRESHOLD, FiniteSkipPolicy
@@ -137,7 +137,7 @@ def load_finite_skip(name: str, overrides: Mapping[str, object] | None = None) -
     unknown = [k for k in overrides if k not in valid]
     if unknown:
         shown = ", ".join(f"{k}={v}" for k, v in valid.items())
-        raise ScenarioError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {shown}")
+        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {shown}")
     load = overrides.pop("load", 0.6)
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not (math.isfinite(load) and load > 0):
         raise ScenarioError(f"{name}: load = {load!r}: must be a finite number in (0, inf) (ρ = λE[S])")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from msjgym.errors import ScenarioError
+from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
 from msjgym.systems.loss.model import K_RULES, LossModel, make_loss_model
 
@@ -49,7 +49,7 @@ def load_loss_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
     unknown = [key for key in overrides if key not in defaults]
     if unknown:
         valid = ", ".join(f"{k}={v!r}" for k, v in defaults.items())
-        raise ScenarioError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}")
+        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}")
     merged = dict(defaults) | dict(overrides)
     if "lam" in overrides and not ("alpha" in overrides or "beta" in overrides):
         merged["alpha"] = merged["beta"] = None

@@ -70,7 +70,7 @@ from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.traces import read_trace
 from msjgym.core.validation import is_real, show
 from msjgym.api import Scenario
-from msjgym.errors import ScenarioError
+from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
 from msjgym.theory.zero_queueing import ScalingRegime
@@ -340,7 +340,7 @@ def _step(node: object, part: str, key: str, here: str) -> str | int:
         if part in node:
             return part
         valid = ", ".join(str(k) for k in node) or "(none)"
-        raise ScenarioError(f"override {key}: no key {here} in the scenario; keys there: {valid}")
+        raise UnknownParameter(f"override {key}: no key {here} in the scenario; keys there: {valid}")
     raise ScenarioError(f"override {key}: {here.rpartition('.')[0]} is a value, not a table or array")
 
 
@@ -539,7 +539,7 @@ def _load_builtin(name: str, overrides: dict[str, object]) -> Scenario:
     unknown = [key for key in overrides if key not in builtin.params]
     if unknown:
         valid = ", ".join(f"{k}={p.shown()}" for k, p in builtin.params.items())
-        raise ScenarioError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}")
+        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}")
     merged = {key: param.default for key, param in builtin.params.items()} | overrides
     try:
         params, spec = builtin.build(merged)
