@@ -10,16 +10,15 @@ environment registration) asks the registry, never names a family:
 >>> scenario = family.load("one-and-n", {"servers": 16})
 
 A family is found by :func:`families`: every subpackage of :mod:`msjgym.systems` whose module ``family`` defines
-``FAMILY``, then every
-object registered under the ``msjgym.families`` entry-point group (a family shipped in another package), in the order
-of their ``order`` attribute. Adding a family is one folder under ``msjgym/systems/`` (see ``docs/extending.md``).
+``FAMILY``, then every object registered under the ``msjgym.families`` entry-point group (a family shipped in another
+package), in the order of their ``order`` attribute. Adding a family is one folder under ``msjgym/systems/`` (see ``docs/extending.md``).
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import pkgutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -324,8 +323,3 @@ def policy_spec(family_: Family, name: str) -> PolicySpec:
         raise PolicyError(f"--policy {name!r}: not a policy of the {family_.name} family; valid: "
                           f"{', '.join(table)}, or a policy of your own (FILE.py:NAME, sb3:MODEL.zip)")
     return table[name]
-
-
-def scenario_names(families_: Sequence[Family] | None = None) -> list[str]:
-    """The built-in scenario names of ``families_`` (default: all)."""
-    return [n for f in (families_ or families()) for n, _ in f.scenarios()]

@@ -14,7 +14,6 @@ import secrets
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -144,8 +143,3 @@ def _params(scenario: api.Scenario, sim: api.Simulation) -> dict[str, Any]:
     for key, value in sim.summary_params().items():
         params.setdefault(key, value)
     return params
-
-
-def as_options(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    """The options of a namespace-like mapping that are set (not None, not False)."""
-    return {k: v for k, v in mapping.items() if v is not None and v is not False}
