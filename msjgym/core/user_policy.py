@@ -9,7 +9,9 @@ environment's *spec* if its constructor takes an argument, else with none. The s
 * ``action_count`` — the number A of discrete actions (None where actions are not discrete);
 * ``model`` — the system's validated model (servers, rates, ...), and the family's static facts beside it
   (``mode`` and ``window``, ``d``, ``levels``, ...), as each environment documents;
-* ``describe()`` — the options that fix D and A, for messages (``"mode='start', window=8"``).
+* ``describe()`` — the options that fix D and A, for messages (``"mode='start', window=8"``);
+* ``view(observation)`` — the observation's named view (:mod:`msjgym.core.observation`): read
+  ``spec.view(observation).waiting`` rather than an offset.
 
 On the command line a policy is ``--policy FILE.py:NAME`` (NAME: a class, an object or a function in the file) or
 ``--policy sb3:MODEL.zip`` (a saved Stable-Baselines3 model: MaskablePPO, PPO, A2C or DQN; it acts greedily on the
@@ -44,6 +46,8 @@ class AgentSpec(Protocol):
     model: Any
 
     def describe(self) -> str: ...
+
+    def view(self, observation: Any) -> Any: ...
 
 
 class UserPolicy:

@@ -10,8 +10,9 @@
 A family's environment supplies only what is specific to it: its spec type (the validated arguments:
 ``spec_type.make(*args, **kwargs)``, with ``observation_size`` and ``action_count``), its batch type (an
 :class:`~msjgym.core.env_batch.EnvBatch` over its control layer, built as ``batch_type(spec, num_envs)``), its
-observation space (``observation_space_of(spec)``), and a class docstring that tables the action space, observation,
-reward, episode end and arguments. Its module declares ``ENVS = [EnvRegistration(...)]``; ``msjgym.envs`` finds the
+observation space (``observation_space_of(spec)``), the named view of its observations (``spec.view(obs)``, over
+the layout in ``msjgym.systems.<family>.observation``), and a class docstring that tables the action space,
+observation, reward, episode end and arguments. Its module declares ``ENVS = [EnvRegistration(...)]``; ``msjgym.envs`` finds the
 module and registers them.
 """
 from __future__ import annotations
@@ -102,6 +103,10 @@ class BatchedVectorEnv(VectorEnv):
     def model(self) -> Any:
         """The system's validated model (``spec_.model``)."""
         return self.spec_.model
+
+    def view(self, observation: np.ndarray) -> Any:
+        """The named view of one copy's observation (``obs[i]``; ``spec_.view``, :mod:`msjgym.core.observation`)."""
+        return self.spec_.view(observation)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         if seed is not None or not self._seeded:
@@ -197,6 +202,11 @@ class BatchedEnv(gym.Env):
     def model(self) -> Any:
         """The system's validated model (``spec_.model``)."""
         return self.spec_.model
+
+    def view(self, observation: np.ndarray) -> Any:
+        """The named view of an observation (``spec_.view``, :mod:`msjgym.core.observation`): e.g.
+        ``env.unwrapped.view(obs).waiting``."""
+        return self.spec_.view(observation)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)

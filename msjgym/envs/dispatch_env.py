@@ -33,6 +33,9 @@ _DOC_TABLE = """
                             i = 1..L (exact queue lengths). ``"estimates"``: the same over the dispatcher's estimates,
                             kept by probes at rate δN (push) or by server updates (pull: at completions with
                             probability δ₁, at rate δ₀ while idle). Both histograms are O(L) per step at any N.
+    Named view              ``env.unwrapped.view(obs)`` (= ``spec_.view(obs)``): ``SampledView`` (``queue_lengths``,
+                            ``shortest``) or ``LevelsView`` (``at_least``, ``level_fractions``, ``level_servers``,
+                            ``lowest_level``, ``estimated``); the layout: :mod:`msjgym.systems.dispatch.observation`.
     Reward                  ``reward="holding"`` (default): −∫ (jobs in system) / N dt from this arrival to the next
                             (per server, so its scale does not change with N). Its time average is −(mean jobs per
                             server) = −λ · E[response time] by Little's law: maximising the return minimises the mean

@@ -24,6 +24,9 @@ _DOC_TABLE = """
     Observation space       Box(0, [d, 1, 1], (3,), float32): [m = min(l, d), the idle servers the job's sample of k shows
                             (capped at d); busy servers / n; jobs in system / n]. A sampling dispatcher sees only m;
                             the global fractions are extra context.
+    Named view              ``env.unwrapped.view(obs)`` (= ``spec_.view(obs)``): ``LossView`` (``idle_sampled``,
+                            ``busy_servers``, ``jobs``, ``busy_fraction``, ``jobs_per_server``); the layout:
+                            :mod:`msjgym.systems.loss.observation`.
     Reward                  −∫ (jobs in system) dt from this arrival to the next − blocking_penalty if blocked (the
                             return is −∫N dt − penalty × blocked: with penalty 0, Little's law makes it the mean
                             response time of accepted jobs times the accepted count; the penalty prices losses).

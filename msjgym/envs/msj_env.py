@@ -32,6 +32,12 @@ _DOC_TABLE = """
                             1 if more than L jobs are present; per class: jobs present, chosen, in service; per
                             sequence slot (the oldest L jobs present, in arrival order): present, in service, class
                             one-hot]. Ages in the scenario's time unit.
+    Named view              ``env.unwrapped.view(obs)`` (= ``spec_.view(obs)``, what a policy built with the spec
+                            uses): ``StartView`` (``free_servers``, ``waiting``, ``in_service``, ``oldest_ages``,
+                            ``window_classes``, ``window_needs``, ``window_ages``, ``truncated``; actions
+                            ``start_slot(i)``, ``start_class(c)``, ``wait``) or ``PreemptiveView`` (``servers_left``,
+                            ``present``, ``chosen``, ``in_service``, ``sequence_classes``, ...; ``choose(c)``,
+                            ``wait``); the layout: :mod:`msjgym.systems.msj.observation`.
     Reward                  −∫ (jobs in system) dt over the step: by Little's law, maximising the return minimises
                             the mean response time.
     Episode end             truncated at ``horizon_jobs`` arrivals or ``horizon_time`` (or, with ``jobs``, once that

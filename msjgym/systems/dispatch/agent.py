@@ -33,6 +33,7 @@ import dataclasses
 import sys
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ from msjgym.errors import MsjgymError, PolicyError
 from msjgym.systems.dispatch import control as dc
 from msjgym.systems.dispatch import simulate as sim
 from msjgym.systems.dispatch.model import DispatchModel, default_dist
+from msjgym.systems.dispatch.observation import DispatchLayout, LevelsView, SampledView
 from msjgym.systems.dispatch.simulate import DispatchResult, summarise
 from msjgym.systems.dispatch.state import (
     NEED_JOBS,
@@ -149,7 +151,7 @@ class DispatchSpec:
 
     @property
     def observation_size(self) -> int:
-        return self.model.d if self.observation == "sampled" else self.levels
+        return self.layout.size
 
     @property
     def action_count(self) -> int:
@@ -158,6 +160,17 @@ class DispatchSpec:
     def describe(self) -> str:
         """The options that fix the observation and the actions (for messages)."""
         return f"observation={self.observation!r}, d={self.model.d}, levels={self.levels}"
+
+    @cached_property
+    def layout(self) -> DispatchLayout:
+        """The observation's layout (:mod:`msjgym.systems.dispatch.observation`)."""
+        return DispatchLayout(self.observation, self.model.servers, self.model.d, self.levels)
+
+    def view(self, observation: np.ndarray) -> SampledView | LevelsView:
+        """The named view of an observation: a :class:`~msjgym.systems.dispatch.observation.SampledView`
+        ("sampled") or :class:`~msjgym.systems.dispatch.observation.LevelsView` ("histogram", "estimates");
+        ValueError for an observation of the wrong shape."""
+        return self.layout.view(observation)
 
 
 def _stacked(num: int, rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:

@@ -40,6 +40,7 @@ from msjgym.core.jit import njit
 from msjgym.core.rng import uniform
 from msjgym.policies.dispatch.load_balancing import P_D, P_LCAP, P_N, sample_servers
 from msjgym.systems.dispatch import kernel as kern
+from msjgym.systems.dispatch.observation import AT_LEAST, SAMPLES
 from msjgym.systems.dispatch.state import (
     RUNNING, S_CLOCKS, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q, W_CT, W_PEND, DispatchState,
     bucket_pick_between, bucket_up)
@@ -81,16 +82,17 @@ def _level_range(start, n, levels, a):
 
 @njit
 def observe(st, pr, mode, levels, obs, mask):
-    """Write the observation and the action mask of the pending decision."""
+    """Write the observation (offsets: ``msjgym.systems.dispatch.observation``) and the action mask of the pending
+    decision."""
     n = pr.ints[P_N]
     if mode == SAMPLED:
         for j in range(pr.ints[P_D]):
-            obs[j] = st.srv[st.perm[j], V_Q]
+            obs[SAMPLES + j] = st.srv[st.perm[j], V_Q]
             mask[j] = True
         return
     kc, order, start = _buckets(st, mode)
     for i in range(1, levels + 1):
-        obs[i - 1] = (n - start[i]) / n
+        obs[AT_LEAST + i - 1] = (n - start[i]) / n
     for a in range(levels + 1):
         lo, hi = _level_range(start, n, levels, a)
         mask[a] = hi > lo

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -18,13 +19,15 @@ from msjgym.core.rng import exponential, seed_states, uniform
 from msjgym.core.sampling import sample
 from msjgym.core.user_policy import UserPolicy
 from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip.observation import FiniteSkipLayout, FiniteSkipView, make_observation
 
 
 @dataclass(frozen=True)
 class FiniteSkipSpec:
     """What a finite-skip policy of the user's is constructed with (the spec of every family's policy contract,
     :mod:`msjgym.core.user_policy`): ``model`` (also ``servers`` = k). The observation is a dict of variable size
-    and the action N rates, so ``observation_size`` and ``action_count`` are None (no ``sb3:`` models)."""
+    (:mod:`msjgym.systems.finite_skip.observation`; ``view(observation)`` names it) and the action N rates, so
+    ``observation_size`` and ``action_count`` are None (no ``sb3:`` models)."""
 
     model: fs.FiniteSkipModel
     observation_size: None = None
@@ -36,6 +39,15 @@ class FiniteSkipSpec:
 
     def describe(self) -> str:
         return f"k={self.model.servers}"
+
+    def view(self, observation: dict) -> FiniteSkipView:
+        """The named view of an observation (the jobs present, in arrival order)."""
+        return self.layout.view(observation)
+
+    @cached_property
+    def layout(self) -> FiniteSkipLayout:
+        speeds = self.model.speeds or (1.0 / self.model.servers,) * self.model.servers
+        return FiniteSkipLayout(self.model.servers, tuple(sorted(speeds, reverse=True)))
 
 
 def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000, warmup: int | None = None,
@@ -110,7 +122,7 @@ def _one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, 
             wff[nf] = wsum
             nf += 1
         params = prm[np.asarray(cls, np.int64)] if n else np.zeros(0, np.int64)
-        rates = [float(x) for x in act({"params": params, "servers": np.asarray(srv, np.int64)})]
+        rates = [float(x) for x in act(make_observation(params, np.asarray(srv, np.int64)))]
         if hasattr(agent, "last_servers") and len(getattr(agent, "last_servers")) == n:
             srv = [int(x) for x in agent.last_servers]
         b = 0.0

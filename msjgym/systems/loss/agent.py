@@ -4,6 +4,7 @@ environment, and the replications a policy of the user's decides for :func:`msjg
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from msjgym.errors import MsjgymError
 from msjgym.systems.loss import control as lc
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss.model import LossModel
+from msjgym.systems.loss.observation import OBS_SIZE, LossLayout, LossView
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,7 @@ class LossSpec:
 
     @property
     def observation_size(self) -> int:
-        return lc.OBS_SIZE
+        return OBS_SIZE
 
     @property
     def action_count(self) -> int:
@@ -84,6 +86,16 @@ class LossSpec:
 
     def describe(self) -> str:
         return f"d={self.model.d}"
+
+    @cached_property
+    def layout(self) -> LossLayout:
+        """The observation's layout (:mod:`msjgym.systems.loss.observation`)."""
+        return LossLayout(self.model.servers, self.model.d)
+
+    def view(self, observation: np.ndarray) -> LossView:
+        """The named view of an observation (:class:`~msjgym.systems.loss.observation.LossView`); ValueError for an
+        observation of the wrong shape."""
+        return self.layout.view(observation)
 
 
 class LossBatch(EnvBatch):

@@ -5,8 +5,9 @@ action is the width: 0 = block, 1..m with m = min(l, d) the idle servers its sam
 each system's action with ``resolve_arrival`` (the same transition as the fast path, so a policy gives the same
 trajectory through the environment as through ``msjgym.systems.loss.kernel.run``), then runs to the next arrival.
 
-Observation (float32[3]): [m, busy servers / n, jobs in system / n]. Only m is what the paper's dispatcher sees
-(its sample); the two global fractions are extra context for learning (not available to a sampling dispatcher).
+Observation (float32[3]; offsets: ``msjgym.systems.loss.observation``): [m, busy servers / n, jobs in system / n].
+Only m is what the paper's dispatcher sees (its sample); the two global fractions are extra context for learning
+(not available to a sampling dispatcher).
 Reward of a step: −∫ (jobs in system) dt from this arrival to the next, minus ``penalty`` if the job was blocked.
 """
 from __future__ import annotations
@@ -15,8 +16,8 @@ import math
 
 from msjgym.core.jit import njit
 from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss.observation import BLOCK, BUSY, IDLE_SAMPLED, JOBS
 
-OBS_SIZE = 3
 OK, BAD_ACTION = 0, 1
 SKIP = -2  # action that leaves a system untouched (the agent runner's finished replications; not for env users)
 
@@ -27,9 +28,9 @@ def observe(x, ints, b, n, d, obs, mask):
     jobs = 0
     for i in range(1, d + 1):
         jobs += x[b, i]
-    obs[0] = m
-    obs[1] = ints[b, ls.I_BUSY] / n
-    obs[2] = jobs / n
+    obs[IDLE_SAMPLED] = m
+    obs[BUSY] = ints[b, ls.I_BUSY] / n
+    obs[JOBS] = jobs / n
     for a in range(d + 1):
         mask[a] = a <= m
 
@@ -76,7 +77,7 @@ def step_batch(x, ints, flts, pmf, stats, s, trace, logfact, n, d, k, lam, polic
             ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, warmup, jobs,
                                batches)
             dts[b] = flts[b, ls.F_TIME] - t0
-            rewards[b] = -flts[b, ls.F_AREA] - (penalty if a == 0 else 0.0)
+            rewards[b] = -flts[b, ls.F_AREA] - (penalty if a == BLOCK else 0.0)
             ended[b] = ints[b, ls.I_ARRIVALS] >= horizon
         observe(x, ints, b, n, d, obs[b], masks[b])
 

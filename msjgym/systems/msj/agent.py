@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from msjgym.policies.msj import Policy
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.observation import MSJLayout, PreemptiveView, StartView
 
 AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym.envs", preemptive=False,
                source="")  # no kernel: the compiled scheduler leaves every decision to the agent
@@ -88,11 +90,22 @@ class EnvSpec:
 
     @property
     def observation_size(self) -> int:
-        return msj_control.observation_size(self.mode, self.scenario.model.num_classes, self.window)
+        return self.layout.size
 
     @property
     def action_count(self) -> int:
-        return msj_control.action_count(self.mode, self.scenario.model.num_classes, self.window)
+        return self.layout.wait_action + 1
+
+    @cached_property
+    def layout(self) -> MSJLayout:
+        """The observation's layout (:mod:`msjgym.systems.msj.observation`)."""
+        model = self.scenario.model
+        return MSJLayout(self.mode, model.num_classes, self.window, model.servers, tuple(int(v) for v in model.needs))
+
+    def view(self, observation: np.ndarray) -> StartView | PreemptiveView:
+        """The named view of an observation: a :class:`~msjgym.systems.msj.observation.StartView` (mode "start") or
+        :class:`~msjgym.systems.msj.observation.PreemptiveView`; ValueError for an observation of the wrong shape."""
+        return self.layout.view(observation)
 
 
 class MSJBatch(EnvBatch):

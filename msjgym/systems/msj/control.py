@@ -31,6 +31,7 @@ from msjgym.systems.msj.state import (
     P_LAMBDA, P_NBATCH, P_SERVERS, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS, S_NARR, S_NEXT_CHK, S_NFREE,
     S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
 from msjgym.systems.msj.engine import _arrival, _checkpoint, _completions, _flush, _record_admission
+from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.state import MODE_SET, MODE_START  # noqa: F401  (defined with the state layout)
 
 # ctl.ints[b, :]
@@ -66,16 +67,8 @@ def new_control(batch: int, mode: int, window: int, max_time: float, max_arrival
     return ControlState(ints=ints, floats=floats, slots=np.full((batch, window), -1, dtype=np.int64))
 
 
-def observation_size(mode: int, classes: int, window: int) -> int:
-    """Length of the observation vector (see ``observe``)."""
-    if mode == MODE_START:
-        return 1 + 3 * classes + window * (3 + classes)
-    return 2 + 3 * classes + window * (2 + classes)
-
-
-def action_count(mode: int, classes: int, window: int) -> int:
-    """MODE_START: window slots, then one per class, then wait. MODE_SET: one per class, then commit."""
-    return window + classes + 1 if mode == MODE_START else classes + 1
+observation_size = ob.observation_size  # the layout: msjgym.systems.msj.observation
+action_count = ob.action_count
 
 
 # ---------------------------------------------------------------- decisions
@@ -223,7 +216,8 @@ def _oldest(st, pr, b, ptr_base):
 @njit
 def _observe_start(st, pr, ctl, b, obs, mask):
     """[free/n; per class: waiting, in service, age of its oldest waiting job; per window slot: present, need/n,
-    age, class one-hot]; mask: window slots that fit, classes whose oldest waiting job fits, wait."""
+    age, class one-hot] (offsets: ``msjgym.systems.msj.observation``); mask: window slots that fit, classes whose
+    oldest waiting job fits, wait."""
     K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
     W = ctl.ints[b, X_WINDOW]
@@ -231,17 +225,17 @@ def _observe_start(st, pr, ctl, b, obs, mask):
     free = n - st.sys_i[b, S_BUSY]
     obs[:] = 0.0
     mask[:] = False
-    obs[0] = free / n
+    obs[ob.FREE] = free / n
     ptr = K  # scratch[b, K + c]: next waiting class-c job of the merge
     for c in range(K):
         head = st.cls_i[b, c, C_BOUND]
         st.scratch[b, ptr + c] = head
-        obs[1 + 3 * c] = st.cls_i[b, c, C_N] - st.cls_i[b, c, C_X]
-        obs[2 + 3 * c] = st.cls_i[b, c, C_X]
+        at = ob.class_at(MODE_START, c)
+        obs[at + ob.WAITING] = st.cls_i[b, c, C_N] - st.cls_i[b, c, C_X]
+        obs[at + ob.IN_SERVICE] = st.cls_i[b, c, C_X]
         if head >= 0:
-            obs[3 + 3 * c] = now - st.job_f[b, head, J_ARR]
-            mask[W + c] = pr.need[c] <= free
-    base = 1 + 3 * K
+            obs[at + ob.OLDEST_AGE] = now - st.job_f[b, head, J_ARR]
+            mask[ob.class_action(W, c)] = pr.need[c] <= free
     for i in range(W):
         c = _oldest(st, pr, b, ptr)
         if c < 0:
@@ -250,47 +244,47 @@ def _observe_start(st, pr, ctl, b, obs, mask):
         j = st.scratch[b, ptr + c]
         st.scratch[b, ptr + c] = st.job_i[b, j, J_NEXT]
         ctl.slots[b, i] = j
-        row = base + i * (3 + K)
-        obs[row] = 1.0
-        obs[row + 1] = pr.need[c] / n
-        obs[row + 2] = now - st.job_f[b, j, J_ARR]
-        obs[row + 3 + c] = 1.0
+        row = ob.slot_at(MODE_START, K, i)
+        obs[row + ob.SLOT_PRESENT] = 1.0
+        obs[row + ob.SLOT_NEED] = pr.need[c] / n
+        obs[row + ob.SLOT_AGE] = now - st.job_f[b, j, J_ARR]
+        obs[row + ob.SLOT_CLASS + c] = 1.0
         mask[i] = pr.need[c] <= free
-    mask[W + K] = True
+    mask[ob.wait_action(MODE_START, K, W)] = True
 
 
 @njit
 def _observe_set(st, pr, ctl, b, obs, mask):
     """[capacity left/n, sequence truncated; per class: jobs in system, chosen, in service; per sequence slot (the
-    oldest L jobs in system, in arrival order): present, in service, class one-hot]; mask: classes with an unchosen
-    job that fits what is left, commit."""
+    oldest L jobs in system, in arrival order): present, in service, class one-hot] (offsets:
+    ``msjgym.systems.msj.observation``); mask: classes with an unchosen job that fits what is left, commit."""
     K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
     L = ctl.ints[b, X_WINDOW]
     left = n - ctl.ints[b, X_CHOSEN]
     obs[:] = 0.0
     mask[:] = False
-    obs[0] = left / n
-    obs[1] = 1.0 if st.sys_i[b, S_NJOBS] > L else 0.0
+    obs[ob.LEFT] = left / n
+    obs[ob.TRUNCATED] = 1.0 if st.sys_i[b, S_NJOBS] > L else 0.0
     ptr = K
     for c in range(K):
         st.scratch[b, ptr + c] = st.cls_i[b, c, C_HEAD]
-        obs[2 + 3 * c] = st.cls_i[b, c, C_N]
-        obs[3 + 3 * c] = st.scratch[b, c]
-        obs[4 + 3 * c] = st.cls_i[b, c, C_X]
+        at = ob.class_at(MODE_SET, c)
+        obs[at + ob.PRESENT] = st.cls_i[b, c, C_N]
+        obs[at + ob.CHOSEN] = st.scratch[b, c]
+        obs[at + ob.SERVING] = st.cls_i[b, c, C_X]
         mask[c] = st.scratch[b, c] < st.cls_i[b, c, C_N] and pr.need[c] <= left
-    base = 2 + 3 * K
     for i in range(L):
         c = _oldest(st, pr, b, ptr)
         if c < 0:
             break
         j = st.scratch[b, ptr + c]
         st.scratch[b, ptr + c] = st.job_i[b, j, J_NEXT]
-        row = base + i * (2 + K)
-        obs[row] = 1.0
-        obs[row + 1] = 1.0 if st.job_i[b, j, J_HPOS] >= 0 else 0.0
-        obs[row + 2 + c] = 1.0
-    mask[K] = True
+        row = ob.slot_at(MODE_SET, K, i)
+        obs[row + ob.SEQ_PRESENT] = 1.0
+        obs[row + ob.SEQ_IN_SERVICE] = 1.0 if st.job_i[b, j, J_HPOS] >= 0 else 0.0
+        obs[row + ob.SEQ_CLASS + c] = 1.0
+    mask[ob.wait_action(MODE_SET, K, L)] = True
 
 
 # ---------------------------------------------------------------- steps of a batch
@@ -308,7 +302,7 @@ def apply_action(st, pr, ctl, b, action):
     if ctl.ints[b, X_MODE] == MODE_START:
         W = ctl.ints[b, X_WINDOW]
         free = pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]
-        if action == W + K:
+        if action == ob.wait_action(MODE_START, K, W):
             wait(ctl, b)
             return True
         if action < W:
@@ -317,12 +311,12 @@ def apply_action(st, pr, ctl, b, action):
                 return False
             start_job(st, pr, ctl, b, j)
             return True
-        c = action - W
+        c = action - ob.class_action(W, 0)
         if c >= K or st.cls_i[b, c, C_BOUND] < 0 or pr.need[c] > free:
             return False
         start_next(st, pr, b, c)
         return True
-    if action == K:
+    if action == ob.wait_action(MODE_SET, K, 0):
         commit(st, pr, ctl, b)
         return True
     if action < 0 or action > K or st.scratch[b, action] >= st.cls_i[b, action, C_N] \
