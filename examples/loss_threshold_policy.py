@@ -3,18 +3,19 @@ idle ones; when it shows fewer, accept on what is there only if the system is no
 
     msjgym evaluate loss-full-access --policy examples/loss_threshold_policy.py:Threshold --reps 5 --jobs 50000
 
-Observation: [m = idle servers the sample shows (capped at d), busy servers / n, jobs in system / n];
-action: the width, 0 = block, 1..m.
+Observation (``spec.view(observation)``): ``idle_sampled`` m (idle servers the sample shows, capped at d),
+``busy_fraction``, ``jobs_per_server``; action: the width, 0 = block (``view.block``), 1..m.
 """
 import numpy as np
 
 
 class Threshold:
     def __init__(self, spec):
-        self.d = spec.d  # the environment's spec: spec.model is the LossModel (servers, d, k, lam)
+        self.spec = spec  # the environment's spec: spec.d, spec.model (the LossModel: servers, d, k, lam), spec.view
 
     def act(self, observation: np.ndarray) -> int:
-        m, busy = int(observation[0]), float(observation[1])
-        if m == self.d:
+        view = self.spec.view(observation)
+        m = view.idle_sampled
+        if m == self.spec.d:
             return m
-        return m if busy < 0.9 else 0
+        return m if view.busy_fraction < 0.9 else view.block

@@ -4,8 +4,9 @@
         'examples/my_dispatcher.py:JoinBelowThreshold', servers=100, lam=0.9, observation='sampled', d=2,
         arrivals=100_000, reps=5, seed=1).summary())"
 
-The observation is the queue lengths of the d servers sampled for this arrival; the action is the index of the
-chosen one. ``act(observation, action_mask)`` also works (the mask is all True in this mode).
+The observation is the queue lengths of the d servers sampled for this arrival (``spec.view(observation)
+.queue_lengths``); the action is the index of the chosen one. ``act(observation, action_mask)`` also works (the mask
+is all True in this mode).
 """
 import numpy as np
 
@@ -13,14 +14,15 @@ import numpy as np
 class JoinBelowThreshold:
     """The first sampled server with fewer than ``threshold`` jobs, else the shortest of the sample.
 
-    A constructor argument receives the environment's ``DispatchSpec`` (servers, load, d, ...) when evaluated.
+    The constructor receives the environment's ``DispatchSpec`` (servers, load, d, ...; ``view``).
     """
 
     threshold = 2
 
-    def __init__(self, spec: object = None) -> None:
+    def __init__(self, spec) -> None:
         self.spec = spec
 
     def act(self, observation: np.ndarray) -> int:
-        below = np.flatnonzero(observation < self.threshold)
-        return int(below[0]) if below.size else int(np.argmin(observation))
+        view = self.spec.view(observation)
+        below = np.flatnonzero(view.queue_lengths < self.threshold)
+        return int(below[0]) if below.size else view.shortest

@@ -2,9 +2,9 @@
 
     msjgym finite-skip finite-skip-fig4a --policy examples/my_finite_skip_policy.py:EqualShare --jobs 20000
 
-The agent gets the jobs in arrival order (``obs["params"]``: each job's parallelism threshold P) and returns each
-job's service rate as a fraction of capacity: q/k for q servers (fractional shares allowed here). It serves every job,
-so it is not finite-skip; the pathwise diagnostics printed by ``msjgym finite-skip`` show it.
+The agent gets the jobs in arrival order (``spec.view(obs).params``: each job's parallelism threshold P) and returns
+each job's service rate as a fraction of capacity: q/k for q servers (fractional shares allowed here). It serves every
+job, so it is not finite-skip; the pathwise diagnostics printed by ``msjgym finite-skip`` show it.
 """
 from __future__ import annotations
 
@@ -12,14 +12,16 @@ import numpy as np
 
 
 class EqualShare:
-    def __init__(self, spec=None) -> None:
-        """``spec``: the system's spec (``spec.servers`` = k, ``spec.model``), as every policy of one's own gets."""
-        self.k = 8 if spec is None else spec.servers
+    def __init__(self, spec) -> None:
+        """``spec``: the system's spec (``spec.servers`` = k, ``spec.model``, ``spec.view``), as every policy of one's
+        own gets."""
+        self.spec, self.k = spec, spec.servers
 
     def act(self, obs: dict) -> np.ndarray:
-        caps = obs["params"].astype(float)  # a job cannot use more than P servers
-        servers = np.zeros(caps.size)
-        free, active = float(self.k), list(range(caps.size))
+        view = self.spec.view(obs)
+        caps = view.params.astype(float)  # a job cannot use more than P servers
+        servers = np.zeros(view.jobs)
+        free, active = float(self.k), list(range(view.jobs))
         while active and free > 1e-12:
             share = free / len(active)
             capped = [j for j in active if caps[j] - servers[j] <= share]
