@@ -35,7 +35,7 @@ class ObservationView:
     named properties in ``fields`` (they make its ``repr``).
     """
 
-    __slots__ = ("observation", "layout")
+    __slots__ = ("layout", "observation")
     fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, observation: Any, layout: Any) -> None:

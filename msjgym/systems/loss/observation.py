@@ -42,7 +42,7 @@ class LossView(ObservationView):
     @property
     def idle_sampled(self) -> int:
         """m: idle servers in the arriving job's sample, capped at d (the widest width allowed now)."""
-        return int(round(float(self.observation[IDLE_SAMPLED])))
+        return round(float(self.observation[IDLE_SAMPLED]))
 
     @property
     def busy_fraction(self) -> float:
@@ -57,9 +57,9 @@ class LossView(ObservationView):
     @property
     def busy_servers(self) -> int:
         """Busy servers."""
-        return int(round(float(self.observation[BUSY]) * self.layout.servers))
+        return round(float(self.observation[BUSY]) * self.layout.servers)
 
     @property
     def jobs(self) -> int:
         """Jobs in the system (each holds 1..d servers)."""
-        return int(round(float(self.observation[JOBS]) * self.layout.servers))
+        return round(float(self.observation[JOBS]) * self.layout.servers)

@@ -25,7 +25,7 @@ import numpy as np
 
 from msjgym.core.jit import njit
 from msjgym.core.observation import ObservationView
-from msjgym.systems.msj.state import MODE_SET, MODE_START
+from msjgym.systems.msj.state import MODE_START
 
 # ---------------------------------------------------------------- layout (the control layer writes with it)
 FREE = 0  # start: free servers / n
@@ -133,7 +133,7 @@ class _MSJView(ObservationView):
         return self.observation[self.layout.slot_entries].reshape(self.layout.window, self.layout.slot_size)
 
     def _count(self, entry: int) -> int:
-        return int(round(float(self.observation[entry]) * self.layout.servers))
+        return round(float(self.observation[entry]) * self.layout.servers)
 
     def _slot_classes(self, present: int, one_hot: int) -> np.ndarray:
         slots = self._slots
