@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from msjgym.errors import PolicyError
+from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.state import MODE_SET, MODE_START
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class BuiltinAgent:
         self.need = [int(m) for m in model.needs]
         self.window = int(spec.window)
         self.size = spec.observation_size
+        # the observation's offsets (msjgym.systems.msj.observation): each class's first entry, the window's
+        self.cls = [int(ob.class_at(self.mode, c)) for c in range(self.K)]
+        self.base = int(ob.slot_at(self.mode, self.K, 0))
+        self.row = int(ob.slot_size(self.mode, self.K))
         # need groups exactly as the kernels see them (msj_engine._need_groups): decreasing need, classes in order
         self.grp_need = sorted(set(self.need), reverse=True)
         self.grp_cls = [[c for c in range(self.K) if self.need[c] == v] for v in self.grp_need]
@@ -116,22 +121,20 @@ class _StartAgent(BuiltinAgent):
 
     def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
         super().__init__(spec, policy)
-        K, W = self.K, self.window
-        self.base = 1 + 3 * K
-        self.row = 3 + K
-        self.wait = W + K
+        self.start = [int(ob.class_action(self.window, c)) for c in range(self.K)]
+        self.wait = int(ob.wait_action(MODE_START, self.K, self.window))
 
     def _state(self, obs: np.ndarray) -> tuple[int, list[int]]:
         """(free servers, waiting jobs per class)."""
-        free = int(round(float(obs[0]) * self.n))
-        waiting = [int(obs[1 + 3 * c]) for c in range(self.K)]
+        free = round(float(obs[ob.FREE]) * self.n)
+        waiting = [int(obs[at + ob.WAITING]) for at in self.cls]
         return free, waiting
 
     def _window_classes(self, obs: np.ndarray) -> list[int]:
         """Classes of the waiting jobs shown, oldest first."""
         rows = obs[self.base:self.base + self.window * self.row].reshape(self.window, self.row)
-        present = rows[:, 0] > 0.5
-        return np.argmax(rows[present, 3:], axis=1).tolist()
+        present = rows[:, ob.SLOT_PRESENT] > 0.5
+        return np.argmax(rows[present, ob.SLOT_CLASS:], axis=1).tolist()
 
     def _oldest_head(self, obs: np.ndarray, candidates: list[int], waiting: list[int]) -> int:
         """The candidate class whose oldest waiting job arrived first."""
@@ -146,7 +149,7 @@ class _StartAgent(BuiltinAgent):
             raise AssertionError(f"agent {self.policy_name!r}: classes {candidates} have waiting jobs, none shown")
         # every candidate's oldest waiting job is beyond the window: order them by their ages (float32, so a
         # strict maximum is the true order; an equal maximum cannot be resolved)
-        ages = [float(obs[3 + 3 * c]) for c in candidates]
+        ages = [float(obs[self.cls[c] + ob.OLDEST_AGE]) for c in candidates]
         top = max(ages)
         if ages.count(top) > 1:
             tied = [c for c, a in zip(candidates, ages) if a == top]
@@ -158,7 +161,7 @@ class _StartAgent(BuiltinAgent):
         obs = self._check(observation)
         free, waiting = self._state(obs)
         c = self.pick(obs, free, waiting)
-        return self.wait if c < 0 else self.window + c
+        return self.wait if c < 0 else self.start[c]
 
     def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
         """The class whose oldest waiting job the kernel starts next (-1: none, wait)."""
@@ -171,9 +174,9 @@ class FCFSAgent(_StartAgent):
     policy_name = "fcfs"
 
     def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
-        if obs[self.base] <= 0.5:  # nothing waiting
+        if obs[self.base + ob.SLOT_PRESENT] <= 0.5:  # nothing waiting
             return -1
-        c = int(np.argmax(obs[self.base + 3:self.base + 3 + self.K]))
+        c = int(np.argmax(obs[self.base + ob.SLOT_CLASS:self.base + ob.SLOT_CLASS + self.K]))
         return c if self.need[c] <= free else -1
 
 
@@ -232,33 +235,33 @@ class _SetAgent(BuiltinAgent):
 
     def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
         super().__init__(spec, policy)
-        K, L = self.K, self.window
-        self.base = 2 + 3 * K
-        self.row = 2 + K
-        self.commit = K
-        self._end = self.base + L * self.row
-        self._key: tuple[bytes, bytes, bytes] | None = None
+        self.commit = int(ob.wait_action(MODE_SET, self.K, self.window))
+        self._end = self.base + self.window * self.row
+        first, end = int(ob.class_at(MODE_SET, 0)), int(ob.class_at(MODE_SET, self.K))
+        self._present, self._chosen, self._serving = (slice(first + f, end, ob.CLASS_FIELDS)
+                                                      for f in (ob.PRESENT, ob.CHOSEN, ob.SERVING))
+        self._key: tuple[bool, bytes, bytes, bytes] | None = None
         self._targets: list[int] = []
 
     def _view(self, obs: np.ndarray) -> _View:
-        K = self.K
-        N = [int(x) for x in obs[2:2 + 3 * K:3].tolist()]
-        chosen = [int(x) for x in obs[3:3 + 3 * K:3].tolist()]
-        rows = obs[self.base:self.base + self.window * self.row].reshape(self.window, self.row)
-        seq = np.nonzero(rows[:, 2:])[1].tolist()  # the class one-hots of the jobs shown, in arrival order
+        N = [int(x) for x in obs[self._present].tolist()]
+        chosen = [int(x) for x in obs[self._chosen].tolist()]
+        rows = obs[self.base:self._end].reshape(self.window, self.row)
+        seq = np.nonzero(rows[:, ob.SEQ_CLASS:])[1].tolist()  # the class one-hots of the jobs shown, in arrival order
         groups = [sum(N[c] for c in classes) for classes in self.grp_cls]
-        return _View(N, chosen, seq, bool(obs[1] > 0.5), groups)
+        return _View(N, chosen, seq, bool(obs[ob.TRUNCATED] > 0.5), groups)
 
     def act(self, observation: np.ndarray) -> int:
         obs = self._check(observation)
-        # the entries that describe the system, not the choice in progress: (truncated flag, in service per class),
-        # jobs per class, the sequence
-        key = (obs[1:2 + 3 * self.K:3].tobytes(), obs[2:2 + 3 * self.K:3].tobytes(), obs[self.base:self._end].tobytes())
+        # the entries that describe the system, not the choice in progress: the truncated flag, in service and jobs
+        # per class, the sequence
+        key = (bool(obs[ob.TRUNCATED] > 0.5), obs[self._serving].tobytes(), obs[self._present].tobytes(),
+               obs[self.base:self._end].tobytes())
         if key != self._key:
             self._targets = self.targets(self._view(obs))
             self._key = key
         targets = self._targets
-        for c, chosen in enumerate(obs[3:3 + 3 * self.K:3].tolist()):
+        for c, chosen in enumerate(obs[self._chosen].tolist()):
             if chosen < targets[c]:
                 return c
             if chosen > targets[c]:

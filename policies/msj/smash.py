@@ -19,6 +19,7 @@ import numpy as np
 
 from msjgym.api import Param
 from msjgym.core.jit import njit
+from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.state import C_BOUND, C_N, C_X, J_NEXT, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, start_next
 
 from .agents import _StartAgent
@@ -113,13 +114,13 @@ class SmashAgent(_StartAgent):
 
     def _in_window(self, obs: np.ndarray, c: int, shown: list[int], waiting: list[int]) -> bool:
         """Whether class c's oldest waiting job (not among the W shown) is among the w oldest waiting jobs."""
-        age = float(obs[3 + 3 * c])
+        age = float(obs[self.cls[c] + ob.OLDEST_AGE])
         low = high = len(shown)  # every shown job is older than it
         for other in range(self.K):
             if other == c or waiting[other] == 0:
                 continue
             beyond = waiting[other] - shown.count(other)  # its waiting jobs not shown: some may be older
-            other_age = float(obs[3 + 3 * other])
+            other_age = float(obs[self.cls[other] + ob.OLDEST_AGE])
             if other in shown or other_age >= age:
                 high += beyond
                 if other not in shown and other_age > age:
