@@ -60,7 +60,10 @@ class LossPolicy(BuiltinPolicy):
         return self.rule(m, d, rng)
 
     def agent(self, d: int, seed: int | None = None):
-        """This policy as an agent of ``msjgym/AdaptiveLoss-v0``: ``act(observation) -> width`` (observation[0] = m)."""
+        """This policy as an agent of ``msjgym/AdaptiveLoss-v0``: ``act(observation) -> width`` (from m, the idle
+        servers the sample shows: ``msjgym.systems.loss.observation``)."""
+        from msjgym.systems.loss.observation import IDLE_SAMPLED  # the layout (the family imports the policies)
+
         gen = np.random.default_rng(seed)
         policy = self
 
@@ -68,7 +71,7 @@ class LossPolicy(BuiltinPolicy):
             name = policy.name
 
             def act(self, observation: np.ndarray) -> int:
-                return policy.width(int(round(float(observation[0]))), d, gen)
+                return policy.width(round(float(observation[IDLE_SAMPLED])), d, gen)
 
             __call__ = act
 
