@@ -106,7 +106,7 @@ def test_msj_preemptive_view_is_the_system_state() -> None:
         assert view.sequence_in_service.tolist() == [bool(j >= 0 and st.job_i[0, j, ms.J_HPOS] >= 0) for j in shown]
         for c in range(K):
             assert mask[view.choose(c)] == (chosen[c] < present[c] and needs[c] <= left)
-        assert mask[view.wait] and view.wait == K
+        assert mask[view.commit] and view.commit == view.wait == K
         seen["truncated"] += view.truncated
         seen["chosen"] += sum(chosen) > 0
     assert seen["truncated"] > 10 and seen["chosen"] > 10

@@ -37,7 +37,7 @@ _DOC_TABLE = """
                             ``window_classes``, ``window_needs``, ``window_ages``, ``truncated``; actions
                             ``start_slot(i)``, ``start_class(c)``, ``wait``) or ``PreemptiveView`` (``servers_left``,
                             ``present``, ``chosen``, ``in_service``, ``sequence_classes``, ...; ``choose(c)``,
-                            ``wait``); the layout: :mod:`msjgym.systems.msj.observation`.
+                            ``commit``); the layout: :mod:`msjgym.systems.msj.observation`.
     Reward                  −∫ (jobs in system) dt over the step: by Little's law, maximising the return minimises
                             the mean response time.
     Episode end             truncated at ``horizon_jobs`` arrivals or ``horizon_time`` (or, with ``jobs``, once that

@@ -220,7 +220,7 @@ class StartView(_MSJView):
 class PreemptiveView(_MSJView):
     """``mode="preemptive"``: the set in service being chosen, one job at a time, after an event. Counts are int64
     arrays of K (one per class) or L (one per sequence slot: the L oldest jobs present, in arrival order). Actions:
-    ``choose(c)``, ``wait`` (commit the chosen set)."""
+    ``choose(c)``, ``commit`` (= ``wait``)."""
 
     __slots__ = ()
     fields = ("servers_left", "truncated", "present", "chosen", "in_service", "sequence_classes",
@@ -265,6 +265,12 @@ class PreemptiveView(_MSJView):
     def sequence_in_service(self) -> np.ndarray:
         """bool[L]: whether the i-th oldest job present is in service."""
         return self._slots[:, SEQ_IN_SERVICE] > 0.5
+
+    @property
+    def commit(self) -> int:
+        """The action that commits the chosen set (the jobs not chosen are preempted) and waits for the next event:
+        ``wait``."""
+        return self.layout.wait_action
 
     def choose(self, c: int) -> int:
         """The action that adds class c's oldest not yet chosen job to the set to serve."""
