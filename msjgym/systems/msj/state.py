@@ -7,7 +7,9 @@ Jobs of each class form a doubly linked list in arrival order. Every built-in po
 the jobs in service as a *prefix* of that list (the oldest ``x_c`` class-c jobs are the ones served), so a
 policy is fully described by per-class target counts, and ``C_BOUND`` points at the first waiting job of the class.
 Starting a job takes the first waiting job of its class; preempting takes the youngest served one
-(preempt-resume: its remaining duration is kept). Jobs in service sit in a binary heap keyed on completion time
+(preempt-resume: its remaining duration is kept). Job-level policies (SRPT-like orders, backfilling) start and
+preempt any job with ``start_job`` / ``preempt_job`` / ``kill_job``, which relink it so that the served jobs stay a
+prefix of the class's list (in the order they started) and the waiting jobs stay in arrival order. Jobs in service sit in a binary heap keyed on completion time
 (ties: older job first), so general duration laws need no event calendar beyond it.
 
 Time-average statistics are integrated lazily per class (an area is updated only when a class's counts change).
@@ -289,6 +291,66 @@ def preempt_last(st, pr, b, c):
 
 
 @njit(inline="always")
+def _link_before(st, b, c, j, k):
+    """Insert job j (not in any list) into class c's list just before job k (k = -1: at the tail)."""
+    prev = st.cls_i[b, c, C_TAIL] if k < 0 else st.job_i[b, k, J_PREV]
+    st.job_i[b, j, J_PREV] = prev
+    st.job_i[b, j, J_NEXT] = k
+    if prev < 0:
+        st.cls_i[b, c, C_HEAD] = j
+    else:
+        st.job_i[b, prev, J_NEXT] = j
+    if k < 0:
+        st.cls_i[b, c, C_TAIL] = j
+    else:
+        st.job_i[b, k, J_PREV] = j
+
+
+@njit(inline="always")
+def start_job(st, pr, b, j):
+    """Start the waiting job j, whichever of its class's waiting jobs it is (it must fit).
+
+    Job-level service (SRPT-like and backfilling policies): j moves to the end of its class's served prefix, so the
+    served jobs of a class stay a prefix of its list and its waiting jobs stay in arrival order.
+    """
+    c = st.job_i[b, j, J_CLS]
+    bound = st.cls_i[b, c, C_BOUND]
+    if j != bound:
+        unlink(st, b, c, j)
+        _link_before(st, b, c, j, bound)
+        st.cls_i[b, c, C_BOUND] = j
+    start_next(st, pr, b, c)
+
+
+@njit(inline="always")
+def preempt_job(st, pr, b, j):
+    """Preempt job j (in service), whichever of its class's served jobs it is (preempt-resume: its remaining
+    duration is kept); it rejoins its class's waiting jobs at its arrival-order position."""
+    c = st.job_i[b, j, J_CLS]
+    bound = st.cls_i[b, c, C_BOUND]
+    last = st.cls_i[b, c, C_TAIL] if bound < 0 else st.job_i[b, bound, J_PREV]
+    if j != last:  # make j the last served job, then preempt it as the youngest served one
+        unlink(st, b, c, j)
+        _link_before(st, b, c, j, bound)
+    preempt_last(st, pr, b, c)
+    nxt = st.job_i[b, j, J_NEXT]
+    if nxt >= 0 and st.job_i[b, nxt, J_SEQ] < st.job_i[b, j, J_SEQ]:  # older waiting jobs go before it
+        st.cls_i[b, c, C_BOUND] = nxt
+        while nxt >= 0 and st.job_i[b, nxt, J_SEQ] < st.job_i[b, j, J_SEQ]:
+            nxt = st.job_i[b, nxt, J_NEXT]
+        unlink(st, b, c, j)
+        _link_before(st, b, c, j, nxt)
+
+
+@njit(inline="always")
+def kill_job(st, pr, b, j):
+    """Stop job j (in service) and discard its progress (kill-and-restart: it will need its whole duration again);
+    it rejoins its class's waiting jobs at its arrival-order position."""
+    preempt_job(st, pr, b, j)
+    st.job_f[b, j, J_REM] = st.job_f[b, j, J_SIZE]
+
+
+@njit(inline="always")
 def apply_targets(st, pr, b):
     """Make the oldest ``scratch[b, c]`` class-c jobs the ones in service: preempt first, then start."""
     K = pr.ints[P_K]
@@ -387,7 +449,8 @@ def check_invariants(st, pr, b):
     """Debug mode: return 0 if the state is consistent, else a code naming the first violated invariant.
 
     1 over-allocation (busy > servers); 2 busy != Σ need·in-service; 3 class list count mismatch; 4 in-service jobs
-    are not a prefix of their class list; 5 class list out of arrival order; 6 heap size mismatch; 7 heap order.
+    are not a prefix of their class list; 5 a class's waiting jobs out of arrival order (the served prefix may be in
+    any order: job-level policies start any waiting job, see ``start_job``); 6 heap size mismatch; 7 heap order.
     """
     n = pr.ints[P_SERVERS]
     K = pr.ints[P_K]
@@ -407,9 +470,10 @@ def check_invariants(st, pr, b):
                 return 4
             if count == st.cls_i[b, c, C_X] and st.cls_i[b, c, C_BOUND] != j:
                 return 4
-            if st.job_i[b, j, J_SEQ] <= last_seq:
-                return 5
-            last_seq = st.job_i[b, j, J_SEQ]
+            if not in_service:
+                if st.job_i[b, j, J_SEQ] <= last_seq:
+                    return 5
+                last_seq = st.job_i[b, j, J_SEQ]
             count += 1
             j = st.job_i[b, j, J_NEXT]
         if count != st.cls_i[b, c, C_N]:
@@ -431,7 +495,7 @@ INVARIANT_NAMES = {
     2: "busy servers differ from the sum of the needs of the jobs in service",
     3: "a class's job list does not match its count",
     4: "the jobs in service are not the oldest of their class",
-    5: "a class's job list is out of arrival order",
+    5: "a class's waiting jobs are out of arrival order",
     6: "the completion heap does not hold exactly the jobs in service",
     7: "the completion heap is out of order",
 }
