@@ -97,3 +97,16 @@ def njit(*args, **kwargs):
     kwargs.setdefault("error_model", "numpy")
     kwargs.setdefault("_nrt", False)
     return numba.njit(*args, **kwargs)
+
+
+def cached(dispatcher) -> bool:
+    """Whether numba's on-disk cache holds a compiled version of ``dispatcher`` valid for these sources (its next
+    call loads it rather than compiling); False when unknown."""
+    cache = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if cache_file is None:
+        return False
+    try:
+        return bool(cache_file._load_index())
+    except Exception:  # numba's internals moved: say nothing rather than guess
+        return False

@@ -41,7 +41,8 @@ S_NCHK = 13  # checkpoints recorded (instability detector)
 S_NEXT_CHK = 14  # event count of the next checkpoint
 S_ERROR = 15  # debug: code of the violated invariant
 S_NEED = 16  # Σ need over the jobs in system (waiting or not)
-NSI = 17
+S_ERRARG = 17  # the value a compiled policy of the user's passed in its invalid decision
+NSI = 18
 
 # sys_f[b, :] (float64 scalars per system)
 T_NOW = 0  # current time
@@ -434,6 +435,7 @@ def remove_job(st, pr, b, j):
     st.sys_i[b, S_BUSY] -= pr.need[c]
     if st.job_i[b, j, J_BATCH] >= 0:
         st.sys_i[b, S_MEAS] -= 1
+    st.job_i[b, j, J_SEQ] = -1  # a free slot (compiled user policies check the jobs they name)
     st.slots[b, st.sys_i[b, S_NFREE]] = j
     st.sys_i[b, S_NFREE] += 1
 
