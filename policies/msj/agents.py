@@ -7,7 +7,8 @@ agent may use static facts of the scenario from the ``EnvSpec`` (each class's ne
 number of classes K, the window size, the mode); everything about the system's current state comes from the
 observation vector (see ``msjgym.envs.msj_env.MSJEnv`` for its layout).
 
-Modes. Non-preemptive policies (``fcfs``, ``first-fit``, ``msf-nonpreemptive``, ``lsf-nonpreemptive``) act in
+Modes. Non-preemptive policies (``fcfs``, ``first-fit``, ``msf-nonpreemptive``, ``lsf-nonpreemptive``, ``msfq``,
+``smash``) act in
 ``mode="start"``: one job started per step (always the oldest waiting job of the chosen class, action ``W + c``),
 or wait (``W + K``) when the kernel would start nothing more. Preemptive policies (``preemptive-first-fit``,
 ``msf``, ``lsf``, ``server-filling``, ``server-filling-divisible``, ``maxweight``) act in ``mode="preemptive"``:
@@ -56,7 +57,8 @@ class BuiltinAgent:
     """A built-in policy acting on ``msjgym/MSJ-v0`` observations (base class; see the module docstring).
 
     Call it, or its ``act``, with an observation: it returns the action (an int). Stateless: the action is a function
-    of the observation only (a one-entry cache of the last decision's targets is kept for speed).
+    of the observation only (a one-entry cache of the last decision's targets is kept for speed), except for
+    ``MSFQAgent``, which keeps the policy's phase from the observations it has seen.
     """
 
     policy_name: str = ""
@@ -209,6 +211,73 @@ class MSFNonpreemptiveAgent(NeedPriorityStartAgent):
 class LSFNonpreemptiveAgent(NeedPriorityStartAgent):
     policy_name = "lsf-nonpreemptive"
     largest_first = False
+
+
+class MSFQAgent(_StartAgent):
+    """``msfq``: MSF with Quickswap (``policies/msj/msfq.py``), the one built-in agent with memory: the phase.
+
+    The observation cannot tell phase 3 (start 1-server jobs) from phase 4 (drain) on its own, so the agent keeps
+    what the kernel keeps, updated from the observations it sees. It sees only decision epochs (instants where a
+    waiting job fits), so it also works out what happened at the events in between:
+
+    * with no 1-server job in service the phase is settled (1 if a k-server job is present, else 2): no memory;
+    * the threshold reached at an instant where the agent starts 1-server jobs latches the drain from the next event
+      (a next observation whose counts are exactly those after the agent's last start is the same instant: any
+      event changes a count);
+    * the threshold reached at an event the agent did not see: between two decision epochs nothing starts, so when
+      it happened no 1-server job was waiting and the next epoch is the arrival of one (the only one waiting, of
+      age 0); the kernel has drained since then iff the 1-server jobs in service are at most ℓ.
+
+    An empty system resets the memory (the kernel rests in phase 1 there), so the agent can be used over episodes.
+    """
+
+    policy_name = "msfq"
+
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        super().__init__(spec, policy)
+        self.ell = int(self.policy.value("threshold"))
+        self.wide = [c for c in range(self.K) if self.need[c] == self.n]
+        self.small = [c for c in range(self.K) if self.need[c] != self.n]
+        self._drain = False  # phase 4: no 1-server job starts until those in service have completed
+        self._pending = False  # the threshold was reached at the current instant: phase 4 from the next event
+        self._expect: tuple | None = None  # (waiting, in service) per class after this agent's last start
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        serving = [int(obs[2 + 3 * c]) for c in range(self.K)]
+        same_instant = (tuple(waiting), tuple(serving)) == self._expect
+        self._expect = None
+        if not same_instant:
+            self._drain = self._drain or self._pending
+            self._pending = False
+        small_serving = sum(serving[c] for c in self.small)
+        small_waiting = sum(waiting[c] for c in self.small)
+        if small_serving == 0:  # phase 1 or the start of phase 2
+            self._drain = self._pending = False
+            if any(waiting[c] + serving[c] for c in self.wide):
+                ready = [c for c in self.wide if waiting[c] > 0]
+                return self._start(obs, ready, waiting, serving) if ready and free == self.n else -1
+            if small_waiting == 0:
+                return -1
+            self._pending = small_waiting <= self.ell
+            return self._start(obs, [c for c in self.small if waiting[c] > 0], waiting, serving)
+        if not same_instant and not self._drain and small_waiting == 1 and small_serving <= self.ell:
+            c = next(c for c in self.small if waiting[c] > 0)
+            self._drain = float(obs[3 + 3 * c]) == 0.0  # it arrived now: the threshold was reached before
+        if self._drain:
+            return -1
+        if small_serving + small_waiting <= self.ell:
+            self._pending = True
+        if small_waiting == 0 or free < 1:
+            return -1
+        return self._start(obs, [c for c in self.small if waiting[c] > 0], waiting, serving)
+
+    def _start(self, obs: np.ndarray, ready: list[int], waiting: list[int], serving: list[int]) -> int:
+        c = self._oldest_head(obs, ready, waiting)
+        after_w, after_x = list(waiting), list(serving)
+        after_w[c] -= 1
+        after_x[c] += 1
+        self._expect = (tuple(after_w), tuple(after_x))
+        return c
 
 
 # ==================================================================================================== preemptive mode
