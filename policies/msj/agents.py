@@ -216,68 +216,87 @@ class LSFNonpreemptiveAgent(NeedPriorityStartAgent):
 class MSFQAgent(_StartAgent):
     """``msfq``: MSF with Quickswap (``policies/msj/msfq.py``), the one built-in agent with memory: the phase.
 
-    The observation cannot tell phase 3 (start 1-server jobs) from phase 4 (drain) on its own, so the agent keeps
-    what the kernel keeps, updated from the observations it sees. It sees only decision epochs (instants where a
-    waiting job fits), so it also works out what happened at the events in between:
+    The observation cannot tell phase 3 (start 1-server jobs) from phase 4 (drain) on its own, so the agent runs the
+    kernel's phase machine (wide, small, drain) on the counts it observes and keeps the phase. It is asked only at
+    decision epochs (instants where a waiting job fits), so it also works out the phase changes at the events in
+    between, where nothing starts:
 
-    * with no 1-server job in service the phase is settled (1 if a k-server job is present, else 2): no memory;
-    * the threshold reached at an instant where the agent starts 1-server jobs latches the drain from the next event
-      (a next observation whose counts are exactly those after the agent's last start is the same instant: any
-      event changes a count);
-    * the threshold reached at an event the agent did not see: between two decision epochs nothing starts, so when
-      it happened no 1-server job was waiting and the next epoch is the arrival of one (the only one waiting, of
-      age 0); the kernel has drained since then iff the 1-server jobs in service are at most ℓ.
+    * a next observation whose counts are exactly those after the agent's last start is the same instant (any event
+      changes a count): the machine goes on from the phase of that start;
+    * otherwise the instant ended after the last decision, in the phase the machine reaches from there with nothing
+      more starting; at the events the agent did not see the phase can only move on from small to drain (the drain
+      ends when no 1-server job is in service, which the machine sees at once). That happened iff at one of them no
+      1-server job was waiting and at most ℓ were in service: then the event that makes the next epoch is the arrival
+      of the only 1-server job waiting (age 0), with still at most ℓ in service.
 
-    An empty system resets the memory (the kernel rests in phase 1 there), so the agent can be used over episodes.
+    An empty system resets the memory (the kernel rests in phase 1 there), so one agent serves several episodes.
     """
 
     policy_name = "msfq"
+    WIDE, SMALL, DRAIN = 0, 1, 2  # msfq.py's phases
 
     def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
         super().__init__(spec, policy)
         self.ell = int(self.policy.value("threshold"))
         self.wide = [c for c in range(self.K) if self.need[c] == self.n]
         self.small = [c for c in range(self.K) if self.need[c] != self.n]
-        self._drain = False  # phase 4: no 1-server job starts until those in service have completed
-        self._pending = False  # the threshold was reached at the current instant: phase 4 from the next event
-        self._expect: tuple | None = None  # (waiting, in service) per class after this agent's last start
+        self._phase = self.WIDE  # the kernel's phase when the agent last started a job, or after its last wait
+        self._after: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # (waiting, in service) after that start
 
     def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
         serving = [int(obs[2 + 3 * c]) for c in range(self.K)]
-        same_instant = (tuple(waiting), tuple(serving)) == self._expect
-        self._expect = None
-        if not same_instant:
-            self._drain = self._drain or self._pending
-            self._pending = False
-        small_serving = sum(serving[c] for c in self.small)
-        small_waiting = sum(waiting[c] for c in self.small)
-        if small_serving == 0:  # phase 1 or the start of phase 2
-            self._drain = self._pending = False
-            if any(waiting[c] + serving[c] for c in self.wide):
-                ready = [c for c in self.wide if waiting[c] > 0]
-                return self._start(obs, ready, waiting, serving) if ready and free == self.n else -1
-            if small_waiting == 0:
-                return -1
-            self._pending = small_waiting <= self.ell
-            return self._start(obs, [c for c in self.small if waiting[c] > 0], waiting, serving)
-        if not same_instant and not self._drain and small_waiting == 1 and small_serving <= self.ell:
-            c = next(c for c in self.small if waiting[c] > 0)
-            self._drain = float(obs[3 + 3 * c]) == 0.0  # it arrived now: the threshold was reached before
-        if self._drain:
+        if not any(waiting) and not any(serving):  # empty: phase 1
+            self._phase, self._after = self.WIDE, None
             return -1
-        if small_serving + small_waiting <= self.ell:
-            self._pending = True
-        if small_waiting == 0 or free < 1:
-            return -1
-        return self._start(obs, [c for c in self.small if waiting[c] > 0], waiting, serving)
-
-    def _start(self, obs: np.ndarray, ready: list[int], waiting: list[int], serving: list[int]) -> int:
-        c = self._oldest_head(obs, ready, waiting)
-        after_w, after_x = list(waiting), list(serving)
-        after_w[c] -= 1
-        after_x[c] += 1
-        self._expect = (tuple(after_w), tuple(after_x))
+        counts = (tuple(waiting), tuple(serving))
+        phase = self._phase
+        if counts != self._after:  # a new instant
+            if self._after is not None:  # the instant of the last start ended with nothing more fitting
+                phase, c = self._machine(phase, *self._after, None)
+                assert c < 0
+            if phase == self.SMALL:  # the events between the epochs, unseen
+                small_serving = sum(serving[c] for c in self.small)
+                arrived = [c for c in self.small if waiting[c] > 0]
+                if sum(waiting[c] for c in self.small) == 1 and small_serving <= self.ell \
+                        and float(obs[3 + 3 * arrived[0]]) == 0.0:
+                    phase = self.DRAIN
+        phase, c = self._machine(phase, waiting, serving, obs)
+        self._phase = phase
+        self._after = None
+        if c >= 0:
+            after_w, after_x = list(waiting), list(serving)
+            after_w[c] -= 1
+            after_x[c] += 1
+            self._after = (tuple(after_w), tuple(after_x))
         return c
+
+    def _machine(self, phase: int, waiting, serving, obs: np.ndarray | None) -> tuple[int, int]:
+        """The kernel's loop (``msfq.schedule``) at these counts, up to its first start: (phase, class to start, or
+        -1 and the phase it rests in)."""
+        wide = sum(waiting[c] + serving[c] for c in self.wide)
+        small = sum(waiting[c] + serving[c] for c in self.small)
+        small_serving = sum(serving[c] for c in self.small)
+        busy = sum(self.need[c] * serving[c] for c in range(self.K))
+        for _ in range(4):
+            if phase == self.WIDE:
+                ready = [c for c in self.wide if waiting[c] > 0]
+                if wide:
+                    return phase, (self._oldest_head(obs, ready, waiting) if ready and busy == 0 else -1)
+                if small == small_serving:
+                    return phase, -1
+                phase = self.SMALL
+            elif phase == self.SMALL:
+                ready = [c for c in self.small if waiting[c] > 0]
+                if ready and busy < self.n:
+                    return phase, self._oldest_head(obs, ready, waiting)
+                if small > self.ell:
+                    return phase, -1
+                phase = self.DRAIN
+            else:
+                if small_serving:
+                    return phase, -1
+                phase = self.WIDE
+        raise AssertionError("msfq agent: the phase machine did not settle")
 
 
 # ==================================================================================================== preemptive mode
