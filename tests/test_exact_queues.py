@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import covers, exp_class, model
+from conftest import covers, exp_class, model, skip_unless_applicable
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
@@ -58,6 +58,7 @@ def test_one_server_two_classes_is_mg1(policy):
     mean = 0.7 * det.mean + 0.3 * lognormal.mean
     second = 0.7 * det.second_moment + 0.3 * lognormal.second_moment
     lam = 0.6 / mean
+    skip_unless_applicable(policy, model(1, lam, *classes))  # msfq: its default threshold 1 needs n >= 2
     result = evaluate(model(1, lam, *classes), policy, reps=REPS, jobs=JOBS, seed=13)
     exact = queues.mg1_mean_number_in_system(lam, mean, second)
     ok, got, half = covers(_values(result, "number_in_system"), exact)
