@@ -12,8 +12,9 @@ Non-preemptive.
 
 Estimates: each job's runtime estimate is set by the scenario's ``estimate`` (exact by default; see
 ``msjgym.systems.msj.scenarios``). A job that runs past its estimate is seen as ending now (0 estimated time left)
-until it completes, so the reservations planned on its servers may slip (``docs/modelling-choices.md``); a job
-reserved now that does not fit in the servers actually free keeps its reservation and waits.
+until it completes, so the reservations planned on its servers may slip; a job reserved now that does not fit in the
+servers actually free keeps its reservation and waits (``docs/modelling-choices.md#backfilling-overrun``). The
+compression: ``docs/modelling-choices.md#backfilling-conservative-compression``.
 
 Source: A. W. Mu'alem and D. G. Feitelson, "Utilization, predictability, workloads, and user runtime estimates in
 scheduling the IBM SP2 with backfilling", IEEE TPDS 12(6), 2001, §2 (conservative backfilling: reservations for

@@ -10,7 +10,7 @@ estimates); it may delay the jobs behind the head. Non-preemptive.
 
 Estimates: each job's runtime estimate is set by the scenario's ``estimate`` (exact by default; see
 ``msjgym.systems.msj.scenarios``). A job that runs past its estimate is seen as ending now (0 estimated time left)
-until it completes (``docs/modelling-choices.md``).
+until it completes (``docs/modelling-choices.md#backfilling-overrun``).
 
 Sources: D. Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995, LNCS 949 (EASY); A. W. Mu'alem and D. G.
 Feitelson, "Utilization, predictability, workloads, and user runtime estimates in scheduling the IBM SP2 with

@@ -32,7 +32,8 @@ Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_ove
     * for a file, KEY is a dotted path into the TOML table, list indices 0-based: ``servers``, ``arrival_rate``,
       ``classes.1.probability``, ``classes.0.service.rate``. The path must exist, except that setting ``load``
       replaces ``arrival_rate`` and vice versa (per-class arrival rates then become probabilities p_i = λ_i/λ),
-      and that the optional keys of a trace (``arrivals.time_scale``, ``arrivals.skip_bad_lines``) may be added;
+      that the optional keys of a trace (``arrivals.time_scale``, ``arrivals.skip_bad_lines``) may be added, and
+      that ``estimate`` and ``estimate.factor`` / ``estimate.allow_underestimate`` may be added or replaced;
     * for a built-in, KEY is one of its parameters.
 
 Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf", scale_servers = 64 }`` replays
@@ -49,7 +50,7 @@ Runtime estimates (used only by the backfilling policies; every other policy ign
       without estimates;
     * a factor below 1 (estimates below the durations) is an error unless the table says
       ``allow_underestimate = true``; a job that runs past its estimate then runs to completion, the scheduler seeing
-      0 estimated time left (``docs/modelling-choices.md``);
+      0 estimated time left (docs/modelling-choices.md#backfilling-overrun);
     * a replayed trace uses, by default, the SWF requested time (field 9) where it is known and at least the run
       time, else the run time (``estimate = "requested"``); ``"exact"`` or a factor table override it.
 
@@ -373,6 +374,14 @@ def _apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
         if key.startswith("arrivals.") and key.count(".") == 1 and isinstance(spec.get("arrivals"), dict) \
                 and key.partition(".")[2] in _TRACE_KEYS:
             spec["arrivals"][key.partition(".")[2]] = copy.deepcopy(value)  # optional trace keys may be added
+            continue
+        if key == "estimate":  # the estimate law may be added or replaced
+            spec["estimate"] = copy.deepcopy(value)
+            continue
+        if key.startswith("estimate.") and key.count(".") == 1:  # estimate.factor, estimate.allow_underestimate
+            if not isinstance(spec.get("estimate"), dict):
+                spec["estimate"] = {}
+            spec["estimate"][key.partition(".")[2]] = copy.deepcopy(value)
             continue
         container, leaf = _locate(spec, key)
         container[leaf] = copy.deepcopy(value)

@@ -398,7 +398,7 @@ def seed_estimate_stream(st, b):
     """Seed system b's estimate stream ``erng[b]`` from a hash of its job stream's current state, which is read,
     not advanced: the jobs drawn are those of a run without estimates, and the estimates are a function of the
     replication's seed. Called at the system's first job (an environment's reset empties the system, so each
-    episode reseeds from its own stream)."""
+    episode reseeds from its own stream). docs/modelling-choices.md#backfilling-estimate-stream."""
     for i in range(4):
         st.erng[b, i] = _splitmix(st.rng[b, i] ^ _U64(0x6A09E667F3BCC909 + 0x9E3779B97F4A7C15 * i))
     if st.erng[b, 0] == 0 and st.erng[b, 1] == 0 and st.erng[b, 2] == 0 and st.erng[b, 3] == 0:
