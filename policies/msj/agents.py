@@ -624,3 +624,19 @@ def _declaration(policy: str | Policy) -> Policy:
     if declaration.agent_class is None:
         raise PolicyError(f"policy {policy!r} has no agent form")
     return declaration
+
+
+class EstimatesNotObservedAgent(_StartAgent):
+    """The agent form of a policy that decides from runtime estimates (the backfilling policies): ``msjgym/MSJ-v0``
+    observations show no estimates, and start actions start only the oldest waiting job of a class, so no agent can
+    take these decisions from the observation; constructing one raises ``PolicyError`` saying so. Its compiled
+    kernel is checked against a pure-Python reference of its definition instead of a twin
+    (``tests/test_backfilling.py``)."""
+
+    observable = False  # no observation-only twin (tests/test_twin.py skips it)
+
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        raise PolicyError(
+            f"policy {self.policy_name!r} has no agent form: it plans with each job's runtime estimate, which the "
+            f"msjgym/MSJ-v0 observation does not show, and it may start a younger job of a class while an older one "
+            f"waits, which a start action cannot express; run it with `msjgym evaluate` (the compiled kernel)")

@@ -219,11 +219,18 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
         ints[msj.P_ARG + i] = int(value) if float(value).is_integer() else 0
     dkind, dstart, ddata = encode_all([c.service for c in model.classes])
     trace_t, trace_c, trace_s = _trace_arrays(model)
+    trace_e = _trace_estimates(model)
+    law = model.estimate
+    ints[msj.P_EST] = {"exact": msj.EST_EXACT, "factor": msj.EST_FACTOR, "uniform": msj.EST_UNIFORM,
+                       "requested": msj.EST_TRACE}[law.kind]
+    floats[msj.P_EST_LOW] = law.low
+    floats[msj.P_EST_HIGH] = law.high
     return msj.MSJParams(
         ints=ints, floats=floats, need=model.needs, offered=model.offered_servers_per_class,
         cumprob=np.cumsum(model.probabilities),
         dkind=dkind, dstart=dstart, ddata=ddata,
-        grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls, trace_t=trace_t, trace_c=trace_c, trace_s=trace_s)
+        grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls, trace_t=trace_t, trace_c=trace_c, trace_s=trace_s,
+        trace_e=trace_e)
 
 
 def _trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -234,6 +241,13 @@ def _trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     class_of_need = {int(c.need): k for k, c in enumerate(model.classes)}
     classes = np.array([class_of_need[int(m)] for m in trace.need], dtype=np.int64)
     return trace.arrival.astype(np.float64), classes, trace.duration.astype(np.float64)
+
+
+def _trace_estimates(model: MSJModel) -> np.ndarray:
+    """A replayed trace's runtime estimates (requested times; ``msjgym.core.traces``), empty without a trace."""
+    if model.trace is None:
+        return np.zeros(0)
+    return np.asarray(model.trace.estimate, dtype=np.float64)
 
 
 class MSJSimulation:
