@@ -108,6 +108,19 @@ class BuiltinAgent:
             f"window")
 
 
+class NotExpressibleAgent(BuiltinAgent):
+    """The agent form of a policy whose decisions ``msjgym/MSJ-v0`` cannot express: constructing it raises a
+    ``PolicyError`` giving the reason (``not_expressible``). Job-level policies (ServerFilling-SRPT, -Gittins) serve
+    jobs by their remaining duration or age, which the observation does not show, and whichever their class's
+    arrival order, which the preemptive action (the oldest ``target_c`` jobs of each class) cannot choose."""
+
+    mode = MODE_SET
+    not_expressible: str = ""
+
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        raise PolicyError(f"policy {self.policy_name!r} has no agent form on msjgym/MSJ-v0: {self.not_expressible}")
+
+
 # ==================================================================================================== start mode
 class _StartAgent(BuiltinAgent):
     """Non-preemptive: start the oldest waiting job of the class the kernel's ``admit`` picks, or wait."""

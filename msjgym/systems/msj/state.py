@@ -85,7 +85,8 @@ J_SIZE = 1  # service duration (time units, holding `need` servers)
 J_REM = 2  # remaining duration at the last start (or preemption)
 J_START = 3  # time of the last start
 J_DONE = 4  # completion time while in service
-NJF = 5
+J_KEY = 5  # scratch for a job-level policy: its sort key at the last decision (ServerFilling-SRPT / -Gittins)
+NJF = 6
 
 # bstat[b, batch, c, :] (per measurement batch and class)
 B_SUM_T = 0  # sum of response times of measured jobs that completed
