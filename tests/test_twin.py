@@ -20,15 +20,16 @@ from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
 from msjgym.policies.msj import BUILTIN_POLICIES, get_policy
-from msjgym.policies.msj.agents import AGENTS, BuiltinAgent, agent_mode, make_agent
+from msjgym.policies.msj.agents import AGENTS, BuiltinAgent, NotExpressibleAgent, agent_mode, make_agent
 from conftest import skip_unless_applicable
 
 # every built-in policy, as discovered (a new policy file is twin-tested with its default parameters), except those
-# that decide from what the observation does not show (runtime estimates: the backfilling policies), whose agent form
-# raises and whose kernel is tested against a pure-Python reference instead (tests/test_backfilling.py)
-UNOBSERVABLE = [name for name, p in BUILTIN_POLICIES.items() if not getattr(p.agent_class, "observable", True)]
-NONPREEMPTIVE = [name for name, p in BUILTIN_POLICIES.items() if not p.preemptive and name not in UNOBSERVABLE]
-PREEMPTIVE = [name for name, p in BUILTIN_POLICIES.items() if p.preemptive and name not in UNOBSERVABLE]
+# whose decisions the environment cannot express (their agent form raises, saying why; their own tests replace the
+# twin test: tests/test_server_filling_srpt.py and tests/test_backfilling.py drive the kernel against a reference of
+# the definition)
+NOT_EXPRESSIBLE = [name for name, p in BUILTIN_POLICIES.items() if issubclass(p.agent_class, NotExpressibleAgent)]
+NONPREEMPTIVE = [name for name, p in BUILTIN_POLICIES.items() if not p.preemptive and name not in NOT_EXPRESSIBLE]
+PREEMPTIVE = [name for name, p in BUILTIN_POLICIES.items() if p.preemptive and name not in NOT_EXPRESSIBLE]
 ALL = NONPREEMPTIVE + PREEMPTIVE
 WINDOW = 128  # W (start) or L (preemptive): above the queues of these scenarios, so the agents never run short
 
@@ -212,11 +213,14 @@ def test_twin_when_a_run_is_stopped_as_unstable():
 
 # ---------------------------------------------------------------- the contract around the twins
 def test_every_builtin_policy_has_an_agent():
-    assert set(AGENTS) == set(BUILTIN_POLICIES) == set(ALL) | set(UNOBSERVABLE)
-    assert set(UNOBSERVABLE) == {"easy-backfilling", "conservative-backfilling"}
-    for name in UNOBSERVABLE:  # an agent form that says why it cannot exist
-        with pytest.raises(PolicyError, match="runtime estimate"):
-            make_agent(name, MSJEnv(scenario="finite-skip-fig6", mode=agent_mode(name)).spec_)
+    assert set(AGENTS) == set(BUILTIN_POLICIES) == set(ALL) | set(NOT_EXPRESSIBLE)
+    assert {"easy-backfilling", "conservative-backfilling", "server-filling-srpt",
+            "server-filling-gittins"} <= set(NOT_EXPRESSIBLE)
+    for name in NOT_EXPRESSIBLE:  # an agent form that cannot exist says why
+        assert AGENTS[name].not_expressible
+        spec = MSJEnv(scenario="finite-skip-fig6", mode=agent_mode(name)).spec_
+        with pytest.raises(PolicyError, match=f"'{name}' has no agent form on msjgym/MSJ-v0: "):
+            make_agent(name, spec)
     for name in NONPREEMPTIVE:
         assert agent_mode(name) == "start" and not get_policy(name).preemptive
     for name in PREEMPTIVE:

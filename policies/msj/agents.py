@@ -110,6 +110,19 @@ class BuiltinAgent:
             f"window")
 
 
+class NotExpressibleAgent(BuiltinAgent):
+    """The agent form of a policy whose decisions ``msjgym/MSJ-v0`` cannot express: constructing it raises a
+    ``PolicyError`` giving the reason (``not_expressible``). Job-level policies (ServerFilling-SRPT, -Gittins,
+    backfilling) serve jobs by what the observation does not show (remaining duration, age, runtime estimate) and
+    regardless of their class's arrival order, which the actions (the oldest jobs of a class) cannot choose."""
+
+    mode = MODE_SET
+    not_expressible: str = ""
+
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        raise PolicyError(f"policy {self.policy_name!r} has no agent form on msjgym/MSJ-v0: {self.not_expressible}")
+
+
 # ==================================================================================================== start mode
 class _StartAgent(BuiltinAgent):
     """Non-preemptive: start the oldest waiting job of the class the kernel's ``admit`` picks, or wait."""
@@ -626,17 +639,12 @@ def _declaration(policy: str | Policy) -> Policy:
     return declaration
 
 
-class EstimatesNotObservedAgent(_StartAgent):
-    """The agent form of a policy that decides from runtime estimates (the backfilling policies): ``msjgym/MSJ-v0``
-    observations show no estimates, and start actions start only the oldest waiting job of a class, so no agent can
-    take these decisions from the observation; constructing one raises ``PolicyError`` saying so. Its compiled
+class EstimatesNotObservedAgent(NotExpressibleAgent):
+    """The agent form of a policy that decides from runtime estimates (the backfilling policies); its compiled
     kernel is checked against a pure-Python reference of its definition instead of a twin
     (``tests/test_backfilling.py``)."""
 
-    observable = False  # no observation-only twin (tests/test_twin.py skips it)
-
-    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
-        raise PolicyError(
-            f"policy {self.policy_name!r} has no agent form: it plans with each job's runtime estimate, which the "
-            f"msjgym/MSJ-v0 observation does not show, and it may start a younger job of a class while an older one "
-            f"waits, which a start action cannot express; run it with `msjgym evaluate` (the compiled kernel)")
+    mode = MODE_START
+    not_expressible = ("it plans with each job's runtime estimate, which the observation does not show, and it may "
+                       "start a younger job of a class while an older one waits, which a start action cannot express; "
+                       "run it with `msjgym evaluate` (the compiled kernel)")

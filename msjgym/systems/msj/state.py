@@ -89,7 +89,8 @@ J_START = 3  # time of the last start
 J_DONE = 4  # completion time while in service
 J_EST = 5  # the scheduler's runtime estimate of the whole duration (>= J_SIZE unless the scenario allows less)
 J_RES = 6  # reservation: the time the job is planned to start (conservative backfilling; inf until reserved)
-NJF = 7
+J_KEY = 7  # scratch for a job-level policy: its sort key at the last decision (ServerFilling-SRPT / -Gittins)
+NJF = 8
 
 # bstat[b, batch, c, :] (per measurement batch and class)
 B_SUM_T = 0  # sum of response times of measured jobs that completed
