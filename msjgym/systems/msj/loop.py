@@ -16,7 +16,7 @@ import numpy as np
 
 from msjgym.core import histogram, rng
 from msjgym.core.jit import njit
-from msjgym.systems.msj.engine import _checkpoint, _draw_job, _flush, _progress, _record_admission
+from msjgym.systems.msj.transitions import _checkpoint, _draw_job, _flush, _progress, _record_admission
 from msjgym.systems.msj.state import (
     B_NCOMP, B_NDONE, B_SUM_T, B_SUM_W, DONE, INVARIANT, J_ARR, J_BATCH, J_CLS, J_ID, J_SIZE, NEED_CAPACITY,
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
