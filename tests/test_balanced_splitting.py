@@ -32,7 +32,7 @@ from msjgym.theory import balanced_splitting as theory
 SMALL = model(12, 10.0, exp_class("one", 1, 0.35), exp_class("two", 2, 0.22), exp_class("four", 4, 0.43, 8.6))
 
 # n = 60, general durations (the M/GI/s/s loss formula is insensitive): a = (12.5, 5.4, 2.3), s = (12, 5, 2),
-# |A| = (12, 15, 12), |H| = 21; load ≈ 0.71; the load sent to H (≈ 11.6 servers) is below |H| − 6 + 1 = 16.
+# |A| = (12, 15, 12), |H| = 21; load ≈ 0.71; the load sent to H (≈ 14.0 servers) is below |H| − 6 + 1 = 16.
 LOSS = MSJModel(servers=60, arrival_rate=10.0, classes=(
     JobClass("u1", 1, 0.5, from_spec({"dist": "uniform", "low": 1.5, "high": 3.5})),
     JobClass("h3", 3, 0.3, from_spec({"dist": "hyperexp", "mean": 1.8, "scv": 4.0})),
