@@ -20,14 +20,14 @@ from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
 from msjgym.policies.msj import BUILTIN_POLICIES, get_policy
-from msjgym.policies.msj.agents import AGENTS, BuiltinAgent, NotExpressibleAgent, agent_mode, make_agent
+from msjgym.policies.msj.agents import AGENTS, BuiltinAgent, agent_mode, make_agent
 from conftest import skip_unless_applicable
 
 # every built-in policy, as discovered (a new policy file is twin-tested with its default parameters), except those
-# whose decisions the environment cannot express (their agent form raises, saying why; their own tests replace the
-# twin test: tests/test_server_filling_srpt.py and tests/test_backfilling.py drive the kernel against a reference of
-# the definition)
-NOT_EXPRESSIBLE = [name for name, p in BUILTIN_POLICIES.items() if issubclass(p.agent_class, NotExpressibleAgent)]
+# whose agent says the observation cannot determine their decisions (``BuiltinAgent.not_expressible``, with the
+# reason); their own tests replace the twin test, driving the kernel against a plain-Python statement of the
+# definition (tests/test_server_filling_srpt.py, test_backfilling.py, test_balanced_splitting.py)
+NOT_EXPRESSIBLE = [name for name, p in BUILTIN_POLICIES.items() if p.agent_class.not_expressible]
 NONPREEMPTIVE = [name for name, p in BUILTIN_POLICIES.items() if not p.preemptive and name not in NOT_EXPRESSIBLE]
 PREEMPTIVE = [name for name, p in BUILTIN_POLICIES.items() if p.preemptive and name not in NOT_EXPRESSIBLE]
 ALL = NONPREEMPTIVE + PREEMPTIVE
@@ -215,7 +215,7 @@ def test_twin_when_a_run_is_stopped_as_unstable():
 def test_every_builtin_policy_has_an_agent():
     assert set(AGENTS) == set(BUILTIN_POLICIES) == set(ALL) | set(NOT_EXPRESSIBLE)
     assert {"easy-backfilling", "conservative-backfilling", "server-filling-srpt",
-            "server-filling-gittins"} <= set(NOT_EXPRESSIBLE)
+            "server-filling-gittins", "balanced-splitting"} <= set(NOT_EXPRESSIBLE)
     for name in NOT_EXPRESSIBLE:  # an agent form that cannot exist says why
         assert AGENTS[name].not_expressible
         spec = MSJEnv(scenario="finite-skip-fig6", mode=agent_mode(name)).spec_
@@ -249,6 +249,9 @@ def test_agents_refuse_the_wrong_mode_and_unfit_scenarios(tmp_path):
         make_agent("server-filling", MSJEnv(scenario=str(path), mode="preemptive").spec_)
     with pytest.raises(ValueError, match="observation of shape"):
         make_agent("fcfs", start)(np.zeros(3, np.float32))
+    for name in NOT_EXPRESSIBLE:  # an agent that cannot exist says why
+        with pytest.raises(PolicyError, match=rf"policy '{name}' has no agent form on msjgym/MSJ-v0: .+"):
+            make_agent(name, start)
 
 
 def test_initial_state_gets_a_valid_action():

@@ -63,8 +63,14 @@ class BuiltinAgent:
 
     policy_name: str = ""
     mode: int = MODE_START
+    not_expressible: str = ""
+    """Non-empty: why the observation cannot determine the policy's decisions; constructing the agent then raises
+    ``PolicyError`` with this reason (the policy runs on the compiled path only)."""
 
     def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        if self.not_expressible:
+            raise PolicyError(f"policy {self.policy_name!r} has no agent form on msjgym/MSJ-v0: "
+                              f"{self.not_expressible}")
         model = spec.scenario.model
         if spec.mode != self.mode:
             raise PolicyError(
@@ -114,13 +120,10 @@ class NotExpressibleAgent(BuiltinAgent):
     """The agent form of a policy whose decisions ``msjgym/MSJ-v0`` cannot express: constructing it raises a
     ``PolicyError`` giving the reason (``not_expressible``). Job-level policies (ServerFilling-SRPT, -Gittins,
     backfilling) serve jobs by what the observation does not show (remaining duration, age, runtime estimate) and
-    regardless of their class's arrival order, which the actions (the oldest jobs of a class) cannot choose."""
+    regardless of their class's arrival order, which the actions (the oldest jobs of a class) cannot choose;
+    Balanced Splitting decides by the server set each job runs in, which the observation does not show either."""
 
     mode = MODE_SET
-    not_expressible: str = ""
-
-    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
-        raise PolicyError(f"policy {self.policy_name!r} has no agent form on msjgym/MSJ-v0: {self.not_expressible}")
 
 
 # ==================================================================================================== start mode
@@ -591,6 +594,24 @@ class MaxWeightAgent(_SetAgent):
             self.split_group(view, g - 1, c, targets)
             cap -= c * self.grp_need[g - 1]
         return targets
+
+
+class BalancedSplittingAgent(NotExpressibleAgent):
+    """``balanced-splitting`` (``policies/msj/balanced_splitting.py``): not expressible from the observation.
+
+    The kernel gives each class i a set A_i of servers and sends the overflow to a helper set H; when a class-i job
+    completes, its servers return to A_i or to H depending on where it ran. The observation shows how many class-i
+    jobs are in service, not where each runs, and completions between decision epochs are unseen: with random
+    durations, whether the job that completed was one of A_i's or one of H's is not a function of the observations
+    (an agent with memory cannot tell either), and the next decisions (start an H job now; send the next class-i
+    arrival to A_i or to H) depend on it.
+    """
+
+    policy_name = "balanced-splitting"
+    not_expressible = ("the observation does not show which server set (a class's own A_i or the helper set H) "
+                       "each job in service runs in, so after a completion the agent cannot know whether A_i or H "
+                       "got servers back; run it on the compiled path (msjgym evaluate SCENARIO --policy "
+                       "balanced-splitting)")
 
 
 # ==================================================================================================== registry

@@ -99,7 +99,10 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     if len(args) > msj.NARG:
         raise MsjgymError(f"policy {policy.name}: {len(args)} parameters; the compiled scheduler has room for "
                           f"{msj.NARG} (msjgym.systems.msj.state.NARG)")
-    for i, value in enumerate(args):
+    for i, (param, value) in enumerate(zip(policy.params, args)):
+        choices = getattr(param, "choices", None)
+        if choices:  # a named option (msjgym.policies.Choice): the kernel reads its index in ``choices``
+            value = choices.index(value)
         floats[msj.P_FARG + i] = float(value)
         ints[msj.P_ARG + i] = int(value) if float(value).is_integer() else 0
     dkind, dstart, ddata = encode_all([c.service for c in model.classes])

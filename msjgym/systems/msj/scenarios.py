@@ -641,8 +641,8 @@ def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
         raise ScenarioError(f"{name}: malformed TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
-    except ScenarioError as exc:
-        raise ScenarioError(f"{name}: {exc}") from None
+    except ScenarioError as exc:  # keeps the kind (UnknownParameter: the command line then tries the policy's)
+        raise type(exc)(f"{name}: {exc}") from None
     description = spec.get("description") or _summary(model)
     return Scenario(name=name, family="msj", description=description, params=spec, model=model)
 

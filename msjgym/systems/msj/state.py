@@ -79,7 +79,8 @@ J_PREV = 3  # previous (older) job of the same class, -1 if none
 J_HPOS = 4  # position in the heap when in service, -1 when waiting
 J_BATCH = 5  # measurement batch of the job's arrival, -1 if not measured
 J_ID = 6  # index of the job in a replayed trace (-1 otherwise)
-NJI = 7
+J_MARK = 7  # the policy's own mark on the job (-1 on arrival; e.g. balanced-splitting: which server set serves it)
+NJI = 8
 
 # job_f[b, j, :]
 J_ARR = 0  # arrival time
@@ -462,6 +463,7 @@ def add_job(st, pr, b, c, size, batch, ident):
     st.job_i[b, j, J_HPOS] = -1
     st.job_i[b, j, J_BATCH] = batch
     st.job_i[b, j, J_ID] = ident
+    st.job_i[b, j, J_MARK] = -1
     now = st.sys_f[b, T_NOW]
     st.job_f[b, j, J_ARR] = now
     st.job_f[b, j, J_SIZE] = size
@@ -523,6 +525,13 @@ def remove_job(st, pr, b, j):
 
 
 # ---------------------------------------------------------------- queries used by policies
+@njit(inline="always")
+def departed_job(st, b):
+    """In a policy's ``on_departure`` hook: the slot of the job that has just left (``remove_job`` puts it last on
+    the free list). Its fields (class, ``J_MARK``, times) are kept until an arrival reuses the slot; ``J_SEQ`` is -1."""
+    return st.slots[b, st.sys_i[b, S_NFREE] - 1]
+
+
 @njit(inline="always")
 def seq_of(st, b, j):
     return st.job_i[b, j, J_SEQ]
