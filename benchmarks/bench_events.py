@@ -3,8 +3,10 @@
 Model: 32 servers; a job needs 1 server with probability 0.9 or all 32 with probability 0.1; durations Exp(1)
 for both; Poisson arrivals at λ = 0.35 · 32 / (0.9 · 1 + 0.1 · 32) ≈ 2.73, so load 0.35.
 
-Measured: ``evaluate`` (statistics, batch means and instability detection included) for the policies ``fcfs`` and
-``server-filling``, 1 replication of ``--jobs`` measured jobs plus 10 % warm-up, timed with ``time.perf_counter``.
+Measured: ``evaluate`` (statistics, batch means and instability detection included) for the policies ``fcfs``,
+``server-filling``, ``first-fit``, and the compiled first-fit of ``examples/compiled_first_fit.py`` (a policy of the
+user's, written outside the package: its ratio to the built-in first-fit is printed, and whether both simulated the
+same events and mean response time), 1 replication of ``--jobs`` measured jobs plus 10 % warm-up, timed with ``time.perf_counter``.
 An event is an arrival or the completions at one instant (``EvaluationResult.events``). numba's one-time
 compilation is excluded: a short untimed warm-up call runs first.
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -37,11 +40,18 @@ from msjgym.systems.msj.model import JobClass, MSJModel
 SERVERS, LOAD = 32, 0.35
 NEEDS, PROBS, RATES = (1, 32), (0.9, 0.1), (1.0, 1.0)
 LAM = LOAD * SERVERS / sum(p * m / mu for m, p, mu in zip(NEEDS, PROBS, RATES))
-POLICIES = ("fcfs", "server-filling")
+USER_FIRST_FIT = f"{Path(__file__).resolve().parents[1] / 'examples' / 'compiled_first_fit.py'}:first_fit"
+POLICIES = ("fcfs", "server-filling", "first-fit", USER_FIRST_FIT)
+"""Built-ins, and a compiled first-fit of the user's (``examples/compiled_first_fit.py``) beside the built-in."""
 TARGET = 5e6  # events/s through msjgym evaluate (msjgym's target)
 CPP_REFERENCE = 0.8e6  # events/s of a C++ simulator of this field, as stated (not measured)
 STATED_KERNEL = 20e6  # events/s of a minimal compiled FCFS kernel on this machine, as stated
 QUEUE_CAPACITY = 1 << 22  # ring buffer of waiting classes (a power of two)
+
+
+def label(policy: str) -> str:
+    """A policy's row label: the built-in's name, or "user FILE:NAME" for a policy file."""
+    return f"user {Path(policy).name}" if ".py:" in policy else policy
 
 
 def fastest(run, repeat: int) -> tuple:
@@ -146,20 +156,24 @@ def main() -> None:
     if ref_events < 0:
         raise SystemExit(f"reference kernel: the waiting queue outgrew {QUEUE_CAPACITY:,} jobs")
     ceiling = ref_events / ref_wall
-    rows = [(f"evaluate {p}", *fastest(lambda: run_msjgym(p, args.jobs, args.reps, args.seed), args.repeat))
-            for p in POLICIES]
-    print(f"{'run':<26}{'events':>13}{'wall s':>9}{'events/s':>14}{'of ceiling':>12}{'mean resp.':>12}")
+    rows = [(f"evaluate {label(p)}", *fastest(lambda: run_msjgym(p, args.jobs, args.reps, args.seed),
+                                                args.repeat)) for p in POLICIES]
+    print(f"{'run':<46}{'events':>13}{'wall s':>9}{'events/s':>14}{'of ceiling':>12}{'mean resp.':>12}")
     for name, events, wall, resp in rows:
         rate = events / wall
-        print(f"{name:<26}{events:>13,}{wall:>9.3f}{rate:>14,.0f}{rate / ceiling:>11.0%}{resp:>12.3f}")
-    print(f"{'reference FCFS (ceiling)':<26}{ref_events:>13,}{ref_wall:>9.3f}{ceiling:>14,.0f}{1:>11.0%}"
+        print(f"{name:<46}{events:>13,}{wall:>9.3f}{rate:>14,.0f}{rate / ceiling:>11.0%}{resp:>12.3f}")
+    print(f"{'reference FCFS (ceiling)':<46}{ref_events:>13,}{ref_wall:>9.3f}{ceiling:>14,.0f}{1:>11.0%}"
           f"{'-':>12}")
-    print(f"{'C++ simulator (stated)':<26}{'-':>13}{'-':>9}{CPP_REFERENCE:>14,.0f}"
+    print(f"{'C++ simulator (stated)':<46}{'-':>13}{'-':>9}{CPP_REFERENCE:>14,.0f}"
           f"{CPP_REFERENCE / ceiling:>11.0%}{'-':>12}")
     print(f"(reference sanity: {arrivals:,} arrivals in simulated time {ref_time:,.0f}, rate "
           f"{arrivals / ref_time:.4f} vs λ = {LAM:.4f}; {ref_events / arrivals:.3f} events per job)")
     print(f"(stated, not measured: about {STATED_KERNEL / 1e6:g}M events/s for a minimal compiled FCFS kernel on this "
           f"machine; the one above measured {ceiling / 1e6:.1f}M)\n")
+    (_, b_events, b_wall, b_resp), (_, u_events, u_wall, u_resp) = rows[-2:]
+    same = "identical" if (b_events, b_resp) == (u_events, u_resp) else "DIFFERENT"
+    print(f"compiled user first-fit / built-in first-fit: {(u_events / u_wall) / (b_events / b_wall):.2f}x the "
+          f"events/s; events and mean response time {same}\n")
     for name, events, wall, _ in rows:
         rate = events / wall
         verdict = "met" if rate >= TARGET else "NOT met"

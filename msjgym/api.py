@@ -147,6 +147,11 @@ class Simulation:
     def prepare(self) -> None:
         """Compile or load the kernels (timed apart from the simulation); nothing by default."""
 
+    def compile_note(self) -> str | None:
+        """A line saying what :meth:`prepare` is about to compile and roughly how long it takes, when it will
+        compile (None: its kernels are cached, or the family cannot tell; a generic note follows a slow prepare)."""
+        return None
+
     def advance(self, rep: int, max_events: int) -> int:
         """Run replication ``rep`` for up to ``max_events`` events (or to its end); returns :meth:`status`."""
         raise NotImplementedError

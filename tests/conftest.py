@@ -40,6 +40,16 @@ def sim(m: MSJModel, policy: str, debug: bool = True, **config) -> MSJSimulation
     return MSJSimulation(m, get_policy(policy), RunConfig(debug=debug, **config), rng.spawn_states(0, 1)[0])
 
 
+def skip_unless_applicable(policy, m: MSJModel) -> None:
+    """Skip the test when the built-in ``policy`` (a name or a declaration) does not run on model ``m`` (its own
+    setting, e.g. ``msfq``'s one-or-all), with the policy's reason."""
+    from msjgym.errors import PolicyError
+    try:
+        (get_policy(policy) if isinstance(policy, str) else policy).validate(m)
+    except PolicyError as exc:
+        pytest.skip(f"not applicable: {exc}")
+
+
 def covers(values: np.ndarray, target: float, level: float = 0.999) -> tuple[bool, float, float]:
     """Does the Student-t CI at ``level`` of the i.i.d. ``values`` cover ``target``? Returns (ok, mean, half)."""
     values = np.asarray(values, dtype=float)

@@ -20,7 +20,7 @@ def test_list_names_every_builtin():
     assert out.returncode == 0
     for name in ("one-and-n", "finite-skip-fig6", "finite-skip-fig7", "zero-queueing-set1", "zero-queueing-set2",
                  "zero-queueing-set3", "fcfs", "first-fit", "preemptive-first-fit", "msf", "lsf",
-                 "server-filling", "server-filling-divisible", "maxweight"):
+                 "server-filling", "server-filling-divisible", "maxweight", "smash", "msfq"):
         assert f"  {name} " in out.stdout
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import covers
+from conftest import covers, skip_unless_applicable
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
@@ -33,9 +33,21 @@ def _general_model() -> MSJModel:
     return MSJModel(servers=8, arrival_rate=0.5 * 8 / offered, classes=classes)
 
 
+def _one_or_all_model() -> MSJModel:
+    """Needs {1, 8} on 8 servers (the one-or-all setting, where ``msfq`` applies), non-exponential durations; load 0.3
+    (FCFS is stable there)."""
+    classes = (
+        JobClass("v1", 1, 0.85, from_spec({"dist": "hyperexp", "mean": 1.0, "scv": 4.0})),
+        JobClass("v8", 8, 0.15, from_spec({"dist": "uniform", "low": 0.25, "high": 1.25})),
+    )
+    offered = sum(c.probability * c.need * c.service.mean for c in classes)
+    return MSJModel(servers=8, arrival_rate=0.3 * 8 / offered, classes=classes)
+
+
 MODELS = {
     "finite-skip-fig6@0.5": load_scenario("finite-skip-fig6", {"load": 0.5}).model,
     "general@0.5": _general_model(),
+    "one-or-all@0.3": _one_or_all_model(),
 }
 
 
@@ -43,6 +55,7 @@ MODELS = {
 @pytest.mark.parametrize("policy", sorted(BUILTIN_POLICIES))
 def test_work_and_littles_law(policy, model_name):
     m = MODELS[model_name]
+    skip_unless_applicable(policy, m)
     result = evaluate(m, policy, reps=REPS, jobs=JOBS, seed=21)
     assert result.stable
     reps = result.replications
@@ -61,6 +74,7 @@ def test_work_and_littles_law(policy, model_name):
 def test_invariants_hold_after_every_event(policy, model_name):
     """Debug mode: after every event, busy servers <= n and equal the needs in service, per-class lists are
     consistent and in arrival order, the served jobs are each class's oldest, and the completion heap is exact."""
+    skip_unless_applicable(policy, MODELS[model_name])
     result = evaluate(MODELS[model_name], policy, reps=2, jobs=5_000, seed=22, debug=True)
     assert result.stable and result.events > 10_000
 

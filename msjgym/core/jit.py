@@ -22,7 +22,10 @@ from numba.core import caching
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # In a source checkout (editable install) ``msjgym.policies`` lives in ../policies; installed, it is msjgym/policies.
-_POLICIES_DIR = _PACKAGE_DIR / "policies"
+# Resolved: a symlink msjgym/policies -> ../policies (a git worktree run with PYTHONPATH) must still match the real
+# paths of the kernels' files, or their kernels fall back to numba's own cache, keyed on one file's time stamp only,
+# and a kernel calling an edited policy file runs stale code.
+_POLICIES_DIR = (_PACKAGE_DIR / "policies").resolve()
 if not _POLICIES_DIR.is_dir():
     _POLICIES_DIR = _PACKAGE_DIR.parent / "policies"
 _ROOTS = (str(_PACKAGE_DIR) + os.sep, str(_POLICIES_DIR) + os.sep)
@@ -97,3 +100,16 @@ def njit(*args, **kwargs):
     kwargs.setdefault("error_model", "numpy")
     kwargs.setdefault("_nrt", False)
     return numba.njit(*args, **kwargs)
+
+
+def cached(dispatcher) -> bool:
+    """Whether numba's on-disk cache holds a compiled version of ``dispatcher`` valid for these sources (its next
+    call loads it rather than compiling); False when unknown."""
+    cache = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if cache_file is None:
+        return False
+    try:
+        return bool(cache_file._load_index())
+    except Exception:  # numba's internals moved: say nothing rather than guess
+        return False

@@ -5,12 +5,15 @@ and in the trace's unit (seconds for SWF). Replaying a trace through a policy is
 
 SWF (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html): one job per line, 18 whitespace-separated fields;
 lines starting with ``;`` are header comments (``; MaxProcs: 128`` gives the machine size). msjgym uses field 2
-(submit time), field 4 (run time) and field 5 (allocated processors). The archive marks unknown values with -1 and
+(submit time), field 4 (run time), field 5 (allocated processors) and field 9 (requested time, the user's runtime
+estimate, for backfilling schedulers: a job's estimate is its requested time when that is known and at least its run
+time, else its run time; the jobs whose requested time is below their run time are counted in ``notes``). The
+archive marks unknown values with -1 and
 has jobs that never ran (run time 0, typically cancelled): such jobs carry no workload and are always skipped, and
 counted. A *malformed* line (wrong number of fields, a value that is not a number) is an error naming the line,
 unless ``skip_bad_lines`` is set: then it is skipped and counted.
 
-CSV: a header ``arrival_time,need,duration`` then one job per line.
+CSV: a header ``arrival_time,need,duration`` then one job per line (no requested times: estimates are durations).
 """
 from __future__ import annotations
 
@@ -39,6 +42,8 @@ class Trace:
         arrival: arrival times, non-decreasing, the first one 0 (trace time units).
         need: servers each job holds (after scaling to the simulated system).
         duration: service durations (trace time units), > 0.
+        estimate: runtime estimates (trace time units), >= duration: SWF requested times where known and not below
+            the run time, else the duration.
         source: the file it came from.
         machine: the number of processors of the traced machine (SWF ``MaxProcs``, or the largest need).
         skipped_malformed, skipped_unusable: lines skipped (malformed with skip_bad_lines; jobs that never ran or
@@ -53,6 +58,11 @@ class Trace:
     skipped_malformed: int = 0
     skipped_unusable: int = 0
     notes: list[str] = field(default_factory=list)
+    estimate: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.estimate is None:
+            object.__setattr__(self, "estimate", self.duration)
 
     def __len__(self) -> int:
         return int(self.arrival.size)
@@ -62,7 +72,7 @@ class Trace:
         arrival times multiplied by ``time_scale`` (< 1 compresses time: a heavier load)."""
         need = np.clip(np.ceil(self.need * servers / self.machine), 1, servers).astype(np.int64)
         return Trace(self.arrival * time_scale, need, self.duration, self.source, servers, self.skipped_malformed,
-                     self.skipped_unusable, list(self.notes))
+                     self.skipped_unusable, list(self.notes), self.estimate)
 
 
 def read_trace(path: str | Path, skip_bad_lines: bool = False) -> Trace:
@@ -79,7 +89,7 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False) -> Trace:
 
 
 def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
-    rows: list[tuple[float, int, float]] = []
+    rows: list[tuple[float, int, float, float]] = []
     machine = 0
     malformed = unusable = 0
     with path.open(encoding="utf-8", errors="replace") as f:
@@ -93,7 +103,7 @@ def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
                     machine = int(value)
                 continue
             try:
-                submit, procs, run = _swf_job(text)
+                submit, procs, run, requested = _swf_job(text)
             except ValueError as exc:
                 if not skip_bad_lines:
                     raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
@@ -102,11 +112,11 @@ def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
             if run <= 0 or procs <= 0 or submit < 0:
                 unusable += 1
                 continue
-            rows.append((submit, procs, run))
+            rows.append((submit, procs, run, requested))
     return _trace(rows, path, machine, malformed, unusable)
 
 
-def _swf_job(text: str) -> tuple[float, int, float]:
+def _swf_job(text: str) -> tuple[float, int, float, float]:
     fields = text.split()
     if len(fields) != SWF_FIELDS:
         raise ValueError(f"expected {SWF_FIELDS} whitespace-separated fields, got {len(fields)}")
@@ -116,11 +126,15 @@ def _swf_job(text: str) -> tuple[float, int, float]:
         raise ValueError("submit time, run time and allocated processors (fields 2, 4, 5) must be numbers") from None
     if not all(math.isfinite(x) for x in (submit, run, procs)) or procs != int(procs):
         raise ValueError("fields 2 and 4 must be finite numbers and field 5 an integer")
-    return submit, int(procs), run
+    try:
+        requested = float(fields[8])
+    except ValueError:
+        requested = -1.0  # an unreadable requested time is unknown: the estimate is the run time
+    return submit, int(procs), run, requested if math.isfinite(requested) else -1.0
 
 
 def _read_csv(path: Path, skip_bad_lines: bool) -> Trace:
-    rows: list[tuple[float, int, float]] = []
+    rows: list[tuple[float, int, float, float]] = []
     malformed = 0
     with path.open(newline="", encoding="utf-8", errors="replace") as f:
         reader = csv.reader(f)
@@ -139,7 +153,7 @@ def _read_csv(path: Path, skip_bad_lines: bool) -> Trace:
     return _trace(rows, path, 0, malformed, 0)
 
 
-def _csv_job(fields: list[str]) -> tuple[float, int, float]:
+def _csv_job(fields: list[str]) -> tuple[float, int, float, float]:
     if len(fields) != len(CSV_COLUMNS):
         raise ValueError(f"expected {len(CSV_COLUMNS)} fields ({','.join(CSV_COLUMNS)}), got {len(fields)}")
     try:
@@ -152,10 +166,11 @@ def _csv_job(fields: list[str]) -> tuple[float, int, float]:
         raise ValueError(f"need = {fields[1]}: must be an integer >= 1")
     if not (math.isfinite(duration) and duration > 0):
         raise ValueError(f"duration = {fields[2]}: must be a finite number > 0")
-    return arrival, int(need), duration
+    return arrival, int(need), duration, -1.0
 
 
-def _trace(rows: list[tuple[float, int, float]], path: Path, machine: int, malformed: int, unusable: int) -> Trace:
+def _trace(rows: list[tuple[float, int, float, float]], path: Path, machine: int, malformed: int,
+           unusable: int) -> Trace:
     if not rows:
         raise TraceError(f"{path}: no usable job ({malformed} malformed and {unusable} unusable lines skipped)")
     data = np.array(rows, dtype=np.float64)
@@ -167,5 +182,13 @@ def _trace(rows: list[tuple[float, int, float]], path: Path, machine: int, malfo
     if machine and largest > machine:
         notes.append(f"MaxProcs {machine} is below the largest allocation {largest}; using {largest}")
         machine = largest
-    return Trace(arrival=data[:, 0] - data[0, 0], need=need, duration=data[:, 2], source=str(path),
-                 machine=machine or largest, skipped_malformed=malformed, skipped_unusable=unusable, notes=notes)
+    duration, requested = data[:, 2], data[:, 3]
+    known = requested > 0
+    short = known & (requested < duration)
+    if short.any():
+        notes.append(f"{int(short.sum())} jobs ran longer than their requested time (field 9); their runtime "
+                     f"estimate is their run time")
+    estimate = np.where(known & ~short, requested, duration)
+    return Trace(arrival=data[:, 0] - data[0, 0], need=need, duration=duration, source=str(path),
+                 machine=machine or largest, skipped_malformed=malformed, skipped_unusable=unusable, notes=notes,
+                 estimate=estimate)

@@ -72,7 +72,7 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     if seed is None:
         seed = secrets.randbits(32)
     sim = family.simulation(scenario, policy, run, seed)
-    compile_seconds = _prepare(sim, progress)
+    compile_seconds = _prepare(sim, progress or notes)
     start = time.perf_counter()
     run_replications(sim, sim.name, progress)
     wall = time.perf_counter() - start
@@ -90,9 +90,12 @@ def _check_int(name: str, value: object, low: int) -> None:
 def _prepare(sim: api.Simulation, progress: bool) -> float:
     """Compile (or load from the cache) the simulation's kernels before timing; returns the seconds it took."""
     start = time.perf_counter()
+    said = sim.compile_note() if progress else None
+    if said:
+        print(said, file=sys.stderr, flush=True)
     note = threading.Timer(COMPILE_NOTE_AFTER, lambda: print(
         "msjgym: compiling the simulation kernels (first run only; cached afterwards) ...", file=sys.stderr))
-    if progress:
+    if progress and not said:
         note.start()
     try:
         sim.prepare()

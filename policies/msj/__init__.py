@@ -1,9 +1,9 @@
 """The built-in multiserver-job scheduling policies (family ``msj``), one declaration per policy.
 
 ``POLICIES`` holds every module-level :class:`~msjgym.policies.msj.base.Policy` of this package, discovered from its
-modules (:func:`msjgym.policies.discover`); ``get_policy(name)`` returns one by its command-line name. Importing the
-package also (re)generates the compiled scheduler that branches to the policies' kernels
-(:mod:`msjgym.policies.msj.scheduler`). Adding a policy is adding one module here: see ``docs/extending.md``.
+modules (:func:`msjgym.policies.discover`); ``get_policy(name)`` returns one by its command-line name. Each policy's
+event loop is generated when a run first needs it (:mod:`msjgym.systems.msj.specialize`). Adding a policy is adding
+one module here: see ``docs/extending.md``.
 """
 from __future__ import annotations
 
@@ -15,10 +15,6 @@ POLICIES: dict[str, Policy] = discover(__name__, "msj")
 """Every built-in MSJ policy, by name, in discovery order (modules by name, declarations in order)."""
 
 BUILTIN_POLICIES = POLICIES  # the name the MSJ code has used
-
-from .scheduler import generate as _generate  # noqa: E402
-
-_generate(POLICIES)
 
 
 def get_policy(name: str) -> Policy:

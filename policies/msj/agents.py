@@ -7,7 +7,8 @@ agent may use static facts of the scenario from the ``EnvSpec`` (each class's ne
 number of classes K, the window size, the mode); everything about the system's current state comes from the
 observation vector (see ``msjgym.envs.msj_env.MSJEnv`` for its layout).
 
-Modes. Non-preemptive policies (``fcfs``, ``first-fit``, ``msf-nonpreemptive``, ``lsf-nonpreemptive``) act in
+Modes. Non-preemptive policies (``fcfs``, ``first-fit``, ``msf-nonpreemptive``, ``lsf-nonpreemptive``, ``msfq``,
+``smash``) act in
 ``mode="start"``: one job started per step (always the oldest waiting job of the chosen class, action ``W + c``),
 or wait (``W + K``) when the kernel would start nothing more. Preemptive policies (``preemptive-first-fit``,
 ``msf``, ``lsf``, ``server-filling``, ``server-filling-divisible``, ``maxweight``) act in ``mode="preemptive"``:
@@ -57,13 +58,20 @@ class BuiltinAgent:
     """A built-in policy acting on ``msjgym/MSJ-v0`` observations (base class; see the module docstring).
 
     Call it, or its ``act``, with an observation: it returns the action (an int). Stateless: the action is a function
-    of the observation only (a one-entry cache of the last decision's targets is kept for speed).
+    of the observation only (a one-entry cache of the last decision's targets is kept for speed), except for
+    ``MSFQAgent``, which keeps the policy's phase from the observations it has seen.
     """
 
     policy_name: str = ""
     mode: int = MODE_START
+    not_expressible: str = ""
+    """Non-empty: why the observation cannot determine the policy's decisions; constructing the agent then raises
+    ``PolicyError`` with this reason (the policy runs on the compiled path only)."""
 
     def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        if self.not_expressible:
+            raise PolicyError(f"policy {self.policy_name!r} has no agent form on msjgym/MSJ-v0: "
+                              f"{self.not_expressible}")
         model = spec.scenario.model
         if spec.mode != self.mode:
             raise PolicyError(
@@ -111,6 +119,16 @@ class BuiltinAgent:
             f"agent {self.policy_name!r}: the observation is not enough to take the policy's decision: {what}; "
             f"the window {kind} = {self.window} is too small for this state: make the environment with a larger "
             f"window")
+
+
+class NotExpressibleAgent(BuiltinAgent):
+    """The agent form of a policy whose decisions ``msjgym/MSJ-v0`` cannot express: constructing it raises a
+    ``PolicyError`` giving the reason (``not_expressible``). Job-level policies (ServerFilling-SRPT, -Gittins,
+    backfilling) serve jobs by what the observation does not show (remaining duration, age, runtime estimate) and
+    regardless of their class's arrival order, which the actions (the oldest jobs of a class) cannot choose;
+    Balanced Splitting decides by the server set each job runs in, which the observation does not show either."""
+
+    mode = MODE_SET
 
 
 # ==================================================================================================== start mode
@@ -212,6 +230,92 @@ class MSFNonpreemptiveAgent(NeedPriorityStartAgent):
 class LSFNonpreemptiveAgent(NeedPriorityStartAgent):
     policy_name = "lsf-nonpreemptive"
     largest_first = False
+
+
+class MSFQAgent(_StartAgent):
+    """``msfq``: MSF with Quickswap (``policies/msj/msfq.py``), the one built-in agent with memory: the phase.
+
+    The observation cannot tell phase 3 (start 1-server jobs) from phase 4 (drain) on its own, so the agent runs the
+    kernel's phase machine (wide, small, drain) on the counts it observes and keeps the phase. It is asked only at
+    decision epochs (instants where a waiting job fits), so it also works out the phase changes at the events in
+    between, where nothing starts:
+
+    * a next observation whose counts are exactly those after the agent's last start is the same instant (any event
+      changes a count): the machine goes on from the phase of that start;
+    * otherwise the instant ended after the last decision, in the phase the machine reaches from there with nothing
+      more starting; at the events the agent did not see the phase can only move on from small to drain (the drain
+      ends when no 1-server job is in service, which the machine sees at once). That happened iff at one of them no
+      1-server job was waiting and at most ℓ were in service: then the event that makes the next epoch is the arrival
+      of the only 1-server job waiting (age 0), with still at most ℓ in service.
+
+    An empty system resets the memory (the kernel rests in phase 1 there), so one agent serves several episodes.
+    """
+
+    policy_name = "msfq"
+    WIDE, SMALL, DRAIN = 0, 1, 2  # msfq.py's phases
+
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        super().__init__(spec, policy)
+        self.ell = int(self.policy.value("threshold"))
+        self.wide = [c for c in range(self.K) if self.need[c] == self.n]
+        self.small = [c for c in range(self.K) if self.need[c] != self.n]
+        self._phase = self.WIDE  # the kernel's phase when the agent last started a job, or after its last wait
+        self._after: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # (waiting, in service) after that start
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        serving = [int(obs[at + ob.IN_SERVICE]) for at in self.cls]
+        if not any(waiting) and not any(serving):  # empty: phase 1
+            self._phase, self._after = self.WIDE, None
+            return -1
+        counts = (tuple(waiting), tuple(serving))
+        phase = self._phase
+        if counts != self._after:  # a new instant
+            if self._after is not None:  # the instant of the last start ended with nothing more fitting
+                phase, c = self._machine(phase, *self._after, None)
+                assert c < 0
+            if phase == self.SMALL:  # the events between the epochs, unseen
+                small_serving = sum(serving[c] for c in self.small)
+                arrived = [c for c in self.small if waiting[c] > 0]
+                if sum(waiting[c] for c in self.small) == 1 and small_serving <= self.ell \
+                        and float(obs[self.cls[arrived[0]] + ob.OLDEST_AGE]) == 0.0:
+                    phase = self.DRAIN
+        phase, c = self._machine(phase, waiting, serving, obs)
+        self._phase = phase
+        self._after = None
+        if c >= 0:
+            after_w, after_x = list(waiting), list(serving)
+            after_w[c] -= 1
+            after_x[c] += 1
+            self._after = (tuple(after_w), tuple(after_x))
+        return c
+
+    def _machine(self, phase: int, waiting, serving, obs: np.ndarray | None) -> tuple[int, int]:
+        """The kernel's loop (``msfq.schedule``) at these counts, up to its first start: (phase, class to start, or
+        -1 and the phase it rests in)."""
+        wide = sum(waiting[c] + serving[c] for c in self.wide)
+        small = sum(waiting[c] + serving[c] for c in self.small)
+        small_serving = sum(serving[c] for c in self.small)
+        busy = sum(self.need[c] * serving[c] for c in range(self.K))
+        for _ in range(4):
+            if phase == self.WIDE:
+                ready = [c for c in self.wide if waiting[c] > 0]
+                if wide:
+                    return phase, (self._oldest_head(obs, ready, waiting) if ready and busy == 0 else -1)
+                if small == small_serving:
+                    return phase, -1
+                phase = self.SMALL
+            elif phase == self.SMALL:
+                ready = [c for c in self.small if waiting[c] > 0]
+                if ready and busy < self.n:
+                    return phase, self._oldest_head(obs, ready, waiting)
+                if small > self.ell:
+                    return phase, -1
+                phase = self.DRAIN
+            else:
+                if small_serving:
+                    return phase, -1
+                phase = self.WIDE
+        raise AssertionError("msfq agent: the phase machine did not settle")
 
 
 # ==================================================================================================== preemptive mode
@@ -495,6 +599,24 @@ class MaxWeightAgent(_SetAgent):
         return targets
 
 
+class BalancedSplittingAgent(NotExpressibleAgent):
+    """``balanced-splitting`` (``policies/msj/balanced_splitting.py``): not expressible from the observation.
+
+    The kernel gives each class i a set A_i of servers and sends the overflow to a helper set H; when a class-i job
+    completes, its servers return to A_i or to H depending on where it ran. The observation shows how many class-i
+    jobs are in service, not where each runs, and completions between decision epochs are unseen: with random
+    durations, whether the job that completed was one of A_i's or one of H's is not a function of the observations
+    (an agent with memory cannot tell either), and the next decisions (start an H job now; send the next class-i
+    arrival to A_i or to H) depend on it.
+    """
+
+    policy_name = "balanced-splitting"
+    not_expressible = ("the observation does not show which server set (a class's own A_i or the helper set H) "
+                       "each job in service runs in, so after a completion the agent cannot know whether A_i or H "
+                       "got servers back; run it on the compiled path (msjgym evaluate SCENARIO --policy "
+                       "balanced-splitting)")
+
+
 # ==================================================================================================== registry
 def __getattr__(name: str):
     if name == "AGENTS":  # computed on use: the declarations import this module
@@ -539,3 +661,14 @@ def _declaration(policy: str | Policy) -> Policy:
     if declaration.agent_class is None:
         raise PolicyError(f"policy {policy!r} has no agent form")
     return declaration
+
+
+class EstimatesNotObservedAgent(NotExpressibleAgent):
+    """The agent form of a policy that decides from runtime estimates (the backfilling policies); its compiled
+    kernel is checked against a pure-Python reference of its definition instead of a twin
+    (``tests/test_backfilling.py``)."""
+
+    mode = MODE_START
+    not_expressible = ("it plans with each job's runtime estimate, which the observation does not show, and it may "
+                       "start a younger job of a class while an older one waits, which a start action cannot express; "
+                       "run it with `msjgym evaluate` (the compiled kernel)")

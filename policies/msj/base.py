@@ -55,11 +55,13 @@ class Policy(BuiltinPolicy):
         return self.agent_class(spec, self)
 
 
-def require_divisible(policy: str, model: MSJModel, chain: bool) -> None:
+def require_divisible(policy: str, model: MSJModel, chain: bool,
+                      instead: str | None = "server-filling-divisible") -> None:
     """Check the divisibility setting a ServerFilling variant needs, or raise a ``PolicyError`` saying why.
 
     ``chain=False``: every need divides the number of servers (the divisible setting).
-    ``chain=True``: additionally every need divides every larger need (the exponential setting, e.g. powers of 2).
+    ``chain=True``: additionally every need divides every larger need (the exponential setting, e.g. powers of 2);
+    ``instead`` names a policy to suggest when only that fails (None: no suggestion).
     """
     n = model.servers
     needs = sorted(set(int(m) for m in model.needs))
@@ -73,4 +75,4 @@ def require_divisible(policy: str, model: MSJModel, chain: bool) -> None:
                 if large % small:
                     raise PolicyError(
                         f"policy {policy}: every need must divide every larger need (the exponential setting); "
-                        f"{small} does not divide {large} (needs={needs}); use server-filling-divisible")
+                        f"{small} does not divide {large} (needs={needs})" + (f"; use {instead}" if instead else ""))

@@ -1,8 +1,10 @@
-"""The compiled event loop of the MSJ system, and ``MSJSimulation``, the Python handle that drives it.
+"""The policy-independent transitions of the MSJ system, and ``MSJSimulation``, the Python handle that drives it.
 
-One call of ``run`` advances one system by up to ``max_events`` events (an arrival, or the completions at one
-instant), calling the policy's compiled scheduler after each. Per-job and time-average statistics are collected
-into measurement batches; an instability detector stops a system whose number of jobs keeps growing.
+The event loop itself (``run``: one call advances one system by up to ``max_events`` events, an arrival or the
+completions at one instant, calling the policy's compiled scheduler after each) is in
+:mod:`msjgym.systems.msj.loop`, compiled for each policy by :mod:`msjgym.systems.msj.specialize`. Per-job and
+time-average statistics are collected into measurement batches; an instability detector stops a system whose number
+of jobs keeps growing.
 
 Measurement window (open mode): arrivals ``warmup .. warmup + jobs - 1`` are measured; time averages cover the
 interval from the first measured arrival to the first arrival after the window; the run continues (with arrivals)
@@ -12,266 +14,23 @@ completions ``warmup .. warmup + jobs - 1`` instead, for the maximum throughput 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from msjgym.core import histogram, rng
-from msjgym.core.jit import njit
 from msjgym.core.distributions import encode_all
-from msjgym.core.sampling import sample
 from msjgym.errors import MsjgymError
 from msjgym.policies.msj import Policy
-from msjgym.policies.msj._gen_scheduler import on_arrival, on_departure, schedule, schedule_call
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.state import (
-    B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME,
-    C_AREA_DEF, C_AREA_N, C_AREA_X, DONE,
-    INVARIANT, J_ARR, J_BATCH, J_CLS, J_HPOS, J_ID, J_SIZE, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
-    P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_TRACE, P_WARMUP, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS, S_NARR,
-    S_NCHK, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_AREA_HIGH, T_BATCH, T_GROWTH, T_NEXT_ARR,
-    T_NOW, UNSTABLE, add_job, check_invariants, next_completion_time, heap_remove, remove_job, touch, touch_need)
+    INVARIANT, J_HPOS, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
+    P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_WARMUP, RUNNING, S_ERROR, S_EVENTS, S_NARR,
+    S_NCOMP, S_NEXT_CHK, S_NFREE, S_STATUS, T_GROWTH, T_NEXT_ARR,
+    check_invariants)
 from msjgym.systems.msj.model import MSJModel
-
-FIRST_CHECKPOINT = 1024  # events
-DETECT_WINDOWS = 4  # consecutive doubling windows of growth that flag instability
-DETECT_SIGMAS = 3.0
-DETECT_RATE_RATIO = 0.75
-
-
-# ---------------------------------------------------------------- measurement batches
-@njit(inline="always")
-def _batch_of(pr, i):
-    """Batch of the i-th progress event (0-based): -1 in warm-up, NB after the window."""
-    w = pr.ints[P_WARMUP]
-    n = pr.ints[P_JOBS]
-    if i < w:
-        return -1
-    if i >= w + n:
-        return pr.ints[P_NBATCH]
-    return (i - w) * pr.ints[P_NBATCH] // n
-
-
-@njit(inline="always")
-def _flush(st, pr, b, new_batch):
-    """Close the current batch's time averages at now and open ``new_batch``."""
-    old = st.sys_i[b, S_BATCH]
-    measured = 0 <= old < pr.ints[P_NBATCH]
-    for c in range(pr.ints[P_K]):
-        touch(st, pr, b, c)
-        if measured:
-            st.bstat[b, old, c, B_AREA_N] += st.cls_f[b, c, C_AREA_N]
-            st.bstat[b, old, c, B_AREA_X] += st.cls_f[b, c, C_AREA_X]
-            st.bstat[b, old, c, B_AREA_DEF] += st.cls_f[b, c, C_AREA_DEF]
-        st.cls_f[b, c, C_AREA_N] = 0.0
-        st.cls_f[b, c, C_AREA_X] = 0.0
-        st.cls_f[b, c, C_AREA_DEF] = 0.0
-    touch_need(st, pr, b)
-    now = st.sys_f[b, T_NOW]
-    if measured:
-        st.bsys[b, old, BS_TIME] += now - st.sys_f[b, T_BATCH]
-        st.bsys[b, old, BS_AREA_HIGH] += st.sys_f[b, T_AREA_HIGH]
-    st.sys_f[b, T_AREA_HIGH] = 0.0
-    st.sys_f[b, T_BATCH] = now
-    st.sys_i[b, S_BATCH] = new_batch
-
-
-@njit(inline="always")
-def _progress(st, pr, b, i):
-    """Register the i-th progress event (arrival, or completion in saturated mode); returns its batch."""
-    batch = _batch_of(pr, i)
-    if batch != st.sys_i[b, S_BATCH]:
-        _flush(st, pr, b, batch)
-    return batch
-
-
-# ---------------------------------------------------------------- events
-@njit(inline="always")
-def _draw_job(st, pr, b):
-    """Draw the class and the duration of a new job."""
-    u = rng.uniform(st.rng, b)
-    K = pr.ints[P_K]
-    c = K - 1
-    for k in range(K - 1):
-        if u < pr.cumprob[k]:
-            c = k
-            break
-    return c, sample(pr.dkind[c], pr.ddata, pr.dstart[c], st.rng, b)
-
-
-@njit(inline="always")
-def _join(st, pr, b, c, size, batch, ident):
-    """A class-c job of duration ``size`` joins now (measured in ``batch`` if >= 0); returns its slot."""
-    j = add_job(st, pr, b, c, size, batch, ident)
-    st.sys_i[b, S_NARR] += 1
-    on_arrival(st, pr, b, j)
-    return j
-
-
-@njit(inline="always")
-def _arrival(st, pr, b):
-    """The next Poisson arrival happens; returns the new job's slot (not yet scheduled)."""
-    now = st.sys_f[b, T_NEXT_ARR]
-    st.sys_f[b, T_NOW] = now
-    i = st.sys_i[b, S_NARR]
-    batch = _progress(st, pr, b, i)
-    if batch >= pr.ints[P_NBATCH]:
-        batch = -1
-    if pr.ints[P_TRACE]:
-        c = pr.trace_c[i]
-        size = pr.trace_s[i]
-        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[i + 1] if i + 1 < pr.trace_t.size else np.inf
-        return _join(st, pr, b, c, size, batch, i)
-    c, size = _draw_job(st, pr, b)
-    st.sys_f[b, T_NEXT_ARR] = now + rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
-    return _join(st, pr, b, c, size, batch, -1)
-
-
-@njit(inline="always")
-def _record_admission(st, b, j):
-    """After scheduling a new job's arrival: count it, and whether it had to wait."""
-    batch = st.job_i[b, j, J_BATCH]
-    if batch >= 0:
-        c = st.job_i[b, j, J_CLS]
-        st.bstat[b, batch, c, B_NARR] += 1.0
-        if st.job_i[b, j, J_HPOS] < 0:
-            st.bstat[b, batch, c, B_NQUEUED] += 1.0
-
-
-@njit(inline="always")
-def finish_job(st, pr, b, j):
-    """Job j (in service) completes now: record its statistics and remove it (does not reschedule)."""
-    heap_remove(st, b, j)
-    if pr.ints[P_SATURATED]:
-        _progress(st, pr, b, st.sys_i[b, S_NCOMP])
-    c = st.job_i[b, j, J_CLS]
-    batch = st.sys_i[b, S_BATCH]
-    if 0 <= batch < pr.ints[P_NBATCH]:
-        st.bstat[b, batch, c, B_NCOMP] += 1.0
-    mb = st.job_i[b, j, J_BATCH]
-    if mb >= 0:
-        t = st.sys_f[b, T_NOW] - st.job_f[b, j, J_ARR]
-        st.bstat[b, mb, c, B_SUM_T] += t
-        st.bstat[b, mb, c, B_SUM_W] += t - st.job_f[b, j, J_SIZE]
-        st.bstat[b, mb, c, B_NDONE] += 1.0
-        st.hist[b, mb, c, histogram.bin_index(t)] += 1
-    ident = st.job_i[b, j, J_ID]
-    if ident >= 0:
-        st.jobdone[b, ident] = st.sys_f[b, T_NOW]
-    remove_job(st, pr, b, j)
-    st.sys_i[b, S_NCOMP] += 1
-    on_departure(st, pr, b, c)
-
-
-@njit(inline="always")
-def _completions(st, pr, b, now):
-    """Complete every job whose completion time is ``now`` (the earliest); does not reschedule."""
-    st.sys_f[b, T_NOW] = now
-    while next_completion_time(st, b) == now:
-        finish_job(st, pr, b, st.heap[b, 0])
-
-
-# ---------------------------------------------------------------- instability detection
-@njit
-def _checkpoint(st, pr, b):
-    """Record (time, jobs in system, events) and flag the system unstable if it keeps growing.
-
-    Unstable when, over each of the last ``DETECT_WINDOWS`` doubling windows, the number in system grew by more
-    than ``DETECT_SIGMAS`` standard deviations of a driftless walk with as many ±1 steps as events in the window,
-    and the growth rate did not fall by more than ``DETECT_RATE_RATIO`` from window to window (a stable system's
-    transient grows diffusively, its rate halving at each doubling).
-    """
-    k = st.sys_i[b, S_NCHK]
-    if k >= st.chk.shape[1]:
-        return
-    st.chk[b, k, 0] = st.sys_f[b, T_NOW]
-    st.chk[b, k, 1] = st.sys_i[b, S_NJOBS]
-    st.chk[b, k, 2] = st.sys_i[b, S_EVENTS]
-    st.sys_i[b, S_NCHK] = k + 1
-    st.sys_i[b, S_NEXT_CHK] *= 2
-    if not pr.ints[P_DETECT] or pr.ints[P_SATURATED] or k < DETECT_WINDOWS:
-        return
-    last_rate = 0.0
-    for i in range(k - DETECT_WINDOWS + 1, k + 1):
-        dn = st.chk[b, i, 1] - st.chk[b, i - 1, 1]
-        de = st.chk[b, i, 2] - st.chk[b, i - 1, 2]
-        dt = st.chk[b, i, 0] - st.chk[b, i - 1, 0]
-        if dt <= 0.0 or dn <= DETECT_SIGMAS * math.sqrt(de):
-            return
-        rate = dn / dt
-        if i > k - DETECT_WINDOWS + 1 and rate < DETECT_RATE_RATIO * last_rate:
-            return
-        last_rate = rate
-    first = k - DETECT_WINDOWS
-    st.sys_f[b, T_GROWTH] = (st.chk[b, k, 1] - st.chk[b, first, 1]) / (st.chk[b, k, 0] - st.chk[b, first, 0])
-    st.sys_i[b, S_STATUS] = UNSTABLE
-
-
-# ---------------------------------------------------------------- the loop
-@njit
-def run(st, pr, b, max_events):
-    """Advance system b by up to ``max_events`` events; returns its status (RUNNING, DONE, UNSTABLE, ...).
-
-    An event is an arrival, the completions at one instant, or (saturated mode) a refill of the backlog; the
-    policy's scheduler runs once after each.
-    """
-    saturated = pr.ints[P_SATURATED]
-    backlog = pr.ints[P_BACKLOG]
-    debug = pr.ints[P_DEBUG]
-    nbatch = pr.ints[P_NBATCH]
-    limit = st.sys_i[b, S_EVENTS] + max_events
-    while st.sys_i[b, S_STATUS] == RUNNING and st.sys_i[b, S_EVENTS] < limit:
-        joined = -1
-        t_completion = next_completion_time(st, b)
-        if saturated and st.sys_i[b, S_NJOBS] - st.sys_i[b, S_NSERV] < backlog:
-            if st.sys_i[b, S_NFREE] == 0:
-                st.sys_i[b, S_STATUS] = NEED_CAPACITY
-                break
-            c, size = _draw_job(st, pr, b)
-            _join(st, pr, b, c, size, -1, -1)
-        elif t_completion <= st.sys_f[b, T_NEXT_ARR]:
-            if t_completion == np.inf:  # nothing can happen any more (a replayed trace has ended)
-                _flush(st, pr, b, nbatch)
-                st.sys_i[b, S_STATUS] = DONE
-                break
-            _completions(st, pr, b, t_completion)
-        elif st.sys_i[b, S_NFREE] == 0:
-            st.sys_i[b, S_STATUS] = NEED_CAPACITY
-            break
-        else:
-            joined = _arrival(st, pr, b)
-        schedule(st, pr, b)
-        if joined >= 0:
-            _record_admission(st, b, joined)
-        st.sys_i[b, S_EVENTS] += 1
-        if debug:
-            code = check_invariants(st, pr, b)
-            if code:
-                st.sys_i[b, S_ERROR] = code
-                st.sys_i[b, S_STATUS] = INVARIANT
-                break
-        if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
-            _checkpoint(st, pr, b)
-        if st.sys_i[b, S_BATCH] == nbatch and st.sys_i[b, S_MEAS] == 0:
-            st.sys_i[b, S_STATUS] = DONE
-    return st.sys_i[b, S_STATUS]
-
-
-@njit
-def force_arrival(st, pr, b, c, size):
-    """A class-c job of duration ``size`` arrives at the current time (unmeasured); the policy reacts."""
-    j = _join(st, pr, b, c, size, -1, -1)
-    schedule_call(st, pr, b)
-    return j
-
-
-@njit
-def force_completion(st, pr, b, j):
-    """Job j (in service) completes at the current time; the policy reacts."""
-    finish_job(st, pr, b, j)
-    schedule_call(st, pr, b)
-
+from msjgym.systems.msj.specialize import loop_for
+from msjgym.systems.msj.transitions import FIRST_CHECKPOINT
 
 # ---------------------------------------------------------------- Python handle
 @dataclass(frozen=True)
@@ -340,16 +99,26 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     if len(args) > msj.NARG:
         raise MsjgymError(f"policy {policy.name}: {len(args)} parameters; the compiled scheduler has room for "
                           f"{msj.NARG} (msjgym.systems.msj.state.NARG)")
-    for i, value in enumerate(args):
+    for i, (param, value) in enumerate(zip(policy.params, args)):
+        choices = getattr(param, "choices", None)
+        if choices:  # a named option (msjgym.policies.Choice): the kernel reads its index in ``choices``
+            value = choices.index(value)
         floats[msj.P_FARG + i] = float(value)
         ints[msj.P_ARG + i] = int(value) if float(value).is_integer() else 0
     dkind, dstart, ddata = encode_all([c.service for c in model.classes])
     trace_t, trace_c, trace_s = _trace_arrays(model)
+    trace_e = _trace_estimates(model)
+    law = model.estimate
+    ints[msj.P_EST] = {"exact": msj.EST_EXACT, "factor": msj.EST_FACTOR, "uniform": msj.EST_UNIFORM,
+                       "requested": msj.EST_TRACE}[law.kind]
+    floats[msj.P_EST_LOW] = law.low
+    floats[msj.P_EST_HIGH] = law.high
     return msj.MSJParams(
         ints=ints, floats=floats, need=model.needs, offered=model.offered_servers_per_class,
         cumprob=np.cumsum(model.probabilities),
         dkind=dkind, dstart=dstart, ddata=ddata,
-        grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls, trace_t=trace_t, trace_c=trace_c, trace_s=trace_s)
+        grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls, trace_t=trace_t, trace_c=trace_c, trace_s=trace_s,
+        trace_e=trace_e)
 
 
 def _trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -360,6 +129,13 @@ def _trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     class_of_need = {int(c.need): k for k, c in enumerate(model.classes)}
     classes = np.array([class_of_need[int(m)] for m in trace.need], dtype=np.int64)
     return trace.arrival.astype(np.float64), classes, trace.duration.astype(np.float64)
+
+
+def _trace_estimates(model: MSJModel) -> np.ndarray:
+    """A replayed trace's runtime estimates (requested times; ``msjgym.core.traces``), empty without a trace."""
+    if model.trace is None:
+        return np.zeros(0)
+    return np.asarray(model.trace.estimate, dtype=np.float64)
 
 
 class MSJSimulation:
@@ -377,6 +153,7 @@ class MSJSimulation:
                  capacity: int = 1024) -> None:
         policy.validate(model)
         self.model, self.policy, self.config = model, policy, config
+        self.loop = loop_for(policy)
         self.params = make_params(model, policy, config)
         B = streams.shape[0]
         trace_jobs = 0 if model.trace is None else len(model.trace)
@@ -405,7 +182,7 @@ class MSJSimulation:
     def advance(self, b: int, max_events: int) -> int:
         """Run replication b for up to ``max_events`` events (growing job storage as needed); returns its status."""
         while True:
-            status = run(self.state, self.params, b, max_events)
+            status = self._call(self.loop.run, b, max_events)
             if status == NEED_CAPACITY:
                 self.state = msj.grow(self.state)
                 self.state.sys_i[b, S_STATUS] = RUNNING
@@ -416,6 +193,25 @@ class MSJSimulation:
                     f"replication {b}: invariant violated after event {int(self.state.sys_i[b, S_EVENTS])}: "
                     f"{msj.INVARIANT_NAMES.get(code, code)}")
             return status
+
+    def _call(self, kernel, b: int, *args):
+        """``kernel(state, params, b, *args)``; a compiled policy of the user's that decides wrongly (or does not
+        compile) raises one ``PolicyError`` naming the replication and the event."""
+        if getattr(self.policy, "compiled", None) is None:
+            return kernel(self.state, self.params, b, *args)
+        from msjgym.systems.msj.compiled import policy_failure
+        try:
+            return kernel(self.state, self.params, b, *args)
+        except Exception as exc:  # the user's code: one line naming where
+            raise policy_failure(self.policy.name, exc, self.state, b) from None
+
+    def compile_note(self) -> str | None:
+        """A line to print before this simulation's first call compiles its event loop (None: it is cached)."""
+        from msjgym.core.jit import cached
+        if cached(self.loop.run):
+            return None
+        return (f"msjgym: compiling the event loop for policy {self.policy.name} (about 20-40 s, once; "
+                f"cached afterwards) ...")
 
     def events(self, b: int = 0) -> int:
         return int(self.state.sys_i[b, S_EVENTS])
@@ -437,13 +233,13 @@ class MSJSimulation:
         """A class-``cls`` job of duration ``size`` arrives now and the policy reacts; returns the job's slot."""
         if self.state.sys_i[b, S_NFREE] == 0:
             self.state = msj.grow(self.state)
-        return int(force_arrival(self.state, self.params, b, cls, size))
+        return int(self._call(self.loop.force_arrival, b, cls, size))
 
     def complete(self, slot: int, b: int = 0) -> None:
         """The job in ``slot`` (which must be in service) completes now and the policy reacts."""
         if self.state.job_i[b, slot, J_HPOS] < 0:
             raise ValueError(f"job slot {slot} is not in service")
-        force_completion(self.state, self.params, b, slot)
+        self._call(self.loop.force_completion, b, slot)
 
     def jobs(self, b: int = 0) -> list[tuple[int, int, bool]]:
         """All jobs in system in arrival order: (slot, class, in service)."""

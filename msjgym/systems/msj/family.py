@@ -19,6 +19,7 @@ from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
 from msjgym.policies.msj import BUILTIN_POLICIES, Policy, get_policy
 from msjgym.systems.msj import scorecard
+from msjgym.systems.msj.compiled import resolve as resolve_compiled
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.metrics import open_metrics, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
@@ -158,6 +159,9 @@ class BuiltinRuns(_MSJRuns):
     def prepare(self) -> None:
         self.sim.advance(0, 0)
 
+    def compile_note(self) -> str | None:
+        return self.sim.compile_note()
+
     def advance(self, rep: int, max_events: int) -> int:
         return self.sim.advance(rep, max_events)
 
@@ -224,6 +228,7 @@ class MSJFamily:
         return BUILTIN_POLICIES
 
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
+        policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does
         _check_options(scenario, policy, run)
         if not api.is_user_policy(policy):
             _builtin(policy).validate(scenario.model)
@@ -233,12 +238,14 @@ class MSJFamily:
 
     def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
         self.validate(scenario, policy, run)
+        policy = resolve_compiled(policy) or policy
         if api.is_user_policy(policy):
             return AgentRuns(scenario, policy, run, seed)
         return BuiltinRuns(scenario, _builtin(policy), run, seed)
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
         self.validate(scenario, policy, run)
+        policy = resolve_compiled(policy) or policy
         if api.is_user_policy(policy):
             from msjgym.systems.msj.agent import AGENT
             pol = AGENT

@@ -27,6 +27,49 @@ class JobClass:
     service: Distribution
 
 
+ESTIMATE_KINDS = ("exact", "factor", "uniform", "requested")
+
+
+@dataclass(frozen=True)
+class EstimateLaw:
+    """How the scheduler's runtime estimate of a job relates to its true duration S (the scenario's ``estimate``).
+
+    Backfilling policies plan with estimates; every other policy ignores them. The estimate is drawn when the job
+    arrives and never changes.
+
+    Attributes:
+        kind: "exact" (estimate = S, the default), "factor" (estimate = low · S), "uniform" (estimate = f · S with f
+            uniform on [low, high], Mu'alem & Feitelson's model with low = 1, high = F), or "requested" (a replayed
+            SWF trace's requested time, field 9, where it is at least the job's run time; else the run time).
+        low, high: the factor, or the ends of its uniform law.
+        allow_underestimate: whether a factor below 1 is allowed (a job may then run past its estimate: msjgym lets
+            it run to completion, the scheduler seeing 0 estimated time left; real schedulers kill it).
+    """
+
+    kind: str = "exact"
+    low: float = 1.0
+    high: float = 1.0
+    allow_underestimate: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in ESTIMATE_KINDS:
+            raise ScenarioError(f"estimate: kind {self.kind!r}; valid: {', '.join(ESTIMATE_KINDS)}")
+        floor = 0.0 if self.allow_underestimate else 1.0
+        if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low <= self.high
+                and (self.low > floor if self.allow_underestimate else self.low >= floor)):
+            raise ScenarioError(f"estimate: factor range [{self.low!r}, {self.high!r}] must be finite with "
+                                f"{'0 <' if self.allow_underestimate else '1 <='} low <= high")
+
+    def __str__(self) -> str:
+        if self.kind == "factor":
+            return f"estimate = {self.low:g} × duration"
+        if self.kind == "uniform":
+            return f"estimate = f × duration, f ~ Uniform[{self.low:g}, {self.high:g}]"
+        if self.kind == "requested":
+            return "estimate = the trace's requested time"
+        return "exact estimates"
+
+
 @dataclass(frozen=True)
 class MSJModel:
     """n identical servers, Poisson(λ) arrivals split over K classes, jobs holding ``need`` servers at once.
@@ -38,12 +81,15 @@ class MSJModel:
         trace: when given, the arrivals are this trace's jobs, replayed exactly (class i is the jobs of the i-th
             need, in increasing order); λ, the probabilities and the duration laws are then the trace's empirical
             ones, used only by the theory and for the load.
+        estimate: how the scheduler's runtime estimates are made (only backfilling policies use them); default
+            exact.
     """
 
     servers: int
     arrival_rate: float
     classes: tuple[JobClass, ...]
     trace: Trace | None = None
+    estimate: EstimateLaw = EstimateLaw()
 
     def __post_init__(self) -> None:
         if not isinstance(self.servers, (int, np.integer)) or isinstance(self.servers, bool) or self.servers < 1:
@@ -61,6 +107,8 @@ class MSJModel:
                 raise ScenarioError(f"classes[{i}].probability = {c.probability!r}: must be in (0, 1]")
             if names.count(c.name) > 1:
                 raise ScenarioError(f"classes[{i}].name = {c.name!r}: class names must be unique")
+        if self.estimate.kind == "requested" and self.trace is None:
+            raise ScenarioError("estimate = \"requested\": only for a replayed trace (arrivals = {trace = ...})")
         total = sum(c.probability for c in self.classes)
         if abs(total - 1.0) > 1e-9:
             raise ScenarioError(f"classes[*].probability sum to {total!r}: must sum to 1 (within 1e-9)")

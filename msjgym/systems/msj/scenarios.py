@@ -32,13 +32,27 @@ Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_ove
     * for a file, KEY is a dotted path into the TOML table, list indices 0-based: ``servers``, ``arrival_rate``,
       ``classes.1.probability``, ``classes.0.service.rate``. The path must exist, except that setting ``load``
       replaces ``arrival_rate`` and vice versa (per-class arrival rates then become probabilities p_i = λ_i/λ),
-      and that the optional keys of a trace (``arrivals.time_scale``, ``arrivals.skip_bad_lines``) may be added;
+      that the optional keys of a trace (``arrivals.time_scale``, ``arrivals.skip_bad_lines``) may be added, and
+      that ``estimate`` and ``estimate.factor`` / ``estimate.allow_underestimate`` may be added or replaced;
     * for a built-in, KEY is one of its parameters.
 
 Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf", scale_servers = 64 }`` replays
 the jobs of an SWF or CSV trace (:mod:`msjgym.core.traces`) on ``scale_servers`` servers, each job's processors
 scaled by scale_servers / (the traced machine's size) and rounded up; optional ``time_scale`` (multiplies the
 arrival times) and ``skip_bad_lines``. The classes are the trace's distinct needs, with empirical durations.
+
+Runtime estimates (used only by the backfilling policies; every other policy ignores them), top-level ``estimate``:
+    * ``estimate = "exact"`` (the default): each job's estimate is its duration;
+    * ``estimate = { factor = 2.0 }``: over-estimation by a fixed factor (a number >= 1);
+    * ``estimate = { factor = { dist = "uniform", low = 1, high = 5 } }``: estimate = f × duration with f uniform on
+      [low, high] (``low`` defaults to 1: Mu'alem & Feitelson's model, f uniform on [1, F]), drawn per job from a
+      separate estimate stream, so the jobs (classes, durations, arrival times) are those of the same scenario
+      without estimates;
+    * a factor below 1 (estimates below the durations) is an error unless the table says
+      ``allow_underestimate = true``; a job that runs past its estimate then runs to completion, the scheduler seeing
+      0 estimated time left (docs/modelling-choices.md#backfilling-overrun);
+    * a replayed trace uses, by default, the SWF requested time (field 9) where it is known and at least the run
+      time, else the run time (``estimate = "requested"``); ``"exact"`` or a factor table override it.
 
 Built-ins (parameters and defaults; each builds a TOML-shaped spec that goes through :func:`model_from_spec`, so
 validation is shared):
@@ -71,12 +85,14 @@ from msjgym.core.traces import read_trace
 from msjgym.core.validation import is_real, show
 from msjgym.api import Scenario
 from msjgym.errors import ScenarioError, UnknownParameter
-from msjgym.systems.msj.model import JobClass, MSJModel
+from msjgym.systems.msj.model import EstimateLaw, JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
 from msjgym.theory.zero_queueing import ScalingRegime
 
 SYSTEMS = ("msj",)
-_TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals")
+_TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals", "estimate")
+_ESTIMATE_KEYS = ("factor", "allow_underestimate")
+_FACTOR_KEYS = ("dist", "low", "high")
 _TRACE_KEYS = ("trace", "scale_servers", "time_scale", "skip_bad_lines")
 _CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
 _PROBABILITY_TOLERANCE = 1e-6
@@ -197,8 +213,9 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
                for i, table in enumerate(_class_tables(spec, where))]
     arrival_rate, probabilities = _arrival_rates(spec, where, classes, servers)
     job_classes = tuple(JobClass(c.name, c.need, p, c.service) for c, p in zip(classes, probabilities))
+    estimate = _estimate(spec, where, trace=False)
     try:
-        return MSJModel(servers=servers, arrival_rate=arrival_rate, classes=job_classes)
+        return MSJModel(servers=servers, arrival_rate=arrival_rate, classes=job_classes, estimate=estimate)
     except ScenarioError as exc:  # e.g. duplicate class names: the model names the key relative to the spec
         raise ScenarioError(_path(where, str(exc))) from None
 
@@ -233,7 +250,49 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
                  Empirical(values=tuple(float(x) for x in trace.duration[trace.need == m])))
         for m, k in zip(needs, counts))
     rate = (len(trace) - 1) / float(trace.arrival[-1])
-    return MSJModel(servers=servers, arrival_rate=rate, classes=classes, trace=trace)
+    return MSJModel(servers=servers, arrival_rate=rate, classes=classes, trace=trace,
+                    estimate=_estimate(spec, where, trace=True))
+
+
+def _estimate(spec: Mapping, where: str, trace: bool) -> EstimateLaw:
+    """The scenario's runtime-estimate law (module docstring, "Runtime estimates")."""
+    path = _path(where, "estimate")
+    if "estimate" not in spec:
+        return EstimateLaw("requested" if trace else "exact")
+    value = spec["estimate"]
+    if isinstance(value, str):
+        valid = ("exact", "requested") if trace else ("exact",)
+        return EstimateLaw(_choice(value, path, valid))
+    if not isinstance(value, Mapping):
+        raise _bad(path, value, 'must be "exact"' + (', "requested"' if trace else "") +
+                   " or a table { factor = ... }")
+    _check_keys(value, path, _ESTIMATE_KEYS)
+    under = value.get("allow_underestimate", False)
+    if not isinstance(under, bool):
+        raise _bad(_path(path, "allow_underestimate"), under, "must be true or false")
+    low_bound = 0.0 if under else 1.0
+    closed = (not under, False)
+    why = "" if under else " (an estimate below the duration needs allow_underestimate = true)"
+    factor = _required(value, path, "factor")
+    fpath = _path(path, "factor")
+    if not isinstance(factor, Mapping):
+        try:
+            f = _real(factor, fpath, low_bound, closed=closed)
+        except ScenarioError as exc:
+            raise ScenarioError(f"{exc}{why}") from None
+        return EstimateLaw("exact" if f == 1.0 else "factor", f, f, under)
+    _check_keys(factor, fpath, _FACTOR_KEYS)
+    _choice(factor.get("dist", "uniform"), _path(fpath, "dist"), ("uniform",))
+    try:
+        low = _real(factor.get("low", 1.0), _path(fpath, "low"), low_bound, closed=closed)
+        high = _real(_required(factor, fpath, "high"), _path(fpath, "high"), low_bound, closed=closed)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{exc}{why}") from None
+    if high < low:
+        raise _bad(_path(fpath, "high"), high, f"must be >= low = {low:g}")
+    if high == low:
+        return EstimateLaw("exact" if low == 1.0 else "factor", low, low, under)
+    return EstimateLaw("uniform", low, high, under)
 
 
 def _class_tables(spec: Mapping, where: str) -> list[Mapping]:
@@ -315,6 +374,14 @@ def _apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
         if key.startswith("arrivals.") and key.count(".") == 1 and isinstance(spec.get("arrivals"), dict) \
                 and key.partition(".")[2] in _TRACE_KEYS:
             spec["arrivals"][key.partition(".")[2]] = copy.deepcopy(value)  # optional trace keys may be added
+            continue
+        if key == "estimate":  # the estimate law may be added or replaced
+            spec["estimate"] = copy.deepcopy(value)
+            continue
+        if key.startswith("estimate.") and key.count(".") == 1:  # estimate.factor, estimate.allow_underestimate
+            if not isinstance(spec.get("estimate"), dict):
+                spec["estimate"] = {}
+            spec["estimate"][key.partition(".")[2]] = copy.deepcopy(value)
             continue
         container, leaf = _locate(spec, key)
         container[leaf] = copy.deepcopy(value)
@@ -574,8 +641,8 @@ def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
         raise ScenarioError(f"{name}: malformed TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
-    except ScenarioError as exc:
-        raise ScenarioError(f"{name}: {exc}") from None
+    except ScenarioError as exc:  # keeps the kind (UnknownParameter: the command line then tries the policy's)
+        raise type(exc)(f"{name}: {exc}") from None
     description = spec.get("description") or _summary(model)
     return Scenario(name=name, family="msj", description=description, params=spec, model=model)
 

@@ -7,7 +7,9 @@ Jobs of each class form a doubly linked list in arrival order. Every built-in po
 the jobs in service as a *prefix* of that list (the oldest ``x_c`` class-c jobs are the ones served), so a
 policy is fully described by per-class target counts, and ``C_BOUND`` points at the first waiting job of the class.
 Starting a job takes the first waiting job of its class; preempting takes the youngest served one
-(preempt-resume: its remaining duration is kept). Jobs in service sit in a binary heap keyed on completion time
+(preempt-resume: its remaining duration is kept). Job-level policies (SRPT-like orders, backfilling) start and
+preempt any job with ``start_job`` / ``preempt_job`` / ``kill_job``, which relink it so that the served jobs stay a
+prefix of the class's list (in the order they started) and the waiting jobs stay in arrival order. Jobs in service sit in a binary heap keyed on completion time
 (ties: older job first), so general duration laws need no event calendar beyond it.
 
 Time-average statistics are integrated lazily per class (an area is updated only when a class's counts change).
@@ -18,6 +20,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from msjgym.core import rng as _rng
 from msjgym.core.jit import njit
 
 # ---------------------------------------------------------------- state fields
@@ -39,7 +42,8 @@ S_NCHK = 13  # checkpoints recorded (instability detector)
 S_NEXT_CHK = 14  # event count of the next checkpoint
 S_ERROR = 15  # debug: code of the violated invariant
 S_NEED = 16  # Σ need over the jobs in system (waiting or not)
-NSI = 17
+S_ERRARG = 17  # the value a compiled policy of the user's passed in its invalid decision
+NSI = 18
 
 # sys_f[b, :] (float64 scalars per system)
 T_NOW = 0  # current time
@@ -75,7 +79,8 @@ J_PREV = 3  # previous (older) job of the same class, -1 if none
 J_HPOS = 4  # position in the heap when in service, -1 when waiting
 J_BATCH = 5  # measurement batch of the job's arrival, -1 if not measured
 J_ID = 6  # index of the job in a replayed trace (-1 otherwise)
-NJI = 7
+J_MARK = 7  # the policy's own mark on the job (-1 on arrival; e.g. balanced-splitting: which server set serves it)
+NJI = 8
 
 # job_f[b, j, :]
 J_ARR = 0  # arrival time
@@ -83,7 +88,10 @@ J_SIZE = 1  # service duration (time units, holding `need` servers)
 J_REM = 2  # remaining duration at the last start (or preemption)
 J_START = 3  # time of the last start
 J_DONE = 4  # completion time while in service
-NJF = 5
+J_EST = 5  # the scheduler's runtime estimate of the whole duration (>= J_SIZE unless the scenario allows less)
+J_RES = 6  # reservation: the time the job is planned to start (conservative backfilling; inf until reserved)
+J_KEY = 7  # scratch for a job-level policy: its sort key at the last decision (ServerFilling-SRPT / -Gittins)
+NJF = 8
 
 # bstat[b, batch, c, :] (per measurement batch and class)
 B_SUM_T = 0  # sum of response times of measured jobs that completed
@@ -129,27 +137,43 @@ P_MMAX = 11  # largest need
 P_TRACE = 12  # arrivals replay params.trace_t/trace_c/trace_s
 P_ARG = 13  # the policy's parameters, in the order of its declaration's params: ints[P_ARG + i] (integer ones)
 NARG = 4  # room for this many policy parameters
-NPI = P_ARG + NARG
+P_EST = P_ARG + NARG  # how runtime estimates are made: EST_EXACT, EST_FACTOR, EST_UNIFORM, EST_TRACE
+NPI = P_EST + 1
 
 # params.floats[:]
 P_LAMBDA = 0
 P_FARG = 1  # the policy's parameters as reals: floats[P_FARG + i]
-NPF = P_FARG + NARG
+P_EST_LOW = P_FARG + NARG  # estimate factor (EST_FACTOR), or the low end of its uniform law (EST_UNIFORM)
+P_EST_HIGH = P_EST_LOW + 1  # the high end of the factor's uniform law (EST_UNIFORM)
+NPF = P_EST_HIGH + 1
+
+# runtime estimate laws (params.ints[P_EST]); see msjgym.systems.msj.model.EstimateLaw
+EST_EXACT = 0  # estimate = duration
+EST_FACTOR = 1  # estimate = factor · duration
+EST_UNIFORM = 2  # estimate = f · duration, f ~ Uniform[low, high] drawn from the estimate stream ``erng``
+EST_TRACE = 3  # estimate = a replayed trace's requested time (params.trace_e)
 
 MSJState = namedtuple(
-    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone")
-MSJState.__doc__ = "Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis)."
+    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone erng prof_t "
+                "prof_f")
+MSJState.__doc__ = """Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis).
+
+``erng[B, 4]``: the runtime-estimate stream (xoshiro256**), used only by a random estimate law; seeded at each
+system's first job from a hash of the job stream's state (which it does not advance; see ``seed_estimate_stream``).
+``prof_t[B, P]``, ``prof_f[B, P]``: room for a profile of future free servers (breakpoint times, free servers from
+each breakpoint on), P = 2·servers + 4·capacity + 4, grown with the job capacity (conservative backfilling).
+"""
 
 MSJParams = namedtuple(
     "MSJParams",
-    "ints floats need offered cumprob dkind dstart ddata grp_need grp_ptr grp_cls trace_t trace_c trace_s")
+    "ints floats need offered cumprob dkind dstart ddata grp_need grp_ptr grp_cls trace_t trace_c trace_s trace_e")
 MSJParams.__doc__ = """Read-only parameters shared by the B systems.
 
 need[K], offered[K] (λ_c·need_c·E[S_c], the servers class c occupies on average), cumprob[K] (cumulative class
 probabilities), dkind/dstart/ddata (encoded duration laws), and need groups
 (classes with equal need, groups ordered by decreasing need): grp_need[G], and group g's classes
-grp_cls[grp_ptr[g]:grp_ptr[g + 1]]; a replayed trace's arrival times, classes and durations trace_t/c/s[L]
-(empty without a trace).
+grp_cls[grp_ptr[g]:grp_ptr[g + 1]]; a replayed trace's arrival times, classes, durations and runtime estimates
+trace_t/c/s/e[L] (empty without a trace).
 """
 
 INF = np.inf
@@ -289,6 +313,66 @@ def preempt_last(st, pr, b, c):
 
 
 @njit(inline="always")
+def _link_before(st, b, c, j, k):
+    """Insert job j (not in any list) into class c's list just before job k (k = -1: at the tail)."""
+    prev = st.cls_i[b, c, C_TAIL] if k < 0 else st.job_i[b, k, J_PREV]
+    st.job_i[b, j, J_PREV] = prev
+    st.job_i[b, j, J_NEXT] = k
+    if prev < 0:
+        st.cls_i[b, c, C_HEAD] = j
+    else:
+        st.job_i[b, prev, J_NEXT] = j
+    if k < 0:
+        st.cls_i[b, c, C_TAIL] = j
+    else:
+        st.job_i[b, k, J_PREV] = j
+
+
+@njit(inline="always")
+def start_job(st, pr, b, j):
+    """Start the waiting job j, whichever of its class's waiting jobs it is (it must fit).
+
+    Job-level service (SRPT-like and backfilling policies): j moves to the end of its class's served prefix, so the
+    served jobs of a class stay a prefix of its list and its waiting jobs stay in arrival order.
+    """
+    c = st.job_i[b, j, J_CLS]
+    bound = st.cls_i[b, c, C_BOUND]
+    if j != bound:
+        unlink(st, b, c, j)
+        _link_before(st, b, c, j, bound)
+        st.cls_i[b, c, C_BOUND] = j
+    start_next(st, pr, b, c)
+
+
+@njit(inline="always")
+def preempt_job(st, pr, b, j):
+    """Preempt job j (in service), whichever of its class's served jobs it is (preempt-resume: its remaining
+    duration is kept); it rejoins its class's waiting jobs at its arrival-order position."""
+    c = st.job_i[b, j, J_CLS]
+    bound = st.cls_i[b, c, C_BOUND]
+    last = st.cls_i[b, c, C_TAIL] if bound < 0 else st.job_i[b, bound, J_PREV]
+    if j != last:  # make j the last served job, then preempt it as the youngest served one
+        unlink(st, b, c, j)
+        _link_before(st, b, c, j, bound)
+    preempt_last(st, pr, b, c)
+    nxt = st.job_i[b, j, J_NEXT]
+    if nxt >= 0 and st.job_i[b, nxt, J_SEQ] < st.job_i[b, j, J_SEQ]:  # older waiting jobs go before it
+        st.cls_i[b, c, C_BOUND] = nxt
+        while nxt >= 0 and st.job_i[b, nxt, J_SEQ] < st.job_i[b, j, J_SEQ]:
+            nxt = st.job_i[b, nxt, J_NEXT]
+        unlink(st, b, c, j)
+        _link_before(st, b, c, j, nxt)
+
+
+@njit(inline="always")
+def kill_job(st, pr, b, j):
+    """Stop job j (in service) and discard its progress (kill-and-restart: it will need its whole duration again);
+    it rejoins its class's waiting jobs at its arrival-order position."""
+    preempt_job(st, pr, b, j)
+    st.job_f[b, j, J_REM] = st.job_f[b, j, J_SIZE]
+
+
+@njit(inline="always")
 def apply_targets(st, pr, b):
     """Make the oldest ``scratch[b, c]`` class-c jobs the ones in service: preempt first, then start."""
     K = pr.ints[P_K]
@@ -298,6 +382,66 @@ def apply_targets(st, pr, b):
     for c in range(K):
         while st.cls_i[b, c, C_X] < st.scratch[b, c]:
             start_next(st, pr, b, c)
+
+
+# ---------------------------------------------------------------- runtime estimates
+_U64 = np.uint64
+
+
+@njit(inline="always")
+def _splitmix(x):
+    """splitmix64's output function (a bijective 64-bit mixer)."""
+    x = (x ^ (x >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> _U64(27))) * _U64(0x94D049BB133111EB)
+    return x ^ (x >> _U64(31))
+
+
+@njit
+def seed_estimate_stream(st, b):
+    """Seed system b's estimate stream ``erng[b]`` from a hash of its job stream's current state, which is read,
+    not advanced: the jobs drawn are those of a run without estimates, and the estimates are a function of the
+    replication's seed. Called at the system's first job (an environment's reset empties the system, so each
+    episode reseeds from its own stream). docs/modelling-choices.md#backfilling-estimate-stream."""
+    for i in range(4):
+        st.erng[b, i] = _splitmix(st.rng[b, i] ^ _U64(0x6A09E667F3BCC909 + 0x9E3779B97F4A7C15 * i))
+    if st.erng[b, 0] == 0 and st.erng[b, 1] == 0 and st.erng[b, 2] == 0 and st.erng[b, 3] == 0:
+        st.erng[b, 0] = 1
+
+
+@njit(inline="always")
+def draw_estimate(st, pr, b, size, ident, seq):
+    """The runtime estimate of a job of duration ``size`` joining now (``ident``: its index in a replayed trace,
+    ``seq``: its arrival sequence number; the estimate stream is seeded at the system's first job, seq 0)."""
+    kind = pr.ints[P_EST]
+    if kind == EST_EXACT:
+        return size
+    if kind == EST_FACTOR:
+        return pr.floats[P_EST_LOW] * size
+    if kind == EST_TRACE:
+        return pr.trace_e[ident] if ident >= 0 else size
+    if seq == 0:
+        seed_estimate_stream(st, b)
+    low = pr.floats[P_EST_LOW]
+    return (low + (pr.floats[P_EST_HIGH] - low) * _rng.uniform(st.erng, b)) * size
+
+
+@njit(inline="always")
+def estimated_remaining(st, b, j, now):
+    """The scheduler's view of job j's remaining time: its estimate minus the service it has had, and 0 once it has
+    run past its estimate (it then runs on to its true completion; msjgym does not kill it)."""
+    done = st.job_f[b, j, J_SIZE] - st.job_f[b, j, J_REM]
+    if st.job_i[b, j, J_HPOS] >= 0:
+        done += now - st.job_f[b, j, J_START]
+    rem = st.job_f[b, j, J_EST] - done
+    return rem if rem > 0.0 else 0.0
+
+
+@njit(inline="always")
+def estimated_end(st, b, j, now):
+    """When the scheduler expects job j (in service) to end: its start plus its estimated remaining time at the
+    start, or now once it has run past its estimate."""
+    end = st.job_f[b, j, J_START] + (st.job_f[b, j, J_EST] - (st.job_f[b, j, J_SIZE] - st.job_f[b, j, J_REM]))
+    return end if end > now else now
 
 
 # ---------------------------------------------------------------- jobs entering and leaving
@@ -319,10 +463,13 @@ def add_job(st, pr, b, c, size, batch, ident):
     st.job_i[b, j, J_HPOS] = -1
     st.job_i[b, j, J_BATCH] = batch
     st.job_i[b, j, J_ID] = ident
+    st.job_i[b, j, J_MARK] = -1
     now = st.sys_f[b, T_NOW]
     st.job_f[b, j, J_ARR] = now
     st.job_f[b, j, J_SIZE] = size
     st.job_f[b, j, J_REM] = size
+    st.job_f[b, j, J_EST] = draw_estimate(st, pr, b, size, ident, st.job_i[b, j, J_SEQ])
+    st.job_f[b, j, J_RES] = INF
     tail = st.cls_i[b, c, C_TAIL]
     st.job_i[b, j, J_PREV] = tail
     st.job_i[b, j, J_NEXT] = -1
@@ -372,11 +519,19 @@ def remove_job(st, pr, b, j):
     st.sys_i[b, S_BUSY] -= pr.need[c]
     if st.job_i[b, j, J_BATCH] >= 0:
         st.sys_i[b, S_MEAS] -= 1
+    st.job_i[b, j, J_SEQ] = -1  # a free slot (compiled user policies check the jobs they name)
     st.slots[b, st.sys_i[b, S_NFREE]] = j
     st.sys_i[b, S_NFREE] += 1
 
 
 # ---------------------------------------------------------------- queries used by policies
+@njit(inline="always")
+def departed_job(st, b):
+    """In a policy's ``on_departure`` hook: the slot of the job that has just left (``remove_job`` puts it last on
+    the free list). Its fields (class, ``J_MARK``, times) are kept until an arrival reuses the slot; ``J_SEQ`` is -1."""
+    return st.slots[b, st.sys_i[b, S_NFREE] - 1]
+
+
 @njit(inline="always")
 def seq_of(st, b, j):
     return st.job_i[b, j, J_SEQ]
@@ -387,7 +542,8 @@ def check_invariants(st, pr, b):
     """Debug mode: return 0 if the state is consistent, else a code naming the first violated invariant.
 
     1 over-allocation (busy > servers); 2 busy != Σ need·in-service; 3 class list count mismatch; 4 in-service jobs
-    are not a prefix of their class list; 5 class list out of arrival order; 6 heap size mismatch; 7 heap order.
+    are not a prefix of their class list; 5 a class's waiting jobs out of arrival order (the served prefix may be in
+    any order: job-level policies start any waiting job, see ``start_job``); 6 heap size mismatch; 7 heap order.
     """
     n = pr.ints[P_SERVERS]
     K = pr.ints[P_K]
@@ -407,9 +563,10 @@ def check_invariants(st, pr, b):
                 return 4
             if count == st.cls_i[b, c, C_X] and st.cls_i[b, c, C_BOUND] != j:
                 return 4
-            if st.job_i[b, j, J_SEQ] <= last_seq:
-                return 5
-            last_seq = st.job_i[b, j, J_SEQ]
+            if not in_service:
+                if st.job_i[b, j, J_SEQ] <= last_seq:
+                    return 5
+                last_seq = st.job_i[b, j, J_SEQ]
             count += 1
             j = st.job_i[b, j, J_NEXT]
         if count != st.cls_i[b, c, C_N]:
@@ -431,7 +588,7 @@ INVARIANT_NAMES = {
     2: "busy servers differ from the sum of the needs of the jobs in service",
     3: "a class's job list does not match its count",
     4: "the jobs in service are not the oldest of their class",
-    5: "a class's job list is out of arrival order",
+    5: "a class's waiting jobs are out of arrival order",
     6: "the completion heap does not hold exactly the jobs in service",
     7: "the completion heap is out of order",
 }
@@ -464,7 +621,17 @@ def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch:
         hist=np.zeros((B, nbatch, K, nbins), dtype=np.int64),
         chk=np.zeros((B, 64, 3), dtype=np.float64),
         jobdone=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
+        erng=np.ones((B, 4), dtype=np.uint64),
+        prof_t=np.zeros((B, profile_size(servers, capacity)), dtype=np.float64),
+        prof_f=np.zeros((B, profile_size(servers, capacity)), dtype=np.int64),
     )
+
+
+def profile_size(servers: int, capacity: int) -> int:
+    """Breakpoints a profile of future free servers may need: one per running job's end (at most ``servers``
+    jobs run), two per waiting job's reservation, twice over (a job is placed again before its old breakpoints are
+    dropped), and the first and last."""
+    return 2 * servers + 4 * capacity + 4
 
 
 def grow(st: MSJState) -> MSJState:
@@ -481,4 +648,8 @@ def grow(st: MSJState) -> MSJState:
         slots[b, :cap] = new_slots
         slots[b, cap:cap + nfree] = st.slots[b, :nfree]
         st.sys_i[b, S_NFREE] = nfree + cap
-    return st._replace(job_i=job_i, job_f=job_f, slots=slots)
+    servers = st.heap.shape[1]
+    size = profile_size(servers, 2 * cap)
+    prof_t = np.zeros((B, size), dtype=np.float64)
+    prof_f = np.zeros((B, size), dtype=np.int64)
+    return st._replace(job_i=job_i, job_f=job_f, slots=slots, prof_t=prof_t, prof_f=prof_f)

@@ -1,0 +1,156 @@
+"""EASY backfilling (aggressive backfilling): FCFS, and a later job may start early if it does not delay the first.
+
+Jobs are served in arrival order (FCFS) while the oldest waiting job (the *head*) fits. When the head does not fit,
+it gets a reservation: the *shadow time*, the earliest time at which, by the running jobs' estimated completion
+times, enough servers will be free for it, and the *extra* servers, those free at the shadow time beyond the head's
+need. A later waiting job, taken in arrival order, starts now (is *backfilled*) if it fits in the servers free now and
+either its estimated completion (now + its runtime estimate) is no later than the shadow time, or it needs no more
+than the extra servers (which it then uses up). So a backfilled job never delays the head's reservation (by the
+estimates); it may delay the jobs behind the head. Non-preemptive.
+
+Estimates: each job's runtime estimate is set by the scenario's ``estimate`` (exact by default; see
+``msjgym.systems.msj.scenarios``). A job that runs past its estimate is seen as ending now (0 estimated time left)
+until it completes (``docs/modelling-choices.md#backfilling-overrun``).
+
+Sources: D. Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995, LNCS 949 (EASY); A. W. Mu'alem and D. G.
+Feitelson, "Utilization, predictability, workloads, and user runtime estimates in scheduling the IBM SP2 with
+backfilling", IEEE TPDS 12(6), 2001, §2 (the shadow time and extra nodes rule stated above). The backfilling
+policy of the multiserver-job simulator of Olliaro, Anggraito, Ajmone Marsan, Balsamo & Marin (mjqm-simulator)
+backfills only jobs that end by the shadow time, with exact durations; this is the full EASY rule.
+
+No agent form: the ``msjgym/MSJ-v0`` observation shows no estimates (``EstimatesNotObservedAgent``); the kernel is
+tested decision for decision against a pure-Python reference of the rule above (``tests/test_backfilling.py``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from msjgym.core.jit import njit
+from msjgym.systems.msj.state import (
+    C_BOUND, INF, J_CLS, J_NEXT, P_K, P_SERVERS, S_BUSY, S_HEAPN, T_NOW, estimated_end, estimated_remaining,
+    start_job)
+from msjgym.systems.msj.model import MSJModel
+
+from .agents import EstimatesNotObservedAgent
+from .base import Policy
+from .common import ORDER_ARRIVAL, admit, next_in_arrival_order, oldest_waiting
+
+
+# ---------------------------------------------------------------- the head's reservation
+@njit(inline="always")
+def _before(st, b, i, j, now):
+    return estimated_end(st, b, i, now) < estimated_end(st, b, j, now)
+
+
+@njit(inline="always")
+def _sift_down(st, b, base, n, pos, now):
+    sc = st.scratch
+    while True:
+        child = 2 * pos + 1
+        if child >= n:
+            return
+        if child + 1 < n and _before(st, b, sc[b, base + child + 1], sc[b, base + child], now):
+            child += 1
+        if not _before(st, b, sc[b, base + child], sc[b, base + pos], now):
+            return
+        tmp = sc[b, base + pos]
+        sc[b, base + pos] = sc[b, base + child]
+        sc[b, base + child] = tmp
+        pos = child
+
+
+@njit
+def reservation(st, pr, b, need, free, now):
+    """(shadow time, extra servers) of a job of ``need`` servers that does not fit in the ``free`` servers now: the
+    earliest estimated completion time of running jobs by which ``need`` servers are free (jobs with equal estimated
+    ends free their servers together), and the servers free then beyond ``need``.
+
+    The running jobs (at most ``servers``) are ordered by estimated end in a binary heap in ``scratch[b, 3K:3K+n]``:
+    O(R + k log R) for the k jobs popped.
+    """
+    base = 3 * pr.ints[P_K]
+    sc = st.scratch
+    n = st.sys_i[b, S_HEAPN]
+    for i in range(n):
+        sc[b, base + i] = st.heap[b, i]
+    for pos in range(n // 2 - 1, -1, -1):
+        _sift_down(st, b, base, n, pos, now)
+    avail = free
+    while n > 0:
+        t = estimated_end(st, b, sc[b, base], now)
+        while n > 0 and estimated_end(st, b, sc[b, base], now) == t:
+            avail += pr.need[st.job_i[b, sc[b, base], J_CLS]]
+            n -= 1
+            sc[b, base] = sc[b, base + n]
+            _sift_down(st, b, base, n, 0, now)
+        if avail >= need:
+            return t, avail - need
+    return INF, 0  # not reached: once every running job has ended, all servers are free
+
+
+# ---------------------------------------------------------------- compiled kernel
+@njit
+def schedule(st, pr, b):
+    """FCFS while the head fits; then backfill, in arrival order, the waiting jobs that fit now and end (by their
+    estimates) by the head's shadow time or fit in its extra servers.
+
+    Cost: O(K) per job started in FCFS order; when the head is blocked and some waiting job fits now, O(R log R) for
+    the reservation (R running jobs) and O(K) per waiting job scanned (the classes' waiting lists merged by arrival
+    order, skipping classes that do not fit). Scratch: ``[K, 2K)`` walk pointers, ``[3K, 3K + servers)`` the heap.
+    """
+    admit(st, pr, b, ORDER_ARRIVAL, True)
+    K = pr.ints[P_K]
+    free = pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]
+    head = oldest_waiting(st, pr, b)
+    if head < 0 or free == 0:
+        return
+    candidates = False
+    for c in range(K):
+        ptr = st.cls_i[b, c, C_BOUND]
+        st.scratch[b, K + c] = ptr
+        if ptr >= 0 and pr.need[c] <= free:  # the head's class does not fit: its jobs are not candidates
+            candidates = True
+    if not candidates:
+        return
+    now = st.sys_f[b, T_NOW]
+    shadow, extra = reservation(st, pr, b, pr.need[st.job_i[b, head, J_CLS]], free, now)
+    while free > 0:
+        c = next_in_arrival_order(st, pr, b, free)
+        if c < 0:
+            return
+        j = st.scratch[b, K + c]
+        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]  # read before start_job relinks j
+        m = pr.need[c]
+        if now + estimated_remaining(st, b, j, now) <= shadow:
+            start_job(st, pr, b, j)
+            free -= m
+        elif m <= extra:
+            start_job(st, pr, b, j)
+            free -= m
+            extra -= m
+
+
+# ---------------------------------------------------------------- agent form
+class EasyBackfillingAgent(EstimatesNotObservedAgent):
+    """``easy-backfilling`` has no agent form (see ``EstimatesNotObservedAgent``)."""
+
+    policy_name = "easy-backfilling"
+
+
+# ---------------------------------------------------------------- declaration
+@dataclass(frozen=True, kw_only=True)
+class _Easy(Policy):
+    def scratch_size(self, model: MSJModel) -> int:
+        """The heap of running jobs by estimated end: at most ``servers`` jobs run."""
+        return int(model.servers)
+
+
+EASY_BACKFILLING = _Easy(
+    name="easy-backfilling",
+    summary="EASY backfilling: FCFS; a later job starts early if, by runtime estimates, it does not delay the head",
+    preemptive=False,
+    source="Lifka, \"The ANL/IBM SP scheduling system\", JSSPP 1995 (EASY); Mu'alem & Feitelson, IEEE TPDS 12(6), "
+           "2001, §2 (shadow time and extra nodes)",
+    schedule=schedule,
+    agent_class=EasyBackfillingAgent,
+)
