@@ -210,7 +210,7 @@ class MSJSimulation:
         from msjgym.core.jit import cached
         if cached(self.loop.run):
             return None
-        return (f"msjgym: compiling the event loop for policy {self.policy.name} (about 20-40 s, once; "
+        return (f"msjgym: compiling the event loop for policy {self.policy.name} (about 10-30 s, once; "
                 f"cached afterwards) ...")
 
     def events(self, b: int = 0) -> int:
