@@ -5,6 +5,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+try:  # the property suites' profiles (HYPOTHESIS_PROFILE=default|long); hypothesis is in the dev extra
+    import hypothesis_profiles  # noqa: F401
+except ImportError:
+    pass
+
 from msjgym.core import rng
 from msjgym.core.distributions import from_spec
 from msjgym.policies.msj import get_policy

@@ -221,7 +221,13 @@ def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
         delta=p["delta"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"])
     for key in POLICY_KEYS:       # check every parameter that is set (e.g. delta <= 0, K not an integer) now
         if all(getattr(setting, k) is not None or k in _OPTIONAL for k in POLICY_KEYS[key]):
-            if key in ("jsq-d", "least-loaded-d") and setting.d is not None and setting.d > servers:
-                continue          # d only matters for those policies; checked when one is chosen
+            if key in ("jsq-d", "least-loaded-d") and _integer_above(setting.d, servers):
+                continue          # d > servers only matters for those policies; refused when one is chosen
             setting.model(key)
     return setting
+
+
+def _integer_above(value: object, bound: int) -> bool:
+    """Whether ``value`` is an integer (an integral number) greater than ``bound``; anything else, even ``inf`` or a
+    string, is checked (and refused) by the policy's model."""
+    return is_real(value) and math.isfinite(value) and float(value).is_integer() and value > bound
