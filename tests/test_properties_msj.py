@@ -39,13 +39,13 @@ REPS, JOBS = 20, 2_500
 LEVEL = 0.9999
 
 
-def covered(values, target: float, what: str) -> None:
-    """Assert that the t-interval (LEVEL) of the per-replication ``values``, widened by 1 % of |target| + 1e-3,
-    covers ``target``."""
+def covered(values, target: float, what: str, scale: float | None = None) -> None:
+    """Assert that the t-interval (LEVEL) of the per-replication ``values``, widened by 1 % of ``scale`` (default
+    |target|; for a difference that should be 0, the size of its terms) + 1e-3, covers ``target``."""
     values = np.asarray(values, dtype=float)
     assert np.all(np.isfinite(values)), f"{what}: non-finite replication values {values}"
     half = stats.t.ppf(0.5 + LEVEL / 2, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size)
-    slack = half + 0.01 * abs(target) + 1e-3
+    slack = half + 0.01 * (abs(target) if scale is None else scale) + 1e-3
     assert abs(values.mean() - target) <= slack, \
         f"{what}: {values.mean():.6g} ± {half:.3g} (per replication {np.round(values, 5)}) vs {target:.6g}"
 
@@ -119,13 +119,14 @@ def test_random_valid_scenarios_satisfy_the_invariants_and_identities(case, seed
     covered(col["utilization"] * n, model.offered_servers, "busy servers vs λ Σ p_i m_i E[S_i]")
     assert np.all(col["utilization"] <= 1.0 + 1e-12), "utilization above 1: servers over-allocated"
     # Little's law, system and per class; throughput = arrival rate
-    covered(col["number_in_system"] - col["throughput"] * col["response_time"], 0.0, "N − X·T")
+    covered(col["number_in_system"] - col["throughput"] * col["response_time"], 0.0, "N − X·T",
+            scale=float(col["number_in_system"].mean()))
     covered(col["throughput"], model.arrival_rate, "throughput vs λ")
     names = [c.name for c in model.classes]
     for c, name, rate, mean in zip(model.classes, names, model.class_arrival_rates, model.mean_service):
         n_c, x_c, t_c, w_c = (col[f"{k}[{name}]"] for k in ("number_in_system", "throughput", "response_time",
                                                               "waiting_time"))
-        covered(n_c - x_c * t_c, 0.0, f"N[{name}] − X[{name}]·T[{name}]")
+        covered(n_c - x_c * t_c, 0.0, f"N[{name}] − X[{name}]·T[{name}]", scale=float(n_c.mean()))
         covered(x_c, rate, f"throughput[{name}] vs λ_{name}")
         # response − waiting = the mean duration of the measured jobs; waiting is never negative
         covered(t_c - w_c, mean, f"T[{name}] − W[{name}] vs E[S_{name}]")

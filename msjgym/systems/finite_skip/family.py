@@ -66,7 +66,13 @@ class FiniteSkipRuns(api.Simulation):
 
     def metrics(self, rep: int) -> dict[str, float]:
         r = self.results[rep]
-        return F.replication_metrics(self.model, r) if r.stable else {}
+        if not r.stable:
+            return {}
+        out = F.replication_metrics(self.model, r)
+        if not all(F.through_front(x) for x in self.results if x is not None and x.stable):
+            for key in F.FRONT_METRICS:  # not in every replication: in none (F.replications_metrics)
+                out.pop(key, None)
+        return out
 
     def diagnostics(self) -> dict[str, float]:
         return F.pathwise_invariants(self.results)

@@ -167,16 +167,36 @@ class FiniteSkipSummary:
     reps: int
 
 
+FRONT_METRICS = ("queueing_time", "front_time")
+"""The metrics defined only when every measured job went through the front (a WCFS policy's jobs always do)."""
+
+
+def through_front(r: fs.Replication) -> bool:
+    """Whether every measured job of replication ``r`` entered the front before it was served."""
+    return not np.isnan(r.rec[:, fs.R_FRONT]).any()
+
+
+def replications_metrics(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> list[dict[str, float]]:
+    """:func:`replication_metrics` of every (stable) replication, with :data:`FRONT_METRICS` in none of them unless
+    every measured job of every replication went through the front: averaging them over the replications where it
+    happened would select replications by their outcome (a biased estimate, with the wrong number of replications)."""
+    units = [replication_metrics(model, r) for r in reps]
+    if not all(through_front(r) for r in reps):
+        units = [{k: v for k, v in u.items() if k not in FRONT_METRICS} for u in units]
+    return units
+
+
 def replication_metrics(model: fs.FiniteSkipModel, r: fs.Replication) -> dict[str, float]:
     """One stable replication's metric values (see :class:`FiniteSkipSummary`); ``queueing_time`` and ``front_time``
-    only when every measured job went through the front."""
+    only when every measured job went through the front (with several replications: see
+    :func:`replications_metrics`)."""
     lam = model.arrival_rate
     m1, m2 = model.size_moments
     rho = lam * m1
     a, rec = r.acc, r.rec
     time = a[fs.A_TIME]
     out = {"response_time": float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_ARR]))}
-    if not np.isnan(rec[:, fs.R_FRONT]).any():
+    if through_front(r):
         out["queueing_time"] = float(np.mean(rec[:, fs.R_FRONT] - rec[:, fs.R_ARR]))
         out["front_time"] = float(np.mean(rec[:, fs.R_DONE] - rec[:, fs.R_FRONT]))
     out["number_in_system"] = a[fs.A_N] / time
@@ -218,7 +238,7 @@ def summarize(model: fs.FiniteSkipModel, reps: list[fs.Replication]) -> FiniteSk
     if not all(r.stable for r in reps):
         inv["growth_rate"] = float(np.mean([growth_rate(r) for r in reps if not r.stable]))
         return FiniteSkipSummary(False, {}, inv, len(reps))
-    return FiniteSkipSummary(True, estimates([replication_metrics(model, r) for r in reps]), inv, len(reps))
+    return FiniteSkipSummary(True, estimates(replications_metrics(model, reps)), inv, len(reps))
 
 
 def run(model: fs.FiniteSkipModel, policy: str, *, jobs: int = 100_000, reps: int = 10, seed: int = 0,
