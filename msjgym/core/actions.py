@@ -29,9 +29,9 @@ def action_error(value: Any, mask: np.ndarray) -> TypeError | ValueError | None:
     if not integer:
         hint = ""
         if isinstance(value, np.ndarray) and value.ndim >= 1:
-            hint = f" (an array of shape {value.shape} is not one: pass an int or a 0-d array)"
-        return TypeError(f"{_short(value)} ({type(value).__name__}) is not an action{hint}: actions are integers (int "
-                         f"or a NumPy integer) in 0..{count - 1}; allowed now: {allowed(mask)}")
+            hint = f" (an array of shape {value.shape} is not an action: pass an int or a 0-d array)"
+        return TypeError(f"{_short(value)} ({type(value).__name__}) is not an action: actions are integers (int or a "
+                         f"NumPy integer) in 0..{count - 1}; allowed now: {allowed(mask)}{hint}")
     action = int(value)
     if not 0 <= action < count:
         return ValueError(f"action {action} is not allowed: out of range 0..{count - 1}; allowed now: "
@@ -83,18 +83,19 @@ def rates_error(value: Any, caps: np.ndarray, total: float = 1.0, tol: float = 1
         array = None
     if array is None or array.ndim != 1 or array.dtype.kind not in "iuf" or isinstance(value, (str, bytes)):
         return TypeError(f"{_short(value)} ({type(value).__name__}) is not a rate vector: expected {count} service "
-                         f"rates (a list or 1-d array of numbers, one per job present, in arrival order)")
+                         f"rates, one per job present in arrival order (a list or 1-d array of numbers)")
     if array.size != count:
         return ValueError(f"{array.size} rates for {count} jobs present: expected one rate per job")
     rates = array.astype(np.float64)
     bad = np.flatnonzero(~np.isfinite(rates) | (rates < 0.0))
     if bad.size:
         j = int(bad[0])
-        return ValueError(f"rate[{j}] = {rates[j]!r}: every rate must be a finite number >= 0")
+        return ValueError(f"rate[{j}] = {float(rates[j])!r}: every rate must be a finite number >= 0")
     over = np.flatnonzero(rates > caps * (1.0 + tol) + tol)
     if over.size:
         j = int(over[0])
-        return ValueError(f"rate[{j}] = {rates[j]!r}: job {j} can use at most {float(caps[j])!r} of the capacity")
+        return ValueError(f"rate[{j}] = {float(rates[j])!r}: job {j} can use at most {float(caps[j])!r} of the "
+                          "capacity")
     if rates.sum() > total * (1.0 + tol):
         return ValueError(f"rates sum to {float(rates.sum())!r}: the capacity is {total!r} (rates are fractions of "
                           "it)")
