@@ -73,8 +73,8 @@ class BatchedVectorEnv(VectorEnv):
     (or list) of shape ``(num_envs,)``, one action per copy (:func:`msjgym.core.actions.check_actions`): anything else
     (floats, bools, a scalar, shape ``(num_envs, 1)``) raises a ``TypeError``; a copy's action that is out of range or
     masked raises a ``ValueError`` naming the copy, its step, the action and the allowed ones, before any copy is
-    advanced. A copy being reset ignores its action, which must still be an integer in range. Episodes end by truncation, never by
-    termination.
+    advanced. A copy being reset ignores its action, which must still be an integer in range. Episodes end by
+    truncation, never by termination.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -172,7 +172,8 @@ class BatchedEnv(gym.Env):
     NumPy, or a 0-d integer array) allowed by ``action_masks()`` — and raises a ``TypeError`` (not an integer: a float,
     even 2.0, a bool, a string, None, or an array of shape (1,): pass an int or a 0-d array) or a ``ValueError`` (out
     of range or masked) naming the step, the value and the allowed actions otherwise
-    (:func:`msjgym.core.actions.action_error`, the same check as the vector environment's). ``info["dt"]`` is the time the step advanced.
+    (:func:`msjgym.core.actions.action_error`, the same check as the vector environment's). ``info["dt"]`` is the
+    time the step advanced.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
