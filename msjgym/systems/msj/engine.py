@@ -61,7 +61,8 @@ class RunConfig:
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
                 raise MsjgymError(f"{key} = {value!r}: must be an integer >= {low}")
         if self.batches > self.jobs:
-            raise MsjgymError(f"batches = {self.batches}: must be <= jobs = {self.jobs}")
+            raise MsjgymError(f"jobs = {self.jobs}: at least {self.batches} jobs for the {self.batches} batch means "
+                              f"(give more jobs, or set batches <= {self.jobs})")
 
 
 def _need_groups(needs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
