@@ -15,7 +15,6 @@ with status 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +27,7 @@ from msjgym.errors import MsjgymError, UnknownParameter
 from msjgym.evaluate import plot, sweep
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.report import format_references, format_table
-from msjgym.evaluate.result import Result
+from msjgym.evaluate.result import Result, strict_json
 from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
 
 
@@ -200,7 +199,7 @@ def _print_result(result: Result, args: argparse.Namespace) -> int:
     if args.per_job:
         failed = _save_per_job(result, Path(args.per_job))
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, allow_nan=False))
+        print(strict_json(result.to_dict()))
     else:
         print(format_table(result) + format_references(result.references))
         notes = result.notes + ([f"per-job response times written to {args.per_job}"]
@@ -252,9 +251,8 @@ def _cmd_theory(args: argparse.Namespace) -> None:
     load = getattr(scenario.model, "load", None)
     policy = getattr(policy, "label", policy)
     if args.json:
-        print(json.dumps({"scenario": scenario.name, "family": scenario.family, "policy": policy,
-                          "params": scenario.params, "load": load, "references": [r.to_dict() for r in refs]},
-                         indent=2, default=float))
+        print(strict_json({"scenario": scenario.name, "family": scenario.family, "policy": policy,
+                           "params": scenario.params, "load": load, "references": [r.to_dict() for r in refs]}))
         return
     params = ", ".join(f"{k}={v}" for k, v in scenario.params.items() if not isinstance(v, (dict, list)))
     print(f"scenario  {scenario.name}  ({params})\npolicy    {policy}")
