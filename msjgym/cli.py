@@ -298,6 +298,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("msjgym: interrupted", file=sys.stderr)
         return 130
+    except SystemExit as exc:  # only code of the user's (a policy, a model) raises it inside a command
+        print(f"msjgym: error: the {args.command} stopped: code run inside it called sys.exit({exc.code!r}) "
+              "(raised SystemExit)", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0

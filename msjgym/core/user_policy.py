@@ -90,6 +90,8 @@ def load_object(path: Path, name: str, text: str) -> Any:
     module = importlib.util.module_from_spec(module_spec)
     try:
         module_spec.loader.exec_module(module)
+    except SystemExit as exc:
+        raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
     except Exception as exc:  # the user's file: any failure is reported in one line
         raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
     if not hasattr(module, name):
@@ -105,6 +107,8 @@ def _wrap(obj: Any, spec: AgentSpec, text: str) -> UserPolicy:
             takes_spec = False
         try:
             obj = obj(spec) if takes_spec else obj()
+        except SystemExit as exc:
+            raise PolicyError(f"--policy {text!r}: constructing it {_exited(exc)}") from None
         except Exception as exc:
             raise PolicyError(f"--policy {text!r}: constructing it failed: {type(exc).__name__}: {exc}") from None
     act = getattr(obj, "act", obj)
@@ -123,6 +127,8 @@ def checked_action(decide: Decide, obs: np.ndarray, mask: np.ndarray, name: str,
     ``PolicyError`` naming them and the value if it raises or returns anything but an allowed action."""
     try:
         raw = decide(obs.copy(), mask.copy())
+    except SystemExit as exc:  # sys.exit() in the policy must not end the run silently (KeyboardInterrupt: Ctrl-C)
+        raise PolicyError(f"policy {name}: replication {rep}, step {step}: {_exited(exc)}") from None
     except Exception as exc:  # the user's code: report it in one line
         raise PolicyError(f"policy {name}: replication {rep}, step {step}: it raised {type(exc).__name__}: "
                           f"{exc}") from None
@@ -130,6 +136,25 @@ def checked_action(decide: Decide, obs: np.ndarray, mask: np.ndarray, name: str,
     if error is not None:
         raise PolicyError(f"policy {name}: replication {rep}, step {step}: {error}")
     return int(raw)
+
+
+def guard_exit(decide: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``decide``, with a ``SystemExit`` raised inside it turned into one ``PolicyError`` naming the policy, for
+    paths that call a policy without :func:`checked_action` (KeyboardInterrupt still stops the run, as Ctrl-C)."""
+
+    def guarded(*args: Any) -> Any:
+        try:
+            return decide(*args)
+        except SystemExit as exc:
+            raise PolicyError(f"policy {name}: {_exited(exc)}") from None
+
+    return guarded
+
+
+def _exited(exc: SystemExit) -> str:
+    """What a policy that called ``sys.exit`` (or raised ``SystemExit``) did, for a one-line error."""
+    return (f"called sys.exit({exc.code!r}) (raised SystemExit); a policy must return an action, not end the "
+            "program")
 
 
 # ---------------------------------------------------------------- saved Stable-Baselines3 models

@@ -17,7 +17,7 @@ import numpy as np
 from msjgym.core.distributions import encode_all
 from msjgym.core.rng import exponential, seed_states, uniform
 from msjgym.core.sampling import sample
-from msjgym.core.user_policy import UserPolicy
+from msjgym.core.user_policy import UserPolicy, guard_exit
 from msjgym.systems.finite_skip import simulate as fs
 from msjgym.systems.finite_skip.observation import FiniteSkipLayout, FiniteSkipView, make_observation
 
@@ -64,7 +64,8 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
     user's, loaded with a :class:`FiniteSkipSpec`) is called the same way.
     """
     if isinstance(agent, UserPolicy):
-        act, agent = (lambda observation, _decide=agent: _decide(observation, None)), agent.policy
+        act = guard_exit(lambda observation, _decide=agent: _decide(observation, None), agent.name)
+        agent = agent.policy
     else:
         act = agent.act if hasattr(agent, "act") else agent
         if _positional(act) >= 2:  # act(observation, action_mask): no action is masked (the action is a rate vector)

@@ -203,7 +203,7 @@ class MSJSimulation:
         from msjgym.systems.msj.compiled import policy_failure
         try:
             return kernel(self.state, self.params, b, *args)
-        except Exception as exc:  # the user's code: one line naming where
+        except (Exception, SystemExit) as exc:  # the user's code: one line naming where (not even sys.exit ends it)
             raise policy_failure(self.policy.name, exc, self.state, b) from None
 
     def compile_note(self) -> str | None:

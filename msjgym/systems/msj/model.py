@@ -106,8 +106,9 @@ class MSJModel:
             if not (math.isfinite(c.probability) and 0 < c.probability <= 1):
                 raise ScenarioError(f"classes[{i}].probability = {c.probability!r}: must be in (0, 1]")
             if c.name in names[:i]:  # the later entry is the duplicate: name it, and the first one
-                raise ScenarioError(f"classes[{i}].name = {c.name!r}: already the name of classes[{names.index(c.name)}]; "
-                                    "class names must be unique")
+                first = names.index(c.name)
+                raise ScenarioError(f"classes[{i}].name = {c.name!r}: already the name of classes[{first}]; class "
+                                    "names must be unique")
         if self.estimate.kind == "requested" and self.trace is None:
             raise ScenarioError("estimate = \"requested\": only for a replayed trace (arrivals = {trace = ...})")
         total = sum(c.probability for c in self.classes)
