@@ -200,6 +200,8 @@ def _print_result(result: Result, args: argparse.Namespace) -> int:
         failed = _save_per_job(result, Path(args.per_job))
     if args.json:
         print(strict_json(result.to_dict()))
+        for note in result.notes:  # not in the JSON object: on stderr, so that nothing is silently dropped
+            print(f"msjgym: note: {note.removeprefix('note: ')}", file=sys.stderr)
     else:
         print(format_table(result) + format_references(result.references))
         notes = result.notes + ([f"per-job response times written to {args.per_job}"]
