@@ -96,8 +96,10 @@ def load_object(path: Path, name: str, text: str) -> Any:
     module = importlib.util.module_from_spec(module_spec)
     try:
         module_spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:  # the user's file: any failure (even sys.exit()) is reported in one line
-        raise PolicyError(f"--policy {text!r}: importing {path} failed: {_failure(exc)}") from None
+    except SystemExit as exc:
+        raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
+    except Exception as exc:  # the user's file: any failure is reported in one line
+        raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
     if not hasattr(module, name):
         raise PolicyError(f"--policy {text!r}: {path} defines no {name!r}")
     return getattr(module, name)
@@ -111,8 +113,10 @@ def _wrap(obj: Any, spec: AgentSpec, text: str) -> UserPolicy:
             takes_spec = False
         try:
             obj = obj(spec) if takes_spec else obj()
-        except (Exception, SystemExit) as exc:
-            raise PolicyError(f"--policy {text!r}: constructing it failed: {_failure(exc)}") from None
+        except SystemExit as exc:
+            raise PolicyError(f"--policy {text!r}: constructing it {_exited(exc)}") from None
+        except Exception as exc:
+            raise PolicyError(f"--policy {text!r}: constructing it failed: {type(exc).__name__}: {exc}") from None
     act = getattr(obj, "act", obj)
     if not callable(act):
         raise PolicyError(f"--policy {text!r}: needs an act(observation, action_mask) method or to be callable")
@@ -144,6 +148,8 @@ def checked_call(decide: Decide, obs: Any, mask: np.ndarray | None, name: str, r
     replication, the step and the value (it raised, or returned something ``check`` refuses)."""
     try:
         raw = decide(obs, mask)
+    except SystemExit as exc:  # sys.exit() in the policy must not end the run silently (KeyboardInterrupt: Ctrl-C)
+        raise PolicyError(f"policy {name}: replication {rep}, step {step}: {_exited(exc)}") from None
     except Exception as exc:  # the user's code: report it in one line
         raise PolicyError(f"policy {name}: replication {rep}, step {step}: it raised {_failure(exc)}") from None
     try:
@@ -169,6 +175,12 @@ def checked_rates(decide: Decide, obs: Any, caps: np.ndarray, name: str, rep: in
     :func:`msjgym.core.actions.rates_error`)."""
     raw = checked_call(decide, obs, None, name, rep, step, lambda value: rates_error(value, caps))
     return np.asarray(raw, dtype=np.float64)
+
+
+def _exited(exc: SystemExit) -> str:
+    """What a policy that called ``sys.exit`` (or raised ``SystemExit``) did, for a one-line error."""
+    return (f"called sys.exit({exc.code!r}) (raised SystemExit); a policy must return an action, not end the "
+            "program")
 
 
 # ---------------------------------------------------------------- saved Stable-Baselines3 models
