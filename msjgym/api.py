@@ -282,8 +282,9 @@ def family_of(scenario: str | Scenario) -> Family:
     for f in families():
         if f.owns(scenario):
             return f
-    names = [n for f in families() for n, _ in f.scenarios()]
-    raise ScenarioError(f"scenario {scenario!r}: neither a built-in nor an existing file; built-ins: {', '.join(names)}")
+    names = [n for f in families() for n, _ in f.scenarios()]  # every family's: `msjgym list` describes them
+    raise ScenarioError(f"scenario {scenario!r}: neither a built-in nor an existing file; built-ins of every family "
+                        f"(see `msjgym list`): {', '.join(names)}")
 
 
 def load_scenario(name: str, overrides: Mapping[str, Any] | None = None) -> Scenario:

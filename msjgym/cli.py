@@ -15,19 +15,19 @@ with status 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from msjgym import api
 from msjgym.core.overrides import parse_override
+from msjgym.core.paths import check_output_dir, check_output_file, fallback_file
 from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError, UnknownParameter
 from msjgym.evaluate import plot, sweep
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.report import format_references, format_table
-from msjgym.evaluate.result import Result
+from msjgym.evaluate.result import Result, strict_json
 from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
 
 
@@ -182,30 +182,57 @@ def _scenario_and_policy(name: str, policy: str, overrides: dict[str, object]) -
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int | None:
+    if args.per_job:
+        check_output_file(args.per_job, "--per-job")  # before the work, not after it
     scenario, policy = _scenario_and_policy(args.scenario, args.policy, _overrides(args))
     options = {k: getattr(args, k) for k in _OPTIONS if getattr(args, k) not in (None, False)}
     progress = not args.no_progress and sys.stderr.isatty()
     result = evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
                       batches=args.batches, progress=progress, notes=True, **options)
-    _print_result(result, args)
+    return _print_result(result, args)
 
 
-def _print_result(result: Result, args: argparse.Namespace) -> None:
+def _print_result(result: Result, args: argparse.Namespace) -> int:
+    """Print the result; 0, or 1 when the per-job file could not be written after all (the rows then go to a
+    temporary file, named on stderr, so nothing computed is lost)."""
+    failed = None
     if args.per_job:
-        _write_per_job(result, Path(args.per_job))
+        failed = _save_per_job(result, Path(args.per_job))
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, allow_nan=False))
-        return
-    print(format_table(result) + format_references(result.references))
-    notes = result.notes + ([f"per-job response times written to {args.per_job}"] if args.per_job else [])
-    if notes:
-        print("\n" + "\n".join(notes))
+        print(strict_json(result.to_dict()))
+        for note in result.notes:  # not in the JSON object: on stderr, so that nothing is silently dropped
+            print(f"msjgym: note: {note.removeprefix('note: ')}", file=sys.stderr)
+    else:
+        print(format_table(result) + format_references(result.references))
+        notes = result.notes + ([f"per-job response times written to {args.per_job}"]
+                                if args.per_job and not failed else [])
+        if notes:
+            print("\n" + "\n".join(notes))
+    if failed:
+        print(f"msjgym: error: {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _save_per_job(result: Result, path: Path) -> str | None:
+    """Write the per-job CSV to ``path`` (checked before the run); if that fails after all, to a temporary file.
+    Returns None, or the one-line error saying where the rows went."""
+    try:
+        _write_per_job(result, path)
+        return None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    try:
+        fallback = fallback_file("per-job", ".csv")
+        _write_per_job(result, fallback)
+    except OSError:
+        return f"--per-job {str(path)!r}: could not be written ({reason}); the per-job rows are lost"
+    return f"--per-job {str(path)!r}: could not be written ({reason}); the per-job rows are in {str(fallback)!r}"
 
 
 def _write_per_job(result: Result, path: Path) -> None:
-    """One CSV row per trace job (replication 0)."""
+    """One CSV row per trace job (replication 0); the folder must exist."""
     columns = result.per_job
-    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as f:
         f.write("job," + ",".join(columns) + "\n")
         for i in range(len(columns["arrival_time"])):
@@ -226,9 +253,8 @@ def _cmd_theory(args: argparse.Namespace) -> None:
     load = getattr(scenario.model, "load", None)
     policy = getattr(policy, "label", policy)
     if args.json:
-        print(json.dumps({"scenario": scenario.name, "family": scenario.family, "policy": policy,
-                          "params": scenario.params, "load": load, "references": [r.to_dict() for r in refs]},
-                         indent=2, default=float))
+        print(strict_json({"scenario": scenario.name, "family": scenario.family, "policy": policy,
+                           "params": scenario.params, "load": load, "references": [r.to_dict() for r in refs]}))
         return
     params = ", ".join(f"{k}={v}" for k, v in scenario.params.items() if not isinstance(v, (dict, list)))
     print(f"scenario  {scenario.name}  ({params})\npolicy    {policy}")
@@ -239,7 +265,7 @@ def _cmd_theory(args: argparse.Namespace) -> None:
 def _cmd_reproduce(args: argparse.Namespace) -> None:
     if args.name not in REPRODUCTIONS:
         raise MsjgymError(f"reproduce {args.name!r}: unknown; valid: {', '.join(REPRODUCTIONS)}")
-    out = Path(args.out) if args.out else Path("results") / "reproduce" / args.name
+    out = check_output_dir(Path(args.out) if args.out else Path("results") / "reproduce" / args.name, "--out")
     lb_only = {"servers": args.servers, "arrivals": args.arrivals, "workers": args.workers}
     given = [f"--{k}" for k, v in lb_only.items() if v is not None] + (["--backend"] if args.backend != "local" else [])
     if given and args.name != "lb-tables":
@@ -274,6 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("msjgym: interrupted", file=sys.stderr)
         return 130
+    except SystemExit as exc:  # only code of the user's (a policy, a model) raises it inside a command
+        print(f"msjgym: error: the {args.command} stopped: code run inside it called sys.exit({exc.code!r}) "
+              "(raised SystemExit)", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0

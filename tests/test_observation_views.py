@@ -192,7 +192,8 @@ def test_finite_skip_policies_see_the_view_of_their_observation() -> None:
         assert view.params is not observation["params"] and np.array_equal(view.params, observation["params"])
         assert set(view.params.tolist()) <= set(model.params) and (view.servers_held == -1).all()
         sizes.append(view.jobs)
-        return np.full(view.jobs, 1.0 / view.jobs) if view.jobs else np.zeros(0)
+        # an equal share, capped at what each job can use (P/k: a P = 1 job cannot take the whole capacity)
+        return np.minimum(view.params / view.capacity, 1.0 / view.jobs) if view.jobs else np.zeros(0)
 
     simulate_agent(model, act, jobs=200, reps=1, seed=1)
     assert max(sizes) >= 3

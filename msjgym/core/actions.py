@@ -2,9 +2,16 @@
 
 An action is an integer — a Python ``int`` or a NumPy integer, or a 0-d integer array — in ``0 .. A-1`` and allowed
 by the current mask (``bool[A]``). Anything else is refused with a one-line error naming the value and what is valid:
-a ``TypeError`` for a value that is not an integer (a float, even 2.0; a ``bool``; a string; an array of shape (1,)),
-a ``ValueError`` for an integer out of range or masked. Nothing is rounded or clipped: a wrong action is never
-silently fixed.
+a ``TypeError`` for a value that is not an integer (a float, even 2.0; a ``bool``; a string; None; an array of shape
+(1,): pass an int or a 0-d array), a ``ValueError`` for an integer out of range or masked. Nothing is rounded or
+clipped: a wrong action is never silently fixed.
+
+A vector environment's actions (:func:`check_actions`) are one such action per copy: an integer array (or list) of
+shape ``(num_envs,)`` exactly — not a scalar, not ``(num_envs, 1)``, not floats or bools — each in range, and allowed by
+its copy's mask (a copy being reset ignores its action, but it must still be an integer in range).
+
+A finite-skip policy's decision is not a discrete action but a vector of service rates (:func:`rates_error`): one
+finite, non-negative number per job, each at most what that job can use, summing to at most the capacity 1.
 """
 from __future__ import annotations
 
@@ -20,8 +27,11 @@ def action_error(value: Any, mask: np.ndarray) -> TypeError | ValueError | None:
     if not integer and isinstance(value, np.ndarray) and value.ndim == 0 and np.issubdtype(value.dtype, np.integer):
         integer = True
     if not integer:
-        return TypeError(f"{value!r} ({type(value).__name__}) is not an action: actions are integers (int or a NumPy "
-                         f"integer) in 0..{count - 1}; allowed now: {allowed(mask)}")
+        hint = ""
+        if isinstance(value, np.ndarray) and value.ndim >= 1:
+            hint = f" (an array of shape {value.shape} is not an action: pass an int or a 0-d array)"
+        return TypeError(f"{_short(value)} ({type(value).__name__}) is not an action: actions are integers (int or a "
+                         f"NumPy integer) in 0..{count - 1}; allowed now: {allowed(mask)}{hint}")
     action = int(value)
     if not 0 <= action < count:
         return ValueError(f"action {action} is not allowed: out of range 0..{count - 1}; allowed now: "
@@ -38,6 +48,64 @@ def check_action(value: Any, mask: np.ndarray, where: str = "") -> int:
     if error is not None:
         raise type(error)(f"{where}{error}")
     return int(value)
+
+
+def check_actions(values: Any, masks: np.ndarray, steps: np.ndarray, resetting: np.ndarray) -> np.ndarray:
+    """The vector environment's actions ``values`` as int64[B], checked against ``masks`` (bool[B, A]): one
+    ``TypeError`` unless ``values`` is an integer array (or list) of shape (B,), else the first copy's error from
+    :func:`check_action` prefixed ``"env b, step s: "`` (``steps[b]``). Copies in ``resetting`` are reset instead of
+    stepped: their action is only checked to be an integer in range (their mask is the ended episode's)."""
+    envs, count = masks.shape
+    array = np.asarray(values) if isinstance(values, (np.ndarray, list, tuple)) else None
+    if (array is None or array.shape != (envs,) or not np.issubdtype(array.dtype, np.integer)
+            or array.dtype == np.bool_):
+        got = "" if array is None else f" (shape {array.shape}, dtype {array.dtype})"
+        raise TypeError(f"actions {_short(values)}{got}: must be an integer array of {envs} actions, one per copy: "
+                        f"shape ({envs},), each in 0..{count - 1} (not floats or bools, not a scalar, not shape "
+                        f"({envs}, 1))")
+    inside = (array >= 0) & (array < count)  # compared in the array's own dtype: a huge uint64 does not wrap
+    index = np.where(inside, array, 0).astype(np.int64)
+    ok = inside & (masks[np.arange(envs), index] | resetting)
+    if not ok.all():
+        b = int(np.flatnonzero(~ok)[0])
+        check_action(array[b], masks[b], f"env {b}, step {steps[b]}: ")
+    return index
+
+
+def rates_error(value: Any, caps: np.ndarray, total: float = 1.0, tol: float = 1e-9) -> TypeError | ValueError | None:
+    """The error for ``value`` as a vector of service rates for N = ``caps.size`` jobs, or None when it is valid: a
+    1-d sequence or array of N real numbers (not bools, strings or None), each finite, >= 0 and at most ``caps[j]``
+    (what job j can use), summing to at most ``total`` (the capacity). ``tol``: relative slack for rounding."""
+    count = caps.size
+    try:
+        array = np.asarray(value)
+    except Exception:  # a ragged or otherwise unconvertible value
+        array = None
+    if array is None or array.ndim != 1 or array.dtype.kind not in "iuf" or isinstance(value, (str, bytes)):
+        return TypeError(f"{_short(value)} ({type(value).__name__}) is not a rate vector: expected {count} service "
+                         f"rates, one per job present in arrival order (a list or 1-d array of numbers)")
+    if array.size != count:
+        return ValueError(f"{array.size} rates for {count} jobs present: expected one rate per job")
+    rates = array.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(rates) | (rates < 0.0))
+    if bad.size:
+        j = int(bad[0])
+        return ValueError(f"rate[{j}] = {float(rates[j])!r}: every rate must be a finite number >= 0")
+    over = np.flatnonzero(rates > caps * (1.0 + tol) + tol)
+    if over.size:
+        j = int(over[0])
+        return ValueError(f"rate[{j}] = {float(rates[j])!r}: job {j} can use at most {float(caps[j])!r} of the "
+                          "capacity")
+    if rates.sum() > total * (1.0 + tol):
+        return ValueError(f"rates sum to {float(rates.sum())!r}: the capacity is {total!r} (rates are fractions of "
+                          "it)")
+    return None
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters (for messages)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def allowed(mask: np.ndarray) -> list[int]:

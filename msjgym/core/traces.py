@@ -11,7 +11,9 @@ time, else its run time; the jobs whose requested time is below their run time a
 archive marks unknown values with -1 and
 has jobs that never ran (run time 0, typically cancelled): such jobs carry no workload and are always skipped, and
 counted. A *malformed* line (wrong number of fields, a value that is not a number) is an error naming the line,
-unless ``skip_bad_lines`` is set: then it is skipped and counted.
+unless ``skip_bad_lines`` is set: then it is skipped and counted. A ``MaxProcs`` header that is not a positive
+integer (-1: unknown) is ignored, with a note (the machine size is then the largest allocation). A file whose jobs
+are not in arrival order is replayed in arrival order, with a note.
 
 CSV: a header ``arrival_time,need,duration`` then one job per line (no requested times: estimates are durations).
 """
@@ -92,6 +94,7 @@ def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
     rows: list[tuple[float, int, float, float]] = []
     machine = 0
     malformed = unusable = 0
+    header_notes: list[str] = []
     with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, start=1):
             text = line.strip()
@@ -99,8 +102,12 @@ def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
                 continue
             if text.startswith(";"):
                 key, _, value = text[1:].partition(":")
-                if key.strip().lower() == "maxprocs" and value.strip().lstrip("-").isdigit():
-                    machine = int(value)
+                if key.strip().lower() == "maxprocs":
+                    value = value.strip()
+                    if value.isdigit() and int(value) > 0:
+                        machine = int(value)
+                    else:  # not a machine size (-1: unknown): scale from the largest allocation, and say so
+                        header_notes.append(f"line {number}: MaxProcs {value!r} is not a positive integer")
                 continue
             try:
                 submit, procs, run, requested = _swf_job(text)
@@ -113,7 +120,7 @@ def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
                 unusable += 1
                 continue
             rows.append((submit, procs, run, requested))
-    return _trace(rows, path, machine, malformed, unusable)
+    return _trace(rows, path, machine, malformed, unusable, header_notes)
 
 
 def _swf_job(text: str) -> tuple[float, int, float, float]:
@@ -170,15 +177,21 @@ def _csv_job(fields: list[str]) -> tuple[float, int, float, float]:
 
 
 def _trace(rows: list[tuple[float, int, float, float]], path: Path, machine: int, malformed: int,
-           unusable: int) -> Trace:
+           unusable: int, header_notes: list[str] | None = None) -> Trace:
     if not rows:
         raise TraceError(f"{path}: no usable job ({malformed} malformed and {unusable} unusable lines skipped)")
     data = np.array(rows, dtype=np.float64)
+    notes = list(header_notes or [])
+    fallback = "ignored" if machine else f"the machine size is the largest allocation, {int(data[:, 1].max())}"
+    notes = [f"{note}; {fallback}" for note in notes]
+    early = int(np.count_nonzero(np.diff(data[:, 0]) < 0))
+    if early:
+        notes.append(f"not in arrival order ({early} job(s) arrive before the job listed above them); replayed in "
+                     "arrival order (sorted, ties kept in file order)")
     order = np.argsort(data[:, 0], kind="stable")
     data = data[order]
     need = data[:, 1].astype(np.int64)
     largest = int(need.max())
-    notes = []
     if machine and largest > machine:
         notes.append(f"MaxProcs {machine} is below the largest allocation {largest}; using {largest}")
         machine = largest

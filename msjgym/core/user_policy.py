@@ -19,7 +19,13 @@ allowed actions). :func:`load_user_policy` turns any of these into a :class:`Use
 ``decide(observation, mask)``, and :func:`checked_action` calls it for replication ``rep``'s step ``step``: anything
 the policy does wrong (it raises, returns something that is not an action, or an action out of range or masked,
 see :mod:`msjgym.core.actions`) stops the run with one ``PolicyError`` naming the policy, the replication, the step and
-the value.
+the value. A finite-skip policy decides service rates, not a discrete action: :func:`checked_rates` is the same
+wrapper (:func:`checked_call`) with the rates' check. Loading checks as much as it can before anything runs: the file
+imports, defines NAME, the class constructs, and ``act`` can be called with (observation) or (observation, mask).
+
+**Trust.** ``FILE.py:NAME`` runs the file's code with your privileges, and ``sb3:MODEL.zip`` unpickles the model
+(which can run code too, as Stable-Baselines3's documentation warns): load only files and models you trust
+(``docs/security.md``).
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from msjgym.core.actions import action_error
+from msjgym.core.actions import action_error, rates_error
 from msjgym.errors import PolicyError
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
@@ -90,6 +96,8 @@ def load_object(path: Path, name: str, text: str) -> Any:
     module = importlib.util.module_from_spec(module_spec)
     try:
         module_spec.loader.exec_module(module)
+    except SystemExit as exc:
+        raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
     except Exception as exc:  # the user's file: any failure is reported in one line
         raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
     if not hasattr(module, name):
@@ -105,31 +113,74 @@ def _wrap(obj: Any, spec: AgentSpec, text: str) -> UserPolicy:
             takes_spec = False
         try:
             obj = obj(spec) if takes_spec else obj()
+        except SystemExit as exc:
+            raise PolicyError(f"--policy {text!r}: constructing it {_exited(exc)}") from None
         except Exception as exc:
             raise PolicyError(f"--policy {text!r}: constructing it failed: {type(exc).__name__}: {exc}") from None
     act = getattr(obj, "act", obj)
     if not callable(act):
         raise PolicyError(f"--policy {text!r}: needs an act(observation, action_mask) method or to be callable")
     try:
-        params = [p for p in inspect.signature(act).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        signature = inspect.signature(act)
     except (TypeError, ValueError):  # no signature (a builtin): give it the observation only
-        params = []
-    return UserPolicy(text, obj, act, len(params) >= 2)
+        return UserPolicy(text, obj, act, False)
+    params = [p for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    takes_mask = len(params) >= 2
+    try:  # the arguments it will get: checked now, before any simulation, rather than as an error at step 0
+        signature.bind(*(None,) * (2 if takes_mask else 1))
+    except TypeError:
+        where = "act" if act is not obj else getattr(act, "__name__", "it")
+        raise PolicyError(f"--policy {text!r}: {where}{signature} cannot be called as act(observation) or "
+                          "act(observation, action_mask)") from None
+    return UserPolicy(text, obj, act, takes_mask)
+
+
+def _failure(exc: BaseException) -> str:
+    """``"Type: message"`` of an exception from the user's code, on one line."""
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def checked_call(decide: Decide, obs: Any, mask: np.ndarray | None, name: str, rep: int, step: int,
+                 check: Callable[[Any], Exception | None]) -> Any:
+    """The one wrapper of a user's decision, for every family: ``decide(obs, mask)`` for replication ``rep``'s step
+    ``step``, and its value if ``check(value)`` finds no error; else one ``PolicyError`` naming the policy, the
+    replication, the step and the value (it raised, or returned something ``check`` refuses)."""
+    try:
+        raw = decide(obs, mask)
+    except SystemExit as exc:  # sys.exit() in the policy must not end the run silently (KeyboardInterrupt: Ctrl-C)
+        raise PolicyError(f"policy {name}: replication {rep}, step {step}: {_exited(exc)}") from None
+    except Exception as exc:  # the user's code: report it in one line
+        raise PolicyError(f"policy {name}: replication {rep}, step {step}: it raised {_failure(exc)}") from None
+    try:
+        error = check(raw)
+    except Exception as exc:  # a value so odd that checking it fails (e.g. its __array__ raises)
+        error = TypeError(f"its value could not be checked: {_failure(exc)}")
+    if error is not None:
+        raise PolicyError(f"policy {name}: replication {rep}, step {step}: {' '.join(str(error).split())}")
+    return raw
 
 
 def checked_action(decide: Decide, obs: np.ndarray, mask: np.ndarray, name: str, rep: int, step: int) -> int:
     """``decide``'s action for replication ``rep``'s step ``step`` (it gets copies of ``obs`` and ``mask``), or one
-    ``PolicyError`` naming them and the value if it raises or returns anything but an allowed action."""
-    try:
-        raw = decide(obs.copy(), mask.copy())
-    except Exception as exc:  # the user's code: report it in one line
-        raise PolicyError(f"policy {name}: replication {rep}, step {step}: it raised {type(exc).__name__}: "
-                          f"{exc}") from None
-    error = action_error(raw, mask)
-    if error is not None:
-        raise PolicyError(f"policy {name}: replication {rep}, step {step}: {error}")
-    return int(raw)
+    ``PolicyError`` naming them and the value if it raises or returns anything but an allowed action
+    (:func:`checked_call` with :func:`msjgym.core.actions.action_error`)."""
+    return int(checked_call(decide, obs.copy(), mask.copy(), name, rep, step, lambda raw: action_error(raw, mask)))
+
+
+def checked_rates(decide: Decide, obs: Any, caps: np.ndarray, name: str, rep: int, step: int) -> np.ndarray:
+    """``decide``'s service rates for replication ``rep``'s step ``step`` (no mask: it gets None), as float64[N]; or
+    one ``PolicyError`` naming them and the value if it raises or returns anything but N finite non-negative rates,
+    rate j at most ``caps[j]``, summing to at most 1 (:func:`checked_call` with
+    :func:`msjgym.core.actions.rates_error`)."""
+    raw = checked_call(decide, obs, None, name, rep, step, lambda value: rates_error(value, caps))
+    return np.asarray(raw, dtype=np.float64)
+
+
+def _exited(exc: SystemExit) -> str:
+    """What a policy that called ``sys.exit`` (or raised ``SystemExit``) did, for a one-line error."""
+    return (f"called sys.exit({exc.code!r}) (raised SystemExit); a policy must return an action, not end the "
+            "program")
 
 
 # ---------------------------------------------------------------- saved Stable-Baselines3 models

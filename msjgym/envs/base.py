@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from msjgym.core.actions import action_error, check_action
+from msjgym.core.actions import action_error, check_actions
 from msjgym.core.env_batch import EnvBatch
 from msjgym.errors import MsjgymError
 
@@ -70,9 +70,11 @@ class BatchedVectorEnv(VectorEnv):
     i from ``SeedSequence(s).spawn(num_envs)[i]``; ``reset()`` without a seed continues the streams (fresh entropy the
     first time). Each copy's allowed actions are in ``action_masks()`` (bool[num_envs, A]) and
     ``infos["action_mask"]``; ``infos["dt"]`` is the time each copy's step advanced. ``step`` takes an integer array
-    of num_envs actions; a copy's action that is out of range or masked raises a ``ValueError`` naming the copy, its
-    step, the action and the allowed ones, before any copy is advanced. Episodes end by truncation, never by
-    termination.
+    (or list) of shape ``(num_envs,)``, one action per copy (:func:`msjgym.core.actions.check_actions`): anything else
+    (floats, bools, a scalar, shape ``(num_envs, 1)``) raises a ``TypeError``; a copy's action that is out of range or
+    masked raises a ``ValueError`` naming the copy, its step, the action and the allowed ones, before any copy is
+    advanced. A copy being reset ignores its action, which must still be an integer in range. Episodes end by
+    truncation, never by termination.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -117,11 +119,7 @@ class BatchedVectorEnv(VectorEnv):
         return self._batch.obs.copy(), self._infos()
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        values = np.asarray(actions)
-        if values.size != self.num_envs or not np.issubdtype(values.dtype, np.integer):
-            raise TypeError(f"actions {actions!r}: must be an integer array of {self.num_envs} actions, one per copy")
-        values = values.reshape(self.num_envs).astype(np.int64)
-        self._check(values)
+        values = check_actions(actions, self._batch.masks, self._steps, self._reset_next)
         truncated = self._advance(values)
         return (self._batch.obs.copy(), self._batch.rewards.copy(), np.zeros(self.num_envs, np.bool_), truncated,
                 self._infos())
@@ -146,18 +144,6 @@ class BatchedVectorEnv(VectorEnv):
         return ended, self._batch.obs.copy()
 
     # ------------------------------------------------------------------ internals
-    def _check(self, actions: np.ndarray) -> None:
-        """The action check (:func:`msjgym.core.actions.check_action`) of every copy that is not being reset."""
-        masks = self._batch.masks
-        inside = (actions >= 0) & (actions < masks.shape[1])
-        if inside.all():
-            ok = masks[self._copies, actions]
-        else:
-            ok = inside & masks[self._copies, np.where(inside, actions, 0)]
-        if not (ok | self._reset_next).all():
-            b = int(np.flatnonzero(~ok & ~self._reset_next)[0])
-            check_action(actions[b], masks[b], f"env {b}, step {self._steps[b]}: ")
-
     def _advance(self, actions: np.ndarray) -> np.ndarray:
         """Step the batch with checked ``actions`` (the copies in ``_reset_next`` are reset instead); returns
         bool[num_envs], the copies whose episode ended at this step."""
@@ -183,8 +169,11 @@ class BatchedEnv(gym.Env):
 
     ``reset(seed=s)`` seeds the copy from ``SeedSequence(s).spawn(1)[0]`` (as replication 0 of ``msjgym evaluate``
     with seed s, and copy 0 of the vector environment); ``step(action)`` takes one action — an integer (Python or
-    NumPy) allowed by ``action_masks()`` — and raises a ``TypeError`` or ``ValueError`` naming the step, the value
-    and the allowed actions otherwise. ``info["dt"]`` is the time the step advanced.
+    NumPy, or a 0-d integer array) allowed by ``action_masks()`` — and raises a ``TypeError`` (not an integer: a float,
+    even 2.0, a bool, a string, None, or an array of shape (1,): pass an int or a 0-d array) or a ``ValueError`` (out
+    of range or masked) naming the step, the value and the allowed actions otherwise
+    (:func:`msjgym.core.actions.action_error`, the same check as the vector environment's). ``info["dt"]`` is the
+    time the step advanced.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}

@@ -52,6 +52,11 @@ _DOC_TABLE = """
     Action masks            ``action_masks()`` (sb3-contrib convention): the levels with at least one server (every
                             sample index in "sampled"); a masked action raises ``ValueError`` naming it and the valid
                             ones; ``action_space.sample()`` draws among the allowed actions.
+    Action check            the one check of every environment (:mod:`msjgym.core.actions`): ``step(action)`` takes
+                            an int, a NumPy integer or a 0-d integer array, in range and allowed by the mask; a
+                            float (even 2.0), a bool, a str, None or an array of shape (1,) raises ``TypeError`` (pass
+                            an int or a 0-d array), out of range or masked ``ValueError``; nothing is coerced. The
+                            vector env takes an integer array of shape (num_envs,), each copy checked the same way.
     Arguments               ``servers`` N (100), ``lam`` arrival rate per server λ (0.9), ``dist`` job-size law (a
                             Distribution or a paper-law name, default Exp(1)), ``observation`` ("histogram"), ``d``
                             (sampled; 2), ``information`` ("push" or "pull"; estimates), ``delta`` (0.3), ``delta0``,

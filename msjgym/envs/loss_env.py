@@ -33,6 +33,11 @@ _DOC_TABLE = """
     Episode end             truncated after ``horizon_jobs`` arrivals (default 1000; None: never); never terminated.
     Action masks            ``action_masks()`` (sb3-contrib convention): actions 0..m; a masked action raises
                             ``ValueError``; ``action_space.sample()`` draws among the allowed actions.
+    Action check            the one check of every environment (:mod:`msjgym.core.actions`): ``step(action)`` takes
+                            an int, a NumPy integer or a 0-d integer array, in range and allowed by the mask; a
+                            float (even 2.0), a bool, a str, None or an array of shape (1,) raises ``TypeError`` (pass
+                            an int or a 0-d array), out of range or masked ``ValueError``; nothing is coerced. The
+                            vector env takes an integer array of shape (num_envs,), each copy checked the same way.
     Arguments               ``scenario`` ("loss-full-access" default, or "loss-sampled"), its parameters as keywords
                             (``servers``, ``d``, ``alpha``, ``beta``, ``lam``, ``k``), ``horizon_jobs``,
                             ``blocking_penalty`` (default 1.0, in units of job-time).

@@ -44,6 +44,11 @@ _DOC_TABLE = """
                             many measured jobs have completed); never terminated.
     Action masks            ``action_masks()`` (sb3-contrib's convention); a masked action raises ``ValueError``;
                             ``action_space.sample()`` draws among the allowed actions.
+    Action check            the one check of every environment (:mod:`msjgym.core.actions`): ``step(action)`` takes
+                            an int, a NumPy integer or a 0-d integer array, in range and allowed by the mask; a
+                            float (even 2.0), a bool, a str, None or an array of shape (1,) raises ``TypeError`` (pass
+                            an int or a 0-d array), out of range or masked ``ValueError``; nothing is coerced. The
+                            vector env takes an integer array of shape (num_envs,), each copy checked the same way.
     Arguments               ``scenario`` (built-in name or TOML path, default "one-and-n"), scenario parameters as
                             keywords (e.g. ``servers=16``), ``mode``, ``window`` (W or L, default 8), ``horizon_jobs``
                             (default 1000), ``horizon_time``, ``jobs``/``warmup``/``batches`` (measure the episode's

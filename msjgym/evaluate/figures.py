@@ -4,13 +4,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from msjgym.errors import MsjgymError
+
 
 def save_figure(fig: Any, path: Path) -> Path:
-    """Save a matplotlib figure as PNG (150 dpi) and close it."""
+    """Save a matplotlib figure as PNG (150 dpi) and close it; a failed write is a one-line ``MsjgymError``."""
     import matplotlib.pyplot as plt
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(fig)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=150, bbox_inches="tight")
+    except OSError as exc:
+        raise MsjgymError(f"{str(path)!r}: the figure could not be written ({exc.strerror or exc})") from None
+    finally:
+        plt.close(fig)
     return path
 
 

@@ -113,7 +113,7 @@ def load_summaries(path: str | Path) -> list[PointSummary]:
     """The summarised points of a results file (or its folder); an error if it holds no finished task."""
     file = results_file(path)
     try:
-        with ResultStore(file) as store:
+        with ResultStore(file, create=False, label="RESULTS") as store:
             rows = list(store.rows())
     except sqlite3.Error as exc:
         raise MsjgymError(f"RESULTS {str(file)!r}: not a results file ({exc})") from None

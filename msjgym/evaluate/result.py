@@ -1,6 +1,7 @@
 """The result of evaluating a policy on a scenario, the same for every family, and its JSON form."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,11 +90,17 @@ class Result:
         return out
 
 
+def strict_json(value: Any) -> str:
+    """``value`` as indented JSON that strict parsers accept: numpy scalars as numbers, NaN and ±inf as null
+    (what every ``--json`` of the command line prints)."""
+    return json.dumps(_jsonable(value), indent=2, allow_nan=False)
+
+
 def _jsonable(value: Any) -> Any:
     """``value`` with numpy scalars as Python numbers and non-finite floats as None (strict JSON)."""
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, np.ndarray)):
         return [_jsonable(v) for v in value]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from msjgym.core.estimates import Estimate, t_interval
+from msjgym.errors import MsjgymError
 
 KEY = ("scenario", "point", "policy", "rep", "jobs", "warmup", "batches", "seed")
 
@@ -35,6 +36,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     PRIMARY KEY (scenario, point, policy, rep, jobs, warmup, batches, seed)
 );
 """
+_COLUMNS = list(KEY) + ["task_seed", "stable", "growth_rate", "metrics", "events", "wall_seconds", "finished_at"]
 
 
 def canonical_point(point: Mapping[str, Any]) -> str:
@@ -67,15 +69,54 @@ class TaskRow:
 
 
 class ResultStore:
-    """A sweep's SQLite results file (created on first use)."""
+    """A sweep's SQLite results file (created on first use, with its folder, unless ``create`` is False).
 
-    def __init__(self, path: str | Path) -> None:
+    A file that is not msjgym's results store (not SQLite, damaged, or an SQLite file with other tables) is refused
+    with a one-line :class:`~msjgym.errors.MsjgymError` starting with ``label`` (the option that named it), before
+    anything is written to it; ``msjgym sweep`` and ``msjgym plot`` share this check.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True, label: str = "results file") -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None)  # autocommit; explicit transactions below
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        shown = f"{label} {str(self.path)!r}"
+        if self.path.is_dir():
+            raise MsjgymError(f"{shown}: is a folder, not a results file")
+        if create:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise MsjgymError(f"{shown}: cannot create its folder ({exc.strerror or exc})") from None
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)  # autocommit; explicit transactions below
+        except sqlite3.Error as exc:
+            raise MsjgymError(f"{shown}: cannot open ({exc})") from None
+        try:
+            self._check_schema(shown, create)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            if create:
+                self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise MsjgymError(f"{shown}: not a results file of msjgym sweep ({exc})") from None
+        except MsjgymError:
+            self._db.close()
+            raise
+
+    def _check_schema(self, shown: str, create: bool) -> None:
+        """Refuse an SQLite file that holds anything but msjgym's ``tasks`` table (never add ours beside them)."""
+        tables = [name for (name,) in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        if "tasks" in tables:
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(tasks)")]
+            if columns != _COLUMNS:
+                raise MsjgymError(f"{shown}: its table 'tasks' is not msjgym's (columns {', '.join(columns)}); "
+                                  "give another results file or folder")
+        elif tables:
+            raise MsjgymError(f"{shown}: an SQLite file with other tables ({', '.join(tables)}), not msjgym's "
+                              "results; give another results file or folder")
+        elif not create:
+            raise MsjgymError(f"{shown}: no finished task in the results (empty store)")
 
     def close(self) -> None:
         self._db.close()

@@ -34,6 +34,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import sqlite3
 import sys
 import threading
 import time
@@ -53,12 +54,14 @@ from msjgym import api
 from msjgym.api import Scenario, load_scenario
 from msjgym.core.estimates import Estimate
 from msjgym.core.overrides import parse_override
+from msjgym.core.paths import check_output_dir
 from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonical_point, summarize
 
 RESULTS_FILE = "results.sqlite"
+_STORE_FAILED = -1  # _run's status when the results store refused a row (exit status 1)
 RAY_INSTALL = 'pip install "msjgym[ray]"'
 _GRID_SYNTAX = "expected NAME=a:b:k (k values from a to b), NAME=v1,v2,... or NAME=v"
 
@@ -634,10 +637,13 @@ def command(args: argparse.Namespace) -> int:
         import_ray()
         if args.address:
             _check_reachable(args.address)
+    out = check_output_dir(args.out, "--out")
+    path = out / RESULTS_FILE
+    if path.exists():
+        ResultStore(path, label="--out").close()  # refuse a foreign or damaged file before the work
     plan = make_plan(args)
-    path = Path(args.out) / RESULTS_FILE
     print(_describe(plan, args), flush=True)
-    with ResultStore(path) as store:
+    with ResultStore(path, label="--out") as store:
         done_keys = store.done_keys()
         todo = [t for t in plan.tasks if t.key() not in done_keys]
         print(f"results  {path}: {len(plan.tasks) - len(todo):,} of {len(plan.tasks):,} tasks already done; "
@@ -646,7 +652,9 @@ def command(args: argparse.Namespace) -> int:
         status = _run(plan, todo, args, store)
         if status:
             finished = len({t.key() for t in plan.tasks} & store.done_keys())
-            what = "interrupted" if status == 130 else "error: a worker process died (out of memory?)"
+            what = {130: "interrupted", _STORE_FAILED: "stopped"}.get(
+                status, "error: a worker process died (out of memory?)")
+            status = 1 if status == _STORE_FAILED else status
             print(f"msjgym: {what}: {finished} of {len(plan.tasks)} tasks done (results in {path}); "
                   "rerun the same command to resume", file=sys.stderr)
             return status
@@ -670,6 +678,10 @@ def _run(plan: Plan, todo: list[Task], args: argparse.Namespace, store: ResultSt
             return 130
         except BrokenProcessPool:
             return 1
+        except sqlite3.Error as exc:  # the disk filled up, the file went away, ...: the stored tasks are kept
+            print(f"msjgym: error: --out: a finished task could not be stored in {str(store.path)!r} ({exc})",
+                  file=sys.stderr)
+            return _STORE_FAILED
     return 0
 
 
@@ -694,7 +706,7 @@ def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: 
         warmup=None, batches=20, seed=seed, out=str(out), backend="local", workers=workers, address=None,
         skip_invalid=False, no_progress=not progress)
     plan = make_plan(args)
-    with ResultStore(Path(out) / RESULTS_FILE) as store:
+    with ResultStore(check_output_dir(out, "out") / RESULTS_FILE, label="out") as store:
         done = store.done_keys()
         todo = [t for t in plan.tasks if t.key() not in done]
         with tqdm(total=len(plan.tasks), initial=len(plan.tasks) - len(todo), unit="task", file=sys.stderr,

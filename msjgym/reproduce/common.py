@@ -10,6 +10,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+from msjgym.core.paths import fallback_file
+from msjgym.errors import MsjgymError
 from msjgym.evaluate.figures import pyplot, save_figure
 
 __all__ = ["Settings", "CsvTable", "progress", "pyplot", "save_figure"]
@@ -55,13 +57,25 @@ class CsvTable:
         self.rows.append(row)
 
     def write(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the CSV (creating the output folder); if that fails, write it to a temporary file and raise a
+        one-line ``MsjgymError`` saying where the numbers are, so that a long computation is never lost."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._write(self.path)
+            return self.path
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+        fallback = fallback_file(self.path.stem, ".csv")
+        self._write(fallback)
+        raise MsjgymError(f"--out: {str(self.path)!r} could not be written ({reason}); the numbers are in "
+                          f"{str(fallback)!r}")
+
+    def _write(self, path: Path) -> None:
         keys = list(dict.fromkeys(k for row in self.rows for k in row))
-        with self.path.open("w", newline="") as f:
+        with path.open("w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=keys)
             writer.writeheader()
             writer.writerows(self.rows)
-        return self.path
 
 
 def progress(items: Sequence, settings: Settings, desc: str) -> Iterable:

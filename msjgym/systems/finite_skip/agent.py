@@ -17,7 +17,7 @@ import numpy as np
 from msjgym.core.distributions import encode_all
 from msjgym.core.rng import exponential, seed_states, uniform
 from msjgym.core.sampling import sample
-from msjgym.core.user_policy import UserPolicy
+from msjgym.core.user_policy import UserPolicy, checked_rates
 from msjgym.systems.finite_skip import simulate as fs
 from msjgym.systems.finite_skip.observation import FiniteSkipLayout, FiniteSkipView, make_observation
 
@@ -50,9 +50,22 @@ class FiniteSkipSpec:
         return FiniteSkipLayout(self.model.servers, tuple(sorted(speeds, reverse=True)))
 
 
+def rate_caps(model: fs.FiniteSkipModel) -> Any:
+    """``caps(params) -> float64[N]``: the most of the capacity (1) each job present can use, by the system's
+    definition (module docstring of :mod:`msjgym.systems.finite_skip.simulate`): threshold parallelism P/k (P servers
+    at 1/k each), MSJ v/k, heterogeneous M/G/k the fastest server's speed (a job runs on one server), LPS 1 (a job
+    alone gets the whole capacity)."""
+    k = model.servers
+    if model.system in (fs.THRESHOLD, fs.MSJ):
+        return lambda params: params.astype(np.float64) / k
+    top = max(model.speeds) if model.system == fs.HET else 1.0
+    return lambda params: np.full(params.size, top)
+
+
 def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000, warmup: int | None = None,
                    reps: int = 1, seed: int = 0, capacity: int = 3_000,
-                   rule: int | None = None, seeds: list[np.random.SeedSequence] | None = None) -> list[fs.Replication]:
+                   rule: int | None = None, seeds: list[np.random.SeedSequence] | None = None,
+                   first_replication: int = 0) -> list[fs.Replication]:
     """Like :func:`msjgym.systems.finite_skip.simulate.simulate`, with ``agent.act`` (or ``agent(...)``) choosing the rates.
 
     The agent gets ``{"params": int[N], "servers": int[N]}`` (jobs in arrival order) and returns N rates (fractions of
@@ -62,13 +75,27 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
     may take the action mask too (``act(observation, action_mask)``, as every family's policies): it gets None (the
     action is a rate vector, nothing is masked). A :class:`~msjgym.core.user_policy.UserPolicy` (a policy of the
     user's, loaded with a :class:`FiniteSkipSpec`) is called the same way.
+
+    Every decision goes through the one wrapper of every family
+    (:func:`msjgym.core.user_policy.checked_rates`): if the agent raises, or returns anything but N finite rates
+    >= 0, each at most what its job can use (:func:`rate_caps`) and summing to at most 1, the run stops with one
+    ``PolicyError`` naming the agent, the replication (``first_replication`` + its index) and the step (the
+    decision's index in that replication, from 0) and the value. Nothing is clipped.
     """
     if isinstance(agent, UserPolicy):
-        act, agent = (lambda observation, _decide=agent: _decide(observation, None)), agent.policy
+        name, act, agent = agent.name, (lambda observation, _decide=agent: _decide(observation, None)), agent.policy
     else:
+        name = getattr(agent, "name", None)
+        if not isinstance(name, str):
+            name = getattr(agent, "__name__", None) or type(agent).__name__
         act = agent.act if hasattr(agent, "act") else agent
         if _positional(act) >= 2:  # act(observation, action_mask): no action is masked (the action is a rate vector)
             two, act = act, lambda observation: two(observation, None)
+    caps = rate_caps(model)
+
+    def decide(observation: dict, rep: int, step: int) -> np.ndarray:
+        return checked_rates(lambda obs, _mask: act(obs), observation, caps(observation["params"]), name, rep, step)
+
     warmup = jobs // 5 if warmup is None else warmup
     k, lam = model.servers, model.arrival_rate
     cumprob = np.cumsum(np.asarray(model.probs, dtype=np.float64))
@@ -80,9 +107,10 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
     if rule is None:
         rule = fs.FULL_COUNT if model.system in (fs.HET, fs.LPS) else fs.FULL_SUM
     out = []
-    for ss in np.random.SeedSequence(seed).spawn(reps) if seeds is None else seeds:
-        out.append(_one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs,
-                        capacity, rule, seed_states([ss])))
+    for i, ss in enumerate(np.random.SeedSequence(seed).spawn(reps) if seeds is None else seeds):
+        rep = first_replication + i
+        out.append(_one(lambda observation, step, _rep=rep: decide(observation, _rep, step), agent, k, lam, cumprob,
+                        prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, seed_states([ss])))
     return out
 
 
@@ -95,7 +123,7 @@ def _positional(fn: Any) -> int:
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
-def _one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, rng):
+def _one(decide, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, rng):
     acc = np.zeros(fs.NACC)
     rec = np.full((jobs, fs.NREC), np.nan)
     cls: list[int] = []
@@ -122,7 +150,7 @@ def _one(act, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, 
             wff[nf] = wsum
             nf += 1
         params = prm[np.asarray(cls, np.int64)] if n else np.zeros(0, np.int64)
-        rates = [float(x) for x in act(make_observation(params, np.asarray(srv, np.int64)))]
+        rates = decide(make_observation(params, np.asarray(srv, np.int64)), int(acc[fs.A_EVENTS]) - 1).tolist()
         if hasattr(agent, "last_servers") and len(getattr(agent, "last_servers")) == n:
             srv = [int(x) for x in agent.last_servers]
         b = 0.0

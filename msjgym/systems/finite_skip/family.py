@@ -47,7 +47,8 @@ class FiniteSkipRuns(api.Simulation):
         if self.agent is None:
             (r,) = fs.simulate(self.model, self.policy, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]])
         else:
-            (r,) = simulate_agent(self.model, self.agent, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]])
+            (r,) = simulate_agent(self.model, self.agent, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]],
+                                  first_replication=rep)
         self.results[rep] = r
         return self.status(rep)
 

@@ -32,7 +32,8 @@ def _run_length(scenario: api.Scenario, run: api.RunSettings) -> tuple[int, int,
     reps = DEFAULT_REPS if run.reps is None else run.reps
     jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
     if jobs < run.batches:
-        raise MsjgymError(f"jobs = {jobs}: must be >= batches = {run.batches}")
+        raise MsjgymError(f"jobs = {jobs}: at least {run.batches} jobs for the {run.batches} batch means "
+                          f"(give more jobs, or set batches <= {jobs})")
     return reps, jobs, default_warmup(scenario.model, jobs) if run.warmup is None else run.warmup
 
 

@@ -61,7 +61,8 @@ class RunConfig:
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
                 raise MsjgymError(f"{key} = {value!r}: must be an integer >= {low}")
         if self.batches > self.jobs:
-            raise MsjgymError(f"batches = {self.batches}: must be <= jobs = {self.jobs}")
+            raise MsjgymError(f"jobs = {self.jobs}: at least {self.batches} jobs for the {self.batches} batch means "
+                              f"(give more jobs, or set batches <= {self.jobs})")
 
 
 def _need_groups(needs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -202,7 +203,7 @@ class MSJSimulation:
         from msjgym.systems.msj.compiled import policy_failure
         try:
             return kernel(self.state, self.params, b, *args)
-        except Exception as exc:  # the user's code: one line naming where
+        except (Exception, SystemExit) as exc:  # the user's code: one line naming where (not even sys.exit ends it)
             raise policy_failure(self.policy.name, exc, self.state, b) from None
 
     def compile_note(self) -> str | None:

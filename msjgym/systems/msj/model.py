@@ -105,8 +105,10 @@ class MSJModel:
                 raise ScenarioError(f"classes[{i}].need = {c.need!r}: must be an integer in [1, servers={self.servers}]")
             if not (math.isfinite(c.probability) and 0 < c.probability <= 1):
                 raise ScenarioError(f"classes[{i}].probability = {c.probability!r}: must be in (0, 1]")
-            if names.count(c.name) > 1:
-                raise ScenarioError(f"classes[{i}].name = {c.name!r}: class names must be unique")
+            if c.name in names[:i]:  # the later entry is the duplicate: name it, and the first one
+                first = names.index(c.name)
+                raise ScenarioError(f"classes[{i}].name = {c.name!r}: class names must be unique (classes[{first}] "
+                                    "has this name too)")
         if self.estimate.kind == "requested" and self.trace is None:
             raise ScenarioError("estimate = \"requested\": only for a replayed trace (arrivals = {trace = ...})")
         total = sum(c.probability for c in self.classes)

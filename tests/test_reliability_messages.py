@@ -1,0 +1,140 @@
+"""Issue 16 (reliability), messages that mislead: each says what is wrong and what to do, and a policy that calls
+``sys.exit`` is a one-line error, never a silent exit 0."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from msjgym import api
+from msjgym.cli import main
+from msjgym.core.traces import read_trace
+from msjgym.errors import ScenarioError
+
+SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "traces" / "sample.swf"
+THREE = Path(__file__).resolve().parents[1] / "examples" / "three_class.toml"
+
+
+def _error(capsys, status: int) -> str:
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "" and err.count("\n") == 1 and err.startswith("msjgym: error: "), (out, err)
+    return err
+
+
+def test_unknown_scenario_lists_every_family_and_points_to_list(capsys):
+    """Issue: "the unknown-scenario error lists only the MSJ built-ins (`msjgym evaluate no-such-scenario`) — it
+    should list every family's scenarios or point to `msjgym list`"."""
+    err = _error(capsys, main(["evaluate", "no-such-scenario", "--policy", "fcfs"]))
+    assert "msjgym list" in err
+    for family in api.families():
+        assert family.scenarios()[0][0] in err
+
+
+def test_too_few_jobs_for_the_batches_says_what_to_do(capsys):
+    """Issue: "`msjgym evaluate one-and-n --jobs 1` is refused by naming a `batches` default the user never set
+    (say what to do ...)"."""
+    err = _error(capsys, main(["evaluate", "one-and-n", "--policy", "fcfs", "--jobs", "1"]))
+    assert err.startswith("msjgym: error: jobs = 1: at least 20 jobs for the 20 batch means") and "batches" in err
+    err = _error(capsys, main(["evaluate", "loss-sampled", "--policy", "greedy", "--jobs", "3"]))
+    assert err.startswith("msjgym: error: jobs = 3: at least 20 jobs for the 20 batch means")
+
+
+def test_a_duplicate_class_name_points_at_the_duplicate(tmp_path):
+    """Issue: "a duplicate class name in a TOML scenario points at the wrong entry"."""
+    path = tmp_path / "dup.toml"
+    path.write_text(THREE.read_text().replace('name = "four"', 'name = "one"'))
+    duplicate = r"classes\[2\]\.name = 'one': class names must be unique \(classes\[0\] has this name too\)"
+    with pytest.raises(ScenarioError, match=duplicate):
+        api.load_scenario(str(path))
+
+
+def _swf(tmp_path: Path, header: str, order: list[int] | None = None) -> Path:
+    jobs = [line for line in SAMPLE.read_text().splitlines() if not line.startswith(";")][:5]
+    jobs = [jobs[i] for i in order] if order else jobs
+    path = tmp_path / "t.swf"
+    path.write_text("\n".join([header, *jobs]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "0", "12.5"])
+def test_an_invalid_maxprocs_header_gets_a_note(tmp_path, value):
+    """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/core/traces.py)"."""
+    trace = read_trace(_swf(tmp_path, f"; MaxProcs: {value}"))
+    assert trace.machine == 4  # the largest allocation of the five jobs
+    assert trace.notes == [f"line 1: MaxProcs {value!r} is not a positive integer; the machine size is the "
+                           "largest allocation, 4"]
+    assert read_trace(_swf(tmp_path, "; MaxProcs: 128")).notes == []
+
+
+def test_an_unsorted_trace_gets_a_note(tmp_path):
+    """Issue: "... and unsorted traces are handled without a note"."""
+    trace = read_trace(_swf(tmp_path, "; MaxProcs: 128", [2, 0, 1, 4, 3]))
+    assert list(trace.arrival) == sorted(trace.arrival)
+    assert trace.notes == ["not in arrival order (2 job(s) arrive before the job listed above them); replayed in "
+                           "arrival order (sorted, ties kept in file order)"]
+    csv = tmp_path / "t.csv"
+    csv.write_text("arrival_time,need,duration\n3,1,1\n1,1,1\n2,2,1\n")
+    assert read_trace(csv).notes[0].startswith("not in arrival order (1 job(s)")
+
+
+EXITING = '''
+class Exit:
+    def act(self, observation, action_mask=None):
+        raise SystemExit(0)
+
+
+class Interrupt:
+    def act(self, observation, action_mask=None):
+        raise KeyboardInterrupt
+
+
+class ExitAtInit:
+    def __init__(self):
+        raise SystemExit(0)
+
+    def act(self, observation):
+        return 0
+'''
+
+FAMILIES = {  # family: (scenario, options), as in test_user_policy_every_family
+    "msj": ("one-and-n", ["--mode", "start"]),
+    "loss": ("loss-sampled", []),
+    "dispatch": ("lb-dispatch", ["--observation", "sampled"]),
+    "finite-skip": ("finite-skip-fig3", []),
+}
+
+
+def _evaluate(path: Path, name: str, family: str) -> int:
+    scenario, options = FAMILIES[family]
+    return main(["evaluate", scenario, "--policy", f"{path}:{name}", "--reps", "1", "--jobs", "300", "--seed", "1",
+                 "--no-progress", *options])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_policy_calling_sys_exit_is_one_line_exit_2_on_every_family(tmp_path, capsys, family):
+    """Issue: "a policy calling `SystemExit(0)` (a policy file whose act raises SystemExit(0)) exits 0 with no output
+    — it must be a one-line error with exit 2, naming the policy, on every family's user-policy path"."""
+    assert {f.name for f in api.families()} == set(FAMILIES)
+    path = tmp_path / "exiting.py"
+    path.write_text(EXITING)
+    err = _error(capsys, _evaluate(path, "Exit", family))
+    assert f"policy {path}:Exit" in err and "sys.exit(0)" in err
+
+
+def test_a_policy_raising_keyboard_interrupt_stops_the_run_as_ctrl_c(tmp_path, capsys):
+    """Issue: "KeyboardInterrupt must still stop the run as Ctrl-C does, exit 130"."""
+    path = tmp_path / "exiting.py"
+    path.write_text(EXITING)
+    assert _evaluate(path, "Interrupt", "msj") == 130
+    assert capsys.readouterr().err == "msjgym: interrupted\n"
+
+
+def test_sys_exit_while_loading_the_policy_is_one_line(tmp_path, capsys):
+    """The same at import and at construction (the user-policy loader, shared by every family)."""
+    path = tmp_path / "exiting.py"
+    path.write_text(EXITING)
+    err = _error(capsys, _evaluate(path, "ExitAtInit", "msj"))
+    assert "constructing it called sys.exit(0)" in err
+    (tmp_path / "bye.py").write_text("raise SystemExit(3)\n")
+    err = _error(capsys, _evaluate(tmp_path / "bye.py", "Policy", "loss"))
+    assert "importing" in err and "sys.exit(3)" in err
