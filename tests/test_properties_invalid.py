@@ -291,15 +291,12 @@ FINITE_SKIP_RATES = st.one_of(INVALID_ACTIONS, st.lists(st.floats(allow_nan=True
                               st.sampled_from([[2.0], [-1.0], [NAN], [0.6, 0.6], ["a"]]))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 16: the finite-skip agent path does not check a policy's rates: act() -> -1 raises TypeError "
-    "('int' object is not iterable), -> np.array([1, 2]) IndexError, and rates [2.0] (a capacity of 2) or [-1.0] "
-    "are taken silently (msjgym/systems/finite_skip/agent.py: rates = [float(x) for x in act(...)]); part C's one "
-    "action check for every family fixes it"))
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @settings(max_examples=scaled(10))
 @given(rates=FINITE_SKIP_RATES)
 def test_invalid_rates_of_a_finite_skip_policy_are_one_policy_error(rates):
+    """Was an xfail of this suite (act() -> -1: TypeError; rates [2.0] or [-1.0] taken silently); part C's
+    ``checked_rates`` (merged from main) refuses them."""
     scenario = load_scenario("finite-skip-fig2", {})
     with pytest.raises(PolicyError) as info:
         msjgym.evaluate(scenario, _Returns(rates), reps=1, jobs=100, seed=1, references=False)
