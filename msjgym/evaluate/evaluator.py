@@ -20,6 +20,7 @@ import numpy as np
 from tqdm import tqdm
 
 from msjgym import api
+from msjgym.core import limits
 from msjgym.core.estimates import estimates, t_interval
 from msjgym.core.references import Reference, unstable_predictions
 from msjgym.errors import MsjgymError
@@ -56,12 +57,13 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     family = api.family(scenario.family)
     if not isinstance(policy, str) and family.policies().get(getattr(policy, "name", None)) is policy:
         policy = policy.name  # a built-in's declaration
-    _check_int("reps", reps, 1)
-    _check_int("jobs", jobs, 1)
-    _check_int("warmup", warmup, 0)
-    _check_int("seed", seed, 0)
-    _check_int("batches", batches, 1)
+    _check_int("reps", reps, 1, limits.MAX_REPS)
+    _check_int("jobs", jobs, 1, limits.MAX_JOBS)
+    _check_int("warmup", warmup, 0, limits.MAX_JOBS)
+    _check_int("seed", seed, 0, limits.MAX_SEED)
+    _check_int("batches", batches, 1, limits.MAX_BATCHES)
     run = api.RunSettings(reps=reps, jobs=jobs, warmup=warmup, batches=batches, seed=seed, options=dict(options))
+    family.validate(scenario, policy, run)  # every option within its range before the theory or a compile starts
     if references is True:
         references = family.references(scenario, policy, run)
     refs = list(references) if references else []
@@ -82,9 +84,12 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     return result
 
 
-def _check_int(name: str, value: object, low: int) -> None:
-    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low):
-        raise MsjgymError(f"{name} = {value!r}: must be an integer >= {low}")
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    """A run-length argument: None (the family's default) or an integer in [low, high] (:mod:`msjgym.core.limits`),
+    checked before anything is compiled or allocated."""
+    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
+                              or not low <= value <= high):
+        raise MsjgymError(f"{name} = {value!r}: must be an integer in [{low:,}, {high:,}]")
 
 
 def _prepare(sim: api.Simulation, progress: bool) -> float:
