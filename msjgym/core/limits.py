@@ -47,6 +47,14 @@ MAX_GRID_POINTS = 10**6
 """Points of a sweep grid (the product of its axes' lengths): the grid is listed in memory, with one results row per
 point × policy × replication; beyond 10^6 points a sweep is a job for a cluster scheduler, not a grid."""
 
+MAX_SWEEP_TASKS = 10**7
+"""Tasks of a sweep (points × policies × replications): each is a row of the plan in memory and of the results
+store; 10^7 tasks of the default 10^5 jobs is already ~10^12 jobs, months of one core."""
+
+JOBS_PER_SECOND_CEILING = 2 * 10**7
+"""Jobs one core simulates per second at best (~60 million events per second, at least about 3 events a job: see
+``benchmarks/bench_events.py``); a cost said before a long run divides by it, so it is a lower bound."""
+
 TIME_RANGE = (1e-15, 1e15)
 """Mean service times (and a law's time scale) in the scenario's time unit: inside it, second moments and the sums
 of 10^12 times stay far inside float64, so no moment or metric over- or underflows (ns to 30 Myears in seconds)."""
@@ -80,6 +88,9 @@ def check_time(name: str, value: float, error: type[MsjgymError] = MsjgymError, 
     return float(value)
 
 
-def grid_points(lengths: list[int]) -> int:
-    """The number of points of a grid whose axes have these lengths (exact, no float overflow)."""
-    return math.prod(lengths)
+def duration(seconds: float) -> str:
+    """A duration for a cost estimate: seconds, minutes, hours, days or years."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds:.0f} s"
