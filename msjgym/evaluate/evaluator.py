@@ -10,10 +10,13 @@ and their verdicts, and the :class:`~msjgym.evaluate.result.Result`.
 """
 from __future__ import annotations
 
+import math
+import re
 import secrets
 import sys
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +24,8 @@ from tqdm import tqdm
 
 from msjgym import api
 from msjgym.core import limits
-from msjgym.core.estimates import estimates, t_interval
+from msjgym.core import histogram
+from msjgym.core.estimates import Estimate, estimates, t_interval
 from msjgym.core.references import Reference, unstable_predictions
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.result import Result
@@ -136,7 +140,7 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
         units = per_rep
         if reps == 1:
             units = sim.batch_metrics(0) or per_rep
-        metrics = estimates(units)
+        metrics = honest(estimates(units))
     return Result(
         scenario=scenario.name, family=scenario.family, policy=sim.name, params=_params(scenario, sim), stable=not unstable,
         metrics=metrics, reps=reps, jobs=sim.jobs, warmup=sim.warmup, seed=seed,
@@ -144,6 +148,29 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
         unit=sim.unit, mode=sim.mode, batches=sim.batches, replications=per_rep, unstable_replications=unstable,
         growth_rates=rates, growth_rate=t_interval(np.array(rates)) if unstable else None,
         diagnostics=sim.diagnostics(), per_job=sim.per_job(), notes=sim.notes())
+
+
+_PERCENTILE = re.compile(r"_p\d+$")
+
+
+def honest(metrics: dict[str, Estimate]) -> dict[str, Estimate]:
+    """``metrics`` with a warning on each value that is not an honest measurement: a percentile outside the
+    histogram's range (±inf), a negative time (the clock's float64 rounding), an infinite value (an overflow)."""
+    out = {}
+    for name, est in metrics.items():
+        base = name.split("[", 1)[0]
+        warning = None
+        if _PERCENTILE.search(base) and math.isinf(est.mean):
+            warning = histogram.range_warning(est.mean)
+        elif math.isinf(est.mean):
+            warning = "not finite: the value over- or underflowed float64"
+        elif base.endswith("_time") and est.mean < 0:
+            warning = ("negative: the clock's float64 rounding lost the shortest times (time scales too far apart; "
+                       "rescale the scenario)")
+        if warning:  # an infinite mean has no interval (equal infinities would otherwise show a half-width of 0)
+            est = replace(est, ci95=est.ci95 if math.isfinite(est.mean) else math.nan, warning=warning)
+        out[name] = est
+    return out
 
 
 def _params(scenario: api.Scenario, sim: api.Simulation) -> dict[str, Any]:
