@@ -356,7 +356,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, key):
 def test_bad_input_in_a_subprocess_has_no_traceback(tmp_path):
     out = sweep("one-and-n", "--grid", "servers=8,-3", "--policy", "fcfs", "--out", str(tmp_path))
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr == "msjgym: error: grid point servers=-3: one-and-n: servers = -3: must be an integer >= 1\n"
+    assert out.stderr == ("msjgym: error: grid point servers=-3: one-and-n: servers = -3: must be an integer in "
+                          "[1, 10,000,000] (the engine keeps per-server state)\n")
 
 
 def test_inapplicable_policy_is_an_error_unless_skipped(tmp_path):

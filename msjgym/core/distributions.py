@@ -23,6 +23,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from msjgym.core import sampling
+from msjgym.core.limits import MAX_PHASES, TIME_RANGE
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 
@@ -93,6 +94,14 @@ def _real(value: Any, key: str, *, gt: float | None = None, ge: float | None = N
 def _integer(value: Any, key: str, *, ge: int = 1) -> int:
     if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= ge):
         raise _FieldError(key, f"must be an integer >= {ge}", value)
+    return int(value)
+
+
+def _phases(value: Any, key: str, total: int = 0) -> int:
+    """A number of phases: an integer in [1, MAX_PHASES] (refused before any per-phase array is built)."""
+    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1 <= value <= MAX_PHASES - total):
+        raise _FieldError(key, f"must be an integer in [1, {MAX_PHASES}] (phases, summed over branches: each costs a "
+                               "draw per job and a row of the PH matrix)", value)
     return int(value)
 
 
@@ -210,9 +219,29 @@ class Distribution(abc.ABC):
     def __post_init__(self) -> None:
         try:
             self._validate()
+            self._check_moments()
         except _FieldError as error:
             error.where = type(self).__name__
             raise
+
+    def _check_moments(self) -> None:
+        """The mean within :data:`~msjgym.core.limits.TIME_RANGE` and a finite E[S^2]: a law whose moments over- or
+        underflow float64 would give a silent 0, inf or NaN in the theory and the metrics, so it is refused."""
+        low, high = TIME_RANGE
+        try:
+            mean = float(self.mean)
+        except (ZeroDivisionError, OverflowError):
+            mean = math.nan
+        if not (math.isfinite(mean) and low <= mean <= high):
+            raise _FieldError("", f"its mean {_g(mean)} is outside [{low:g}, {high:g}] time units, where moments and "
+                                  "metrics stay exact in float64; rescale the time unit")
+        try:
+            second = float(self.second_moment)
+        except (ZeroDivisionError, OverflowError):
+            second = math.inf
+        if not (math.isfinite(second) and second > 0):
+            raise _FieldError("", f"its second moment E[S^2] = {_g(second)} overflows float64 (the variance is too "
+                                  "large to simulate or compare honestly)")
 
     @abc.abstractmethod
     def _validate(self) -> None:
@@ -323,11 +352,11 @@ class Erlang(Distribution):
     spec_keys = ("k", "rate", "mean")
 
     def _validate(self) -> None:
-        self._set(k=_integer(self.k, "k"), rate=_real(self.rate, "rate", gt=0.0))
+        self._set(k=_phases(self.k, "k"), rate=_real(self.rate, "rate", gt=0.0))
 
     @classmethod
     def _from_params(cls, params: Mapping[str, Any], base_dir: Path | None) -> Erlang:
-        k = _integer(_required(params, "k", cls.name), "k")
+        k = _phases(_required(params, "k", cls.name), "k")
         key, value = _one_positive(params, "rate", "mean")
         return cls(k=k, rate=value if key == "rate" else k / value)
 
@@ -521,6 +550,9 @@ class HyperErlang(Distribution):
     def _validate(self) -> None:
         probs = _probabilities(self.probs, "probs")
         k = _integers(self.k, "k")
+        if sum(k) > MAX_PHASES:
+            raise _FieldError("k", f"sum to {sum(k)} phases: must be at most {MAX_PHASES} (each phase costs a draw "
+                                   "per job and a row of the PH matrix)")
         rates = _reals(self.rates, "rates", gt=0.0)
         _same_length("k", k, "probs", probs)
         _same_length("rates", rates, "probs", probs)
@@ -577,6 +609,9 @@ class PhaseType(Distribution):
     spec_keys = ("alpha", "S")
 
     def _validate(self) -> None:
+        if isinstance(self.alpha, (Sequence, np.ndarray)) and len(self.alpha) > MAX_PHASES:
+            raise _FieldError("alpha", f"has {len(self.alpha)} phases: must be at most {MAX_PHASES} (each phase costs "
+                                       "a row of the PH matrix)")
         alpha = _probabilities(self.alpha, "alpha", positive=False)
         n = len(alpha)
         rows = _vector(self.S, "S", "rows", lambda row, key: _vector(row, key, "numbers", lambda x, _: x))

@@ -15,14 +15,20 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with the half-width of its 95 % confidence interval (NaN when it cannot be computed)."""
+    """A point estimate with the half-width of its 95 % confidence interval (NaN when it cannot be computed), and a
+    warning when the value is not an honest measurement (out of the histogram's range, over- or underflowed)."""
 
     mean: float
     ci95: float
+    warning: str | None = None
 
-    def to_dict(self) -> dict[str, float | None]:
-        """``{"mean", "ci95"}`` with NaN and ±inf as None (strict JSON has no such numbers)."""
-        return {"mean": json_float(self.mean), "ci95": json_float(self.ci95)}
+    def to_dict(self) -> dict[str, float | str | None]:
+        """``{"mean", "ci95"}`` with NaN and ±inf as None (strict JSON has no such numbers), and ``"warning"`` when
+        there is one (so a None mean is never silent)."""
+        out: dict[str, float | str | None] = {"mean": json_float(self.mean), "ci95": json_float(self.ci95)}
+        if self.warning:
+            out["warning"] = self.warning
+        return out
 
 
 def json_float(x: float | None) -> float | None:

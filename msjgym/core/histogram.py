@@ -55,3 +55,15 @@ def quantile(counts: np.ndarray, q: float) -> float:
     frac = (target - below) / counts[i]
     lo = LOW * 10.0 ** ((i - 1) / BINS_PER_DECADE)
     return float(lo * 10.0 ** (frac / BINS_PER_DECADE))
+
+
+def range_warning(value: float) -> str | None:
+    """Why a percentile read from the histogram is not a measurement: ``inf`` (it fell in the overflow bin, at or
+    above ``HIGH``) or ``-inf`` (in the underflow bin, below ``LOW``); None for a value inside the range."""
+    if value == math.inf:
+        return (f"above the percentile histogram's range [{LOW:g}, {HIGH:g}) time units: at least {HIGH:g}; "
+                "rescale the time unit")
+    if value == -math.inf:
+        return (f"below the percentile histogram's range [{LOW:g}, {HIGH:g}) time units: at most {LOW:g}; "
+                "rescale the time unit")
+    return None

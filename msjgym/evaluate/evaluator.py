@@ -10,17 +10,22 @@ and their verdicts, and the :class:`~msjgym.evaluate.result.Result`.
 """
 from __future__ import annotations
 
+import math
+import re
 import secrets
 import sys
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
 from msjgym import api
-from msjgym.core.estimates import estimates, t_interval
+from msjgym.core import limits
+from msjgym.core import histogram
+from msjgym.core.estimates import Estimate, estimates, t_interval
 from msjgym.core.references import Reference, unstable_predictions
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.result import Result
@@ -56,12 +61,13 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     family = api.family(scenario.family)
     if not isinstance(policy, str) and family.policies().get(getattr(policy, "name", None)) is policy:
         policy = policy.name  # a built-in's declaration
-    _check_int("reps", reps, 1)
-    _check_int("jobs", jobs, 1)
-    _check_int("warmup", warmup, 0)
-    _check_int("seed", seed, 0)
-    _check_int("batches", batches, 1)
+    _check_int("reps", reps, 1, limits.MAX_REPS)
+    _check_int("jobs", jobs, 1, limits.MAX_JOBS)
+    _check_int("warmup", warmup, 0, limits.MAX_JOBS)
+    _check_int("seed", seed, 0, limits.MAX_SEED)
+    _check_int("batches", batches, 1, limits.MAX_BATCHES)
     run = api.RunSettings(reps=reps, jobs=jobs, warmup=warmup, batches=batches, seed=seed, options=dict(options))
+    family.validate(scenario, policy, run)  # every option within its range before the theory or a compile starts
     if references is True:
         references = family.references(scenario, policy, run)
     refs = list(references) if references else []
@@ -82,9 +88,12 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     return result
 
 
-def _check_int(name: str, value: object, low: int) -> None:
-    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low):
-        raise MsjgymError(f"{name} = {value!r}: must be an integer >= {low}")
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    """A run-length argument: None (the family's default) or an integer in [low, high] (:mod:`msjgym.core.limits`),
+    checked before anything is compiled or allocated."""
+    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
+                              or not low <= value <= high):
+        raise MsjgymError(f"{name} = {value!r}: must be an integer in [{low:,}, {high:,}]")
 
 
 def _prepare(sim: api.Simulation, progress: bool) -> float:
@@ -131,7 +140,7 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
         units = per_rep
         if reps == 1:
             units = sim.batch_metrics(0) or per_rep
-        metrics = estimates(units)
+        metrics = honest(estimates(units))
     return Result(
         scenario=scenario.name, family=scenario.family, policy=sim.name, params=_params(scenario, sim), stable=not unstable,
         metrics=metrics, reps=reps, jobs=sim.jobs, warmup=sim.warmup, seed=seed,
@@ -139,6 +148,29 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
         unit=sim.unit, mode=sim.mode, batches=sim.batches, replications=per_rep, unstable_replications=unstable,
         growth_rates=rates, growth_rate=t_interval(np.array(rates)) if unstable else None,
         diagnostics=sim.diagnostics(), per_job=sim.per_job(), notes=sim.notes())
+
+
+_PERCENTILE = re.compile(r"_p\d+$")
+
+
+def honest(metrics: dict[str, Estimate]) -> dict[str, Estimate]:
+    """``metrics`` with a warning on each value that is not an honest measurement: a percentile outside the
+    histogram's range (±inf), a negative time (the clock's float64 rounding), an infinite value (an overflow)."""
+    out = {}
+    for name, est in metrics.items():
+        base = name.split("[", 1)[0]
+        warning = None
+        if _PERCENTILE.search(base) and math.isinf(est.mean):
+            warning = histogram.range_warning(est.mean)
+        elif math.isinf(est.mean):
+            warning = "not finite: the value over- or underflowed float64"
+        elif base.endswith("_time") and est.mean < 0:
+            warning = ("negative: the clock's float64 rounding lost the shortest times (time scales too far apart; "
+                       "rescale the scenario)")
+        if warning:  # an infinite mean has no interval (equal infinities would otherwise show a half-width of 0)
+            est = replace(est, ci95=est.ci95 if math.isfinite(est.mean) else math.nan, warning=warning)
+        out[name] = est
+    return out
 
 
 def _params(scenario: api.Scenario, sim: api.Simulation) -> dict[str, Any]:

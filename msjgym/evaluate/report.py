@@ -31,6 +31,8 @@ def cell(estimate: Estimate | None) -> str:
     if estimate is None:
         return ""
     mean, half = estimate.mean, estimate.ci95
+    if estimate.warning:
+        return fmt(mean) + " (!)"
     if not math.isfinite(mean) or not math.isfinite(half) or half <= 0:
         return fmt(mean)
     decimals = max(0, 1 - math.floor(math.log10(half)))
@@ -75,6 +77,7 @@ def format_table(result: Result) -> str:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     lines.append("")
     lines.append("mean ± 95% CI half-width; times in the scenario's time unit; counts are time averages.")
+    lines += [f"(!) {name}: {est.warning}" for name, est in result.metrics.items() if est.warning]
     return "\n".join(lines + _diagnostics(result))
 
 

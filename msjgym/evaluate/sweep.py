@@ -52,6 +52,7 @@ from tqdm import tqdm
 
 from msjgym import api
 from msjgym.api import Scenario, load_scenario
+from msjgym.core import limits
 from msjgym.core.estimates import Estimate
 from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir
@@ -127,8 +128,9 @@ def _linspace(text: str, parts: list[str]) -> list[float | int]:
     a, b, k = (_value(text, p) for p in parts)
     if not all(_is_number(x) for x in (a, b)):
         raise MsjgymError(f"--grid {text!r}: a and b of a:b:k must be finite numbers")
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise MsjgymError(f"--grid {text!r}: k of a:b:k must be an integer >= 1")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= limits.MAX_GRID_POINTS:
+        raise MsjgymError(f"--grid {text!r}: k of a:b:k must be an integer in [1, {limits.MAX_GRID_POINTS:,}] "
+                          "(the grid's points are listed in memory)")
     values = [float(f"{x:.12g}") for x in np.linspace(a, b, k)]
     if isinstance(a, int) and isinstance(b, int) and all(v.is_integer() for v in values):
         return [int(v) for v in values]
@@ -232,9 +234,11 @@ def make_plan(args: argparse.Namespace) -> Plan:
     covered the whole grid evenly.
     """
     family = api.family_of(args.scenario)
+    _check_run_lengths(args)
     axes = [parse_grid(text) for text in args.grid]
-    points = grid_points(axes, dict(parse_override(text) for text in args.param))
     policies = _policy_names(args.policy, family)
+    _check_size(axes, len(policies), args)
+    points = grid_points(axes, dict(parse_override(text) for text in args.param))
     names = [name for name, _ in axes]
     combos = []
     for point in points:
@@ -249,6 +253,44 @@ def make_plan(args: argparse.Namespace) -> Plan:
                   task_seed(args.seed, c.point, c.policy, rep), args.warmup)
              for rep in range(args.reps) for c in combos]
     return Plan(args.scenario, names, combos, args.reps, tasks)
+
+
+def _check_run_lengths(args: argparse.Namespace) -> None:
+    """--reps, --jobs, --warmup, --batches, --seed within :mod:`msjgym.core.limits`, before any point is loaded."""
+    for name, low, high in (("reps", 1, limits.MAX_REPS), ("jobs", 1, limits.MAX_JOBS),
+                            ("warmup", 0, limits.MAX_JOBS), ("batches", 1, limits.MAX_BATCHES),
+                            ("seed", 0, limits.MAX_SEED)):
+        value = getattr(args, name, None)
+        if value is not None:
+            limits.check_int(f"--{name}", value, low, high)
+
+
+def _check_size(axes: Sequence[tuple[str, list[Any]]], policies: int, args: argparse.Namespace) -> None:
+    """Refuse a grid above :data:`~msjgym.core.limits.MAX_GRID_POINTS` points (or a sweep above
+    :data:`~msjgym.core.limits.MAX_SWEEP_TASKS` tasks) before listing it; say the cost of a large one first."""
+    points = math.prod(len(values) for _, values in axes)
+    shape = " x ".join(f"{len(values):,} {name}" for name, values in axes) or "1"
+    if points > limits.MAX_GRID_POINTS:
+        raise MsjgymError(f"--grid: {shape} = {points:,} points; must be at most {limits.MAX_GRID_POINTS:,} (the grid "
+                          "is listed and every point checked in memory before anything runs): use fewer values")
+    tasks = points * policies * args.reps
+    if tasks > limits.MAX_SWEEP_TASKS:
+        raise MsjgymError(f"--grid, --policy, --reps: {points:,} points x {policies} policies x {args.reps:,} "
+                          f"replications = {tasks:,} tasks; must be at most {limits.MAX_SWEEP_TASKS:,}")
+    jobs = tasks * (args.jobs + (args.jobs // 10 if args.warmup is None else args.warmup))
+    workers = max(1, args.workers or os.cpu_count() or 1) if args.backend == "local" else 1
+    seconds = jobs / limits.JOBS_PER_SECOND_CEILING / workers
+    if points >= LARGE_GRID or seconds >= LONG_SWEEP_SECONDS:
+        print(f"msjgym: note: this sweep is {points:,} points x {policies} policies x {args.reps:,} replications = "
+              f"{tasks:,} tasks, about {jobs:,.3g} jobs: at least {limits.duration(seconds)} on {workers} "
+              f"{'worker' if workers == 1 else 'workers'} (at the ceiling of {limits.JOBS_PER_SECOND_CEILING:.0e} "
+              "jobs per second per core; Ctrl-C stops it, keeping finished tasks)", file=sys.stderr, flush=True)
+
+
+LARGE_GRID = 10**4
+"""Grid points from which ``msjgym sweep`` says the sweep's size and cost before checking the points."""
+LONG_SWEEP_SECONDS = 3600.0
+"""Estimated seconds (a lower bound) from which ``msjgym sweep`` says the cost before starting."""
 
 
 def _warmup(combo: Combo, args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import numpy as np
 
 from msjgym import api
 from msjgym.core import rng
+from msjgym.core.limits import MAX_WINDOW, check_int
 from msjgym.core.references import Reference, judge
 from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
@@ -69,6 +70,9 @@ def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) ->
             raise MsjgymError(f"{flag}: only for a policy of your own (FILE.py:NAME, sb3:MODEL.zip)")
         if _OPTIONS[key] == "builtin" and user:
             raise MsjgymError(f"{flag}: only for built-in policies")
+    if run.options.get("window") is not None:
+        check_int("--window", run.options["window"], 1, MAX_WINDOW, MsjgymError,
+                  "the observation is rebuilt at every decision, in O(window)")
     if "per_job" in run.options and scenario.model.trace is None:
         raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")
 

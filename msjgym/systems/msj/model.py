@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msjgym.core.distributions import Distribution
+from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, MAX_TIME_SPREAD, check_int
 from msjgym.core.traces import Trace
 from msjgym.errors import ScenarioError
 
@@ -92,13 +93,17 @@ class MSJModel:
     estimate: EstimateLaw = EstimateLaw()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.servers, (int, np.integer)) or isinstance(self.servers, bool) or self.servers < 1:
-            raise ScenarioError(f"servers = {self.servers!r}: must be an integer >= 1")
+        check_int("servers", self.servers, 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
+        if not isinstance(self.servers, (int, np.integer)):
+            raise ScenarioError(f"servers = {self.servers!r}: must be an integer in [1, {MAX_SERVERS:,}]")
         if not (isinstance(self.arrival_rate, (int, float)) and math.isfinite(self.arrival_rate)
                 and self.arrival_rate > 0):
             raise ScenarioError(f"arrival_rate = {self.arrival_rate!r}: must be a finite number > 0")
         if not self.classes:
             raise ScenarioError("classes: at least one job class is required")
+        if len(self.classes) > MAX_CLASSES:
+            raise ScenarioError(f"classes: {len(self.classes):,} classes; must be at most {MAX_CLASSES:,} (the engine "
+                                "draws the next event over the classes)")
         names = [c.name for c in self.classes]
         for i, c in enumerate(self.classes):
             if not isinstance(c.need, (int, np.integer)) or isinstance(c.need, bool) or not 1 <= c.need <= self.servers:
@@ -114,6 +119,22 @@ class MSJModel:
         total = sum(c.probability for c in self.classes)
         if abs(total - 1.0) > 1e-9:
             raise ScenarioError(f"classes[*].probability sum to {total!r}: must sum to 1 (within 1e-9)")
+        self._check_time_scales()
+
+    def _check_time_scales(self) -> None:
+        """The mean interarrival time 1/λ at most :data:`~msjgym.core.limits.MAX_TIME_SPREAD` shortest mean
+        service times: the clock advances by ~1/λ per job, and float64 must still resolve the shortest service on it
+        (beyond that the shortest jobs take 0 time on the clock: zero utilization, negative waits, silently)."""
+        if self.trace is not None:
+            return
+        shortest = min(range(len(self.classes)), key=lambda i: self.classes[i].service.mean)
+        spread = 1.0 / (self.arrival_rate * self.classes[shortest].service.mean)
+        if not spread <= MAX_TIME_SPREAD:
+            raise ScenarioError(
+                f"arrival_rate = {self.arrival_rate:.4g}: the mean interarrival time is {spread:.3g} times the "
+                f"mean service time of classes[{shortest}] ({self.classes[shortest].service.mean:.4g}); must be at "
+                f"most {MAX_TIME_SPREAD:g} times, or float64 cannot resolve those services on the clock (raise the "
+                "arrival rate or rescale the classes)")
 
     @property
     def num_classes(self) -> int:

@@ -81,6 +81,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from msjgym.core.distributions import Distribution, Empirical, from_spec
+from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int
 from msjgym.core.traces import read_trace
 from msjgym.core.validation import is_real, show
 from msjgym.api import Scenario
@@ -135,6 +136,11 @@ def _integer(value: object, path: str, low: int = 1, high: int | None = None, hi
         rule = f"an integer >= {low}" if high is None else f"an integer in [{low}, {upper}]"
         raise _bad(path, value, f"must be {rule}")
     return int(value)
+
+
+def _servers(value: object, path: str) -> int:
+    """A number of servers, within :data:`~msjgym.core.limits.MAX_SERVERS` (checked before anything is built)."""
+    return check_int(path, value, 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
 
 
 def _string(value: object, path: str) -> str:
@@ -208,7 +214,7 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
         _string(spec["description"], _path(where, "description"))
     if "arrivals" in spec:
         return _trace_model(spec, where, base_dir)
-    servers = _integer(_required(spec, where, "servers"), _path(where, "servers"))
+    servers = _servers(_required(spec, where, "servers"), _path(where, "servers"))
     classes = [_class_from_spec(table, f"{_path(where, 'classes')}[{i}]", i, servers, base_dir)
                for i, table in enumerate(_class_tables(spec, where))]
     arrival_rate, probabilities = _arrival_rates(spec, where, classes, servers)
@@ -230,7 +236,7 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
         if key in spec:
             raise ScenarioError(f"{_path(where, key)}: not allowed with arrivals = {{trace = ...}} (the trace gives "
                                 f"the jobs)")
-    servers = _integer(_required(table, path, "scale_servers"), _path(path, "scale_servers"))
+    servers = _servers(_required(table, path, "scale_servers"), _path(path, "scale_servers"))
     if "servers" in spec and _integer(spec["servers"], _path(where, "servers")) != servers:
         raise _bad(_path(where, "servers"), spec["servers"], f"must equal arrivals.scale_servers ({servers}) or be "
                    "left out")
@@ -300,6 +306,9 @@ def _class_tables(spec: Mapping, where: str) -> list[Mapping]:
     tables = _required(spec, where, "classes")
     if not isinstance(tables, list) or not tables:
         raise _bad(path, tables, "must be a non-empty array of tables ([[classes]])")
+    if len(tables) > MAX_CLASSES:
+        raise ScenarioError(f"{path}: {len(tables):,} classes; must be at most {MAX_CLASSES:,} (the engine draws the "
+                            "next event over the classes)")
     return [_table(t, f"{path}[{i}]") for i, t in enumerate(tables)]
 
 
@@ -451,13 +460,18 @@ def _exp(rate: float) -> dict:
     return {"dist": "exp", "rate": rate}
 
 
+def _rate(value: object, path: str) -> float:
+    """A service rate whose mean 1/rate lies in :data:`~msjgym.core.limits.TIME_RANGE`."""
+    return _real(value, path, 1.0 / TIME_RANGE[1], 1.0 / TIME_RANGE[0], closed=(True, True))
+
+
 def _build_one_and_n(p: dict[str, object]) -> tuple[dict, dict]:
     """Grosof & Ayhan's "1 and n" system (their §3.1): class "1" needs 1 server (Exp(mu_1) durations) w.p. 1 − p_n,
     class "n" needs all n (Exp(mu_n)) w.p. p_n; a class of probability 0 is left out. Default λ = 0.8 μ, μ of Lemma 5.3.
     """
-    n = _integer(p["servers"], "servers")
+    n = _servers(p["servers"], "servers")
     p_n = _real(p["p_n"], "p_n", 0.0, 1.0, closed=(True, True))
-    mu_1, mu_n = _real(p["mu_1"], "mu_1"), _real(p["mu_n"], "mu_n")
+    mu_1, mu_n = _rate(p["mu_1"], "mu_1"), _rate(p["mu_n"], "mu_n")
     rate = p["arrival_rate"]
     rate = _real(0.8 * one_and_n_throughput(n, p_n, mu_1, mu_n) if rate is None else rate, "arrival_rate")
     classes = [{"name": "1", "need": 1, "probability": 1.0 - p_n, "service": _exp(mu_1)},
@@ -506,7 +520,7 @@ def _zero_queueing_builder(set_number: int) -> Callable[[dict[str, object]], tup
         carries load ρ_i = load · load_split_i, so λ_i = n ρ_i μ_i / m_i. The paper does not state its class mix
         (docs/modelling-choices.md#zero-queueing-load-split): equal thirds by default.
         """
-        n = _integer(p["servers"], "servers")
+        n = _servers(p["servers"], "servers")
         m3_rule = _choice(p.get("m3", "sqrt"), "m3", tuple(_ZQ_M3))
         load = _real(_ZQ_LOAD[set_number][1](n) if p["load"] is None else p["load"], "load")
         split = _fractions(p["load_split"], "load_split", 3)
