@@ -88,6 +88,18 @@ def check_time(name: str, value: float, error: type[MsjgymError] = MsjgymError, 
     return float(value)
 
 
+def check_time_spread(name: str, value: Any, interarrival: float, service: float,
+                      error: type[MsjgymError] = MsjgymError, what: str = "the shortest mean service time") -> None:
+    """Refuse a scenario whose mean interarrival time is more than :data:`MAX_TIME_SPREAD` times ``service`` (the
+    shortest mean service time): the simulation clock would round those services to 0 (zero utilization, zero or
+    negative times, silently). ``name = value`` is the input to change (an arrival rate, usually)."""
+    spread = interarrival / service if service > 0 else math.inf
+    if not spread <= MAX_TIME_SPREAD:
+        raise error(f"{name} = {show(value)}: the mean interarrival time ({interarrival:.3g}) is {spread:.3g} times "
+                    f"{what} ({service:.3g}); must be at most {MAX_TIME_SPREAD:g} times, or float64 cannot resolve "
+                    "those services on the simulation clock (raise the arrival rate, or rescale)")
+
+
 def duration(seconds: float) -> str:
     """A duration for a cost estimate: seconds, minutes, hours, days or years."""
     for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
