@@ -90,7 +90,8 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--mode", choices=("start", "preemptive"), default=None,
                     help="for a policy of your own: the decisions it takes (as in msjgym/MSJ-v0; default start)")
     ev.add_argument("--window", type=_positive_int, default=None,
-                    help="for a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8)")
+                    help="for a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8; at most "
+                         "10^4)")
     ev.add_argument("--observation", choices=("sampled", "histogram", "estimates"), default=None,
                     help="dispatch scenarios, for a dispatcher of your own: what it sees (as in msjgym/Dispatch-v0; "
                          "default histogram)")
@@ -98,10 +99,10 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
                     help="dispatch scenarios, for a dispatcher of your own: histogram length L (default 8)")
     ev.add_argument("--reps", type=_positive_int, default=None,
                     help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means; "
-                         "lb-* scenarios: default 20, the paper's)")
+                         "lb-* scenarios: default 20, the paper's; at most 10^4)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
                     help="measured jobs per replication (default 100000; for a trace, all of its jobs; lb-* "
-                         "scenarios: arrivals per replication, default N·10^4, the first 10%% warm-up)")
+                         "scenarios: arrivals per replication, default N·10^4, the first 10%% warm-up; at most 10^12)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
                     help="jobs discarded at the start of each replication (default: jobs/10; 0 for a trace)")
     ev.add_argument("--seed", type=_nonnegative_int, default=None,

@@ -203,6 +203,27 @@ def test_huge_window_for_a_policy_file_is_refused(capsys):
     assert f"[1, {limits.MAX_WINDOW:,}]" in line
 
 
+def test_huge_window_of_an_environment_or_levels_of_a_dispatcher_is_refused(capsys):
+    """Issue: "`--window 1000000` with a policy file ... hang[s]": the same bound for the environment's ``window``
+    and a dispatcher's ``--levels``."""
+    gym = pytest.importorskip("gymnasium")
+    import msjgym.envs  # noqa: F401  registers the environments
+
+    with pytest.raises(MsjgymError, match=rf"window = 1000000: must be an integer in \[1, {limits.MAX_WINDOW:,}\]"):
+        gym.make("msjgym/MSJ-v0", window=10**6)
+    _one_line_error(capsys, "evaluate", "lb-dispatch", "--policy", str(ROOT / "examples" / "my_dispatcher.py")
+                    + ":" + _first_definition(ROOT / "examples" / "my_dispatcher.py"), "--levels", "1000000",
+                    key="levels = 1000000: must be an integer in [1, 10,000]")
+
+
+def _first_definition(path: Path) -> str:
+    """The name of the first class or function defined in ``path`` (an example policy)."""
+    import ast
+
+    return next(node.name for node in ast.parse(path.read_text()).body
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef)))
+
+
 def test_a_sweep_grid_of_1e8_points_is_refused_before_it_is_listed(capsys, tmp_path):
     """Issue: "a sweep grid of 10⁸ points (memory grows without bound; see `msjgym sweep --help`) hang[s]"."""
     line = _one_line_error(capsys, "sweep", "one-and-n", "--policy", "fcfs", "--grid", "servers=1:10000:10000",
