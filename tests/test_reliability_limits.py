@@ -157,6 +157,14 @@ def test_absurd_servers_in_a_toml_scenario_are_refused(tmp_path):
         api.load_scenario(_toml(tmp_path, '{ dist = "exp", rate = 1.0 }', servers=10**12))
 
 
+def test_a_state_too_large_for_memory_is_refused_before_it_is_allocated(capsys):
+    """Issue: "a huge state allocation must not lock out Ctrl-C: refuse such sizes before allocating" (each of
+    --reps and --batches within its range, their product not)."""
+    line = _one_line_error(capsys, "evaluate", "one-and-n", "--policy", "fcfs", "--reps", "10000", "--batches",
+                           "10000", key="reps=10000, batches=10000")
+    assert "GiB; must be at most 4 GiB" in line
+
+
 def test_absurd_phase_count_is_refused_before_anything_is_built(tmp_path):
     """Issue: "an Erlang law with an absurd phase count (where Ctrl-C is then ignored for many seconds)"."""
     start = time.perf_counter()
