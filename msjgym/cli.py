@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from msjgym import api
+from msjgym.core import limits
 from msjgym.core.overrides import parse_override
 from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError, UnknownParameter
@@ -245,12 +246,25 @@ def _cmd_reproduce(args: argparse.Namespace) -> None:
     given = [f"--{k}" for k, v in lb_only.items() if v is not None] + (["--backend"] if args.backend != "local" else [])
     if given and args.name != "lb-tables":
         raise MsjgymError(f"{', '.join(given)}: only for `msjgym reproduce lb-tables`")
+    _check_reproduce_limits(args)
     reps = args.reps if args.reps is not None else DEFAULT_REPS.get(args.name, 5)
     settings = Settings(out=out, reps=reps, jobs=args.jobs, seed=args.seed, max_servers=args.max_servers,
                         progress=not args.no_progress and sys.stderr.isatty(), servers=args.servers,
                         arrivals=args.arrivals, backend=args.backend, workers=args.workers)
     for path in REPRODUCTIONS[args.name][1](settings):
         print(path)
+
+
+def _check_reproduce_limits(args: argparse.Namespace) -> None:
+    """``msjgym reproduce``'s numbers within :mod:`msjgym.core.limits`, before anything runs."""
+    for name, value, high in (("--reps", args.reps, limits.MAX_REPS), ("--jobs", args.jobs, limits.MAX_JOBS),
+                              ("--seed", args.seed, limits.MAX_SEED),
+                              ("--max-servers", args.max_servers, limits.MAX_SERVERS),
+                              ("--arrivals", args.arrivals, limits.MAX_JOBS)):
+        if value is not None:
+            limits.check_int(name, value, 0 if name == "--seed" else 1, high)
+    for n in args.servers or ():
+        limits.check_int("--servers", n, 2, limits.MAX_SERVERS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -157,6 +157,15 @@ def test_absurd_servers_in_a_toml_scenario_are_refused(tmp_path):
         api.load_scenario(_toml(tmp_path, '{ dist = "exp", rate = 1.0 }', servers=10**12))
 
 
+def test_reproduce_refuses_absurd_sizes_before_running(capsys, tmp_path):
+    """Issue: "Every numeric input has a documented valid range that also bounds the cost (servers, ..., jobs ...)",
+    for `msjgym reproduce` too."""
+    _one_line_error(capsys, "reproduce", "zero-queueing", "--max-servers", str(10**11), "--out", str(tmp_path),
+                    key="--max-servers = 100000000000: must be an integer in [1, 10,000,000]")
+    _one_line_error(capsys, "reproduce", "lb-tables", "--jobs", str(10**20), "--out", str(tmp_path), key="--jobs")
+    assert not any(tmp_path.iterdir())
+
+
 def test_a_state_too_large_for_memory_is_refused_before_it_is_allocated(capsys):
     """Issue: "a huge state allocation must not lock out Ctrl-C: refuse such sizes before allocating" (each of
     --reps and --batches within its range, their product not)."""
