@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from msjgym import api
+from msjgym.core import limits
 from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir, check_output_file, fallback_file
 from msjgym.core.validation import int_at_least
@@ -90,7 +91,8 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--mode", choices=("start", "preemptive"), default=None,
                     help="for a policy of your own: the decisions it takes (as in msjgym/MSJ-v0; default start)")
     ev.add_argument("--window", type=_positive_int, default=None,
-                    help="for a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8)")
+                    help="for a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8; at most "
+                         "10^4)")
     ev.add_argument("--observation", choices=("sampled", "histogram", "estimates"), default=None,
                     help="dispatch scenarios, for a dispatcher of your own: what it sees (as in msjgym/Dispatch-v0; "
                          "default histogram)")
@@ -98,10 +100,10 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
                     help="dispatch scenarios, for a dispatcher of your own: histogram length L (default 8)")
     ev.add_argument("--reps", type=_positive_int, default=None,
                     help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means; "
-                         "lb-* scenarios: default 20, the paper's)")
+                         "lb-* scenarios: default 20, the paper's; at most 10^4)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
                     help="measured jobs per replication (default 100000; for a trace, all of its jobs; lb-* "
-                         "scenarios: arrivals per replication, default N·10^4, the first 10%% warm-up)")
+                         "scenarios: arrivals per replication, default N·10^4, the first 10%% warm-up; at most 10^12)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
                     help="jobs discarded at the start of each replication (default: jobs/10; 0 for a trace)")
     ev.add_argument("--seed", type=_nonnegative_int, default=None,
@@ -270,12 +272,25 @@ def _cmd_reproduce(args: argparse.Namespace) -> None:
     given = [f"--{k}" for k, v in lb_only.items() if v is not None] + (["--backend"] if args.backend != "local" else [])
     if given and args.name != "lb-tables":
         raise MsjgymError(f"{', '.join(given)}: only for `msjgym reproduce lb-tables`")
+    _check_reproduce_limits(args)
     reps = args.reps if args.reps is not None else DEFAULT_REPS.get(args.name, 5)
     settings = Settings(out=out, reps=reps, jobs=args.jobs, seed=args.seed, max_servers=args.max_servers,
                         progress=not args.no_progress and sys.stderr.isatty(), servers=args.servers,
                         arrivals=args.arrivals, backend=args.backend, workers=args.workers)
     for path in REPRODUCTIONS[args.name][1](settings):
         print(path)
+
+
+def _check_reproduce_limits(args: argparse.Namespace) -> None:
+    """``msjgym reproduce``'s numbers within :mod:`msjgym.core.limits`, before anything runs."""
+    for name, value, high in (("--reps", args.reps, limits.MAX_REPS), ("--jobs", args.jobs, limits.MAX_JOBS),
+                              ("--seed", args.seed, limits.MAX_SEED),
+                              ("--max-servers", args.max_servers, limits.MAX_SERVERS),
+                              ("--arrivals", args.arrivals, limits.MAX_JOBS)):
+        if value is not None:
+            limits.check_int(name, value, 0 if name == "--seed" else 1, high)
+    for n in args.servers or ():
+        limits.check_int("--servers", n, 2, limits.MAX_SERVERS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

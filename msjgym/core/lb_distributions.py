@@ -40,6 +40,7 @@ from msjgym.core.distributions import (
     HyperErlang,
     HyperExponential,
 )
+from msjgym.core.limits import MAX_PHASES
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 
@@ -117,6 +118,9 @@ def _order(params: Mapping[str, Any], key: str) -> int:
     value = params[key]
     if not (is_real(value) and math.isfinite(value) and float(value).is_integer() and value >= 1):
         raise _bad(key, value, "must be an integer >= 1")
+    if value > MAX_PHASES:
+        raise _bad(key, value, f"must be an integer in [1, {MAX_PHASES}] (phases: each costs a draw per job and a row "
+                               "of the PH matrix)")
     return int(value)
 
 

@@ -40,6 +40,11 @@ MAX_REPS = 10**4
 MAX_BATCHES = 10**4
 """Measurement batches per replication: per-batch statistics (and histograms) are allocated per batch."""
 
+MAX_STATE_BYTES = 4 * 2**30
+"""The state of all replications of a run, allocated side by side before it starts (per-server arrays, per-batch
+histograms): 4 GiB leaves room for several runs on a workstation; each limit above can be within range while their
+product (replications × batches × classes × histogram bins, replications × servers) is not."""
+
 MAX_SEED = 2**128 - 1
 """Root seed: numpy's SeedSequence takes any non-negative integer; 128 bits is all the entropy it keeps."""
 
@@ -86,6 +91,27 @@ def check_time(name: str, value: float, error: type[MsjgymError] = MsjgymError, 
         raise error(f"{name}: its {what} {show(value)} is outside [{low:g}, {high:g}] time units, where moments and "
                     f"metrics stay exact in float64; rescale the time unit")
     return float(value)
+
+
+def check_time_spread(name: str, value: Any, interarrival: float, service: float,
+                      error: type[MsjgymError] = MsjgymError, what: str = "the shortest mean service time") -> None:
+    """Refuse a scenario whose mean interarrival time is more than :data:`MAX_TIME_SPREAD` times ``service`` (the
+    shortest mean service time): the simulation clock would round those services to 0 (zero utilization, zero or
+    negative times, silently). ``name = value`` is the input to change (an arrival rate, usually)."""
+    spread = interarrival / service if service > 0 else math.inf
+    if not spread <= MAX_TIME_SPREAD:
+        raise error(f"{name} = {show(value)}: the mean interarrival time ({interarrival:.3g}) is {spread:.3g} times "
+                    f"{what} ({service:.3g}); must be at most {MAX_TIME_SPREAD:g} times, or float64 cannot resolve "
+                    "those services on the simulation clock (raise the arrival rate, or rescale)")
+
+
+def check_state_bytes(estimate: float, inputs: str, error: type[MsjgymError] = MsjgymError) -> None:
+    """Refuse a run whose state (``estimate`` bytes, from ``inputs``, e.g. "reps=10, batches=20, ...") is above
+    :data:`MAX_STATE_BYTES`, before anything is allocated."""
+    if estimate > MAX_STATE_BYTES:
+        raise error(f"{inputs}: the replications' state would take {estimate / 2**30:,.1f} GiB; must be at most "
+                    f"{MAX_STATE_BYTES / 2**30:g} GiB (allocated before the run): use fewer --reps, --batches or "
+                    "servers")
 
 
 def duration(seconds: float) -> str:

@@ -640,7 +640,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
     parser.add_argument("--grid", action="append", default=[], metavar="NAME=VALUES",
                         help="a grid axis (repeatable; points are the Cartesian product): NAME=a:b:k (k evenly "
-                             "spaced values from a to b), NAME=v1,v2,... or NAME=v; NAME is a scenario key")
+                             "spaced values from a to b), NAME=v1,v2,... or NAME=v; NAME is a scenario key; at "
+                             "most 10^6 points in all (docs/limits.md)")
     parser.add_argument("--policy", action="append", required=True, metavar="NAME[,NAME...]",
                         help="policies to compare, comma-separated or repeated (see `msjgym list`)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",

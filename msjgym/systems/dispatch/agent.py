@@ -42,6 +42,7 @@ from tqdm import tqdm
 from msjgym.core.distributions import Distribution
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.lb_distributions import paper_law
+from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.user_policy import Decide, checked_action, load_user_policy
 from msjgym.errors import MsjgymError, PolicyError
 from msjgym.systems.dispatch import control as dc
@@ -128,6 +129,9 @@ class DispatchSpec:
                 model = DispatchModel("pull", servers, lam, dist, delta=delta, delta0=delta0, delta1=delta1)
         if not (isinstance(levels, (int, np.integer)) and levels >= 1):
             raise MsjgymError(f"levels = {levels!r}: must be an integer >= 1 (histogram length L)")
+        if levels > MAX_WINDOW:
+            raise MsjgymError(f"levels = {levels!r}: must be an integer in [1, {MAX_WINDOW:,}] (histogram length L: the "
+                              "observation is rebuilt at every decision, in O(L))")
         if arrivals is not None:
             if horizon is not None:
                 raise MsjgymError(f"horizon = {horizon!r}, arrivals = {arrivals!r}: give one (arrivals: an episode "

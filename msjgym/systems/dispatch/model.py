@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.core.lb_params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
+from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
 from msjgym.core.validation import is_real, show
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.dispatch import POLICIES, POLICY_IDS
@@ -66,10 +67,8 @@ class DispatchModel:
     def __post_init__(self) -> None:
         if self.policy not in POLICY_IDS:
             raise PolicyError(f"policy = {self.policy!r}: unknown dispatch policy; valid: {', '.join(POLICY_IDS)}")
-        n = self.servers
-        if not (is_real(n) and float(n).is_integer() and n >= 1):
-            raise ScenarioError(f"servers = {show(n)}: must be an integer >= 1")
-        object.__setattr__(self, "servers", int(n))
+        n = check_int("servers", self.servers, 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
+        object.__setattr__(self, "servers", n)
         if not isinstance(self.dist, Distribution):
             raise ScenarioError(f"dist = {show(self.dist)}: must be a msjgym Distribution (e.g. Exponential(rate=1))")
         lam = self.lam
@@ -79,6 +78,7 @@ class DispatchModel:
         if not lam * mean < 1.0:
             raise ScenarioError(f"lam = {show(lam)}: must be in (0, {1.0 / mean:g}) = (0, 1/E[size]); the system is "
                                 f"unstable for lam·E[size] >= 1 (total capacity N, arrival rate lam·N)")
+        check_time_spread("lam", lam, 1.0 / (lam * n), mean, ScenarioError, "the mean job size")
         object.__setattr__(self, "lam", float(lam))
         allowed = _PARAMS[self.policy]
         for name in ("delta", "delta0", "delta1", "d", "batch_size", "p", "remove"):

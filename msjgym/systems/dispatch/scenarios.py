@@ -30,7 +30,8 @@ from typing import Any
 from msjgym.core.distributions import Distribution
 from msjgym.core.lb_distributions import paper_law, parse_paper_law
 from msjgym.core.lb_params import require_load, water_filling_batch_size
-from msjgym.core.validation import is_real, show
+from msjgym.core.limits import MAX_SERVERS, check_int
+from msjgym.core.validation import show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
 from msjgym.policies.dispatch import POLICIES, POLICY_IDS
@@ -204,10 +205,7 @@ def load_lb_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
 
 
 def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
-    servers = p["servers"]
-    if not (is_real(servers) and float(servers).is_integer() and servers >= 1):
-        raise ScenarioError(f"servers = {show(servers)}: must be an integer >= 1")
-    servers = int(servers)
+    servers = check_int("servers", p["servers"], 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
     dist_name = str(p["dist"])
     dist = paper_law(dist_name)
     lam = require_load(p["lam"])

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msjgym.core.distributions import Distribution, Exponential, HyperExponential
+from msjgym.core.limits import MAX_SERVERS, check_int
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.core.references import Reference
 from msjgym.core.estimates import Estimate, estimates
@@ -46,9 +47,7 @@ class FiniteSkipFigure:
 
 
 def _servers(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ScenarioError(f"servers = {value!r}: must be an integer >= 1")
-    return value
+    return check_int("servers", value, 1, MAX_SERVERS, ScenarioError, "the kernel keeps per-server state")
 
 
 def _het(load: float, speeds: object = (0.4, 0.3, 0.2, 0.1)) -> fs.FiniteSkipModel:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential, from_spec
+from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
 
@@ -95,7 +96,7 @@ def make_loss_model(servers: object, d: object, k: object = "n", *, alpha: objec
     must be > 0). ``k`` is an integer in [1, n] or a rule name from :data:`K_RULES`. ``service``: None or "exp"
     (Exp(1)), or a distribution (table or :class:`Distribution`) of mean 1 — the time unit is the mean inherent size.
     """
-    n = _int(servers, "servers", 1)
+    n = check_int("servers", servers, 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
     width = _int(d, "d", 1, n, f"servers={n}")
     a = b = None
     if lam is not None:
@@ -117,6 +118,8 @@ def make_loss_model(servers: object, d: object, k: object = "n", *, alpha: objec
         if rate <= 0:
             raise ScenarioError(f"beta = {show(beta)}, alpha = {show(alpha)}, servers = {n}: λ(n) = 1 − βn^(−α) = "
                                 f"{rate:.6g} must be > 0 (need β < n^α = {n ** a:.6g})")
+    check_time_spread("lam" if lam is not None else "beta", lam if lam is not None else beta, 1.0 / (n * rate),
+                      1.0 / width, ScenarioError, "the shortest mean service time (1/d)")
     rule = ""
     if isinstance(k, str):
         if k not in K_RULES:

@@ -13,6 +13,7 @@ import numpy as np
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import rng
 from msjgym.core.jit import njit
+from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.errors import MsjgymError
@@ -59,8 +60,9 @@ class EnvSpec:
             raise MsjgymError(f"scenario parameters {sorted(params)}: give them with a scenario name, not a Scenario")
         if mode not in MODES:
             raise MsjgymError(f"mode = {mode!r}: must be one of {', '.join(map(repr, MODES))}")
-        if not isinstance(window, int) or window < 1:
-            raise MsjgymError(f"window = {window!r}: must be an integer >= 1")
+        if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_WINDOW:
+            raise MsjgymError(f"window = {window!r}: must be an integer in [1, {MAX_WINDOW:,}] (the observation is "
+                              "rebuilt at every decision, in O(window))")
         horizon_jobs = 0 if horizon_jobs is None else horizon_jobs
         if not isinstance(horizon_jobs, int) or horizon_jobs < 0:
             raise MsjgymError(f"horizon_jobs = {horizon_jobs!r}: must be an integer >= 0 (0 or None: no job horizon)")

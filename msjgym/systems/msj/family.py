@@ -14,7 +14,8 @@ import numpy as np
 
 from msjgym import api
 from msjgym.core import rng
-from msjgym.core.limits import MAX_WINDOW, check_int
+from msjgym.core import histogram
+from msjgym.core.limits import MAX_WINDOW, check_int, check_state_bytes
 from msjgym.core.references import Reference, judge
 from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
@@ -75,6 +76,15 @@ def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) ->
                   "the observation is rebuilt at every decision, in O(window)")
     if "per_job" in run.options and scenario.model.trace is None:
         raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")
+
+
+def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
+    """The replications' state (allocated side by side: per-server heap and profile, per-batch per-class histograms;
+    :func:`msjgym.systems.msj.state.new_state`) within :data:`~msjgym.core.limits.MAX_STATE_BYTES`."""
+    reps = _run_length(model, run)[0]
+    per_rep = 5 * model.servers + run.batches * model.num_classes * (histogram.NBINS + 16)
+    check_state_bytes(8.0 * reps * per_rep, f"reps={reps}, batches={run.batches}, servers={model.servers}, "
+                                            f"classes={model.num_classes}")
 
 
 class _MSJRuns(api.Simulation):
@@ -234,6 +244,7 @@ class MSJFamily:
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
         policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does
         _check_options(scenario, policy, run)
+        _check_state_size(scenario.model, run)
         if not api.is_user_policy(policy):
             _builtin(policy).validate(scenario.model)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msjgym.core.distributions import Distribution
-from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, MAX_TIME_SPREAD, check_int
+from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, check_int, check_time_spread
 from msjgym.core.traces import Trace
 from msjgym.errors import ScenarioError
 
@@ -128,13 +128,9 @@ class MSJModel:
         if self.trace is not None:
             return
         shortest = min(range(len(self.classes)), key=lambda i: self.classes[i].service.mean)
-        spread = 1.0 / (self.arrival_rate * self.classes[shortest].service.mean)
-        if not spread <= MAX_TIME_SPREAD:
-            raise ScenarioError(
-                f"arrival_rate = {self.arrival_rate:.4g}: the mean interarrival time is {spread:.3g} times the "
-                f"mean service time of classes[{shortest}] ({self.classes[shortest].service.mean:.4g}); must be at "
-                f"most {MAX_TIME_SPREAD:g} times, or float64 cannot resolve those services on the clock (raise the "
-                "arrival rate or rescale the classes)")
+        check_time_spread("arrival_rate", self.arrival_rate, 1.0 / self.arrival_rate,
+                          self.classes[shortest].service.mean, ScenarioError,
+                          f"the mean service time of classes[{shortest}]")
 
     @property
     def num_classes(self) -> int:
