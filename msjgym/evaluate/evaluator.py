@@ -164,13 +164,23 @@ def honest(metrics: dict[str, Estimate]) -> dict[str, Estimate]:
             warning = histogram.range_warning(est.mean)
         elif math.isinf(est.mean):
             warning = "not finite: the value over- or underflowed float64"
-        elif base.endswith("_time") and est.mean < 0:
+        elif base.endswith("_time") and _negative(name, est, metrics):
             warning = ("negative: the clock's float64 rounding lost the shortest times (time scales too far apart; "
                        "rescale the scenario)")
         if warning:  # an infinite mean has no interval (equal infinities would otherwise show a half-width of 0)
             est = replace(est, ci95=est.ci95 if math.isfinite(est.mean) else math.nan, warning=warning)
         out[name] = est
     return out
+
+
+def _negative(name: str, est: Estimate, metrics: dict[str, Estimate]) -> bool:
+    """Whether a mean time is negative beyond rounding noise: below -1e-9 of the response time (of the same class),
+    and with its whole CI below 0 (a class that never waits shows a waiting time of ±1e-15 around 0: no warning)."""
+    suffix = name[name.index("["):] if "[" in name else ""
+    scale = metrics.get("response_time" + suffix)
+    scale = abs(scale.mean) if scale is not None and math.isfinite(scale.mean) and scale.mean != 0 else 1.0
+    half = est.ci95 if math.isfinite(est.ci95) else 0.0
+    return est.mean < -1e-9 * scale and est.mean + half < 0
 
 
 def _params(scenario: api.Scenario, sim: api.Simulation) -> dict[str, Any]:
