@@ -165,7 +165,7 @@ def test_finite_skip_random_scenarios(case, seed):
 
 
 def test_finite_skip_front_metrics_are_never_estimated_over_a_subset_of_the_replications():
-    """Issue 16, "no silent wrong number"; found by ``test_finite_skip_random_scenarios`` (long profile):
+    """Reliability, "no silent wrong number"; found by ``test_finite_skip_random_scenarios`` (long profile):
     ``msjgym.evaluate("finite-skip-fig4a" with load=0.3125, servers=4, threshold=4, "elastic-first", reps=20,
     jobs=2000, seed=4)`` reported queueing_time = 0.4496 (CI NaN) from the one replication of 20 in which no job
     skipped the front: an estimate over replications selected by their outcome. Now a front metric is reported only

@@ -213,7 +213,7 @@ def test_a_bad_builtin_parameter_is_one_line_naming_it(case):
 
 @pytest.mark.parametrize("d", ["1", [2], float("inf")])
 def test_lb_dispatch_refuses_a_d_that_is_not_an_integer(d):
-    """Issue 16, "no traceback, no hang, no silent wrong number — under any input"; found by the property above:
+    """Reliability, "no traceback, no hang, no silent wrong number — under any input"; found by the property above:
     ``msjgym evaluate lb-dispatch --param d='"1"'`` raised TypeError ('>' not supported between 'str' and 'int'), and
     ``--param d=inf`` was taken (the scenario's params said d = inf) until a d-policy was chosen."""
     with pytest.raises(ScenarioError, match=r"^lb-dispatch: d = .*: must be an integer in \[1, 100\]"):

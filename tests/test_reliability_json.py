@@ -1,4 +1,4 @@
-"""Issue 16 (reliability), strict JSON: every ``--json`` (``msjgym evaluate``, ``msjgym theory``; no other command
+"""Reliability, strict JSON: every ``--json`` (``msjgym evaluate``, ``msjgym theory``; no other command
 has one) is valid for strict parsers, on every family, stable or not: no ``Infinity`` or ``NaN`` tokens."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 16, part A: every numeric input has a valid range that also bounds the cost, checked before any work starts;
-results are numerically honest (never a silent 0, -inf or negative time). One test per case of the issue.
+"""Reliability, limits: every numeric input has a valid range that also bounds the cost, checked before any work starts;
+results are numerically honest (never a silent 0, -inf or negative time). One test per case found when the inputs were tried carelessly and hostilely.
 
 The limits live in :mod:`msjgym.core.limits` (documented in docs/limits.md). These tests run no new kernels: they
 check refusals (fast, before anything is allocated or compiled), the honesty warnings on metrics, and the Ctrl-C

@@ -1,4 +1,4 @@
-"""Issue 16 (reliability), messages that mislead: each says what is wrong and what to do, and a policy that calls
+"""Reliability, messages that mislead: each says what is wrong and what to do, and a policy that calls
 ``sys.exit`` is a one-line error, never a silent exit 0."""
 from __future__ import annotations
 

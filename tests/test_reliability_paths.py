@@ -1,4 +1,4 @@
-"""Issue 16 (reliability), output paths: checked before the work, and computed results never lost to a failed write.
+"""Reliability, output paths: checked before the work, and computed results never lost to a failed write.
 
 Every test here failed on the code before the issue: the paths were only used after the simulation, as tracebacks.
 """

@@ -1,7 +1,8 @@
-"""Issue 16, part C — reliability at the boundary with the user's code: one wrapper for every policy of the user's on
+"""Reliability at the boundary with the user's code: one wrapper for every policy of the user's on
 every family, one action check for every environment (single and vector), and the trust boundary documented.
 
-Every case from the issue is one parametrized test here; each docstring quotes the issue's finding.
+Every case found when policy files and actions were tried carelessly is one parametrized test here; each docstring
+quotes the finding.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 16 (reliability), results stores: a damaged or foreign ``results.sqlite`` is one line, for sweep and plot
+"""Reliability, results stores: a damaged or foreign ``results.sqlite`` is one line, for sweep and plot
 alike (one check, in :class:`msjgym.evaluate.results.ResultStore`), and a foreign file is never written to."""
 from __future__ import annotations
 
