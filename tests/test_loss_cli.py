@@ -33,7 +33,7 @@ BAD = [  # (scenario, overrides, words the one-line message must contain)
     ("loss-full-access", {"d": 0}, ["d = 0", "[1, servers=100]"]),
     ("loss-full-access", {"d": 101}, ["d = 101", "[1, servers=100]"]),
     ("loss-full-access", {"d": 1.5}, ["d = 1.5", "integer"]),
-    ("loss-full-access", {"servers": 0}, ["servers = 0", ">= 1"]),
+    ("loss-full-access", {"servers": 0}, ["servers = 0", "in [1, 10,000,000]"]),
     ("loss-full-access", {"gamma": 1}, ["unknown parameter 'gamma'", "servers=100"]),
 ]
 

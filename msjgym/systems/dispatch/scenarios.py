@@ -31,7 +31,7 @@ from msjgym.core.distributions import Distribution
 from msjgym.core.lb_distributions import paper_law, parse_paper_law
 from msjgym.core.lb_params import require_load, water_filling_batch_size
 from msjgym.core.limits import MAX_SERVERS, check_int
-from msjgym.core.validation import show
+from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
 from msjgym.policies.dispatch import POLICIES, POLICY_IDS
