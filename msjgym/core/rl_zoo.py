@@ -14,7 +14,8 @@ A model evaluated without what these files say would be a different policy, and 
   normalization does not change how a model acts and is ignored. A config asking for observation normalization
   without the file is refused.
 * ``env_wrapper``: :class:`msjgym.envs.wrappers.MaskFallback` is applied (a forbidden most likely action is
-  replaced by the highest-numbered allowed one, as in training); any other wrapper is refused, since it may change
+  replaced by the highest-numbered allowed one, as in training; not for MaskablePPO, which never chose a forbidden
+  action); any other wrapper is refused, since it may change
   the observations or the actions. ``frame_stack`` is refused. ``vec_env_wrapper`` may only be reward wrappers
   (:data:`REWARD_ONLY_WRAPPERS`).
 

@@ -223,7 +223,8 @@ def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
             scores = actor_scores(model)  # numpy copy of the network: the same greedy actions, ~30x faster
         except ValueError:
             scores = _torch_scores(model)
-        return greedy_decide(scores, run.transform, run.fallback)
+        # MaskablePPO samples among allowed actions only (the wrapper never acted): its rule stays the masked one
+        return greedy_decide(scores, run.transform, run.fallback and cls is not MaskablePPO)
     raise PolicyError(f"--policy sb3:{path}: not a saved MaskablePPO, PPO, A2C or DQN model")
 
 
