@@ -187,6 +187,6 @@ def test_reward_only_normalization_and_wrappers_are_accepted(tmp_path):
                                       "vec_env_wrapper": [{"msjgym.envs.sb3.AverageCostReward": {"rate": 0.001}}]},
                            None)
     env = gym.make("msjgym/Dispatch-v0").unwrapped
-    name, decide = load_user_policy(f"sb3:{zip_path}", env.spec_)
+    _, decide = load_user_policy(f"sb3:{zip_path}", env.spec_)
     obs, _ = env.reset(seed=1)
     assert env.action_masks()[decide(obs, env.action_masks())]

@@ -110,7 +110,7 @@ def _read_config(path: Path, text: str) -> dict[str, Any]:
 
     _Loader.add_constructor("tag:yaml.org,2002:python/object/apply:collections.OrderedDict", ordered_dict)
     try:
-        data = yaml.load(path.read_text(), Loader=_Loader)  # noqa: S506  a SafeLoader with one extra constructor
+        data = yaml.load(path.read_text(), Loader=_Loader)  # a SafeLoader with one extra constructor
     except (OSError, yaml.YAMLError, TypeError, ValueError) as exc:
         raise PolicyError(f"{text}: cannot read {path}: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
@@ -166,7 +166,7 @@ def _normalization(path: Path, observation_size: int, text: str) -> Transform | 
     """VecNormalize's observation normalization from its saved statistics, or None if it does not normalize them."""
     try:
         with path.open("rb") as f:
-            stats = pickle.load(f)  # noqa: S301  trusted like the model (see the module docstring)
+            stats = pickle.load(f)  # trusted like the model (see the module docstring)
     except Exception as exc:  # a foreign or broken file: one line
         raise PolicyError(f"{text}: cannot load {path}: {type(exc).__name__}: {' '.join(str(exc).split())}") from None
     if not getattr(stats, "norm_obs", False):
