@@ -4,10 +4,26 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-gym = pytest.importorskip("gymnasium")
+import gymnasium as gym
 
-import msjgym  # noqa: E402,F401  registers the environments
+import msjgym  # noqa: E402  registers the environments
+import msjgym.envs  # noqa: E402
 from msjgym.envs import ENV_ID, MSJEnv  # noqa: E402
+
+
+@pytest.mark.parametrize("env_id", [reg.id for reg in msjgym.envs.registrations()])
+def test_every_registered_id_makes_with_its_defaults_and_steps(env_id):
+    """gymnasium is a core dependency: every id the env modules declare is registered on ``import msjgym`` and
+    ``gym.make(id)`` with no arguments gives an environment that resets and takes one allowed step."""
+    assert env_id in gym.registry
+    env = gym.make(env_id)
+    obs, _ = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    mask = env.unwrapped.action_masks()
+    assert mask.shape == (env.action_space.n,) and mask.any()
+    obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
+    assert env.observation_space.contains(obs) and np.isfinite(reward) and info["dt"] >= 0
+    env.close()
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"mode": "preemptive", "scenario": "finite-skip-fig6"}])

@@ -54,6 +54,18 @@ class MaskedDiscrete(gym.spaces.Discrete):
             mask = self._masks().astype(np.int8)
         return super().sample(mask=mask, probability=probability)
 
+    def __reduce__(self) -> tuple:
+        """Pickled (with a saved model, in a ``VecNormalize``) as the plain ``Discrete(n, start=start)``: the mask
+        belongs to a live environment, which a pickle must not drag along (plain ``pickle`` cannot)."""
+        return gym.spaces.Discrete, (int(self.n), None, int(self.start))
+
+    def __copy__(self) -> MaskedDiscrete:
+        return MaskedDiscrete(int(self.n), self._masks)
+
+    def __deepcopy__(self, memo: dict) -> MaskedDiscrete:
+        """A copy drawing from the same environment's mask (the environment itself is not copied)."""
+        return MaskedDiscrete(int(self.n), self._masks)
+
 
 def check_num_envs(num_envs: object) -> int:
     """``num_envs``, an integer >= 1, or a ValueError naming it."""
