@@ -131,3 +131,14 @@ def test_native_vector_env_matches_single_envs_and_autoresets():
     bad = int(np.flatnonzero(~masks[0])[0])
     with pytest.raises(ValueError, match=rf"env 0, step \d+: action {bad} is not allowed"):
         venv2.step(np.where(np.arange(3) == 0, bad, wait))
+
+
+def test_render_mode_none_only_and_sb3_make_vec_env_works():
+    """Environments take Gymnasium's ``render_mode`` keyword: None is accepted, anything else is a TypeError naming
+    it (so SB3's ``make_vec_env``, which first asks for "rgb_array", retries without it instead of failing)."""
+    assert gym.make("msjgym/MSJ-v0", render_mode=None).unwrapped.render_mode is None
+    with pytest.raises(TypeError, match="render_mode='rgb_array'.*valid: None"):
+        gym.make("msjgym/Dispatch-v0", render_mode="rgb_array")
+    sb3_env_util = pytest.importorskip("stable_baselines3.common.env_util", reason="needs the rl extra")
+    venv = sb3_env_util.make_vec_env("msjgym/MSJ-v0", n_envs=2)
+    assert venv.reset().shape[0] == 2
