@@ -333,7 +333,7 @@ def test_estimates_recipe_trains_and_evaluates_beside_push_and_pull(tmp_path):
     for old, new in [("total_timesteps = 30_000_000", "total_timesteps = 2048"), ("reps = 10", "reps = 2"),
                      ("arrivals = 300_000", "arrivals = 3_000"), ("num_envs = 64", "num_envs = 2"),
                      ("horizon = 20_000", "horizon = 500"), ("batch_size = 2048", "batch_size = 256"),
-                     ("warmup_fraction = 0.1", "warmup_fraction = 0.2\ncheck_states = 300")]:
+                     ("warmup_fraction = 0.1", "warmup_fraction = 0.2\ncheck_states = 300\nlevel_states = 300")]:
         assert old in text
         text = text.replace(old, new)
     config = tmp_path / "tiny.toml"
@@ -354,3 +354,17 @@ def test_estimates_recipe_trains_and_evaluates_beside_push_and_pull(tmp_path):
     assert learned and abs(float(learned.group(1)) - push.estimates["message_rate"].mean) < 0.1
     shares = [float(x) for x in re.findall(r"^\| -?\d+ \| ([\d.]+) \| [\d.]+ \|$", report, re.M)]
     assert shares and abs(sum(shares) - 1.0) < 1e-3
+    assert "Paired by replication" in report and "push " in report.split("Paired by replication")[1]
+
+
+def test_paired_differences_are_per_replication():
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("_train", Path(__file__).resolve().parents[1] / "baselines" / "train.py")
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    rows = [{"per_replication": [5.0, 6.0, 7.0]}, {"policy": "push", "per_replication": [5.5, 6.4, 7.6]},
+            {"policy": "pull", "per_replication": [2.0, 9.0, 2.0]}]
+    text = train.paired_differences(rows)
+    assert "push -0.5000 ± 0.2484 (lower)" in text  # differences -0.5, -0.4, -0.6: t(2) 4.303 · 0.1 / √3
+    assert "pull +1.6667 ±" in text and "(no difference at 95 %)" in text
