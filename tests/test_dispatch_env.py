@@ -316,3 +316,55 @@ def test_info_counts_the_information_models_messages():
     probes = info["messages"]  # Poisson with mean δ·N·t: 4 standard deviations
     mean = 0.5 * 200 * info["time"]
     assert abs(probes - mean) < 4 * mean ** 0.5
+
+
+def test_estimates_recipe_trains_and_evaluates_beside_push_and_pull(tmp_path):
+    """baselines/train.py on the estimates recipe (push's information): a short training, then the learned row beside
+    push (the same probes: the same measured message rate) and pull, and where the learned agent sends jobs relative
+    to push's lowest level."""
+    pytest.importorskip("sb3_contrib")
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("_train", root / "baselines" / "train.py")
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    text = (root / "baselines" / "ppo_dispatch_estimates.toml").read_text()
+    for old, new in [("total_timesteps = 30_000_000", "total_timesteps = 2048"), ("reps = 10", "reps = 2"),
+                     ("arrivals = 300_000", "arrivals = 3_000"), ("num_envs = 64", "num_envs = 2"),
+                     ("horizon = 20_000", "horizon = 500"), ("batch_size = 2048", "batch_size = 256"),
+                     ("warmup_fraction = 0.1", "warmup_fraction = 0.2\ncheck_states = 300\nlevel_states = 300")]:
+        assert old in text
+        text = text.replace(old, new)
+    config = tmp_path / "tiny.toml"
+    config.write_text(text)
+    cfg = train.load_config(config)
+    venv = DispatchVectorEnv(cfg["env"]["num_envs"], **cfg["dispatch"])
+    obs, _ = venv.reset(seed=1)
+    assert obs.shape == (2, 16)
+    obs, reward, _, _, _ = venv.step(venv.action_masks().argmax(1))
+    assert np.all(reward <= -1.0)  # "response": −(q + 1) for Exp(1)
+    assert train.main([str(config), "--out", str(tmp_path)]) == 0
+    report = (tmp_path / "ppo_dispatch_estimates.md").read_text()
+    push = simulate("push", 100, 0.9, delta=0.3, arrivals=3000, reps=2, seed=2026, warmup_fraction=0.2)
+    assert f"| push | delta = 0.3 | {push.response_time.mean:.4f} ± {push.response_time.ci95:.4f} |" in report
+    assert "| pull | delta0 = 3, delta1 = 0 |" in report
+    assert "warmup_fraction=0.2" in report  # the shell command reproduces the protocol
+    learned = re.search(r"\| ppo \(learned\) \| estimates observation \| [\d.]+ ± [\d.]+ \| ([\d.]+) ± ", report)
+    assert learned and abs(float(learned.group(1)) - push.estimates["message_rate"].mean) < 0.1
+    shares = [float(x) for x in re.findall(r"^\| -?\d+ \| ([\d.]+) \| [\d.]+ \|$", report, re.M)]
+    assert shares and abs(sum(shares) - 1.0) < 1e-3
+    assert "Paired by replication" in report and "push " in report.split("Paired by replication")[1]
+
+
+def test_paired_differences_are_per_replication():
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("_train", Path(__file__).resolve().parents[1] / "baselines" / "train.py")
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    rows = [{"per_replication": [5.0, 6.0, 7.0]}, {"policy": "push", "per_replication": [5.5, 6.4, 7.6]},
+            {"policy": "pull", "per_replication": [2.0, 9.0, 2.0]}]
+    text = train.paired_differences(rows)
+    assert "push -0.5000 ± 0.2484 (lower)" in text  # differences -0.5, -0.4, -0.6: t(2) 4.303 · 0.1 / √3
+    assert "pull +1.6667 ±" in text and "(no difference at 95 %)" in text
