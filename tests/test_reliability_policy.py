@@ -200,7 +200,8 @@ def test_finite_skip_rates_within_what_each_system_allows(system, rates, message
 
 
 def test_valid_rates_are_not_refused_and_the_example_runs():
-    """The checks refuse nothing valid: the documented example policy (docs/families/finite-skip.md) and rounding at the capacity pass."""
+    """The checks refuse nothing valid: the documented example policy (docs/families/finite-skip.md) and rounding at
+    the capacity pass."""
     assert actions.rates_error([1 / 3, 1 / 3, 1 / 3 + 1e-15], np.ones(3)) is None  # rounding at the capacity
     assert actions.rates_error(np.array([0.875, 0.125]), np.array([1.0, 0.125])) is None
     assert actions.rates_error([], np.zeros(0)) is None
