@@ -15,7 +15,7 @@ EvaluationResult = Result  # the name of earlier versions
 
 __version__ = "0.1.0"
 
-import msjgym.envs  # noqa: E402  registers msjgym/MSJ-v0 when gymnasium (the `rl` extra) is installed
+import msjgym.envs  # noqa: E402  registers every Gymnasium environment (msjgym/MSJ-v0, ...)
 
 __all__ = ["evaluate", "Result", "EvaluationResult", "load_scenario", "list_scenarios", "Scenario",
            "MsjgymError", "ScenarioError", "PolicyError", "__version__"]

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-gym = pytest.importorskip("gymnasium")
+import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec  # noqa: E402

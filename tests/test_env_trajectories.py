@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-gym = pytest.importorskip("gymnasium")
+import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 

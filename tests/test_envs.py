@@ -4,10 +4,26 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-gym = pytest.importorskip("gymnasium")
+import gymnasium as gym
 
-import msjgym  # noqa: E402,F401  registers the environments
+import msjgym  # noqa: E402  registers the environments
+import msjgym.envs  # noqa: E402
 from msjgym.envs import ENV_ID, MSJEnv  # noqa: E402
+
+
+@pytest.mark.parametrize("env_id", [reg.id for reg in msjgym.envs.registrations()])
+def test_every_registered_id_makes_with_its_defaults_and_steps(env_id):
+    """gymnasium is a core dependency: every id the env modules declare is registered on ``import msjgym`` and
+    ``gym.make(id)`` with no arguments gives an environment that resets and takes one allowed step."""
+    assert env_id in gym.registry
+    env = gym.make(env_id)
+    obs, _ = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    mask = env.unwrapped.action_masks()
+    assert mask.shape == (env.action_space.n,) and mask.any()
+    obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
+    assert env.observation_space.contains(obs) and np.isfinite(reward) and info["dt"] >= 0
+    env.close()
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"mode": "preemptive", "scenario": "finite-skip-fig6"}])
@@ -115,3 +131,14 @@ def test_native_vector_env_matches_single_envs_and_autoresets():
     bad = int(np.flatnonzero(~masks[0])[0])
     with pytest.raises(ValueError, match=rf"env 0, step \d+: action {bad} is not allowed"):
         venv2.step(np.where(np.arange(3) == 0, bad, wait))
+
+
+def test_render_mode_none_only_and_sb3_make_vec_env_works():
+    """Environments take Gymnasium's ``render_mode`` keyword: None is accepted, anything else is a TypeError naming
+    it (so SB3's ``make_vec_env``, which first asks for "rgb_array", retries without it instead of failing)."""
+    assert gym.make("msjgym/MSJ-v0", render_mode=None).unwrapped.render_mode is None
+    with pytest.raises(TypeError, match="render_mode='rgb_array'.*valid: None"):
+        gym.make("msjgym/Dispatch-v0", render_mode="rgb_array")
+    sb3_env_util = pytest.importorskip("stable_baselines3.common.env_util", reason="needs the rl extra")
+    venv = sb3_env_util.make_vec_env("msjgym/MSJ-v0", n_envs=2)
+    assert venv.reset().shape[0] == 2

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-gym = pytest.importorskip("gymnasium")
+import gymnasium as gym
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 

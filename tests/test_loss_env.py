@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-gym = pytest.importorskip("gymnasium")
+import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 from msjgym.envs import to_sb3  # noqa: E402

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-gym = pytest.importorskip("gymnasium")
+import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 from msjgym.systems.dispatch.state import V_E, V_Q  # noqa: E402

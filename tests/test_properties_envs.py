@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from hypothesis_profiles import scaled
 
-gym = pytest.importorskip("gymnasium")
+import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 

@@ -225,7 +225,7 @@ def test_huge_window_for_a_policy_file_is_refused(capsys):
 def test_huge_window_of_an_environment_or_levels_of_a_dispatcher_is_refused(capsys):
     """Issue: "`--window 1000000` with a policy file ... hang[s]": the same bound for the environment's ``window``
     and a dispatcher's ``--levels``."""
-    gym = pytest.importorskip("gymnasium")
+    import gymnasium as gym
     import msjgym.envs  # noqa: F401  registers the environments
 
     with pytest.raises(MsjgymError, match=rf"window = 1000000: must be an integer in \[1, {limits.MAX_WINDOW:,}\]"):

@@ -4,7 +4,8 @@ An action is an integer — a Python ``int`` or a NumPy integer, or a 0-d intege
 by the current mask (``bool[A]``). Anything else is refused with a one-line error naming the value and what is valid:
 a ``TypeError`` for a value that is not an integer (a float, even 2.0; a ``bool``; a string; None; an array of shape
 (1,): pass an int or a 0-d array), a ``ValueError`` for an integer out of range or masked. Nothing is rounded or
-clipped: a wrong action is never silently fixed.
+clipped: a wrong action is never silently fixed (:func:`fallback_action` is the explicit, opt-in exception: the rule
+of the ``MaskFallback`` wrapper for agents that ignore masks).
 
 A vector environment's actions (:func:`check_actions`) are one such action per copy: an integer array (or list) of
 shape ``(num_envs,)`` exactly — not a scalar, not ``(num_envs, 1)``, not floats or bools — each in range, and allowed by
@@ -111,3 +112,18 @@ def _short(value: Any, limit: int = 80) -> str:
 def allowed(mask: np.ndarray) -> list[int]:
     """The allowed actions, as a list (for messages)."""
     return np.flatnonzero(mask).tolist()
+
+
+def fallback_action(value: Any, mask: np.ndarray) -> int:
+    """``value`` if ``mask`` allows it, else the highest-numbered allowed action: the rule of
+    :class:`msjgym.envs.wrappers.MaskFallback` (and of evaluating a model trained with it). ``value`` must still be an
+    integer action in range (``TypeError`` / ``ValueError`` as :func:`action_error`); ``ValueError`` if the mask allows
+    nothing."""
+    error = action_error(value, np.ones(mask.shape, dtype=bool))
+    if error is not None:
+        raise error
+    allowed_now = np.flatnonzero(mask)
+    if allowed_now.size == 0:
+        raise ValueError("the action mask allows no action")
+    action = int(value)
+    return action if mask[action] else int(allowed_now[-1])

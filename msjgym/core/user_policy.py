@@ -15,7 +15,8 @@ environment's *spec* if its constructor takes an argument, else with none. The s
 
 On the command line a policy is ``--policy FILE.py:NAME`` (NAME: a class, an object or a function in the file) or
 ``--policy sb3:MODEL.zip`` (a saved Stable-Baselines3 model: MaskablePPO, PPO, A2C or DQN; it acts greedily on the
-allowed actions). :func:`load_user_policy` turns any of these into a :class:`UserPolicy`, called as
+allowed actions; a model trained by RL Zoo acts as trained: its run's observation normalization and ``MaskFallback``
+rule are applied, anything else that cannot be reproduced is refused, :mod:`msjgym.core.rl_zoo`). :func:`load_user_policy` turns any of these into a :class:`UserPolicy`, called as
 ``decide(observation, mask)``, and :func:`checked_action` calls it for replication ``rep``'s step ``step``: anything
 the policy does wrong (it raises, returns something that is not an action, or an action out of range or masked,
 see :mod:`msjgym.core.actions`) stops the run with one ``PolicyError`` naming the policy, the replication, the step and
@@ -184,8 +185,15 @@ def _exited(exc: SystemExit) -> str:
 
 
 # ---------------------------------------------------------------- saved Stable-Baselines3 models
+Scores = Callable[[np.ndarray], np.ndarray]
+"""``scores(x)``: a model's action preferences (logits or Q-values, float64[A]) for the float32 observation ``x`` it
+sees (after any observation normalization)."""
+
+
 def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
-    """A saved model's greedy ``decide``, after checking its spaces against ``spec``."""
+    """A saved model's greedy ``decide``, after checking its spaces against ``spec`` and reading what RL Zoo saved
+    beside it (:mod:`msjgym.core.rl_zoo`: observation normalization, the ``MaskFallback`` rule; refused if it cannot
+    be reproduced)."""
     if not path.is_file():
         raise PolicyError(f"--policy sb3:{path}: no such file")
     if spec.observation_size is None or spec.action_count is None:
@@ -197,6 +205,8 @@ def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
     except ImportError:
         raise PolicyError("--policy sb3:...: needs stable-baselines3 and sb3-contrib (pip install torch==2.13.0 "
                           "then pip install \"msjgym[rl]\")") from None
+    from msjgym.core.rl_zoo import read_run
+
     for cls in (MaskablePPO, PPO, A2C, DQN):
         try:
             model = cls.load(str(path), device="cpu")
@@ -208,14 +218,35 @@ def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
                               f"{actions} actions; this environment ({spec.describe()}) has "
                               f"({spec.observation_size},) and {spec.action_count}: pass the options it was trained "
                               "with")
+        run = read_run(path, spec.observation_size)
         try:
-            return greedy_actor(model)  # numpy copy of the network: the same greedy actions, ~30x faster
+            scores = actor_scores(model)  # numpy copy of the network: the same greedy actions, ~30x faster
         except ValueError:
-            pass
-        if cls is MaskablePPO:
-            return lambda obs, mask: model.predict(obs, action_masks=mask, deterministic=True)[0]
-        return lambda obs, mask: model.predict(obs, deterministic=True)[0]
+            scores = _torch_scores(model)
+        # MaskablePPO samples among allowed actions only (the wrapper never acted): its rule stays the masked one
+        return greedy_decide(scores, run.transform, run.fallback and cls is not MaskablePPO)
     raise PolicyError(f"--policy sb3:{path}: not a saved MaskablePPO, PPO, A2C or DQN model")
+
+
+def greedy_decide(scores: Scores, transform: Callable[[np.ndarray], np.ndarray] | None = None,
+                  fallback: bool = False) -> Decide:
+    """``decide(observation, mask)`` from a model's ``scores``: the observation as float32 (SB3 feeds float32), then
+    ``transform`` (VecNormalize's observation normalization, if the model was trained with it), then the greedy rule:
+    the allowed action of highest score, or, with ``fallback`` (a model trained through
+    :class:`msjgym.envs.wrappers.MaskFallback`), the action of highest score, replaced by the highest-numbered allowed
+    action if the mask forbids it (the wrapper's rule, :func:`msjgym.core.actions.fallback_action`)."""
+    from msjgym.core.actions import fallback_action
+
+    def decide(obs: np.ndarray, mask: np.ndarray) -> int:
+        x = np.asarray(obs, dtype=np.float32).reshape(-1)
+        if transform is not None:
+            x = transform(x)
+        values = scores(x)
+        if fallback:
+            return fallback_action(int(np.argmax(values)), mask)
+        return int(np.argmax(np.where(mask, values, -np.inf)))
+
+    return decide
 
 
 def greedy_actor(model: Any) -> Decide:
@@ -228,6 +259,12 @@ def greedy_actor(model: Any) -> Decide:
     class sets ``features_transform = "log1p"``, as ``msjgym.envs.sb3.Log1pExtractor``), Tanh/ReLU activations and a
     Discrete action space; raises ``ValueError`` otherwise (then use ``model.predict``).
     """
+    return greedy_decide(actor_scores(model))
+
+
+def actor_scores(model: Any) -> Scores:
+    """The action logits of a saved SB3 actor-critic model (:func:`greedy_actor`'s network), computed in numpy from a
+    copy of its policy network; ``ValueError`` for what it does not support (see :func:`greedy_actor`)."""
     import gymnasium as gym
     import torch
     from stable_baselines3.common.torch_layers import FlattenExtractor
@@ -249,12 +286,27 @@ def greedy_actor(model: Any) -> Decide:
         else:
             raise ValueError(f"greedy_actor: unsupported layer {module}")
 
-    def decide(obs: np.ndarray, mask: np.ndarray) -> int:
-        x = obs.astype(np.float32).reshape(-1).astype(np.float64)  # SB3 feeds float32 observations
+    def scores(x32: np.ndarray) -> np.ndarray:
+        x = x32.astype(np.float64)
         if log1p:
             x = np.log1p(np.maximum(x, 0.0))
         for kind, w, b in layers:
             x = x @ w + b if kind == "linear" else np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
-        return int(np.argmax(np.where(mask, x, -np.inf)))
+        return x
 
-    return decide
+    return scores
+
+
+def _torch_scores(model: Any) -> Scores:
+    """A saved model's action preferences through torch (any network SB3 loads): a DQN's Q-values, an actor-critic's
+    logits (before any mask)."""
+    import torch
+
+    def scores(x32: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            obs, _ = model.policy.obs_to_tensor(x32)
+            if hasattr(model, "q_net"):
+                return model.q_net(obs).numpy()[0].astype(np.float64)
+            return model.policy.get_distribution(obs).distribution.logits.numpy()[0].astype(np.float64)
+
+    return scores

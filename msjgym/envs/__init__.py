@@ -1,10 +1,11 @@
 """Gymnasium environments over msjgym's systems, and the runners that evaluate any policy like a built-in one.
 
-The environments need the ``rl`` extra (gymnasium; Stable-Baselines3 for ``to_sb3``). ``import msjgym`` registers
-every environment when gymnasium is installed: each env module of this package (one per family, on the batched base
-of :mod:`msjgym.envs.base`) declares ``ENVS = [EnvRegistration(...)]``, and :func:`register` registers what the modules
+Gymnasium is a core dependency: ``import msjgym`` registers every environment, and ``gym.make`` works for every id
+with a plain ``pip install msjgym`` (Stable-Baselines3 and torch, the ``rl`` extra, are needed only to train, for
+``to_sb3`` and ``sb3:MODEL.zip``). Each env module of this package (one per family, on the batched base of
+:mod:`msjgym.envs.base`) declares ``ENVS = [EnvRegistration(...)]``, and :func:`register` registers what the modules
 declare; their public names (``__all__``) are importable from ``msjgym.envs``. Adding a family's environment is one new
-module here. The agent runners (``msjgym.envs.*agent_runner``) work without gymnasium.
+module here.
 """
 from __future__ import annotations
 
@@ -12,10 +13,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-try:
-    import gymnasium as gym
-except ImportError:  # the environments are optional
-    gym = None
+import gymnasium as gym
 
 __all__ = ["register", "registrations"]
 
@@ -42,13 +40,10 @@ def registrations() -> list[Any]:
 
 def register() -> None:
     """Register every declared environment (single and native vector entry points) with Gymnasium (idempotent)."""
-    if gym is None:
-        return
     for reg in _REGISTRATIONS:
         if reg.id not in gym.registry:
             gym.register(id=reg.id, entry_point=reg.entry_point, vector_entry_point=reg.vector_entry_point)
 
 
-if gym is not None:
-    _discover()
+_discover()
 register()

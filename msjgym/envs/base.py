@@ -54,6 +54,27 @@ class MaskedDiscrete(gym.spaces.Discrete):
             mask = self._masks().astype(np.int8)
         return super().sample(mask=mask, probability=probability)
 
+    def __reduce__(self) -> tuple:
+        """Pickled (with a saved model, in a ``VecNormalize``) as the plain ``Discrete(n, start=start)``: the mask
+        belongs to a live environment, which a pickle must not drag along (plain ``pickle`` cannot)."""
+        return gym.spaces.Discrete, (int(self.n), None, int(self.start))
+
+    def __copy__(self) -> MaskedDiscrete:
+        return MaskedDiscrete(int(self.n), self._masks)
+
+    def __deepcopy__(self, memo: dict) -> MaskedDiscrete:
+        """A copy drawing from the same environment's mask (the environment itself is not copied)."""
+        return MaskedDiscrete(int(self.n), self._masks)
+
+
+def check_render_mode(render_mode: object) -> None:
+    """``render_mode``, which must be None: the systems have no picture to render. Any other value raises a
+    ``TypeError`` naming it (Gymnasium's convention for an unsupported keyword; Stable-Baselines3's ``make_vec_env``,
+    which asks for ``"rgb_array"``, then makes the environment without it)."""
+    if render_mode is not None:
+        raise TypeError(f"render_mode={render_mode!r}: msjgym's environments do not render (valid: None)")
+    return None
+
 
 def check_num_envs(num_envs: object) -> int:
     """``num_envs``, an integer >= 1, or a ValueError naming it."""
@@ -83,7 +104,8 @@ class BatchedVectorEnv(VectorEnv):
     batch_type: ClassVar[type[EnvBatch]]
     """The family's batch: ``batch_type(spec, num_envs)``."""
 
-    def __init__(self, num_envs: int = 1, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, num_envs: int = 1, *args: Any, render_mode: str | None = None, **kwargs: Any) -> None:
+        self.render_mode = check_render_mode(render_mode)
         self.num_envs = check_num_envs(num_envs)
         self.spec_ = self.spec_type.make(*args, **kwargs)
         self._batch = self.batch_type(self.spec_, self.num_envs)
@@ -179,7 +201,8 @@ class BatchedEnv(gym.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
     vector_type: ClassVar[type[BatchedVectorEnv]]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, render_mode: str | None = None, **kwargs: Any) -> None:
+        self.render_mode = check_render_mode(render_mode)
         self._venv = self.vector_type(1, *args, **kwargs)
         self.spec_ = self._venv.spec_
         self.observation_space = self._venv.single_observation_space

@@ -10,7 +10,9 @@ them. sb3-contrib's MaskablePPO gets the action masks through ``get_action_masks
 
 ``Log1pExtractor`` is an optional features extractor (``policy_kwargs={"features_extractor_class":
 Log1pExtractor}``): it feeds log(1 + observation) to the network, so that counts and ages, which are unbounded, stay
-of order 1 without a running normalisation that would have to be saved beside the model.
+of order 1 without a running normalisation that would have to be saved beside the model. ``Log1pMlpPolicy`` is
+SB3's ``MlpPolicy`` (PPO, A2C) with that extractor, for configuration files that can name a policy class but not
+an extractor (RL Zoo: ``policy: msjgym.envs.sb3.Log1pMlpPolicy``, ``baselines/rl_zoo/ppo.yml``).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ import numpy as np
 from msjgym.core.user_policy import greedy_actor
 from msjgym.envs.base import BatchedVectorEnv
 
-__all__ = ["to_sb3", "greedy_actor", "SB3VecEnv", "Log1pExtractor", "AverageCostReward"]
+__all__ = ["to_sb3", "greedy_actor", "SB3VecEnv", "Log1pExtractor", "Log1pMlpPolicy", "AverageCostReward"]
 
 
 def to_sb3(venv: BatchedVectorEnv) -> Any:
@@ -36,7 +38,7 @@ def to_sb3(venv: BatchedVectorEnv) -> Any:
 
 
 def __getattr__(name: str) -> Any:  # the SB3 classes are defined on first use (they import SB3, torch)
-    if name in ("SB3VecEnv", "Log1pExtractor", "AverageCostReward"):
+    if name in ("SB3VecEnv", "Log1pExtractor", "Log1pMlpPolicy", "AverageCostReward"):
         return _classes()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -44,6 +46,7 @@ def __getattr__(name: str) -> Any:  # the SB3 classes are defined on first use (
 @functools.cache
 def _classes() -> dict[str, type]:
     import torch
+    from stable_baselines3.common.policies import ActorCriticPolicy
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
     from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
     from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
@@ -152,6 +155,14 @@ def _classes() -> dict[str, type]:
         def forward(self, observations: torch.Tensor) -> torch.Tensor:
             return torch.log1p(torch.clamp(observations.flatten(1), min=0.0))
 
+    class Log1pMlpPolicy(ActorCriticPolicy):
+        """SB3's ``MlpPolicy`` (actor-critic: PPO, A2C) whose features extractor defaults to ``Log1pExtractor``;
+        any other ``policy_kwargs`` (``net_arch``, ``activation_fn``, ...) as ``MlpPolicy``'s."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("features_extractor_class", Log1pExtractor)
+            super().__init__(*args, **kwargs)
+
     class AverageCostReward(VecEnvWrapper):
         """Reward −∫ (N − ρ) dt instead of −∫ N dt over each step: the average-cost (differential) reward.
 
@@ -188,7 +199,8 @@ def _classes() -> dict[str, type]:
                     self.rho = self._cost / self._time
             return obs, (rewards + self.rho * dt).astype(np.float32), dones, infos
 
-    classes = {"SB3VecEnv": SB3VecEnv, "Log1pExtractor": Log1pExtractor, "AverageCostReward": AverageCostReward}
+    classes = {"SB3VecEnv": SB3VecEnv, "Log1pExtractor": Log1pExtractor, "Log1pMlpPolicy": Log1pMlpPolicy,
+               "AverageCostReward": AverageCostReward}
     for name, cls in classes.items():  # importable (and picklable) as msjgym.envs.sb3.NAME
         cls.__module__, cls.__qualname__ = __name__, name
     globals().update(classes)

@@ -1,6 +1,8 @@
 """Wrappers for msjgym's environments (every one reports ``info["dt"]``, the time a step advanced).
 
 ``ContinuousDiscount``: continuous-time discounting e^{−βt} for agents that take a discount per step.
+``MaskFallback``: a forbidden action becomes the highest-numbered allowed one, for agents that ignore action masks
+(RL Zoo's PPO, A2C, DQN, ...; ``baselines/rl_zoo/ppo.yml``).
 """
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["ContinuousDiscount"]
+from msjgym.core.actions import fallback_action
+
+__all__ = ["ContinuousDiscount", "MaskFallback"]
 
 
 class ContinuousDiscount(gym.Wrapper):
@@ -78,3 +82,31 @@ def discounted_step_reward(reward: float, dt: float, beta: float) -> float:
     """reward · (1 − e^{−β·dt}) / (β·dt): the step's reward discounted over the step as if N were constant on it."""
     x = beta * dt
     return float(reward) if x == 0 else float(reward) * -math.expm1(-x) / x
+
+
+class MaskFallback(gym.Wrapper):
+    """Any action in range is accepted: one the action mask forbids is replaced by the highest-numbered allowed
+    action, and ``info["fallback"]`` says whether it was.
+
+    For algorithms that sample from every action (PPO, A2C, DQN in RL Zoo, which has no MaskablePPO): without it
+    the environment raises ``ValueError`` on a masked action. The highest-numbered action is "wait for the next
+    event" in ``msjgym/MSJ-v0``'s mode "start" and "commit" in mode "preemptive" (both always allowed), so there a
+    forbidden action means doing nothing now; in ``msjgym/Dispatch-v0`` it is the highest allowed level (the longest
+    queues of the histogram). The rule is part of the trained policy: ``msjgym evaluate --policy sb3:MODEL.zip``
+    applies the same rule (the model's most likely action, replaced the same way if forbidden) when the model's RL
+    Zoo ``config.yml`` names this wrapper (:mod:`msjgym.core.user_policy`).
+
+    The mask is read from the wrapped environment's ``action_masks()`` before the step.
+    """
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        mask = np.asarray(self.env.unwrapped.action_masks(), dtype=bool)
+        chosen = fallback_action(action, mask)
+        obs, reward, terminated, truncated, info = self.env.step(chosen)
+        info["fallback"] = chosen != action
+        return obs, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The wrapped environment's mask (what the allowed actions are; every action in range is accepted here)."""
+        return self.env.unwrapped.action_masks()
+
