@@ -29,7 +29,7 @@ service = { dist = "exp", rate = 1.0 }
 need = 10
 probability = 0.1
 service = { dist = "hyperexp", mean = 1.0, scv = 10.0 }
-"""  # the README's TOML example
+"""  # the TOML example of docs/scenarios.md
 
 
 def exp_class(name: str, need: int, probability: float, rate: float = 1.0) -> JobClass:

@@ -4,7 +4,8 @@ The papers' reference notes and the project's issue tracker are not shipped: cod
 paper itself (authors, title, section / equation / theorem) or a page of ``docs/`` (``docs/errata.md#anchor``,
 ``docs/modelling-choices.md#anchor``, ``docs/derivations.md#anchor``). This test scans the raw text of every ``.py``
 file under ``msjgym/`` and ``policies/``, every ``.py`` and ``.md`` file under ``tests/``, ``benchmarks/``,
-``examples/`` and ``baselines/``, and ``README.md`` (docstrings, comments, strings and prose alike; not this file,
+``examples/``, ``baselines/`` and ``docs/`` (the documentation site's pages), and ``README.md`` (docstrings, comments,
+strings and prose alike; not this file,
 whose patterns and examples would match themselves, and not the recorded data of ``tests/golden/golden.json``), and
 fails with ``file:line`` for
 
@@ -14,7 +15,7 @@ fails with ``file:line`` for
   "issues 3–4", "acceptance 5", "issue acceptance", "the issue's target");
 * a ``docs/NAME.md`` that does not exist, or a ``docs/NAME.md#anchor`` whose anchor is not a heading of that page.
 
-It also checks the links between the docs pages themselves. Pure text: no import of msjgym, runs in well under a second.
+It also checks the links between the docs pages themselves, in every folder of ``docs/`` (``../errata.md#anchor``). Pure text: no import of msjgym, runs in well under a second.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("msjgym", "policies")                                   # .py files
-SCANNED_WITH_MD = ("tests", "benchmarks", "examples", "baselines")  # .py and .md files
+SCANNED_WITH_MD = ("tests", "benchmarks", "examples", "baselines", "docs")  # .py and .md files
 SCANNED_FILES = ("README.md",)
 NOT_SCANNED = {Path(__file__).resolve(), ROOT / "tests" / "golden" / "golden.json"}
 DOCS = ROOT / "docs"
@@ -57,7 +58,7 @@ ISSUE_PATTERNS = {
     "the issue": re.compile(r"\b(?:issue acceptance|the issue's|of the issue)\b", re.IGNORECASE),
 }
 
-DOCS_LINK = re.compile(r"\bdocs/([\w.-]+\.md)(?:#([\w-]+))?")
+DOCS_LINK = re.compile(r"\bdocs/((?:[\w.-]+/)*[\w.-]+\.md)(?:#([\w-]+))?")    # docs/x.md, docs/families/x.md
 
 
 def _slug(heading: str) -> str:
@@ -143,15 +144,20 @@ def test_cited_docs_pages_and_anchors_exist():
 
 def test_links_between_docs_pages_resolve():
     cache: dict[str, set[str] | None] = {}
-    link = re.compile(r"\]\((?!https?:)([\w.-]+\.md)?(?:#([\w-]+))?\)")
-    problems = []
-    for page in sorted(DOCS.glob("*.md")):
+    link = re.compile(r"\]\((?!https?:)((?:\.\./|[\w.-]+/)*[\w.-]+\.md)?(?:#([\w-]+))?\)")
+    problems, checked = [], 0
+    for page in sorted(DOCS.rglob("*.md")):
         for where, line in _lines(page):
             for m in link.finditer(line):
-                target = m.group(1) or page.name
                 if m.group(1) is None and m.group(2) is None:
                     continue
-                problems += _link_problems(where, target, m.group(2), cache)
+                target = (page.parent / (m.group(1) or page.name)).resolve()
+                if not target.is_relative_to(DOCS.resolve()):
+                    problems.append(f"{where}: {m.group(1)} is outside docs/")
+                    continue
+                checked += 1
+                problems += _link_problems(where, target.relative_to(DOCS.resolve()).as_posix(), m.group(2), cache)
+    assert checked, "no link between docs pages found: the scan is broken"
     assert not problems, "\n".join(problems)
 
 

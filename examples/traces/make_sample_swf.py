@@ -1,4 +1,4 @@
-"""Write sample.swf: a small synthetic trace in the Standard Workload Format (for tests and the README).
+"""Write sample.swf: a small synthetic trace in the Standard Workload Format (for tests and docs/scenarios.md).
 
 1,000 jobs on a 128-processor machine: Poisson submissions, power-of-two allocations (many small jobs, a few large),
 lognormal run times (mean 600 s, SCV 4), and, as in real archive files, a few cancelled jobs (run time 0) and jobs

@@ -598,7 +598,7 @@ class PhaseType(Distribution):
     """Phase-type law PH(``alpha``, ``S``): time to absorption of a CTMC started in phase i w.p. alpha[i].
 
     ``S`` is the n x n sub-generator (rates per time unit): diagonal < 0, off-diagonal >= 0, row sums <= 0 (the
-    exit rate of phase i is -sum_j S[i][j]), and absorption reachable from every phase (S nonsingular).
+    exit rate of phase i is ``-sum_j S[i][j]``), and absorption reachable from every phase (S nonsingular).
     Mean alpha (-S)^-1 1, E[S^2] = 2 alpha S^-2 1.
     """
 

@@ -229,7 +229,7 @@ class SimulatedSetting:
         return sum(p * m / r for p, m, r in zip(self.probabilities(alpha), self.needs, self.rates))
 
     def saturated(self, alpha: float) -> tuple[float, float]:
-        """(μ(α), E[Δ(Y_d)](α)): closed forms for needs {1, n}, else the generic solver."""
+        """``(μ(α), E[Δ(Y_d)](α))``: closed forms for needs {1, n}, else the generic solver."""
         probs = self.probabilities(alpha)
         if self.needs == (1, SIM_SERVERS):
             args = (SIM_SERVERS, probs[1], *self.rates)

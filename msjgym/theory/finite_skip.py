@@ -243,7 +243,7 @@ def resource_pooled_mg1(model) -> float:
 
 
 def zhang_zwart_lps(model) -> float:
-    """Zhang & Zwart's LPS(k) mean response time, E[S](1−ρ^k)/(1−ρ) + (E[S²]/(2E[S]))·ρ^k/(1−ρ).
+    """Zhang & Zwart's LPS(k) mean response time, ``E[S](1−ρ^k)/(1−ρ) + (E[S²]/(2E[S]))·ρ^k/(1−ρ)``.
     [approximation] (exact as ρ → 1; no error bound). Finite-skip paper §5.3.1, ref. [49]."""
     m1, m2 = model.size_moments
     rho = model.arrival_rate * m1

@@ -33,12 +33,19 @@ class TableRow:
     """One row of Tables 1–4 as printed (E[R] in units of the mean job size).
 
     Attributes:
-        table: 1–4. policy: see :data:`TABLES`. label: the paper's distribution label.
+        table: 1–4.
+        policy: see :data:`TABLES`.
+        label: the paper's distribution label.
         dist: the law's name for :func:`msjgym.core.lb_distributions.paper_law`.
-        lam: λ per server. param: δ (Tables 1–3: probe/update rate per server) or p (Table 4: pooled fraction).
-        servers: N. batch_scale: C of M = C·log₁₀ N (Table 2 only). batch_size: M as printed (Table 2 only).
-        sim, ci: simulated E[R] and the half-width of its 95% CI. cavity: the "∞" column. rel_err: the "rel.err.%"
-        column, |sim − ∞|/∞·100.
+        lam: λ per server.
+        param: δ (Tables 1–3: probe/update rate per server) or p (Table 4: pooled fraction).
+        servers: N.
+        batch_scale: C of M = C·log₁₀ N (Table 2 only).
+        batch_size: M as printed (Table 2 only).
+        sim: simulated E[R].
+        ci: the half-width of the 95% CI of ``sim``.
+        cavity: the "∞" column.
+        rel_err: the "rel.err.%" column, |sim − ∞|/∞·100.
     """
 
     table: int

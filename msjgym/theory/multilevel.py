@@ -85,7 +85,8 @@ def balanced_throughput(servers: int, c: float, mu_1: float, mu_n: float) -> flo
     Args:
         servers: n >= 1 with c/n < 1.
         c: balanced-regime constant c > 0 (p_n = c/n).
-        mu_1, mu_n: service rates μ₁, μ_n > 0, per unit time.
+        mu_1: service rate μ₁ > 0, per unit time.
+        mu_n: service rate μ_n > 0, per unit time.
     Returns:
         Approximate μ, jobs per unit time.
     """
@@ -136,7 +137,8 @@ def throughput_polynomial_regime_3(servers: int, alpha: float, mu_1: float, mu_n
     Args:
         servers: n >= 1.
         alpha: α > 1, p_n = n^−α.
-        mu_1, mu_n: service rates μ₁, μ_n > 0 of 1-server and n-server jobs, per unit time.
+        mu_1: service rate μ₁ > 0 of 1-server jobs, per unit time.
+        mu_n: service rate μ_n > 0 of n-server jobs, per unit time.
         as_printed: True reproduces the paper's printed (γ-less, erroneous) form, for comparison only.
     Returns:
         Approximate μ, jobs per unit time.
@@ -176,7 +178,8 @@ def mean_relative_completions_polynomial_regime_3_second_order(servers: int, alp
     Args:
         servers: n >= 1.
         alpha: α > 1, p_n = n^−α.
-        mu_1, mu_n: service rates μ₁, μ_n > 0, per unit time.
+        mu_1: service rate μ₁ > 0, per unit time.
+        mu_n: service rate μ_n > 0, per unit time.
     Returns:
         Approximate E[Δ(Y_d)], dimensionless.
     """

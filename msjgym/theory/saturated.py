@@ -20,7 +20,7 @@ Implemented here:
     Any needs, exponential durations (numerical solve of the saturated chain, see :func:`saturated_fcfs`):
     * :func:`saturated_fcfs` — every stationary quantity above, as a :class:`SaturatedSystem` [exact].
     * :func:`fcfs_stability_threshold` — μ only [exact].
-    * :func:`heavy_traffic_constant` — E[Δ(Y_d)] + 1 = lim_{ρ→1} (1 − ρ)E[Q] [exact limit].
+    * :func:`heavy_traffic_constant` — E[Δ(Y_d)] + 1 = lim_{ρ→1} (1 − ρ)E[Q] (exact limit).
     * :func:`heavy_traffic_mean_number` — (E[Δ(Y_d)] + 1)·ρ/(1 − ρ) [approximation].
 """
 from __future__ import annotations

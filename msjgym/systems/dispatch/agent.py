@@ -293,13 +293,15 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
                         seed: int | None = None, progress: bool = False) -> DispatchResult:
     """Run ``policy`` as the dispatcher of ``reps`` independent replications of the paper's protocol.
 
+    ``servers``, ``lam``, ``dist``, ``observation``, ``d``, ``information``, ``delta``, ``delta0``, ``delta1`` and
+    ``levels`` are the environment (``msjgym/Dispatch-v0``'s arguments; the information model is jsq-d's sampling,
+    jsq's exact queue lengths, or push / pull).
+
     Args:
         policy: ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act(observation)``, a class or a callable.
-        servers, lam, dist, observation, d, information, delta, delta0, delta1, levels: the environment
-            (``msjgym/Dispatch-v0``'s arguments; the information model is jsq-d's sampling, jsq's exact queue
-            lengths, or push / pull).
         arrivals: jobs per replication (default N·10⁴, as ``simulate``); the first ``warmup_fraction`` not measured.
-        reps: replications (>= 1; CIs need >= 2); seed: root of ``SeedSequence`` (None: fresh entropy, reported).
+        reps: replications (>= 1; CIs need >= 2).
+        seed: root of ``SeedSequence`` (None: fresh entropy, reported).
         progress: a progress bar (on stderr) over the decisions of the replications, which run side by side.
 
     Returns the ``DispatchResult`` of ``simulate``: ``model`` is the information model, ``agent`` the policy's name.

@@ -183,9 +183,10 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
              completions: str = "auto", progress: bool = False) -> DispatchResult:
     """Simulate ``reps`` independent replications of a dispatch system; returns means with 95 % CIs.
 
+    ``policy``, ``servers``, ``lam``, ``dist``, ``delta``, ``delta0``, ``delta1``, ``d``, ``batch_size``, ``p`` and
+    ``remove`` are the model (:class:`~msjgym.systems.dispatch.model.DispatchModel`); ``dist`` defaults to Exp(1).
+
     Args:
-        policy, servers, lam, dist, delta, delta0, delta1, d, batch_size, p, remove: the model
-            (:class:`~msjgym.systems.dispatch.model.DispatchModel`); ``dist`` defaults to Exp(1).
         arrivals: jobs per replication (default N·10⁴, the paper's protocol); the first ``warmup_fraction`` of
             them are not measured.
         reps: replications (>= 1; CIs need >= 2).

@@ -373,7 +373,9 @@ class LossSimulation:
         model: the system.
         policy: a name from :data:`POLICY_IDS` (used for the built-in fast path and for the per-state blocking
             probability P(block | x) in the statistics).
-        warmup, jobs, batches: arrivals discarded, arrivals measured, measurement batches.
+        warmup: arrivals discarded.
+        jobs: arrivals measured.
+        batches: measurement batches.
         streams: ``uint64[B, 4]`` RNG states (``msjgym.core.rng.spawn_states``).
         trace_events: events recorded per replication (0: none).
     """
