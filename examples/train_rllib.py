@@ -60,7 +60,7 @@ class Setup:
 # the setting of examples/train_maskable_ppo.py. Reward −∫ jobs dt per step, scaled by 0.01 (value targets O(10)).
 MSJ = Setup(
     name="msj", env_id="msjgym/MSJ-v0",
-    env_kwargs={"scenario": "one-and-n", "arrival_rate": 2.7, "mode": "start", "window": 2, "horizon_jobs": 1000},
+    env_kwargs={"scenario": "one-and-n", "arrival_rate": 2.7, "mode": "start", "window": 2, "horizon_jobs": 500},
     scenario="one-and-n", params={"arrival_rate": 2.7}, options={"mode": "start", "window": 2},
     builtins=("fcfs", "first-fit", "msf-nonpreemptive"), reward_scale=0.01, gamma=0.995, lambda_=0.95,
     cli="msjgym evaluate one-and-n --param arrival_rate=2.7 --mode start --window 2")
@@ -70,7 +70,7 @@ MSJ = Setup(
 # Compared with random, JSQ(2) (same samples: 2λ = 1.8 messages per server per unit time) and push at δ = dλ = 1.8.
 DISPATCH = Setup(
     name="dispatch", env_id="msjgym/Dispatch-v0",
-    env_kwargs={"servers": 100, "lam": 0.9, "dist": "exp", "observation": "sampled", "d": 2, "horizon": 1000,
+    env_kwargs={"servers": 100, "lam": 0.9, "dist": "exp", "observation": "sampled", "d": 2, "horizon": 500,
                 "reward": "response"},
     scenario="lb-dispatch", params={"servers": 100, "lam": 0.9, "dist": "exp", "d": 2, "delta": 1.8},
     options={"observation": "sampled"}, builtins=("random", "jsq-d", "push"), reward_scale=0.1, gamma=0.99,
@@ -199,9 +199,10 @@ def evaluate(setup: Setup, checkpoint: Path, budget: Budget, seed: int) -> list[
         if result.stable:
             t = result.metrics["response_time"]
             rows.append(Row(name, t.mean, t.ci95, messages, time.perf_counter() - start))
-        else:
+        else:  # stopped once its number in system kept growing: the growth rate (jobs per unit time) ± 95 % CI
+            g = result.growth_rate
             rows.append(Row(name, None, None, messages, time.perf_counter() - start,
-                            f"unstable: grows at {result.growth_rate.mean:.3g}/time"))
+                            f"unstable: N grows {g.mean:.4g} ± {g.ci95:.2g}/time"))
     return rows
 
 
@@ -219,7 +220,7 @@ def table(setup: Setup, rows: list[Row], budget: Budget) -> str:
     return "\n".join(lines)
 
 
-def run(envs: list[str], budget: Budget, out: Path, env_runners: int = 2, envs_per_runner: int = 1,
+def run(envs: list[str], budget: Budget, out: Path, env_runners: int = 2, envs_per_runner: int = 4,
         address: str | None = None, seed: int = 1, eval_seed: int = 2026, log: Any = print) -> dict[str, list[Row]]:
     """Connect to (or start) Ray, train each of ``envs`` and evaluate its checkpoint; returns the rows per env."""
     import ray
@@ -254,7 +255,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--address", default=None, help="Ray cluster address (auto, ray://HOST:10001); default: "
                                                         "start a local Ray")
     parser.add_argument("--env-runners", type=int, default=2, help="EnvRunner actors sampling in parallel")
-    parser.add_argument("--envs-per-runner", type=int, default=1)
+    parser.add_argument("--envs-per-runner", type=int, default=4, help="environment copies each EnvRunner steps "
+                                                                        "together (one batched forward pass)")
     parser.add_argument("--iterations", type=int, default=None, help="training iterations (default: the budget's)")
     parser.add_argument("--reps", type=int, default=None, help="evaluation replications (default: the budget's)")
     parser.add_argument("--out", type=Path, default=Path("rllib_checkpoints"), help="checkpoint directory")
