@@ -41,7 +41,8 @@ class Setup:
     ``env_kwargs``: ``gymnasium.make`` arguments (training); ``scenario``/``params``: ``msjgym.load_scenario``;
     ``options``: the learned policy's ``msjgym.evaluate`` options (mode and window, or observation) — the same
     values as in ``env_kwargs``; ``builtins``: the policies to compare with; ``reward_scale``: training reward
-    factor; ``gamma``, ``lambda_``: PPO's discount and GAE parameter per decision."""
+    factor; ``average_cost``: train on the average-cost reward (``msjgym.envs.rllib.AverageCost``); ``gamma``,
+    ``lambda_``: PPO's discount and GAE parameter per decision."""
 
     name: str
     env_id: str
@@ -51,18 +52,21 @@ class Setup:
     options: dict[str, Any]
     builtins: tuple[str, ...]
     reward_scale: float
+    average_cost: bool
     gamma: float
     lambda_: float
     cli: str = field(default="")
 
 
 # "1 and n" (Grosof & Ayhan), 10 servers, λ = 2.7 (FCFS is stable only below 2.913), non-preemptive, window 2:
-# the setting of examples/train_maskable_ppo.py. Reward −∫ jobs dt per step, scaled by 0.01 (value targets O(10)).
+# the setting of examples/train_maskable_ppo.py. Reward −∫ (N − ρ) dt per step (average cost: with −∫ N dt PPO learns
+# to keep servers idle, see msjgym.envs.rllib.AverageCost), scaled by 0.1.
 MSJ = Setup(
     name="msj", env_id="msjgym/MSJ-v0",
     env_kwargs={"scenario": "one-and-n", "arrival_rate": 2.7, "mode": "start", "window": 2, "horizon_jobs": 500},
     scenario="one-and-n", params={"arrival_rate": 2.7}, options={"mode": "start", "window": 2},
-    builtins=("fcfs", "first-fit", "msf-nonpreemptive"), reward_scale=0.01, gamma=0.995, lambda_=0.95,
+    builtins=("fcfs", "first-fit", "msf-nonpreemptive"), reward_scale=0.1, average_cost=True, gamma=0.995,
+    lambda_=0.95,
     cli="msjgym evaluate one-and-n --param arrival_rate=2.7 --mode start --window 2")
 
 # N = 100 FIFO servers, λ = 0.9, Exp(1) sizes, the queue lengths of d = 2 sampled servers per arrival (every action
@@ -73,8 +77,8 @@ DISPATCH = Setup(
     env_kwargs={"servers": 100, "lam": 0.9, "dist": "exp", "observation": "sampled", "d": 2, "horizon": 500,
                 "reward": "response"},
     scenario="lb-dispatch", params={"servers": 100, "lam": 0.9, "dist": "exp", "d": 2, "delta": 1.8},
-    options={"observation": "sampled"}, builtins=("random", "jsq-d", "push"), reward_scale=0.1, gamma=0.99,
-    lambda_=0.95,
+    options={"observation": "sampled"}, builtins=("random", "jsq-d", "push"), reward_scale=0.1, average_cost=False,
+    gamma=0.99, lambda_=0.95,
     cli="msjgym evaluate lb-dispatch --param servers=100 --param lam=0.9 --param dist=exp --param d=2 "
         "--observation sampled")
 
@@ -105,7 +109,8 @@ def config(setup: Setup, budget: Budget, env_runners: int, envs_per_runner: int,
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
-    env_config = {"env_id": setup.env_id, "reward_scale": setup.reward_scale, **setup.env_kwargs}
+    env_config = {"env_id": setup.env_id, "reward_scale": setup.reward_scale, "average_cost": setup.average_cost,
+                  **setup.env_kwargs}
     return (
         PPOConfig()
         .environment(ENV_NAME, env_config=env_config)
@@ -154,6 +159,7 @@ def train(setup: Setup, budget: Budget, out: Path, env_runners: int, envs_per_ru
           log: Any = print) -> Path:
     """Train PPO for ``budget.iterations`` iterations, printing progress; save and return the checkpoint dir."""
     algo = config(setup, budget, env_runners, envs_per_runner, seed).build_algo()
+    reward = f"training reward x{setup.reward_scale:g}" + (", average-cost centred" if setup.average_cost else "")
     start = time.perf_counter()
     try:
         for i in range(1, budget.iterations + 1):
@@ -162,8 +168,8 @@ def train(setup: Setup, budget: Budget, out: Path, env_runners: int, envs_per_ru
             ret = runners.get("episode_return_mean", math.nan)
             steps = result.get("num_env_steps_sampled_lifetime", runners.get("num_env_steps_sampled_lifetime", 0))
             shown = f"{ret:10.3f}" if math.isfinite(ret) else "n/a (no episode ended yet)"
-            log(f"  [{setup.name}] iteration {i:3d}/{budget.iterations}: episode return mean {shown} (reward "
-                f"x{setup.reward_scale:g}), {int(steps):,} env steps, {time.perf_counter() - start:6.1f} s")
+            log(f"  [{setup.name}] iteration {i:3d}/{budget.iterations}: episode return mean {shown} ({reward}), "
+                f"{int(steps):,} env steps, {time.perf_counter() - start:6.1f} s")
         path = Path(algo.save_to_path(str(out.resolve())))
     finally:
         algo.stop()

@@ -1,7 +1,8 @@
 """RLlib (marker ``ray``; skipped when Ray RLlib or torch is missing): the ``rllib:`` loader on RLModules saved
-without training (a few seconds), and the smoke test of ``examples/train_rllib.py``: PPO on msjgym/Dispatch-v0 and
+without training (a few seconds, in the default run), and the smoke test of ``examples/train_rllib.py`` (also marked
+``slow``, so out of the default run; ``python -m pytest -m ray`` runs it): PPO on msjgym/Dispatch-v0 and
 msjgym/MSJ-v0 with 2 env runners for one small iteration each, checkpointed and evaluated beside the built-ins
-(about 1-2 min on 2 cores: Ray's start and the env runners' start dominate)."""
+(about 1-2 min on 2 cores: starting Ray and the env runners dominates)."""
 from __future__ import annotations
 
 import importlib.util
@@ -107,6 +108,27 @@ def test_the_env_creator_puts_the_mask_in_the_observation():
         make_env({"window": 2})
 
 
+def test_the_average_cost_reward_is_the_raw_reward_plus_rho_dt():
+    """AverageCost: reward −∫ N dt + ρ·dt with ρ the running Σ cost / Σ dt of the raw steps (no forgetting at
+    rate 1e-12 over these few steps), so it is recomputed here from the raw environment on the same seed."""
+    raw = make_env({"env_id": "msjgym/MSJ-v0", "window": 2, "horizon_jobs": 1000})
+    centred = make_env({"env_id": "msjgym/MSJ-v0", "window": 2, "horizon_jobs": 1000, "average_cost": True,
+                        "average_cost_rate": 1e-12})
+    obs, _ = raw.reset(seed=5)
+    centred.reset(seed=5)
+    cost = time_ = 0.0
+    for _ in range(200):
+        action = int(np.flatnonzero(obs[MASK_KEY])[-1])  # "wait" when nothing else: time passes
+        obs, r_raw, _, truncated, info = raw.step(action)
+        _, r_centred, *_ = centred.step(action)
+        if truncated:
+            break
+        cost, time_ = cost - r_raw, time_ + info["dt"]
+        rho = cost / time_ if time_ > 0 else 0.0
+        assert r_centred == pytest.approx(r_raw + rho * info["dt"], rel=1e-9, abs=1e-12)
+    assert time_ > 0 and cost > 0
+
+
 def _example(monkeypatch):
     spec = importlib.util.spec_from_file_location("train_rllib", ROOT / "examples" / "train_rllib.py")
     module = importlib.util.module_from_spec(spec)
@@ -115,6 +137,7 @@ def _example(monkeypatch):
     return module
 
 
+@pytest.mark.slow  # 1-2 min: out of the default run; python -m pytest -m ray (or -m slow) runs it
 def test_train_rllib_smoke(tmp_path, monkeypatch):
     """examples/train_rllib.py at the smallest size: one PPO iteration per environment on 2 env runners, the
     Algorithm checkpoint evaluated through msjgym.evaluate('rllib:...') beside the built-ins."""

@@ -20,7 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["ENV_NAME", "MASK_KEY", "OBS_KEY", "MaskInObservation", "make_env"]
+__all__ = ["ENV_NAME", "MASK_KEY", "OBS_KEY", "AverageCost", "MaskInObservation", "ScaleReward", "make_env"]
 
 ENV_NAME = "msjgym-rllib"
 """The name :func:`make_env` is registered under (``config.environment(ENV_NAME, env_config=...)``)."""
@@ -65,10 +65,39 @@ class ScaleReward(gym.RewardWrapper):
         return float(reward) * self.scale
 
 
+class AverageCost(gym.Wrapper):
+    """Reward −∫ (N − ρ) dt instead of −∫ N dt over each step (``info["dt"]``): the average-cost (differential)
+    reward of ``msjgym.envs.sb3.AverageCostReward``, per environment copy.
+
+    Why: PPO discounts per step, and a step lasts a variable time dt; with the raw reward a policy that makes more
+    decisions per unit time has its costs discounted away faster, and PPO learns to keep servers idle. Subtracting
+    ρ·dt, ρ ≈ the policy's own time-average number in system, makes rewards average zero per unit time; it does not
+    change which policy has the lower average number in system. ρ = Σ cost / Σ dt over this copy's steps, with
+    exponential forgetting at ``rate`` per step. Training only.
+    """
+
+    def __init__(self, env: gym.Env, rate: float = 1e-3) -> None:
+        super().__init__(env)
+        if not (isinstance(rate, (int, float)) and 0 < rate <= 1):
+            raise ValueError(f"average_cost_rate = {rate!r}: must be in (0, 1] (forgetting per step)")
+        self.rate, self.rho = float(rate), 0.0
+        self._cost = self._time = 0.0
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        dt = float(info["dt"])
+        self._cost = (1 - self.rate) * self._cost - float(reward)
+        self._time = (1 - self.rate) * self._time + dt
+        if self._time > 0:
+            self.rho = self._cost / self._time
+        return obs, float(reward) + self.rho * dt, terminated, truncated, info
+
+
 def make_env(config: dict[str, Any]) -> gym.Env:
     """The env creator: ``config`` (RLlib's ``env_config``) holds ``env_id`` (``"msjgym/MSJ-v0"`` or
-    ``"msjgym/Dispatch-v0"``), optional ``reward_scale`` (default 1), and the environment's keyword arguments.
-    Returns ``MaskInObservation(gymnasium.make(env_id, **kwargs))`` (reward-scaled when asked)."""
+    ``"msjgym/Dispatch-v0"``), optional ``average_cost`` (True: :class:`AverageCost`, with ``average_cost_rate``),
+    optional ``reward_scale`` (default 1), and the environment's keyword arguments. Returns
+    ``MaskInObservation(gymnasium.make(env_id, **kwargs))``, its reward centred and scaled when asked."""
     import msjgym.envs  # noqa: F401  registers the Gymnasium ids in this (possibly remote) process
 
     kwargs = dict(config)
@@ -76,7 +105,10 @@ def make_env(config: dict[str, Any]) -> gym.Env:
     if not isinstance(env_id, str):
         raise ValueError(f"env_config['env_id'] = {env_id!r}: must be a registered id such as 'msjgym/MSJ-v0'")
     scale = kwargs.pop("reward_scale", 1.0)
+    average, rate = kwargs.pop("average_cost", False), kwargs.pop("average_cost_rate", 1e-3)
     env = gym.make(env_id, **kwargs)
+    if average:
+        env = AverageCost(env, rate)
     if scale != 1.0:
         env = ScaleReward(env, scale)
     return MaskInObservation(env)
