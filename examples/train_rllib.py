@@ -11,7 +11,7 @@ RLlib's current API: ``PPOConfig`` with ``env_runners(num_env_runners=...)`` (En
 a Learner that updates an RLModule, ``algo.train()`` per iteration and ``algo.save_to_path()`` for the checkpoint.
 Action masks: RLlib's PPO has no separate mask argument, so every environment is wrapped by
 ``msjgym.envs.rllib.MaskInObservation`` (observation ``{"observations", "action_mask"}``) and trained with RLlib's
-action-masking RLModule, which never samples a masked action. MSJ-v0 (``mode="start"``) masks actions (an empty
+action-masking RLModule (on log(1 + x) features: ``msjgym.rllib_module``), which never samples a masked action. MSJ-v0 (``mode="start"``) masks actions (an empty
 window slot, a job that does not fit); Dispatch-v0 with ``observation="sampled"`` allows every action (the mask is
 all ones there). A masked action still raises in the environment: nothing is remapped.
 
@@ -104,10 +104,12 @@ FULL = Budget(iterations=60, batch=16_000, minibatch=1000, epochs=10, reps=10, j
 
 
 def config(setup: Setup, budget: Budget, env_runners: int, envs_per_runner: int, seed: int) -> Any:
-    """RLlib's PPOConfig for ``setup`` (new API stack: EnvRunners, a Learner, the action-masking RLModule)."""
+    """RLlib's PPOConfig for ``setup`` (new API stack: EnvRunners, a Learner, and RLlib's action-masking RLModule
+    on log(1 + x) features, :mod:`msjgym.rllib_module`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    from msjgym.rllib_module import Log1pActionMaskingTorchRLModule
 
     env_config = {"env_id": setup.env_id, "reward_scale": setup.reward_scale, "average_cost": setup.average_cost,
                   **setup.env_kwargs}
@@ -120,7 +122,7 @@ def config(setup: Setup, budget: Budget, env_runners: int, envs_per_runner: int,
         .training(train_batch_size_per_learner=budget.batch, minibatch_size=budget.minibatch,
                   num_epochs=budget.epochs, lr=3e-4, gamma=setup.gamma, lambda_=setup.lambda_,
                   vf_clip_param=1e4, entropy_coeff=0.0)
-        .rl_module(rl_module_spec=RLModuleSpec(module_class=ActionMaskingTorchRLModule,
+        .rl_module(rl_module_spec=RLModuleSpec(module_class=Log1pActionMaskingTorchRLModule,
                                                model_config={"fcnet_hiddens": [64, 64], "fcnet_activation": "tanh",
                                                              "head_fcnet_hiddens": []}))
         .debugging(seed=seed)

@@ -31,17 +31,20 @@ from msjgym.core.user_policy import load_user_policy  # noqa: E402
 from msjgym.envs import MSJEnv  # noqa: E402
 from msjgym.envs.rllib import MASK_KEY, OBS_KEY, make_env  # noqa: E402
 from msjgym.errors import PolicyError  # noqa: E402
+from msjgym.rllib_module import Log1pActionMaskingTorchRLModule  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def saved_module(path: Path, env: gym.Env, masked: bool) -> Path:
-    """An untrained PPO RLModule for ``env``'s spaces (masked: the Dict observation of MaskInObservation), saved."""
+def saved_module(path: Path, env: gym.Env, masked: bool | str) -> Path:
+    """An untrained PPO RLModule for ``env``'s spaces (masked: the Dict observation of MaskInObservation; "log1p":
+    msjgym's masked module on log(1 + x) features), saved."""
     torch.manual_seed(0)
     box, actions = env.observation_space, gym.spaces.Discrete(int(env.action_space.n))
     if masked:
         space = gym.spaces.Dict({OBS_KEY: box, MASK_KEY: gym.spaces.Box(0.0, 1.0, (actions.n,), np.float32)})
-        spec = RLModuleSpec(module_class=ActionMaskingTorchRLModule, observation_space=space, action_space=actions,
+        cls = Log1pActionMaskingTorchRLModule if masked == "log1p" else ActionMaskingTorchRLModule
+        spec = RLModuleSpec(module_class=cls, observation_space=space, action_space=actions,
                             model_config={"fcnet_hiddens": [16, 16]})
     else:
         spec = RLModuleSpec(module_class=DefaultPPOTorchRLModule, catalog_class=PPOCatalog, observation_space=box,
@@ -50,7 +53,7 @@ def saved_module(path: Path, env: gym.Env, masked: bool) -> Path:
     return path
 
 
-@pytest.mark.parametrize("masked", [True, False])
+@pytest.mark.parametrize("masked", [True, False, "log1p"])
 def test_a_saved_module_acts_greedily_on_the_allowed_actions(tmp_path, masked):
     """On states an MSJ-v0 episode visits (where some actions are masked), the loaded policy returns the argmax of
     the module's own logits over the allowed actions, and the numpy copy gives the module's logits."""
@@ -58,7 +61,7 @@ def test_a_saved_module_acts_greedily_on_the_allowed_actions(tmp_path, masked):
     path = saved_module(tmp_path / "module", env, masked)
     name, decide = load_user_policy(f"rllib:{path}", env.spec_)
     module = rllib_policy.load_module(path, "t")
-    reference = rllib_policy._torch_logits(module, masked)
+    reference = rllib_policy._torch_logits(module, bool(masked))
     fast = rllib_policy.numpy_actor(module)
     assert fast is not None and name == f"rllib:{path}"
     obs, _ = env.reset(seed=3)

@@ -160,7 +160,8 @@ def _torch_logits(module: Any, masked: bool) -> Any:
 
 def numpy_actor(module: Any) -> Any:
     """``logits(obs, mask)`` in numpy from a copy of the actor (encoder, then pi head) when both are sequences of
-    Linear / Tanh / ReLU layers; None otherwise (then torch is used)."""
+    Linear / Tanh / ReLU layers, after log(1 + x) when the module declares ``features_transform = "log1p"``
+    (:mod:`msjgym.rllib_module`); None otherwise (then torch is used)."""
     import torch
 
     encoder = getattr(module, "encoder", None)
@@ -168,6 +169,7 @@ def numpy_actor(module: Any) -> Any:
     pi = getattr(module, "pi", None)
     if actor is None or pi is None:
         return None
+    log1p = getattr(module, "features_transform", None) == "log1p"  # msjgym.rllib_module's features
     layers: list[tuple[str, np.ndarray, np.ndarray]] = []
     for part in (actor, pi):
         for layer in part.modules():
@@ -183,6 +185,8 @@ def numpy_actor(module: Any) -> Any:
 
     def logits(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         x = np.asarray(obs, dtype=np.float32).reshape(-1).astype(np.float64)  # the module sees float32
+        if log1p:
+            x = np.log1p(np.maximum(x, 0.0))
         for kind, w, b in layers:
             x = x @ w + b if kind == "linear" else np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
         return x
