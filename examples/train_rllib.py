@@ -41,7 +41,7 @@ class Setup:
     ``env_kwargs``: ``gymnasium.make`` arguments (training); ``scenario``/``params``: ``msjgym.load_scenario``;
     ``options``: the learned policy's ``msjgym.evaluate`` options (mode and window, or observation) — the same
     values as in ``env_kwargs``; ``builtins``: the policies to compare with; ``reward_scale``: training reward
-    factor; ``average_cost``: train on the average-cost reward (``msjgym.envs.rllib.AverageCost``); ``gamma``,
+    factor; ``masked``: whether the environment masks actions (checked); ``average_cost``: train on the average-cost reward (``msjgym.envs.rllib.AverageCost``); ``gamma``,
     ``lambda_``: PPO's discount and GAE parameter per decision."""
 
     name: str
@@ -53,6 +53,7 @@ class Setup:
     builtins: tuple[str, ...]
     reward_scale: float
     average_cost: bool
+    masked: bool
     gamma: float
     lambda_: float
     cli: str = field(default="")
@@ -65,8 +66,8 @@ MSJ = Setup(
     name="msj", env_id="msjgym/MSJ-v0",
     env_kwargs={"scenario": "one-and-n", "arrival_rate": 2.7, "mode": "start", "window": 2, "horizon_jobs": 500},
     scenario="one-and-n", params={"arrival_rate": 2.7}, options={"mode": "start", "window": 2},
-    builtins=("fcfs", "first-fit", "msf-nonpreemptive"), reward_scale=0.1, average_cost=True, gamma=0.995,
-    lambda_=0.95,
+    builtins=("fcfs", "first-fit", "msf-nonpreemptive"), reward_scale=0.1, average_cost=True, masked=True,
+    gamma=0.995, lambda_=0.95,
     cli="msjgym evaluate one-and-n --param arrival_rate=2.7 --mode start --window 2")
 
 # N = 100 FIFO servers, λ = 0.9, Exp(1) sizes, the queue lengths of d = 2 sampled servers per arrival (every action
@@ -78,7 +79,7 @@ DISPATCH = Setup(
                 "reward": "response"},
     scenario="lb-dispatch", params={"servers": 100, "lam": 0.9, "dist": "exp", "d": 2, "delta": 1.8},
     options={"observation": "sampled"}, builtins=("random", "jsq-d", "push"), reward_scale=0.1, average_cost=False,
-    gamma=0.99, lambda_=0.95,
+    masked=False, gamma=0.99, lambda_=0.95,
     cli="msjgym evaluate lb-dispatch --param servers=100 --param lam=0.9 --param dist=exp --param d=2 "
         "--observation sampled")
 
@@ -131,7 +132,8 @@ def config(setup: Setup, budget: Budget, env_runners: int, envs_per_runner: int,
 
 def check_masks(setup: Setup, steps: int = 200, seed: int = 0) -> str:
     """Step the training environment (as the env runners make it) with allowed random actions: the Dict observation
-    carries the mask, and an action outside it raises. Returns "all allowed" or "masked" for the printout."""
+    carries the mask, an action outside it raises, and ``setup.masked`` is what the steps show (Dispatch-v0 with
+    ``observation="sampled"``: the mask is all true on reset and on every step). Returns a line for the printout."""
     import numpy as np
 
     env = make_env({"env_id": setup.env_id, **setup.env_kwargs})
@@ -154,6 +156,7 @@ def check_masks(setup: Setup, steps: int = 200, seed: int = 0) -> str:
         else:
             raise AssertionError("the environment accepted a masked action")
     env.close()
+    assert all_allowed != setup.masked, f"{setup.name}: expected masked={setup.masked}, the steps showed otherwise"
     return "every action allowed" if all_allowed else "some actions masked: the RLModule applies the mask"
 
 
