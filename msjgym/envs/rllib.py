@@ -20,7 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["ENV_NAME", "MASK_KEY", "OBS_KEY", "AverageCost", "MaskInObservation", "ScaleReward", "make_env"]
+__all__ = ["AverageCost", "MaskInObservation"]  # exported by msjgym.envs; the rest: from msjgym.envs.rllib
 
 ENV_NAME = "msjgym-rllib"
 """The name :func:`make_env` is registered under (``config.environment(ENV_NAME, env_config=...)``)."""
