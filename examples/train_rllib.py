@@ -161,8 +161,9 @@ def check_masks(setup: Setup, steps: int = 200, seed: int = 0) -> str:
 
 
 def train(setup: Setup, budget: Budget, out: Path, env_runners: int, envs_per_runner: int, seed: int,
-          log: Any = print) -> Path:
-    """Train PPO for ``budget.iterations`` iterations, printing progress; save and return the checkpoint dir."""
+          log: Any = print, every: int = 0) -> Path:
+    """Train PPO for ``budget.iterations`` iterations, printing progress; save and return the checkpoint dir (the
+    last iteration's), and with ``every`` > 0 also ``out/iteration_NNN`` every ``every`` iterations."""
     algo = config(setup, budget, env_runners, envs_per_runner, seed).build_algo()
     reward = f"training reward x{setup.reward_scale:g}" + (", average-cost centred" if setup.average_cost else "")
     start = time.perf_counter()
@@ -175,6 +176,8 @@ def train(setup: Setup, budget: Budget, out: Path, env_runners: int, envs_per_ru
             shown = f"{ret:10.3f}" if math.isfinite(ret) else "n/a (no episode ended yet)"
             log(f"  [{setup.name}] iteration {i:3d}/{budget.iterations}: episode return mean {shown} ({reward}), "
                 f"{int(steps):,} env steps, {time.perf_counter() - start:6.1f} s")
+            if every > 0 and i % every == 0 and i < budget.iterations:
+                log(f"  [{setup.name}] saved {algo.save_to_path(str((out / f'iteration_{i:03d}').resolve()))}")
         path = Path(algo.save_to_path(str(out.resolve())))
     finally:
         algo.stop()
@@ -232,7 +235,8 @@ def table(setup: Setup, rows: list[Row], budget: Budget) -> str:
 
 
 def run(envs: list[str], budget: Budget, out: Path, env_runners: int = 2, envs_per_runner: int = 4,
-        address: str | None = None, seed: int = 1, eval_seed: int = 2026, log: Any = print) -> dict[str, list[Row]]:
+        address: str | None = None, seed: int = 1, eval_seed: int = 2026, log: Any = print,
+        every: int = 0) -> dict[str, list[Row]]:
     """Connect to (or start) Ray, train each of ``envs`` and evaluate its checkpoint; returns the rows per env."""
     import ray
     from ray.tune.registry import register_env
@@ -248,7 +252,7 @@ def run(envs: list[str], budget: Budget, out: Path, env_runners: int = 2, envs_p
             setup = SETUPS[name]
             log(f"{name}: {setup.env_id} {setup.env_kwargs}: {check_masks(setup)}; PPO with {env_runners} env "
                 f"runner(s) x {envs_per_runner} env(s)")
-            checkpoint = train(setup, budget, out / name, env_runners, envs_per_runner, seed, log)
+            checkpoint = train(setup, budget, out / name, env_runners, envs_per_runner, seed, log, every)
             log(f"  checkpoint: {checkpoint}")
             log(f"  the learned row from the shell: {setup.cli} --policy rllib:{checkpoint} --reps {budget.reps} "
                 f"--jobs {budget.arrivals if setup.scenario.startswith('lb-') else budget.jobs} --seed {eval_seed}")
@@ -272,6 +276,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=None, help="evaluation replications (default: the budget's)")
     parser.add_argument("--out", type=Path, default=Path("rllib_checkpoints"), help="checkpoint directory")
     parser.add_argument("--seed", type=int, default=1, help="training seed")
+    parser.add_argument("--checkpoint-every", type=int, default=0, metavar="K",
+                        help="also save OUT/ENV/iteration_NNN every K iterations (PPO's policy is not monotone in "
+                             "training: evaluate them with --policy rllib:DIR, on other seeds than the final table)")
     args = parser.parse_args(argv)
     if args.env_runners < 1:
         parser.error(f"--env-runners {args.env_runners}: must be >= 1 (EnvRunner actors sampling in parallel)")
@@ -281,7 +288,8 @@ def main(argv: list[str] | None = None) -> None:
                                                                       ("reps", args.reps)) if v is not None}})
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
     envs = ["msj", "dispatch"] if args.env == "both" else [args.env]
-    run(envs, budget, args.out, args.env_runners, args.envs_per_runner, args.address, args.seed)
+    run(envs, budget, args.out, args.env_runners, args.envs_per_runner, args.address, args.seed,
+        every=args.checkpoint_every)
     sys.stdout.flush()
 
 
