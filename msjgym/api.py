@@ -230,7 +230,8 @@ class Family(Protocol):
         """(reps, jobs, warm-up) that :meth:`simulation` will use, the family's defaults filled in."""
 
     def simulation(self, scenario: Scenario, policy: str, run: RunSettings, seed: int) -> Simulation:
-        """Replications of ``policy`` (a built-in name, ``FILE.py:NAME`` or ``sb3:MODEL.zip``) on ``scenario``
+        """Replications of ``policy`` (a built-in name, ``FILE.py:NAME``, ``sb3:MODEL.zip`` or
+        ``rllib:CHECKPOINT_DIR``) on ``scenario``
         with the replication streams of ``SeedSequence(seed).spawn(reps)``."""
 
     def default_policy(self, scenario: Scenario) -> str | None:
@@ -313,13 +314,14 @@ def list_scenarios() -> list[tuple[str, str]]:
 
 
 def is_user_policy(policy: Any) -> bool:
-    """Whether ``policy`` is a policy of the user's: ``FILE.py:NAME``, ``sb3:MODEL.zip``, or an object (a class, an
+    """Whether ``policy`` is a policy of the user's: ``FILE.py:NAME``, ``sb3:MODEL.zip``, ``rllib:CHECKPOINT_DIR``,
+    or an object (a class, an
     object with ``act`` or a callable), as opposed to the name of a built-in."""
     if isinstance(policy, PolicySpec):
         return False  # a built-in's declaration, possibly with bound parameters (``policy.bind(...)``)
     if not isinstance(policy, str):
         return True
-    return policy.startswith("sb3:") or ".py:" in policy or policy.endswith(".py")
+    return policy.startswith(("sb3:", "rllib:")) or ".py:" in policy or policy.endswith(".py")
 
 
 def policy_spec(family_: Family, name: str) -> PolicySpec:
@@ -327,5 +329,6 @@ def policy_spec(family_: Family, name: str) -> PolicySpec:
     table = family_.policies()
     if name not in table:
         raise PolicyError(f"--policy {name!r}: not a policy of the {family_.name} family; valid: "
-                          f"{', '.join(table)}, or a policy of your own (FILE.py:NAME, sb3:MODEL.zip)")
+                          f"{', '.join(table)}, or a policy of your own (FILE.py:NAME, sb3:MODEL.zip, "
+                          "rllib:CHECKPOINT_DIR)")
     return table[name]

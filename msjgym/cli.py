@@ -87,7 +87,7 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
     ev.add_argument("--policy", required=True,
                     help="a built-in policy name (see `msjgym list`), FILE.py:NAME (a class, object or function "
-                         "with act(observation)), or sb3:MODEL.zip")
+                         "with act(observation)), sb3:MODEL.zip or rllib:CHECKPOINT_DIR")
     ev.add_argument("--mode", choices=("start", "preemptive"), default=None,
                     help="for a policy of your own: the decisions it takes (as in msjgym/MSJ-v0; default start)")
     ev.add_argument("--window", type=_positive_int, default=None,
@@ -145,7 +145,8 @@ def _cmd_list() -> None:
         print(f"\n  {family.name}: {family.title}")
         for name, description in family.scenarios():
             print(f"    {name:<{width}}  {description}")
-    print("\nPolicies (--policy NAME; or a policy of your own: FILE.py:NAME, sb3:MODEL.zip), by family:")
+    print("\nPolicies (--policy NAME; or a policy of your own: FILE.py:NAME, sb3:MODEL.zip, rllib:CHECKPOINT_DIR), "
+          "by family:")
     pwidth = max(len(n) for f in families for n in f.policies())
     for family in families:
         print(f"\n  {family.name}:")

@@ -16,7 +16,9 @@ environment's *spec* if its constructor takes an argument, else with none. The s
 On the command line a policy is ``--policy FILE.py:NAME`` (NAME: a class, an object or a function in the file) or
 ``--policy sb3:MODEL.zip`` (a saved Stable-Baselines3 model: MaskablePPO, PPO, A2C or DQN; it acts greedily on the
 allowed actions; a model trained by RL Zoo acts as trained: its run's observation normalization and ``MaskFallback``
-rule are applied, anything else that cannot be reproduced is refused, :mod:`msjgym.core.rl_zoo`). :func:`load_user_policy` turns any of these into a :class:`UserPolicy`, called as
+rule are applied, anything else that cannot be reproduced is refused, :mod:`msjgym.core.rl_zoo`) or
+``--policy rllib:CHECKPOINT_DIR`` (an RLlib checkpoint's RLModule, greedy on the allowed actions:
+:mod:`msjgym.core.rllib_policy`). :func:`load_user_policy` turns any of these into a :class:`UserPolicy`, called as
 ``decide(observation, mask)``, and :func:`checked_action` calls it for replication ``rep``'s step ``step``: anything
 the policy does wrong (it raises, returns something that is not an action, or an action out of range or masked,
 see :mod:`msjgym.core.actions`) stops the run with one ``PolicyError`` naming the policy, the replication, the step and
@@ -24,8 +26,9 @@ the value. A finite-skip policy decides service rates, not a discrete action: :f
 wrapper (:func:`checked_call`) with the rates' check. Loading checks as much as it can before anything runs: the file
 imports, defines NAME, the class constructs, and ``act`` can be called with (observation) or (observation, mask).
 
-**Trust.** ``FILE.py:NAME`` runs the file's code with your privileges, and ``sb3:MODEL.zip`` unpickles the model
-(which can run code too, as Stable-Baselines3's documentation warns): load only files and models you trust
+**Trust.** ``FILE.py:NAME`` runs the file's code with your privileges, and ``sb3:MODEL.zip`` and
+``rllib:CHECKPOINT_DIR`` unpickle the model (which can run code too, as Stable-Baselines3's documentation warns; every
+file of an RLlib checkpoint is a pickle): load only files and models you trust
 (``docs/security.md``).
 """
 from __future__ import annotations
@@ -72,16 +75,22 @@ class UserPolicy:
 
 
 def load_user_policy(policy: Any, spec: AgentSpec) -> tuple[str, UserPolicy]:
-    """(display name, decide) for ``FILE.py:NAME``, ``sb3:MODEL.zip``, or a class, object or function given
-    directly; a class is constructed with ``spec`` if its constructor takes an argument. One-line ``PolicyError``
-    for anything that cannot be loaded."""
+    """(display name, decide) for ``FILE.py:NAME``, ``sb3:MODEL.zip``, ``rllib:CHECKPOINT_DIR``, or a class, object
+    or function given directly; a class is constructed with ``spec`` if its constructor takes an argument.
+    One-line ``PolicyError`` for anything that cannot be loaded."""
     if isinstance(policy, str):
         if policy.startswith("sb3:"):
             act = _sb3_policy(Path(policy[4:]), spec)
             return policy, UserPolicy(policy, act, act, True)
+        if policy.startswith("rllib:"):
+            from msjgym.core.rllib_policy import rllib_policy  # imports Ray only now
+
+            act = rllib_policy(Path(policy[6:]), spec, policy)
+            return policy, UserPolicy(policy, act, act, True)
         path, sep, name = policy.rpartition(":")
         if not sep or not path.endswith(".py"):
-            raise PolicyError(f"--policy {policy!r}: expected a built-in name, FILE.py:NAME or sb3:MODEL.zip")
+            raise PolicyError(f"--policy {policy!r}: expected a built-in name, FILE.py:NAME, sb3:MODEL.zip or "
+                              "rllib:CHECKPOINT_DIR")
         return policy, _wrap(load_object(Path(path), name, policy), spec, policy)
     name = getattr(policy, "name", None)
     if not isinstance(name, str):  # an object's display name: its name attribute, else its (class) name

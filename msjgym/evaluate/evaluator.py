@@ -44,8 +44,8 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     Args:
         scenario: a loaded scenario (:func:`msjgym.load_scenario`), a scenario name or file, or a family's model.
         policy: a built-in policy of the scenario's family (its name or declaration), ``FILE.py:NAME`` (an object,
-            class or function with ``act(observation, action_mask) -> action``), ``sb3:MODEL.zip``, or such an
-            object itself.
+            class or function with ``act(observation, action_mask) -> action``), ``sb3:MODEL.zip``,
+            ``rllib:CHECKPOINT_DIR``, or such an object itself.
         reps: independent replications (None: the family's default, 10 for most).
         jobs: measured jobs (or arrivals) per replication (None: the family's default).
         warmup: jobs (or arrivals) discarded at the start of each replication (None: the family's default).

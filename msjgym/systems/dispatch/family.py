@@ -42,7 +42,8 @@ def _check_options(run: api.RunSettings, user: bool) -> None:
             raise MsjgymError(f"--{key.replace('_', '-')}: not for dispatch scenarios (the first 10% of --jobs "
                               "arrivals are warm-up, the paper's protocol)")
         if not user:
-            raise MsjgymError(f"--{key}: only for a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip)")
+            raise MsjgymError(f"--{key}: only for a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
+                              "rllib:CHECKPOINT_DIR)")
 
 
 class _DispatchRuns(api.Simulation):
@@ -179,7 +180,8 @@ class DispatchFamily:
             return
         if policy not in POLICY_IDS:
             raise MsjgymError(f"--policy {policy!r}: not a dispatch policy; valid on {scenario.name}: "
-                              f"{', '.join(POLICY_IDS)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip)")
+                              f"{', '.join(POLICY_IDS)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
+                              "rllib:CHECKPOINT_DIR)")
         scenario.model.model(policy)  # the policy's parameters
 
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:

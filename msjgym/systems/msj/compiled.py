@@ -374,7 +374,7 @@ def resolve(policy: Any) -> Any:
     version (its modification time)."""
     if isinstance(policy, CompiledPolicy):
         return declaration(policy, policy.name)
-    if not isinstance(policy, str) or policy.startswith("sb3:"):
+    if not isinstance(policy, str) or policy.startswith(("sb3:", "rllib:")):
         return None
     text, sep, name = policy.rpartition(":")
     path = Path(text)

@@ -68,7 +68,8 @@ def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) ->
         if key not in _OPTIONS:
             raise MsjgymError(f"{flag}: not for multiserver-job scenarios")
         if _OPTIONS[key] == "user" and not user:
-            raise MsjgymError(f"{flag}: only for a policy of your own (FILE.py:NAME, sb3:MODEL.zip)")
+            raise MsjgymError(f"{flag}: only for a policy of your own (FILE.py:NAME, sb3:MODEL.zip, "
+                              "rllib:CHECKPOINT_DIR)")
         if _OPTIONS[key] == "builtin" and user:
             raise MsjgymError(f"{flag}: only for built-in policies")
     if run.options.get("window") is not None:
