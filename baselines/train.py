@@ -35,6 +35,11 @@ except ImportError:  # Python 3.10
 HERE = Path(__file__).resolve().parent
 
 
+def _num_classes(config: dict[str, Any]) -> int:
+    from msjgym.api import load_scenario
+    return load_scenario(scenario_name(config), scenario_params(config)).model.num_classes
+
+
 def load_config(path: Path) -> dict[str, Any]:
     with open(path, "rb") as f:
         config = tomllib.load(f)
@@ -71,6 +76,52 @@ def scenario_params(config: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------------- training
+def queue_count_columns(mode: str, classes: int) -> np.ndarray:
+    """Observation columns summing to each class's jobs in system: int[K, m] (``msjgym.systems.msj.observation``)."""
+    from msjgym.systems.msj import observation as ob
+    from msjgym.systems.msj.state import MODE_SET, MODE_START
+
+    if mode == "preemptive":
+        return np.array([[ob.class_at(MODE_SET, c) + ob.PRESENT] for c in range(classes)])
+    return np.array([[ob.class_at(MODE_START, c) + ob.WAITING, ob.class_at(MODE_START, c) + ob.IN_SERVICE]
+                     for c in range(classes)])
+
+
+def queue_shaping(venv: Any, columns: np.ndarray, beta: float, gamma: float) -> Any:
+    """Potential-based reward shaping (Ng, Harada & Russell, "Policy invariance under reward transformations",
+    1999) with Φ(s) = −β Σ_c N_c² (N_c: class-c jobs in system): each step's reward gains γΦ(s') − Φ(s), which leaves
+    the discounted problem's optimal policies unchanged and credits at once what a step did to the quadratic
+    Lyapunov function whose drift MaxWeight minimises (a completion from a long queue earns about 2βN_c). At an
+    episode's end s' is the terminal observation (SB3 bootstraps from it)."""
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class QueueShaping(VecEnvWrapper):
+        def __init__(self) -> None:
+            super().__init__(venv)
+            self.phi = np.zeros(venv.num_envs)
+
+        def potential(self, obs: np.ndarray) -> np.ndarray:
+            counts = obs[:, columns].sum(axis=-1)
+            return -beta * (counts.astype(np.float64) ** 2).sum(axis=1)
+
+        def reset(self) -> np.ndarray:
+            obs = self.venv.reset()
+            self.phi = self.potential(obs)
+            return obs
+
+        def step_wait(self):
+            obs, rewards, dones, infos = self.venv.step_wait()
+            following = self.potential(obs)
+            ended = following.copy()
+            for i in np.flatnonzero(dones):
+                ended[i] = self.potential(np.asarray(infos[i]["terminal_observation"])[None])[0]
+            shaped = rewards + gamma * ended - self.phi
+            self.phi = following
+            return obs, shaped.astype(np.float32), dones, infos
+
+    return QueueShaping()
+
+
 def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     import torch
     from sb3_contrib import MaskablePPO
@@ -93,6 +144,9 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     env = VecMonitor(to_sb3(venv))
     if "average_cost" in tr:
         env = AverageCostReward(env, tr["average_cost"], float(tr.get("average_cost_rate", 1e-3)))
+    if "queue_shaping" in tr and "dispatch" not in config:  # after the average cost, which must see the true cost
+        columns = queue_count_columns(ev.get("mode", "start"), _num_classes(config))
+        env = queue_shaping(env, columns, float(tr["queue_shaping"]), float(ppo.get("gamma", 0.99)))
     if tr.get("normalize_reward", False):
         env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=ppo.get("gamma", 0.99))
     net_arch = ppo.pop("net_arch", [64, 64])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import msjgym
@@ -54,3 +55,39 @@ def test_table_uses_the_configured_reference_and_shows_refusals(train):
     assert "Learned vs MaxWeight (preemptive): 1.250×" in table and "worse, disjoint 95 % CIs" in table
     learned["response_time"] = 4.1  # CIs [4.0, 4.2] and [3.8, 4.2] overlap
     assert "the 95 % CIs overlap" in train.format_table([learned, mw], "maxweight")
+
+
+@pytest.mark.parametrize("mode", ["preemptive", "start"])
+def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
+    """With gamma = 1 the shaping terms of a trajectory telescope to Φ(last) − Φ(first) = −β Σ_c N_c² at the end
+    (the episode starts empty), N_c read from the simulator's state, not the observation."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    from msjgym.envs import MSJVectorEnv, to_sb3
+    from msjgym.systems.msj.state import C_N
+
+    class Raw(VecEnvWrapper):  # keeps the unshaped rewards
+        def reset(self):
+            return self.venv.reset()
+
+        def step_wait(self):
+            obs, self.rewards, dones, infos = self.venv.step_wait()
+            return obs, self.rewards, dones, infos
+
+    venv = MSJVectorEnv(3, scenario="one-and-n", mode=mode, window=4, horizon_jobs=10_000, servers=4)
+    raw = Raw(to_sb3(venv))
+    shaped = train.queue_shaping(raw, train.queue_count_columns(mode, 2), 0.25, 1.0)
+    shaped.seed(5)
+    shaped.reset()
+    rng = np.random.default_rng(0)
+    added = np.zeros(3)
+    for _ in range(300):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in np.asarray(venv.action_masks())])
+        shaped.step_async(actions)
+        _, rewards, dones, _ = shaped.step_wait()
+        assert not dones.any()
+        added += rewards - raw.rewards
+    counts = np.asarray(venv._batch.sim.state.cls_i)[:3, :2, C_N].astype(float)
+    assert counts.sum() > 0
+    assert np.allclose(added, -0.25 * (counts ** 2).sum(axis=1), rtol=1e-5, atol=1e-3)
