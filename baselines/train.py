@@ -35,12 +35,29 @@ except ImportError:  # Python 3.10
 HERE = Path(__file__).resolve().parent
 
 
+def _num_classes(config: dict[str, Any]) -> int:
+    from msjgym.api import load_scenario
+    return load_scenario(scenario_name(config), scenario_params(config)).model.num_classes
+
+
 def load_config(path: Path) -> dict[str, Any]:
     with open(path, "rb") as f:
         config = tomllib.load(f)
     for section in ("scenario", "env", "train", "ppo", "evaluate"):  # "dispatch": msjgym/Dispatch-v0's arguments
         config.setdefault(section, {})
     return config
+
+
+def scenario_name(config: dict[str, Any]) -> str:
+    """``[scenario] name``: a built-in, or a TOML scenario file; a relative file path that does not exist from the
+    working directory is taken relative to the repository root (``baselines/scenarios/...``)."""
+    from msjgym.api import list_scenarios
+
+    name = str(config["scenario"]["name"])
+    if name in {entry[0] for entry in list_scenarios()} or Path(name).is_file():
+        return name
+    in_repo = HERE.parent / name
+    return str(in_repo) if in_repo.is_file() else name
 
 
 def scenario_params(config: dict[str, Any]) -> dict[str, Any]:
@@ -52,13 +69,59 @@ def scenario_params(config: dict[str, Any]) -> dict[str, Any]:
     if factor is not None:
         from msjgym.api import load_scenario
         from msjgym.theory.saturated import one_and_n_throughput
-        base = load_scenario(sc["name"], params).params
+        base = load_scenario(scenario_name(config), params).params
         mu = one_and_n_throughput(int(base["servers"]), float(base["p_n"]), float(base["mu_1"]), float(base["mu_n"]))
         params["arrival_rate"] = factor * mu
     return params
 
 
 # ---------------------------------------------------------------------------------------------------- training
+def queue_count_columns(mode: str, classes: int) -> np.ndarray:
+    """Observation columns summing to each class's jobs in system: int[K, m] (``msjgym.systems.msj.observation``)."""
+    from msjgym.systems.msj import observation as ob
+    from msjgym.systems.msj.state import MODE_SET, MODE_START
+
+    if mode == "preemptive":
+        return np.array([[ob.class_at(MODE_SET, c) + ob.PRESENT] for c in range(classes)])
+    return np.array([[ob.class_at(MODE_START, c) + ob.WAITING, ob.class_at(MODE_START, c) + ob.IN_SERVICE]
+                     for c in range(classes)])
+
+
+def queue_shaping(venv: Any, columns: np.ndarray, beta: float, gamma: float) -> Any:
+    """Potential-based reward shaping (Ng, Harada & Russell, "Policy invariance under reward transformations",
+    1999) with Φ(s) = −β Σ_c N_c² (N_c: class-c jobs in system): each step's reward gains γΦ(s') − Φ(s), which leaves
+    the discounted problem's optimal policies unchanged and credits at once what a step did to the quadratic
+    Lyapunov function whose drift MaxWeight minimises (a completion from a long queue earns about 2βN_c). At an
+    episode's end s' is the terminal observation (SB3 bootstraps from it)."""
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class QueueShaping(VecEnvWrapper):
+        def __init__(self) -> None:
+            super().__init__(venv)
+            self.phi = np.zeros(venv.num_envs)
+
+        def potential(self, obs: np.ndarray) -> np.ndarray:
+            counts = obs[:, columns].sum(axis=-1)
+            return -beta * (counts.astype(np.float64) ** 2).sum(axis=1)
+
+        def reset(self) -> np.ndarray:
+            obs = self.venv.reset()
+            self.phi = self.potential(obs)
+            return obs
+
+        def step_wait(self):
+            obs, rewards, dones, infos = self.venv.step_wait()
+            following = self.potential(obs)
+            ended = following.copy()
+            for i in np.flatnonzero(dones):
+                ended[i] = self.potential(np.asarray(infos[i]["terminal_observation"])[None])[0]
+            shaped = rewards + gamma * ended - self.phi
+            self.phi = following
+            return obs, shaped.astype(np.float32), dones, infos
+
+    return QueueShaping()
+
+
 def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     import torch
     from sb3_contrib import MaskablePPO
@@ -75,12 +138,15 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
         from msjgym.envs import DispatchVectorEnv
         venv = DispatchVectorEnv(int(ev.get("num_envs", 64)), **config["dispatch"])
     else:
-        venv = MSJVectorEnv(int(ev.get("num_envs", 64)), scenario=config["scenario"]["name"],
+        venv = MSJVectorEnv(int(ev.get("num_envs", 64)), scenario=scenario_name(config),
                             mode=ev.get("mode", "start"), window=int(ev.get("window", 8)),
                             horizon_jobs=int(ev.get("horizon_jobs", 1000)), **scenario_params(config))
     env = VecMonitor(to_sb3(venv))
     if "average_cost" in tr:
         env = AverageCostReward(env, tr["average_cost"], float(tr.get("average_cost_rate", 1e-3)))
+    if "queue_shaping" in tr and "dispatch" not in config:  # after the average cost, which must see the true cost
+        columns = queue_count_columns(ev.get("mode", "start"), _num_classes(config))
+        env = queue_shaping(env, columns, float(tr["queue_shaping"]), float(ppo.get("gamma", 0.99)))
     if tr.get("normalize_reward", False):
         env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=ppo.get("gamma", 0.99))
     net_arch = ppo.pop("net_arch", [64, 64])
@@ -140,7 +206,7 @@ def evaluate_all(config: dict[str, Any], model_path: Path) -> tuple[list[dict[st
 
     ev, env = config["evaluate"], config["env"]
     params = scenario_params(config)
-    scenario = msjgym.load_scenario(config["scenario"]["name"], params)
+    scenario = msjgym.load_scenario(scenario_name(config), params)
     mode, window = env.get("mode", "start"), int(env.get("window", 8))
     reps, jobs, seed = int(ev.get("reps", 10)), int(ev.get("jobs", 100_000)), int(ev.get("seed", 1))
     warmup = int(ev.get("warmup", jobs // 10))
@@ -154,20 +220,31 @@ def evaluate_all(config: dict[str, Any], model_path: Path) -> tuple[list[dict[st
     learned = evaluate_agent(scenario, "maskable-ppo (learned)", decide, mode=mode, window=window, reps=reps,
                              jobs=jobs, warmup=warmup, seed=seed, progress=True)
     print(f"evaluated the learned policy in {time.perf_counter() - start:.0f} s", flush=True)
-    rows = [_row("maskable-ppo (learned)", "no", learned)]
+    rows = [_row("maskable-ppo (learned)", "yes" if mode == "preemptive" else "no", learned)]
+    from msjgym.errors import PolicyError
     from msjgym.policies.msj import get_policy
     for policy in ev.get("policies", ["fcfs", "first-fit", "msf-nonpreemptive", "server-filling"]):
-        result = msjgym.evaluate(scenario, policy, reps=reps, jobs=jobs, warmup=warmup, seed=seed, references=False)
         preemptive = "yes" if get_policy(policy).preemptive else "no"
+        try:
+            result = msjgym.evaluate(scenario, policy, reps=reps, jobs=jobs, warmup=warmup, seed=seed,
+                                     references=False)
+        except PolicyError as exc:  # e.g. ServerFilling outside its divisibility settings: a row saying why
+            print(f"{policy}: refused: {exc}", flush=True)
+            rows.append({"policy": policy, "preemptive": preemptive, "stable": None, "refused": str(exc)})
+            continue
         rows.append(_row(policy, preemptive, result))
     overrides = " ".join(f"--param {k}={v!r}" for k, v in params.items())  # repr: the exact float
     shown = model_path.resolve()
     shown = shown.relative_to(HERE.parent) if HERE.parent in shown.parents else shown
-    command = (f"msjgym evaluate {scenario.name} {overrides} --policy sb3:{shown} --mode {mode} "
+    shown_scenario = _shown(Path(scenario.name)) if Path(scenario.name).is_file() else scenario.name
+    command = (f"msjgym evaluate {shown_scenario} {overrides} --policy sb3:{shown} --mode {mode} "
                f"--window {window} --reps {reps} --jobs {jobs} --warmup {warmup} --seed {seed}")
-    meta = {"scenario": scenario.name, "params": dict(scenario.params), "load": scenario.model.load, "reps": reps,
+    is_file = Path(scenario.name).is_file()
+    meta = {"scenario": f"`{shown_scenario}` ({scenario.description})" if is_file else scenario.name,
+            "params": params if is_file else dict(scenario.params), "load": scenario.model.load, "reps": reps,
             "jobs": jobs, "warmup": warmup, "seed": seed, "actor_agreement": agreement,
-            "actor_checked_states": checked, "command": command}
+            "actor_checked_states": checked, "command": command,
+            "reference": ev.get("reference", "server-filling")}
     return rows, meta
 
 
@@ -204,12 +281,21 @@ def _row(name: str, preemptive: str, result: Any) -> dict[str, Any]:
             "growth_rate": None if result.growth_rate is None else result.growth_rate.mean}
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
-    sf = next((r for r in rows if r["policy"] == "server-filling" and r["stable"]), None)
+_SHORT = {"server-filling": "ServerFilling", "maxweight": "MaxWeight", "msf": "MSF",
+          "preemptive-first-fit": "preemptive first fit"}
+
+
+def format_table(rows: list[dict[str, Any]], reference: str = "server-filling") -> str:
+    """The comparison table; the last column is each mean response time over the ``reference`` policy's."""
+    sf = next((r for r in rows if r["policy"] == reference and r["stable"]), None)
+    ref_name = _SHORT.get(reference, reference)
     fcfs = next((r for r in rows if r["policy"] == "fcfs"), None)
-    lines = ["| policy | preemptive | stable | mean response time ± 95 % CI | × ServerFilling |",
+    lines = [f"| policy | preemptive | stable | mean response time ± 95 % CI | × {ref_name} |",
              "|---|---|---|---|---|"]
     for r in rows:
+        if r.get("refused"):
+            lines.append(f"| {r['policy']} | {r['preemptive']} | — | refused: {r['refused']} | — |")
+            continue
         if r["stable"]:
             cell = f"{r['response_time']:.3f} ± {r['ci95']:.3f}"
             ratio = f"{r['response_time'] / sf['response_time']:.3f}" if sf else "n/a"
@@ -219,7 +305,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"| {r['policy']} | {r['preemptive']} | {'yes' if r['stable'] else 'no'} | {cell} | {ratio} |")
     learned = rows[0]
     verdict = []
-    if fcfs is not None and learned["stable"]:
+    if fcfs is not None and learned["stable"] and fcfs.get("stable") is not None:
         if not fcfs["stable"]:
             verdict.append("FCFS is unstable here; the learned policy is stable.")
         else:
@@ -230,8 +316,13 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     elif not learned["stable"]:
         verdict.append("The learned policy is UNSTABLE on this scenario.")
     if sf is not None and learned["stable"]:
-        verdict.append(f"Learned vs ServerFilling (preemptive): {learned['response_time'] / sf['response_time']:.3f}× "
-                       f"its mean response time ({learned['response_time'] - sf['response_time']:+.3f}).")
+        lo_l, hi_l = learned["response_time"] - learned["ci95"], learned["response_time"] + learned["ci95"]
+        lo_r, hi_r = sf["response_time"] - sf["ci95"], sf["response_time"] + sf["ci95"]
+        word = "better, disjoint 95 % CIs" if hi_l < lo_r else "worse, disjoint 95 % CIs" if lo_l > hi_r else \
+            "the 95 % CIs overlap"
+        verdict.append(f"Learned vs {ref_name} ({'preemptive' if sf['preemptive'] == 'yes' else 'non-preemptive'}): "
+                       f"{learned['response_time'] / sf['response_time']:.3f}× its mean response time "
+                       f"({learned['response_time'] - sf['response_time']:+.3f}; {word}).")
     return "\n".join(lines) + "\n\n" + " ".join(verdict)
 
 
@@ -404,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         table = format_dispatch_table(rows)
     else:
         rows, meta = evaluate_all(config, args.out / f"{name}.zip")
-        table = format_table(rows)
+        table = format_table(rows, meta["reference"])
     print("\n" + table)
     write_report(args, config, name, training, rows, meta, table)
     return 0

@@ -1,0 +1,93 @@
+"""baselines/train.py without training: scenario files in recipes, policies that refuse a scenario, the reference
+column of the comparison table."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import msjgym
+from msjgym.errors import PolicyError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def train():
+    spec = importlib.util.spec_from_file_location("_train_baselines", ROOT / "baselines" / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_recipe_scenario_file_resolves_from_any_working_directory(train, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = train.load_config(ROOT / "baselines" / "maskable_ppo_preemptive_nondivisible.toml")
+    name = train.scenario_name(config)
+    assert Path(name).is_file() and Path(name).resolve().parent == ROOT / "baselines" / "scenarios"
+    scenario = msjgym.load_scenario(name, train.scenario_params(config))
+    assert scenario.model.servers == 10 and sorted(scenario.model.needs) == [1, 3, 4, 7]
+    assert scenario.model.load == pytest.approx(0.9)
+    assert train.scenario_name({"scenario": {"name": "one-and-n"}}) == "one-and-n"
+
+
+def test_server_filling_refuses_the_nondivisible_recipe(train):
+    """The refusal the recipe's table records: ServerFilling is undefined when needs do not divide n."""
+    config = train.load_config(ROOT / "baselines" / "maskable_ppo_preemptive_nondivisible.toml")
+    scenario = msjgym.load_scenario(train.scenario_name(config), train.scenario_params(config))
+    for policy in ("server-filling", "server-filling-divisible"):
+        with pytest.raises(PolicyError, match="every need must divide servers=10"):
+            msjgym.evaluate(scenario, policy, reps=2, jobs=100, warmup=10, seed=1, references=False)
+
+
+def test_table_uses_the_configured_reference_and_shows_refusals(train):
+    learned = {"policy": "maskable-ppo (learned)", "preemptive": "yes", "stable": True, "response_time": 5.0,
+               "ci95": 0.1, "growth_rate": None}
+    mw = {"policy": "maxweight", "preemptive": "yes", "stable": True, "response_time": 4.0, "ci95": 0.2,
+          "growth_rate": None}
+    refused = {"policy": "server-filling", "preemptive": "yes", "stable": None, "refused": "needs [3] do not"}
+    table = train.format_table([learned, refused, mw], "maxweight")
+    assert "| × MaxWeight |" in table
+    assert "| maskable-ppo (learned) | yes | yes | 5.000 ± 0.100 | 1.250 |" in table
+    assert "| server-filling | yes | — | refused: needs [3] do not | — |" in table
+    assert "Learned vs MaxWeight (preemptive): 1.250×" in table and "worse, disjoint 95 % CIs" in table
+    learned["response_time"] = 4.1  # CIs [4.0, 4.2] and [3.8, 4.2] overlap
+    assert "the 95 % CIs overlap" in train.format_table([learned, mw], "maxweight")
+
+
+@pytest.mark.parametrize("mode", ["preemptive", "start"])
+def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
+    """With gamma = 1 the shaping terms of a trajectory telescope to Φ(last) − Φ(first) = −β Σ_c N_c² at the end
+    (the episode starts empty), N_c read from the simulator's state, not the observation."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    from msjgym.envs import MSJVectorEnv, to_sb3
+    from msjgym.systems.msj.state import C_N
+
+    class Raw(VecEnvWrapper):  # keeps the unshaped rewards
+        def reset(self):
+            return self.venv.reset()
+
+        def step_wait(self):
+            obs, self.rewards, dones, infos = self.venv.step_wait()
+            return obs, self.rewards, dones, infos
+
+    venv = MSJVectorEnv(3, scenario="one-and-n", mode=mode, window=4, horizon_jobs=10_000, servers=4)
+    raw = Raw(to_sb3(venv))
+    shaped = train.queue_shaping(raw, train.queue_count_columns(mode, 2), 0.25, 1.0)
+    shaped.seed(5)
+    shaped.reset()
+    rng = np.random.default_rng(0)
+    added = np.zeros(3)
+    for _ in range(300):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in np.asarray(venv.action_masks())])
+        shaped.step_async(actions)
+        _, rewards, dones, _ = shaped.step_wait()
+        assert not dones.any()
+        added += rewards - raw.rewards
+    counts = np.asarray(venv._batch.sim.state.cls_i)[:3, :2, C_N].astype(float)
+    assert counts.sum() > 0
+    assert np.allclose(added, -0.25 * (counts ** 2).sum(axis=1), rtol=1e-5, atol=1e-3)
