@@ -2,7 +2,9 @@
 array growth, SB3 adapter, and the dispatcher runner."""
 from __future__ import annotations
 
+import importlib.util
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +20,8 @@ from msjgym.policies.dispatch import POLICY_IDS  # noqa: E402
 from msjgym.policies.dispatch.load_balancing_agents import AGENTS, NOT_EXPRESSIBLE, LowestLevel, ShortestSampled  # noqa: E402
 from msjgym.systems.dispatch.simulate import simulate  # noqa: E402
 from msjgym.systems.dispatch.state import S_NFREE, V_Q  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 MODES = [{"observation": "sampled"}, {"observation": "sampled", "d": 3}, {"observation": "histogram"},
          {"observation": "estimates"}, {"observation": "estimates", "information": "pull", "delta1": 0.2}]
@@ -277,23 +281,33 @@ def test_lowest_level_agent_refuses_when_the_lowest_level_is_hidden():
     assert ShortestSampled().act(np.array([3, 1, 1], np.float32)) == 1
 
 
-def test_dispatch_recipe_trains_and_evaluates_beside_the_builtins(tmp_path):
-    """baselines/train.py on a [dispatch] config: a short training, then the learned row beside the built-ins,
-    whose rows are simulate's on the same seeds."""
-    pytest.importorskip("sb3_contrib")
-    import importlib.util
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("_train", root / "baselines" / "train.py")
-    train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train)
-    text = (root / "baselines" / "ppo_dispatch.toml").read_text()
-    for old, new in [("total_timesteps = 3_000_000", "total_timesteps = 4096"), ("reps = 10", "reps = 2"),
-                     ("arrivals = 200_000", "arrivals = 3_000"), ("num_envs = 64", "num_envs = 8")]:
+@pytest.fixture(scope="module")
+def train():
+    """``baselines/train.py``, loaded as a module."""
+    spec = importlib.util.spec_from_file_location("_train", ROOT / "baselines" / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def tiny_recipe(tmp_path: Path, recipe: str, replacements: list[tuple[str, str]]) -> Path:
+    """A copy of ``baselines/RECIPE`` with each (old, new) replaced (each old must be there): a seconds-long run."""
+    text = (ROOT / "baselines" / recipe).read_text()
+    for old, new in replacements:
         assert old in text
         text = text.replace(old, new)
     config = tmp_path / "tiny.toml"
     config.write_text(text)
+    return config
+
+
+def test_dispatch_recipe_trains_and_evaluates_beside_the_builtins(train, tmp_path):
+    """baselines/train.py on a [dispatch] config: a short training, then the learned row beside the built-ins,
+    whose rows are simulate's on the same seeds."""
+    pytest.importorskip("sb3_contrib")
+    config = tiny_recipe(tmp_path, "ppo_dispatch.toml", [
+        ("total_timesteps = 3_000_000", "total_timesteps = 4096"), ("reps = 10", "reps = 2"),
+        ("arrivals = 200_000", "arrivals = 3_000"), ("num_envs = 64", "num_envs = 8")])
     assert train.main([str(config), "--out", str(tmp_path)]) == 0
     report = (tmp_path / "ppo_dispatch.md").read_text()  # the config names the recipe
     ref = simulate("jsq-d", 100, 0.9, d=2, arrivals=3000, reps=2, seed=2026).response_time
@@ -318,26 +332,15 @@ def test_info_counts_the_information_models_messages():
     assert abs(probes - mean) < 4 * mean ** 0.5
 
 
-def test_estimates_recipe_trains_and_evaluates_beside_push_and_pull(tmp_path):
+def test_estimates_recipe_trains_and_evaluates_beside_push_and_pull(train, tmp_path):
     """baselines/train.py on the estimates recipe (push's information): a short training, then the learned row beside
     push (the same probes: the same measured message rate) and pull, and where the learned agent sends jobs relative
     to push's lowest level."""
     pytest.importorskip("sb3_contrib")
-    import importlib.util
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("_train", root / "baselines" / "train.py")
-    train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train)
-    text = (root / "baselines" / "ppo_dispatch_estimates.toml").read_text()
-    for old, new in [("total_timesteps = 30_000_000", "total_timesteps = 2048"), ("reps = 10", "reps = 2"),
+    config = tiny_recipe(tmp_path, "ppo_dispatch_estimates.toml", [("total_timesteps = 30_000_000", "total_timesteps = 2048"), ("reps = 10", "reps = 2"),
                      ("arrivals = 300_000", "arrivals = 3_000"), ("num_envs = 64", "num_envs = 2"),
                      ("horizon = 20_000", "horizon = 500"), ("batch_size = 2048", "batch_size = 256"),
-                     ("warmup_fraction = 0.1", "warmup_fraction = 0.2\ncheck_states = 300\nlevel_states = 300")]:
-        assert old in text
-        text = text.replace(old, new)
-    config = tmp_path / "tiny.toml"
-    config.write_text(text)
+                     ("warmup_fraction = 0.1", "warmup_fraction = 0.2\ncheck_states = 300\nlevel_states = 300")])
     cfg = train.load_config(config)
     venv = DispatchVectorEnv(cfg["env"]["num_envs"], **cfg["dispatch"])
     obs, _ = venv.reset(seed=1)
@@ -357,12 +360,7 @@ def test_estimates_recipe_trains_and_evaluates_beside_push_and_pull(tmp_path):
     assert "Paired by replication" in report and "push " in report.split("Paired by replication")[1]
 
 
-def test_paired_differences_are_per_replication():
-    import importlib.util
-    from pathlib import Path
-    spec = importlib.util.spec_from_file_location("_train", Path(__file__).resolve().parents[1] / "baselines" / "train.py")
-    train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train)
+def test_paired_differences_are_per_replication(train):
     rows = [{"per_replication": [5.0, 6.0, 7.0]}, {"policy": "push", "per_replication": [5.5, 6.4, 7.6]},
             {"policy": "pull", "per_replication": [2.0, 9.0, 2.0]}]
     text = train.paired_differences(rows)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from msjgym.core.user_policy import Layer, mlp_forward, numpy_layer
 from msjgym.errors import PolicyError
 
 MODULE_ID = "default_policy"
@@ -170,28 +171,18 @@ def numpy_actor(module: Any) -> Any:
     if actor is None or pi is None:
         return None
     log1p = getattr(module, "features_transform", None) == "log1p"  # msjgym.rllib_module's features
-    layers: list[tuple[str, np.ndarray, np.ndarray]] = []
+    layers: list[Layer] = []
     for part in (actor, pi):
         for layer in part.modules():
-            if isinstance(layer, torch.nn.Linear):
-                layers.append(("linear", layer.weight.detach().numpy().T.astype(np.float64),
-                               layer.bias.detach().numpy().astype(np.float64)))
-            elif isinstance(layer, (torch.nn.Tanh, torch.nn.ReLU)):
-                layers.append((type(layer).__name__.lower(), np.empty(0), np.empty(0)))
+            copied = numpy_layer(layer)
+            if copied is not None:
+                layers.append(copied)
             elif not list(layer.children()) and list(layer.parameters(recurse=False)):
                 return None  # a layer with weights this copy does not know (layer norm, convolution, ...)
             elif not list(layer.children()) and not isinstance(layer, (torch.nn.Identity, torch.nn.Flatten)):
                 return None  # an activation or transform this copy does not know
-
-    def logits(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        x = np.asarray(obs, dtype=np.float32).reshape(-1).astype(np.float64)  # the module sees float32
-        if log1p:
-            x = np.log1p(np.maximum(x, 0.0))
-        for kind, w, b in layers:
-            x = x @ w + b if kind == "linear" else np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
-        return x
-
-    return logits
+    forward = mlp_forward(layers, log1p)
+    return lambda obs, mask: forward(obs)
 
 
 def _agrees(fast: Any, reference: Any, size: int, actions: int) -> bool:

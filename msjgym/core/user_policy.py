@@ -275,7 +275,6 @@ def actor_scores(model: Any) -> Scores:
     """The action logits of a saved SB3 actor-critic model (:func:`greedy_actor`'s network), computed in numpy from a
     copy of its policy network; ``ValueError`` for what it does not support (see :func:`greedy_actor`)."""
     import gymnasium as gym
-    import torch
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
     policy = model.policy
@@ -285,25 +284,44 @@ def actor_scores(model: Any) -> Scores:
         raise ValueError(f"greedy_actor: unsupported features extractor {type(extractor).__name__}")
     if not hasattr(policy, "mlp_extractor") or not isinstance(model.action_space, gym.spaces.Discrete):
         raise ValueError("greedy_actor: needs an actor-critic MLP policy with a Discrete action space")
-    layers: list[tuple[str, np.ndarray, np.ndarray]] = []
+    layers: list[Layer] = []
     for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
-        if isinstance(module, torch.nn.Linear):
-            layers.append(("linear", module.weight.detach().numpy().T.astype(np.float64),
-                           module.bias.detach().numpy().astype(np.float64)))
-        elif isinstance(module, (torch.nn.Tanh, torch.nn.ReLU)):
-            layers.append((type(module).__name__.lower(), np.empty(0), np.empty(0)))
-        else:
+        layer = numpy_layer(module)
+        if layer is None:
             raise ValueError(f"greedy_actor: unsupported layer {module}")
+        layers.append(layer)
+    return mlp_forward(layers, log1p)
 
-    def scores(x32: np.ndarray) -> np.ndarray:
-        x = x32.astype(np.float64)
+
+Layer = tuple[str, np.ndarray, np.ndarray]
+"""A layer of a numpy copy of a network: ("linear", W, b) (y = x W + b), or ("tanh" | "relu", empty, empty)."""
+
+
+def numpy_layer(module: Any) -> Layer | None:
+    """A float64 copy of a torch ``Linear``, ``Tanh`` or ``ReLU`` layer; None for any other module."""
+    import torch
+
+    if isinstance(module, torch.nn.Linear):
+        return ("linear", module.weight.detach().numpy().T.astype(np.float64),
+                module.bias.detach().numpy().astype(np.float64))
+    if isinstance(module, (torch.nn.Tanh, torch.nn.ReLU)):
+        return (type(module).__name__.lower(), np.empty(0), np.empty(0))
+    return None
+
+
+def mlp_forward(layers: list[Layer], log1p: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """``x ↦`` the network's output in float64 for one observation (any shape, flattened; the input is read as
+    float32, as the torch network sees it), after log(1 + max(x, 0)) when ``log1p``."""
+
+    def forward(obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs, dtype=np.float32).reshape(-1).astype(np.float64)
         if log1p:
             x = np.log1p(np.maximum(x, 0.0))
         for kind, w, b in layers:
             x = x @ w + b if kind == "linear" else np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
         return x
 
-    return scores
+    return forward
 
 
 def _torch_scores(model: Any) -> Scores:
