@@ -7,9 +7,13 @@ Quick start::
     result = msjgym.evaluate(scenario, "server-filling", reps=10, jobs=100_000, seed=7)
     print(result.metrics["response_time"])          # Estimate(mean=..., ci95=...)
 """
-from msjgym.api import Scenario, list_scenarios, load_scenario
-from msjgym.errors import MsjgymError, PolicyError, ScenarioError
-from msjgym.evaluate import Result, evaluate
+from msjgym import _source_tree
+
+_source_tree.install()  # msjgym.policies from a source checkout's policies/ (before anything imports a policy)
+
+from msjgym.api import Scenario, list_scenarios, load_scenario  # noqa: E402
+from msjgym.errors import MsjgymError, PolicyError, ScenarioError  # noqa: E402
+from msjgym.evaluate import Result, evaluate  # noqa: E402
 
 EvaluationResult = Result  # the name of earlier versions
 

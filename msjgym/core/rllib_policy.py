@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from msjgym.core.user_policy import Layer, mlp_forward, numpy_layer
+from msjgym.core.numpy_net import Layer, mlp_forward, numpy_layer
 from msjgym.errors import PolicyError
 
 MODULE_ID = "default_policy"

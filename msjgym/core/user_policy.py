@@ -42,6 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from msjgym.core.actions import action_error, rates_error
+from msjgym.core.numpy_net import Layer, mlp_forward, numpy_layer
 from msjgym.errors import PolicyError
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
@@ -292,36 +293,6 @@ def actor_scores(model: Any) -> Scores:
         layers.append(layer)
     return mlp_forward(layers, log1p)
 
-
-Layer = tuple[str, np.ndarray, np.ndarray]
-"""A layer of a numpy copy of a network: ("linear", W, b) (y = x W + b), or ("tanh" | "relu", empty, empty)."""
-
-
-def numpy_layer(module: Any) -> Layer | None:
-    """A float64 copy of a torch ``Linear``, ``Tanh`` or ``ReLU`` layer; None for any other module."""
-    import torch
-
-    if isinstance(module, torch.nn.Linear):
-        return ("linear", module.weight.detach().numpy().T.astype(np.float64),
-                module.bias.detach().numpy().astype(np.float64))
-    if isinstance(module, (torch.nn.Tanh, torch.nn.ReLU)):
-        return (type(module).__name__.lower(), np.empty(0), np.empty(0))
-    return None
-
-
-def mlp_forward(layers: list[Layer], log1p: bool) -> Callable[[np.ndarray], np.ndarray]:
-    """``x ↦`` the network's output in float64 for one observation (any shape, flattened; the input is read as
-    float32, as the torch network sees it), after log(1 + max(x, 0)) when ``log1p``."""
-
-    def forward(obs: np.ndarray) -> np.ndarray:
-        x = np.asarray(obs, dtype=np.float32).reshape(-1).astype(np.float64)
-        if log1p:
-            x = np.log1p(np.maximum(x, 0.0))
-        for kind, w, b in layers:
-            x = x @ w + b if kind == "linear" else np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
-        return x
-
-    return forward
 
 
 def _torch_scores(model: Any) -> Scores:
