@@ -82,10 +82,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Once(argparse.Action):
+    """An option given at most once: ``msjgym evaluate`` runs one policy, and a second ``--policy`` would silently
+    replace the first (to compare several: ``msjgym sweep SCENARIO --policy A,B,... --out DIR``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        previous = getattr(namespace, self.dest, None)
+        if previous is not None:
+            parser.error(f"{option_string} given twice ({previous!r}, {values!r}): evaluate runs one policy; to "
+                         f"compare several use `msjgym sweep SCENARIO --policy A,B,... --out DIR`")
+        setattr(namespace, self.dest, values)
+
+
 def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
     """The arguments of ``msjgym evaluate`` (and its alias ``msjgym finite-skip``)."""
     ev.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
-    ev.add_argument("--policy", required=True,
+    ev.add_argument("--policy", required=True, action=_Once,
                     help="a built-in policy name (see `msjgym list`), FILE.py:NAME (a class, object or function "
                          "with act(observation)), sb3:MODEL.zip or rllib:CHECKPOINT_DIR")
     ev.add_argument("--mode", choices=("start", "preemptive"), default=None,

@@ -24,6 +24,13 @@ def test_list_names_every_builtin():
         assert f"  {name} " in out.stdout
 
 
+def test_a_second_policy_is_refused_not_silently_dropped():
+    """``evaluate`` runs one policy; a repeated --policy is one error pointing to ``sweep``, not the last one run."""
+    out = msjgym("evaluate", "one-and-n", "--policy", "fcfs", "--policy", "first-fit")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "--policy given twice ('fcfs', 'first-fit')" in out.stderr and "msjgym sweep" in out.stderr
+
+
 def test_evaluate_json_is_one_parseable_object():
     out = msjgym("evaluate", "one-and-n", "--policy", "fcfs", "--json", "--reps", "3", "--jobs", "20000",
                  "--seed", "1", "--param", "servers=16")
