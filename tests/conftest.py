@@ -1,6 +1,9 @@
 """Shared helpers for the test suite."""
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -66,3 +69,13 @@ def covers(values: np.ndarray, target: float, level: float = 0.999) -> tuple[boo
 @pytest.fixture
 def exp_class_factory():
     return exp_class
+
+
+@pytest.fixture(scope="session")
+def train():
+    """``baselines/train.py`` (a script, not a package module), loaded as a module."""
+    path = Path(__file__).resolve().parents[1] / "baselines" / "train.py"
+    spec = importlib.util.spec_from_file_location("_train_baselines", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

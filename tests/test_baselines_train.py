@@ -2,7 +2,6 @@
 column of the comparison table."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -12,14 +11,6 @@ import msjgym
 from msjgym.errors import PolicyError
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def train():
-    spec = importlib.util.spec_from_file_location("_train_baselines", ROOT / "baselines" / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_a_recipe_scenario_file_resolves_from_any_working_directory(train, tmp_path, monkeypatch):

@@ -2,7 +2,6 @@
 array growth, SB3 adapter, and the dispatcher runner."""
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -279,15 +278,6 @@ def test_lowest_level_agent_refuses_when_the_lowest_level_is_hidden():
     with pytest.raises(RuntimeError, match="more levels"):
         LowestLevel().act(np.ones(4, np.float32))
     assert ShortestSampled().act(np.array([3, 1, 1], np.float32)) == 1
-
-
-@pytest.fixture(scope="module")
-def train():
-    """``baselines/train.py``, loaded as a module."""
-    spec = importlib.util.spec_from_file_location("_train", ROOT / "baselines" / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def tiny_recipe(tmp_path: Path, recipe: str, replacements: list[tuple[str, str]]) -> Path:

@@ -20,6 +20,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from msjgym.envs.wrappers import RunningAverageCost
+
 __all__ = ["AverageCost", "MaskInObservation"]  # exported by msjgym.envs; the rest: from msjgym.envs.rllib
 
 ENV_NAME = "msjgym-rllib"
@@ -80,17 +82,18 @@ class AverageCost(gym.Wrapper):
         super().__init__(env)
         if not (isinstance(rate, (int, float)) and 0 < rate <= 1):
             raise ValueError(f"average_cost_rate = {rate!r}: must be in (0, 1] (forgetting per step)")
-        self.rate, self.rho = float(rate), 0.0
-        self._cost = self._time = 0.0
+        self.average = RunningAverageCost(rate)
+
+    @property
+    def rho(self) -> float:
+        """The current centre ρ (jobs)."""
+        return self.average.rho
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         dt = float(info["dt"])
-        self._cost = (1 - self.rate) * self._cost - float(reward)
-        self._time = (1 - self.rate) * self._time + dt
-        if self._time > 0:
-            self.rho = self._cost / self._time
-        return obs, float(reward) + self.rho * dt, terminated, truncated, info
+        rho = self.average.update(-float(reward), dt)
+        return obs, float(reward) + rho * dt, terminated, truncated, info
 
 
 def make_env(config: dict[str, Any]) -> gym.Env:

@@ -25,6 +25,7 @@ import numpy as np
 
 from msjgym.core.user_policy import greedy_actor
 from msjgym.envs.base import BatchedVectorEnv
+from msjgym.envs.wrappers import RunningAverageCost
 
 __all__ = ["to_sb3", "greedy_actor", "SB3VecEnv", "Log1pExtractor", "Log1pMlpPolicy", "AverageCostReward"]
 
@@ -182,9 +183,9 @@ def _classes() -> dict[str, type]:
                 raise ValueError(f"average = {average!r}: a number of jobs >= 0, or \"adaptive\"")
             if not 0 < rate <= 1:
                 raise ValueError(f"rate = {rate!r}: must be in (0, 1] (forgetting per vector step)")
-            self.adaptive, self.rate = average == "adaptive", float(rate)
+            self.adaptive = average == "adaptive"
             self.rho = 0.0 if self.adaptive else float(average)
-            self._cost = self._time = 0.0
+            self._average = RunningAverageCost(rate)
 
         def reset(self) -> np.ndarray:
             return self.venv.reset()
@@ -193,10 +194,7 @@ def _classes() -> dict[str, type]:
             obs, rewards, dones, infos = self.venv.step_wait()
             dt = np.array([info["dt"] for info in infos])
             if self.adaptive:
-                self._cost = (1 - self.rate) * self._cost - float(rewards.sum())
-                self._time = (1 - self.rate) * self._time + float(dt.sum())
-                if self._time > 0:
-                    self.rho = self._cost / self._time
+                self.rho = self._average.update(-float(rewards.sum()), float(dt.sum()))
             return obs, (rewards + self.rho * dt).astype(np.float32), dones, infos
 
     classes = {"SB3VecEnv": SB3VecEnv, "Log1pExtractor": Log1pExtractor, "Log1pMlpPolicy": Log1pMlpPolicy,

@@ -14,7 +14,7 @@ import numpy as np
 
 from msjgym.core.actions import fallback_action
 
-__all__ = ["ContinuousDiscount", "MaskFallback"]
+__all__ = ["ContinuousDiscount", "MaskFallback", "RunningAverageCost"]
 
 
 class ContinuousDiscount(gym.Wrapper):
@@ -110,3 +110,20 @@ class MaskFallback(gym.Wrapper):
         """The wrapped environment's mask (what the allowed actions are; every action in range is accepted here)."""
         return self.env.unwrapped.action_masks()
 
+
+class RunningAverageCost:
+    """ρ, the running time-average cost Σ cost / Σ dt with exponential forgetting at ``rate`` per update: the centre
+    of the average-cost (differential) reward −∫ (N − ρ) dt of ``msjgym.envs.sb3.AverageCostReward`` (per vector
+    step) and ``msjgym.envs.rllib.AverageCost`` (per step of one copy). ρ starts at 0."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate, self.rho = float(rate), 0.0
+        self._cost = self._time = 0.0
+
+    def update(self, cost: float, dt: float) -> float:
+        """Add a step's ``cost`` (−reward) over ``dt`` time units; the new ρ (unchanged while no time has passed)."""
+        self._cost = (1 - self.rate) * self._cost + cost
+        self._time = (1 - self.rate) * self._time + dt
+        if self._time > 0:
+            self.rho = self._cost / self._time
+        return self.rho
