@@ -107,6 +107,8 @@ def compile_units(units: list[Unit]) -> float:
     start = time.perf_counter()
     timed: dict[str, float] = {}
     for unit in units:
+        if tuple(unit.signature.args) in unit.dispatcher.overloads:
+            continue  # compiled in this process already
         fresh = not cached(unit.dispatcher, unit.signature)
         t0 = time.perf_counter()
         unit.dispatcher.compile(unit.signature)
