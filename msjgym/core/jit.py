@@ -211,13 +211,17 @@ class _Keyed:
     """Mixin: the source stamp is :func:`source_key`, for msjgym's files and the registered ones only."""
 
     def get_source_stamp(self) -> str:
-        return source_key(self._py_file)
+        # and the module's name: compiled code refers to its module by name (a user's file is loaded under one)
+        return f"{source_key(self._py_file)}:{self._module}"
 
     @classmethod
     def from_function(cls, py_func, py_file):
         if not _ours(py_file):
             return None
-        return super().from_function(py_func, py_file)
+        self = super().from_function(py_func, py_file)
+        if self is not None:
+            self._module = getattr(py_func, "__module__", "")
+        return self
 
 
 class _UserProvided(_Keyed, caching.UserProvidedCacheLocator):
