@@ -76,13 +76,18 @@ def _ours(py_file: str) -> bool:
 # ---------------------------------------------------------------- the key: a file and what it imports
 def _module_file(name: str) -> str | None:
     """The source file of the msjgym module ``name`` (``msjgym.policies.*`` in the policies folder), or None."""
+    return _module_file_in(name, _PACKAGE_DIR, _POLICIES_DIR)
+
+
+@functools.lru_cache(maxsize=None)
+def _module_file_in(name: str, package: Path, policies: Path) -> str | None:
     parts = name.split(".")
     if parts[0] != "msjgym":
         return None
     if len(parts) > 1 and parts[1] == "policies":
-        base, rest = _POLICIES_DIR, parts[2:]
+        base, rest = policies, parts[2:]
     else:
-        base, rest = _PACKAGE_DIR, parts[1:]
+        base, rest = package, parts[1:]
     path = base.joinpath(*rest)
     for candidate in (path.with_suffix(".py") if rest else None, path / "__init__.py"):
         if candidate is not None and candidate.is_file():
@@ -106,7 +111,7 @@ def _package_of(path: str) -> str | None:
 def _direct_imports(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     """The msjgym source files that ``path`` imports at module level (memoized per version of the file)."""
     try:
-        tree = ast.parse(Path(path).read_bytes())
+        tree = ast.parse(_import_lines(Path(path).read_text(encoding="utf-8", errors="replace")))
     except (OSError, SyntaxError, ValueError):
         return ()
     package = _package_of(path)
@@ -146,6 +151,26 @@ def _direct_imports(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _import_lines(text: str) -> str:
+    """The module-level ``import`` / ``from`` statements of a source (those starting a line, with their continuation
+    lines), as a small source of their own: parsing only these keeps keying every kernel cheap at import."""
+    out: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith(("import ", "from ")):
+            stmt = [line]
+            depth = line.count("(") - line.count(")")
+            while (depth > 0 or stmt[-1].rstrip().endswith("\\")) and i + 1 < len(lines):
+                i += 1
+                stmt.append(lines[i])
+                depth += lines[i].count("(") - lines[i].count(")")
+            out.extend(stmt)
+        i += 1
+    return "\n".join(out) + "\n"
+
+
 def _stat(path: str) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_mtime_ns, st.st_size
@@ -154,6 +179,25 @@ def _stat(path: str) -> tuple[int, int]:
 def dependencies(path: str | os.PathLike) -> list[str]:
     """``path`` and every msjgym source file it imports at module level, transitively (sorted after ``path``)."""
     start = os.path.realpath(path)
+    hit = _DEPS.get(start)
+    if hit is not None and all(_stat_or_none(f) == st for f, st in hit):
+        return [f for f, _ in hit]
+    found = _walk(start)
+    _DEPS[start] = tuple((f, _stat_or_none(f)) for f in found)
+    return found
+
+
+_DEPS: dict[str, tuple] = {}
+
+
+def _stat_or_none(path: str) -> tuple[int, int] | None:
+    try:
+        return _stat(path)
+    except OSError:
+        return None
+
+
+def _walk(start: str) -> list[str]:
     seen = {start}
     todo = [start]
     while todo:
