@@ -216,6 +216,13 @@ class MSJSimulation:
             self.prepare()
         return self.hooks
 
+    @staticmethod
+    def _entry(name: str):
+        """The loop's entry point ``name``, compiled (or loaded) for its one signature on first use."""
+        from msjgym.core.compiling import compile_units
+        compile_units([loop_unit(name)])
+        return getattr(_loop, name)
+
     def _call(self, kernel, b: int, *args):
         """``kernel(state, params, b, *args)``; a compiled policy of the user's that decides wrongly (or does not
         compile) raises one ``PolicyError`` naming the replication and the event."""
@@ -252,13 +259,13 @@ class MSJSimulation:
         """A class-``cls`` job of duration ``size`` arrives now and the policy reacts; returns the job's slot."""
         if self.state.sys_i[b, S_NFREE] == 0:
             self.state = msj.grow(self.state)
-        return int(self._call(_loop.force_arrival, b, cls, size, self._hooks()))
+        return int(self._call(self._entry("force_arrival"), b, cls, size, self._hooks()))
 
     def complete(self, slot: int, b: int = 0) -> None:
         """The job in ``slot`` (which must be in service) completes now and the policy reacts."""
         if self.state.job_i[b, slot, J_HPOS] < 0:
             raise ValueError(f"job slot {slot} is not in service")
-        self._call(_loop.force_completion, b, slot, self._hooks())
+        self._call(self._entry("force_completion"), b, slot, self._hooks())
 
     def jobs(self, b: int = 0) -> list[tuple[int, int, bool]]:
         """All jobs in system in arrival order: (slot, class, in service)."""
@@ -287,8 +294,7 @@ def policy_units(policy: Policy) -> list:
     (once per machine) and the policy's own kernels, each for the signature the loop calls it with."""
     from msjgym.core.compiling import Unit
 
-    entries = _loop.signature()
-    units = [Unit("the MSJ event loop", "msj loop", getattr(_loop, name), sig) for name, sig in entries.items()]
+    units = [loop_unit("run")]
     compiled = getattr(policy, "compiled", None)
     if compiled is not None:
         return units + [Unit(f"policy {policy.name}", "msj policy", compiled.kernel, _loop.hook_signatures()[3])]
@@ -297,6 +303,14 @@ def policy_units(policy: Policy) -> list:
         if kernel is not None:
             units.append(Unit(f"policy {policy.name}", "msj policy", kernel, sig))
     return units
+
+
+def loop_unit(entry: str):
+    """The event loop's entry point ``entry`` (``run``; ``force_arrival`` and ``force_completion``, which only direct
+    control uses, are compiled on their first use) as a :class:`msjgym.core.compiling.Unit`."""
+    from msjgym.core.compiling import Unit
+
+    return Unit("the MSJ event loop", "msj loop", getattr(_loop, entry), _loop.signature()[entry])
 
 
 def hooks_of(policy: Policy) -> tuple[int, int, int, int]:
