@@ -13,8 +13,9 @@ Three pieces, none of them specific to a family:
   (``st.sys_i[b, 0]``), so a kernel written for the record compiles for its ``Ref`` unchanged; the field loads are
   marked invariant, so LLVM loads each array's pointer and shape once per call.
 * :func:`address` — compile (or load from the cache) a kernel for a signature; returns its entry's address.
-* :func:`call` — call the kernel at an address from compiled code, with the arguments' types as the signature,
-  propagating an exception it raises (a user's policy reports invalid decisions that way).
+* :func:`call` (and :func:`call_int`, :func:`call_float` for kernels returning a value) — call the kernel at an
+  address from compiled code, with the arguments' types as the signature, propagating an exception it raises (a
+  user's policy reports invalid decisions that way).
 
 The loop is compiled for ``int64`` addresses rather than numba's ``FunctionType`` arguments: the latter cost about
 0.5 ms of type hashing per call from Python (each ``advance`` call, each environment step), the addresses nothing.
@@ -87,24 +88,37 @@ def ref(typingctx, record):
     return Ref(record)(record), codegen
 
 
-@intrinsic
-def call(typingctx, addr, *args):
-    """``call(addr, *args)``: call the kernel at ``addr`` (from :func:`address`, compiled for exactly these argument
-    types, returning nothing); an exception it raises propagates to the caller."""
-    argtys = tuple(args[0]) if len(args) == 1 and isinstance(args[0], types.StarArgTuple) else tuple(args)
-    if not isinstance(addr, types.Integer):
-        return None
+def _caller(rtype: types.Type):
+    """The typing and code of a call of the kernel at an address, returning ``rtype``, with the arguments' types as
+    its signature; an exception the kernel raises propagates to the caller."""
 
-    def codegen(context, builder, signature, llargs):
-        values = cgutils.unpack_tuple(builder, llargs[1], len(argtys))
-        fnty = context.call_conv.get_function_type(types.void, argtys)
-        fn = builder.inttoptr(llargs[0], fnty.as_pointer())
-        status, _ = context.call_conv.call_function(builder, fn, types.void, argtys, values)
-        with cgutils.if_unlikely(builder, status.is_error):
-            context.call_conv.return_status_propagate(builder, status)
-        return context.get_dummy_value()
+    def typer(typingctx, addr, *args):
+        argtys = tuple(args[0]) if len(args) == 1 and isinstance(args[0], types.StarArgTuple) else tuple(args)
+        if not isinstance(addr, types.Integer):
+            return None
 
-    return types.void(addr, types.StarArgTuple.from_types(argtys)), codegen
+        def codegen(context, builder, signature, llargs):
+            values = cgutils.unpack_tuple(builder, llargs[1], len(argtys))
+            fnty = context.call_conv.get_function_type(rtype, argtys)
+            fn = builder.inttoptr(llargs[0], fnty.as_pointer())
+            status, res = context.call_conv.call_function(builder, fn, rtype, argtys, values)
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            return context.get_dummy_value() if rtype == types.void else res
+
+        return rtype(addr, types.StarArgTuple.from_types(argtys)), codegen
+
+    return typer
+
+
+call = intrinsic(_caller(types.void))
+call.__doc__ = """``call(addr, *args)``: call the kernel at ``addr`` (from :func:`address`, compiled for exactly these
+argument types, returning nothing); an exception it raises propagates to the caller."""
+call_int = intrinsic(_caller(types.int64))
+call_int.__doc__ = """``call_int(addr, *args)``: as :func:`call`, for a kernel returning an ``int64`` (e.g. a chosen
+server)."""
+call_float = intrinsic(_caller(types.float64))
+call_float.__doc__ = """``call_float(addr, *args)``: as :func:`call`, for a kernel returning a ``float64``."""
 
 
 def record_type(record: Any) -> types.BaseNamedTuple:
