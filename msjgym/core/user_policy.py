@@ -33,8 +33,10 @@ file of an RLlib checkpoint is a pickle): load only files and models you trust
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -103,13 +105,20 @@ def load_object(path: Path, name: str, text: str) -> Any:
     """The object ``name`` defined by the Python file ``path`` (``text``: the ``--policy`` value, for messages)."""
     if not path.is_file():
         raise PolicyError(f"--policy {text!r}: no such file {str(path)!r}")
-    module_spec = importlib.util.spec_from_file_location(f"_msjgym_policy_{path.stem}", path)
+    # Registered under a name of its own (in sys.modules, as an import would): compiled code cached from this file
+    # names its module, and a later process must find it there (else numba looks for a module '<dynamic>').
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    module_name = f"_msjgym_policy_{''.join(ch if ch.isalnum() else '_' for ch in path.stem)}_{digest}"
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
     try:
         module_spec.loader.exec_module(module)
     except SystemExit as exc:
+        sys.modules.pop(module_name, None)
         raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
     except Exception as exc:  # the user's file: any failure is reported in one line
+        sys.modules.pop(module_name, None)
         raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
     if not hasattr(module, name):
         raise PolicyError(f"--policy {text!r}: {path} defines no {name!r}")

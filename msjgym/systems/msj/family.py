@@ -172,7 +172,7 @@ class BuiltinRuns(_MSJRuns):
         return self.sim
 
     def prepare(self) -> None:
-        self.sim.advance(0, 0)
+        self.sim.prepare()
 
     def compile_note(self) -> str | None:
         return self.sim.compile_note()
