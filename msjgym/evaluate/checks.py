@@ -1,0 +1,120 @@
+"""Run-time invariants: checks every result carries that need no theory and hold for any policy.
+
+A family declares, for one run, its :class:`~msjgym.api.Invariant`\\ s (:meth:`msjgym.api.Simulation.invariants`):
+work conservation of the input (the work that arrived against the work the scenario declares), response time >= the
+mean service time of each class, Little's law between time-average counts and per-job times. This module judges them
+all the same way, over the run's measurement units (the replications, or the batches of a single replication, the
+units the metrics' CIs come from):
+
+* in each unit u, the difference d_u = measured_u − expected_u;
+* the mean d̄ and the half-width h of its Student-t interval at level :data:`LEVEL` (99.9 %) over the units;
+* the allowance a = ``allowance`` × |mean expected| (edge effects of a finite window; 0 where none exist);
+* relation "=": **INCONSISTENT** when |d̄| > h + a; relation ">=": **INCONSISTENT** when d̄ + h < −a (the whole
+  interval below); **consistent** otherwise;
+* with a single unit (one replication without batches) there is no interval: "not judged".
+
+A correct run is flagged with probability about 0.1 % per check (when the unit values are near normal); a wrong
+input or a broken sampler that moves a quantity by more than the interval is flagged. ``docs/statistics.md`` says what
+each check can and cannot catch. Heavy tails get notes (:func:`tail_notes`): a law of infinite variance makes the
+replications' intervals converge slowly and often too narrow.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from msjgym.api import Invariant, Side
+from msjgym.core.estimates import json_float, t_interval
+
+LEVEL = 0.999
+"""Confidence level of the difference's interval: a correct run fails a check with probability about 1 - LEVEL."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """The verdict of one :class:`~msjgym.api.Invariant` on a run.
+
+    Attributes:
+        name, description, relation: the invariant's.
+        measured, expected: the means of both sides over the units.
+        difference: mean of measured − expected per unit; half_width: its :data:`LEVEL` t-interval half-width
+            (NaN with one unit); allowance: the absolute slack for edge effects.
+        verdict: "consistent", "INCONSISTENT" or "not judged (...)"; agrees: True, False or None (not judged).
+    """
+
+    name: str
+    description: str
+    relation: str
+    measured: float
+    expected: float
+    difference: float
+    half_width: float
+    allowance: float
+    verdict: str
+    agrees: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (json_float(v) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+    def summary(self) -> str:
+        """``measured vs expected (difference ± bound)``, in 4 significant digits."""
+        bound = self.half_width + self.allowance if math.isfinite(self.half_width) else math.nan
+        gap = f"{self.difference:+.3g}" + (f", allowed ±{bound:.2g}" if math.isfinite(bound) else "")
+        return f"{self.measured:.4g} vs {'>= ' if self.relation == '>=' else ''}{self.expected:.4g} ({gap})"
+
+
+def _side(side: Side, unit: Mapping[str, float]) -> float:
+    if callable(side):
+        return float(side(unit))
+    if isinstance(side, str):
+        return float(unit.get(side, math.nan))
+    return float(side)
+
+
+def judge(invariant: Invariant, units: Sequence[Mapping[str, float]]) -> Check | None:
+    """The verdict of ``invariant`` over ``units`` (None when some unit lacks one of its values: nothing to judge)."""
+    measured = np.array([_side(invariant.measured, u) for u in units])
+    expected = np.array([_side(invariant.expected, u) for u in units])
+    if measured.size == 0 or not (np.isfinite(measured).all() and np.isfinite(expected).all()):
+        return None
+    diff = t_interval(measured - expected, LEVEL)
+    allowance = invariant.allowance * abs(float(expected.mean()))
+    half = diff.ci95
+    if not math.isfinite(half):
+        verdict, agrees = "not judged (one unit: no interval; use --reps 2 or more)", None
+    elif invariant.relation == ">=":
+        agrees = bool(diff.mean + half >= -allowance)
+    else:
+        agrees = bool(abs(diff.mean) <= half + allowance)
+    if math.isfinite(half):
+        verdict = "consistent" if agrees else "INCONSISTENT"
+    return Check(invariant.name, invariant.description, invariant.relation, float(measured.mean()),
+                 float(expected.mean()), diff.mean, half, allowance, verdict, agrees)
+
+
+def run_checks(invariants: Sequence[Invariant], units: Sequence[Mapping[str, float]]) -> list[Check]:
+    """The verdicts of every invariant that ``units`` carry the values of."""
+    return [c for c in (judge(inv, units) for inv in invariants) if c is not None]
+
+
+def tail_notes(laws: Sequence[tuple[str, Any]], reps: int) -> list[str]:
+    """A note for each law of infinite variance (a finite ``tail_index`` α <= 2, or E[S²] = inf): the CIs from
+    ``reps`` replications converge slowly (the sample mean's error shrinks like r^(1/α − 1), not r^(−1/2)) and are
+    often too narrow, since a replication rarely samples the jobs that carry the variance."""
+    notes = []
+    for label, law in laws:
+        alpha = getattr(law, "tail_index", None)
+        try:
+            infinite = not math.isfinite(float(law.second_moment))
+        except (OverflowError, ZeroDivisionError):
+            infinite = True
+        if infinite or (alpha is not None and alpha <= 2.0):
+            index = f"tail index α = {alpha:g}" if alpha is not None else "infinite E[S²]"
+            notes.append(f"{label}: {law} has infinite variance ({index}): CIs over the {reps} replication(s) "
+                         "converge slowly and may be too narrow (read them as lower bounds on the uncertainty); "
+                         "the work-conservation check may flag a run that drew too few long jobs")
+    return notes
