@@ -126,7 +126,8 @@ def test_evaluate_push_table1_json(capsys):
     paper = rows_for(1, "exp", 100)[0]
     assert refs[("paper-sim", "response_time", "the pa")]["value"] == paper.sim
     # the invariants hold in the simulation: busy fraction = λ, message rate = δ
-    assert refs[("exact", "utilization", "busy f")]["agrees"] is True
+    checks = {c["name"]: c for c in result["checks"]["invariants"]}  # busy fraction = λ: a run-time check
+    assert checks["utilization"]["agrees"] is True and checks["utilization"]["expected"] == pytest.approx(0.9)
     assert refs[("exact", "message_rate", "messag")]["agrees"] is True
 
 

@@ -812,6 +812,12 @@ class BoundedPareto(Distribution):
     def second_moment(self) -> float:
         return self._moment(2)
 
+    @property
+    def tail_index(self) -> float:
+        """α, the index of the (truncated) power tail: α <= 2 would be an infinite variance without the bound
+        ``high``, so the variance is finite but carried by the rare jobs near ``high`` (docs/statistics.md#checks)."""
+        return self.alpha
+
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         return self.low * (1.0 - rng.random(size) * self._mass) ** (-1.0 / self.alpha)
 

@@ -102,9 +102,10 @@ def run_checks(invariants: Sequence[Invariant], units: Sequence[Mapping[str, flo
 
 
 def tail_notes(laws: Sequence[tuple[str, Any]], reps: int) -> list[str]:
-    """A note for each law of infinite variance (a finite ``tail_index`` α <= 2, or E[S²] = inf): the CIs from
-    ``reps`` replications converge slowly (the sample mean's error shrinks like r^(1/α − 1), not r^(−1/2)) and are
-    often too narrow, since a replication rarely samples the jobs that carry the variance."""
+    """A note for each heavy-tailed law: one of infinite variance (E[S²] = inf), or with a power tail of index
+    α <= 2 (its ``tail_index``; a bounded Pareto's variance is finite but carried by its rare longest jobs). The CIs
+    from ``reps`` replications then converge slowly (the sample mean's error shrinks like r^(1/α − 1), not r^(−1/2))
+    and are often too narrow, since a replication rarely samples the jobs that carry the variance."""
     notes = []
     for label, law in laws:
         alpha = getattr(law, "tail_index", None)
@@ -112,9 +113,11 @@ def tail_notes(laws: Sequence[tuple[str, Any]], reps: int) -> list[str]:
             infinite = not math.isfinite(float(law.second_moment))
         except (OverflowError, ZeroDivisionError):
             infinite = True
-        if infinite or (alpha is not None and alpha <= 2.0):
-            index = f"tail index α = {alpha:g}" if alpha is not None else "infinite E[S²]"
-            notes.append(f"{label}: {law} has infinite variance ({index}): CIs over the {reps} replication(s) "
-                         "converge slowly and may be too narrow (read them as lower bounds on the uncertainty); "
-                         "the work-conservation check may flag a run that drew too few long jobs")
+        if not (infinite or (alpha is not None and alpha <= 2.0)):
+            continue
+        index = f"tail index α = {alpha:g}" if alpha is not None else "E[S²] = inf"
+        what = "infinite variance" if infinite else "a variance carried by its rarest, longest jobs"
+        notes.append(f"{label}: {law} has {what} ({index}): the CIs over the {reps} replication(s) converge slowly "
+                     "and may be too narrow (read them as lower bounds on the uncertainty); the work_arrived check "
+                     "flags a run that drew too few long jobs")
     return notes
