@@ -167,3 +167,9 @@ def test_every_builtin_scenario_and_policy_passes_its_checks(command: str) -> No
 @pytest.mark.parametrize("command", _BUILTINS)
 def test_every_builtin_scenario_and_policy_passes_its_checks_at_length(command: str) -> None:
     _holds(command, reps=10, jobs=100_000)
+
+
+def test_a_law_with_an_infinite_mean_is_refused_in_one_line() -> None:
+    with pytest.raises(msjgym.ScenarioError, match=r"^service: its mean is infinite") as info:
+        distributions.from_spec({"dist": "lognormal", "mu": 0.0, "sigma": 40.0})
+    assert "\n" not in str(info.value)

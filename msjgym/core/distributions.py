@@ -230,8 +230,13 @@ class Distribution(abc.ABC):
         low, high = TIME_RANGE
         try:
             mean = float(self.mean)
-        except (ZeroDivisionError, OverflowError):
+        except ZeroDivisionError:
             mean = math.nan
+        except OverflowError:
+            mean = math.inf
+        if mean == math.inf:  # a law whose mean is infinite (or beyond float64): no run can estimate anything
+            raise _FieldError("", "its mean is infinite (or overflows float64): a mean response time cannot be "
+                                  "estimated; choose parameters with a finite mean")
         if not (math.isfinite(mean) and low <= mean <= high):
             raise _FieldError("", f"its mean {_g(mean)} is outside [{low:g}, {high:g}] time units, where moments and "
                                   "metrics stay exact in float64; rescale the time unit")
