@@ -101,23 +101,38 @@ def run_checks(invariants: Sequence[Invariant], units: Sequence[Mapping[str, flo
     return [c for c in (judge(inv, units) for inv in invariants) if c is not None]
 
 
-def tail_notes(laws: Sequence[tuple[str, Any]], reps: int) -> list[str]:
-    """A note for each heavy-tailed law: one of infinite variance (E[S²] = inf), or with a power tail of index
-    α <= 2 (its ``tail_index``; a bounded Pareto's variance is finite but carried by its rare longest jobs). The CIs
-    from ``reps`` replications then converge slowly (the sample mean's error shrinks like r^(1/α − 1), not r^(−1/2))
-    and are often too narrow, since a replication rarely samples the jobs that carry the variance."""
+RARE_MASS_NOTE = 0.05
+"""A law gets a note when up to this fraction of its mean may be carried by jobs the run is unlikely to draw."""
+
+
+def tail_notes(laws: Sequence[tuple[str, Any]], reps: int, draws: int = 0) -> list[str]:
+    """Notes on the service laws a run samples (``draws`` jobs over its ``reps`` replications):
+
+    * a heavy tail: infinite variance (E[S²] = inf), or a power tail of index α <= 2 (its ``tail_index``; a bounded
+      Pareto's variance is finite but carried by its rare longest jobs). The CIs from replications then converge
+      slowly (the sample mean's error shrinks like r^(1/α − 1), not r^(−1/2)) and are often too narrow;
+    * a mean the run may not reach: by Cauchy–Schwarz the rarest fraction q of the jobs carries at most
+      √((1 + SCV)·q) of the mean; with q = 1/draws, a bound above :data:`RARE_MASS_NOTE` means part of the mean may
+      sit in jobs the run never draws (an H2 of SCV 10⁸ puts half of it in jobs of probability 5·10⁻⁹).
+    """
     notes = []
     for label, law in laws:
         alpha = getattr(law, "tail_index", None)
         try:
-            infinite = not math.isfinite(float(law.second_moment))
+            second = float(law.second_moment)
+            scv = float(law.scv)
         except (OverflowError, ZeroDivisionError):
-            infinite = True
-        if not (infinite or (alpha is not None and alpha <= 2.0)):
-            continue
-        index = f"tail index α = {alpha:g}" if alpha is not None else "E[S²] = inf"
-        what = "infinite variance" if infinite else "a variance carried by its rarest, longest jobs"
-        notes.append(f"{label}: {law} has {what} ({index}): the CIs over the {reps} replication(s) converge slowly "
-                     "and may be too narrow (read them as lower bounds on the uncertainty); the work_arrived check "
-                     "flags a run that drew too few long jobs")
+            second = scv = math.inf
+        infinite = not math.isfinite(second)
+        if infinite or (alpha is not None and alpha <= 2.0):
+            index = f"tail index α = {alpha:g}" if alpha is not None else "E[S²] = inf"
+            what = "infinite variance" if infinite else "a variance carried by its rarest, longest jobs"
+            notes.append(f"{label}: {law} has {what} ({index}): the CIs over the {reps} replication(s) converge "
+                         "slowly and may be too narrow (read them as lower bounds on the uncertainty); the "
+                         "work_arrived check flags a run that drew too few long jobs")
+        elif draws > 0 and math.isfinite(scv) and math.sqrt((1.0 + scv) / draws) > RARE_MASS_NOTE:
+            share = min(1.0, math.sqrt((1.0 + scv) / draws))
+            notes.append(f"{label}: {law} (SCV {scv:.3g}): up to {share:.0%} of its mean may be carried by jobs "
+                         f"rarer than 1 in the run's {draws:,} draws, which it may never sample; the work_arrived "
+                         "check tells whether it did (docs/statistics.md#checks)")
     return notes

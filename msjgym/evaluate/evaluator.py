@@ -155,7 +155,7 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
         unit=sim.unit, mode=sim.mode, batches=sim.batches, replications=per_rep, unstable_replications=unstable,
         growth_rates=rates, growth_rate=t_interval(np.array(rates)) if unstable else None,
         diagnostics=sim.diagnostics(), per_job=sim.per_job(), notes=sim.notes(), checks=checks,
-        check_notes=tail_notes(sim.service_laws(), reps))
+        check_notes=tail_notes(sim.service_laws(), reps, reps * (sim.jobs + sim.warmup)))
 
 
 _PERCENTILE = re.compile(r"_p\d+$")
