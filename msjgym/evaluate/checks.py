@@ -120,7 +120,7 @@ def tail_notes(laws: Sequence[tuple[str, Any]], reps: int, draws: int = 0) -> li
         alpha = getattr(law, "tail_index", None)
         try:
             second = float(law.second_moment)
-            scv = float(law.scv)
+            scv = float(law.scv) if math.isfinite(second) else math.inf
         except (OverflowError, ZeroDivisionError):
             second = scv = math.inf
         infinite = not math.isfinite(second)
