@@ -6,6 +6,7 @@ completed); :mod:`msjgym.core.estimates` turns the values of replications or bat
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from msjgym.systems.msj.state import (
 WINDOW_ALLOWANCE = 0.01
 """Relative slack of the checks that compare time averages with per-job means over a finite window (utilization
 against the load, Little's law): the jobs in system at the window's two edges, O(E[N] / measured jobs)."""
+
+if TYPE_CHECKING:
+    from msjgym.systems.msj.model import MSJModel
 
 PERCENTILES = {"response_time_p95": 0.95, "response_time_p99": 0.99}
 
@@ -81,7 +85,7 @@ def saturated_metrics(bstat: np.ndarray, bsys: np.ndarray, needs: np.ndarray, se
     return out
 
 
-def sampled_load(bstat: np.ndarray, model: object) -> float:
+def sampled_load(bstat: np.ndarray, model: "MSJModel") -> float:
     """λ · mean(m · S) / n over the measured jobs that completed: the load their sampled durations S carry (the
     work that arrived, per server and unit time), from ``bstat`` (``float[K, NBS]``): Σ S = Σ response − Σ waiting."""
     done = float(bstat[:, B_NDONE].sum())
@@ -93,7 +97,7 @@ def _little(suffix: str):
     return lambda u: u["throughput" + suffix] * u["response_time" + suffix]
 
 
-def invariants(model: object) -> list[Invariant]:
+def invariants(model: "MSJModel") -> list[Invariant]:
     """The run-time checks of an open multiserver-job run (:mod:`msjgym.evaluate.checks`): the sampled work
     against the declared load, the utilization against it, each class's mean response time against its declared
     mean service time, and Little's law (L = X·W) for the system and each class. A replayed trace declares no law:
