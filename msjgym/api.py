@@ -141,7 +141,9 @@ class Invariant:
         expected: the side it must equal (``relation`` "=") or not fall below (">=").
         relation: "=" or ">=".
         allowance: relative slack for the finite window's edge effects (a fraction of the expected side's mean):
-            0 for a comparison that holds exactly in every unit, as sampled work against a declared mean does.
+            0 for a comparison that holds exactly in every unit, as sampled work against a declared mean does; or a
+            function of a unit's values giving that fraction (averaged over the units), when the edge effects
+            depend on the run (the jobs in system at the window's ends against the jobs measured).
     """
 
     name: str
@@ -149,7 +151,7 @@ class Invariant:
     measured: Side
     expected: Side
     relation: str = "="
-    allowance: float = 0.0
+    allowance: float | Callable[[Mapping[str, float]], float] = 0.0
 
 
 class Simulation:

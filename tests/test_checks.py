@@ -151,11 +151,19 @@ _BUILTINS = sorted({record.expected_key(c).split(" ", 1)[1] for c, v in record.l
                     if v["status"] == 0})
 
 
+UNSTABLE = {"one-and-n --policy lsf": "preemptive LSF starves the n-server jobs at load 0.44 (10^5 jobs find the "
+                                     "growth); 4,000 jobs are too few for the growth detector"}
+"""Built-in runs that are unstable although a short run is not stopped: their checks must flag them."""
+
+
 def _holds(command: str, reps: int, jobs: int) -> None:
     scenario, _, policy = command.split()
     result = msjgym.evaluate(scenario, policy, reps=reps, jobs=jobs, seed=2, references=False)
-    assert result.stable and result.checks, command
     bad = [f"{c.name}: {c.summary()}" for c in result.checks if c.agrees is False]
+    if command in UNSTABLE:  # caught either way: by the growth detector, or by the checks
+        assert not result.stable or {"utilization", "little"} <= {b.split(":")[0] for b in bad}, command
+        return
+    assert result.stable and result.checks, command
     assert not bad, f"{command}: {bad}"
 
 
@@ -168,9 +176,3 @@ def test_every_builtin_scenario_and_policy_passes_its_checks(command: str) -> No
 @pytest.mark.parametrize("command", _BUILTINS)
 def test_every_builtin_scenario_and_policy_passes_its_checks_at_length(command: str) -> None:
     _holds(command, reps=10, jobs=100_000)
-
-
-def test_a_law_with_an_infinite_mean_is_refused_in_one_line() -> None:
-    with pytest.raises(msjgym.ScenarioError, match=r"^service: its mean is infinite") as info:
-        distributions.from_spec({"dist": "lognormal", "mu": 0.0, "sigma": 40.0})
-    assert "\n" not in str(info.value)

@@ -8,7 +8,8 @@ units the metrics' CIs come from):
 
 * in each unit u, the difference d_u = measured_u − expected_u;
 * the mean d̄ and the half-width h of its Student-t interval at level :data:`LEVEL` (99.9 %) over the units;
-* the allowance a = ``allowance`` × |mean expected| (edge effects of a finite window; 0 where none exist);
+* the allowance a = ``allowance`` × |mean expected| (edge effects of a finite window; 0 where none exist;
+  ``allowance`` may depend on the unit, e.g. on the window's length);
 * relation "=": **INCONSISTENT** when |d̄| > h + a; relation ">=": **INCONSISTENT** when d̄ + h < −a (the whole
   interval below); **consistent** otherwise;
 * with a single unit (one replication without batches) there is no interval: "not judged".
@@ -82,7 +83,9 @@ def judge(invariant: Invariant, units: Sequence[Mapping[str, float]]) -> Check |
     if measured.size == 0 or not (np.isfinite(measured).all() and np.isfinite(expected).all()):
         return None
     diff = t_interval(measured - expected, LEVEL)
-    allowance = invariant.allowance * abs(float(expected.mean()))
+    fraction = (float(np.mean([invariant.allowance(u) for u in units])) if callable(invariant.allowance)
+                else invariant.allowance)
+    allowance = fraction * abs(float(expected.mean()))
     half = diff.ci95
     if not math.isfinite(half):
         verdict, agrees = "not judged (one unit: no interval; use --reps 2 or more)", None
