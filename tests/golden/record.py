@@ -62,6 +62,14 @@ RENAMED_METRICS = {"busy_fraction": "utilization"}
 """Deliberate renames: the dispatch family's fraction of busy servers is ``utilization``, as in every family."""
 
 
+def _moved_to_checks(ref: dict[str, Any]) -> bool:
+    """Deliberate move: the dispatch family's reference "busy fraction = λ·E[size]" (exact, on the busy fraction) is
+    now the run-time check ``utilization`` of every family (``checks`` in the JSON, ``msjgym.evaluate.checks``), no
+    longer a reference."""
+    return (ref["quantity"] in ("busy_fraction", "utilization") and ref["kind"] == "exact"
+            and ref.get("description", "").startswith("busy fraction"))
+
+
 def _renamed(entry: dict[str, Any]) -> dict[str, Any]:
     """A golden entry with the renamed metrics (and the references' quantities) under their new names."""
     if entry["status"]:
@@ -69,7 +77,7 @@ def _renamed(entry: dict[str, Any]) -> dict[str, Any]:
     data = dict(entry["json"])
     data["metrics"] = {RENAMED_METRICS.get(k, k): v for k, v in data["metrics"].items()}
     data["references"] = [dict(r, quantity=RENAMED_METRICS.get(r["quantity"], r["quantity"]))
-                          for r in data["references"]]
+                          for r in data["references"] if not _moved_to_checks(r)]
     return {"status": 0, "json": data}
 
 

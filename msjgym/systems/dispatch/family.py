@@ -53,6 +53,7 @@ class _DispatchRuns(api.Simulation):
 
     def _setup(self, setting: DispatchSetting, name: str, reps: int, arrivals: int) -> None:
         self.setting, self.name, self.reps = setting, name, reps
+        self.resource_pooling = name == "resource-pooling"
         self.per_rep = arrivals
         self.warmup = int(round(WARMUP_FRACTION * arrivals))
         self.jobs = arrivals - self.warmup
@@ -77,6 +78,43 @@ class _DispatchRuns(api.Simulation):
 
     def summary_params(self) -> dict:
         return {"load": self.setting.load}
+
+    def invariants(self) -> list[api.Invariant]:
+        return invariants(self.setting, self.resource_pooling, self.jobs)
+
+    def service_laws(self) -> list[tuple[str, Any]]:
+        return [("dist (job size)", self.setting.dist)]
+
+
+WINDOW_ALLOWANCE = 0.01
+"""Relative slack of the checks that compare time averages with per-job means over a finite window: the jobs in
+the servers at the window's two edges, O(E[Q] / measured jobs per server)."""
+
+
+def invariants(setting: DispatchSetting, pooling: bool, measured: int) -> list[api.Invariant]:
+    """The run-time checks of a dispatch run of ``measured`` arrivals after warm-up (:mod:`msjgym.evaluate.checks`):
+    the busy fraction against the declared load λ·E[size] (HKV §2, unit-rate servers), the mean response time against
+    the mean size, and Little's law (mean queue length / λ = mean response time). Under resource pooling the central
+    server takes work from the queues, so only Little's law applies.
+
+    Little's law over a window of length T = measured / (λN) misses the parts of the response times of the jobs in
+    system at its two ends: a relative error of about 2·E[R]/T, which the allowance covers (3·E[R]/T, at least 1 %);
+    with 40 arrivals per server, as in a short test run, that is several percent."""
+    window = measured / (setting.lam * setting.servers)
+
+    def edges(unit: Mapping[str, float]) -> float:
+        return max(WINDOW_ALLOWANCE, 3.0 * unit["response_time"] / window)
+
+    little = api.Invariant("little", "Little's law: mean queue length per server / λ = mean response time",
+                           "little_response_time", "response_time", allowance=edges)
+    if pooling:
+        return [little]
+    size = setting.dist.mean
+    return [api.Invariant("utilization", f"busy fraction = the declared load λ·E[size] = {setting.load:.4g} (work "
+                          "conservation, unit-rate servers)", "utilization", setting.load, allowance=WINDOW_ALLOWANCE),
+            api.Invariant("response>=service", f"mean response time >= the mean job size E[size] = {size:.4g} "
+                          "(unit-rate servers)", "response_time", size, ">="),
+            little]
 
 
 class BuiltinRuns(_DispatchRuns):
