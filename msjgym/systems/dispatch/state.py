@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from numba import types
+
 from msjgym.core.jit import njit
 
 # ---------------------------------------------------------------- scalar fields
@@ -99,6 +101,12 @@ for sampling without replacement; ``hp[H, 2]``: completion heap, rows (time, ser
 job rows (two views); ``jfree[J]``: free stack; ``area[LCAP + 1]``: ∫ (servers with q = k) dt over the window,
 ``last``: its integration times; ``wfh``, ``wfl``: water-filling scratch.
 """
+
+_I1, _F1, _I2, _F2 = types.int64[::1], types.float64[::1], types.int64[:, ::1], types.float64[:, ::1]
+STATE = types.NamedTuple((_I1, _F1, types.uint64[:, ::1], _I2, _F2, _I1, _I1, _I1, _I1, _I1, _I1, _I1, _F2, _I2, _F2,
+                          _I1, _F1, _F1, _I1, _I1), DispatchState)
+"""numba type of a ``DispatchState`` (every array C-contiguous): the interface the event loop and the dispatchers'
+kernels are compiled against (``msjgym.systems.dispatch.kernel.RUN``)."""
 
 
 # ---------------------------------------------------------------- level buckets
