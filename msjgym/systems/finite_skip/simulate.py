@@ -6,8 +6,8 @@ job's *rate* is the fraction of capacity it gets (heterogeneous servers: its ser
 parallelism: q/k on q servers; MSJ: v/k while served, so S = vX/k for a duration X).
 
 State: the jobs present, in arrival order, in flat arrays (a completion shifts the younger jobs down; N is small at
-the loads studied). After every arrival and completion the policy (:func:`msjgym.policies.finite_skip.allocate`)
-writes every job's rate; the next event is the earliest of the next arrival and the earliest rem/rate.
+the loads studied). After every arrival and completion the policy's kernel (``FiniteSkipPolicy.allocate``, compiled
+on its own and called at its address by the event loop, which is compiled once per machine) writes every job's rate; the next event is the earliest of the next arrival and the earliest rem/rate.
 
 Front (Defs. 2.1, 2.2): a prefix of the arrival order that, while not *full* by the system's own definition, requests
 the oldest queued job: het M/G/k and LPS: full with k jobs; threshold parallelism and MSJ: full when the thresholds /
@@ -24,14 +24,16 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import types
 
 from msjgym.core.distributions import Distribution, encode_all
 from msjgym.core.jit import njit
+from msjgym.core.plug import call
 from msjgym.core.rng import exponential, seed_states, uniform
 from msjgym.core.sampling import sample
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.finite_skip import (FINITE_SKIP_POLICIES, HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_NAMES,
-                                         THRESHOLD, FiniteSkipPolicy, allocate)
+                                         THRESHOLD, FiniteSkipPolicy)
 
 
 # per-replication accumulators acc[:]
@@ -148,14 +150,14 @@ def check_policy(model: FiniteSkipModel, policy: FiniteSkipPolicy) -> None:
         valid = [p.name for p in FINITE_SKIP_POLICIES.values() if p.system == model.system]
         raise PolicyError(f"policy {policy.name} runs on {SYSTEM_NAMES[policy.system]}, not on "
                           f"{SYSTEM_NAMES[model.system]}; valid: {', '.join(valid)}")
-    if policy.kernel_id in (SF_EXP, SF_DIV):
+    if policy.name in (SF_EXP, SF_DIV):
         k = model.servers
         needs = sorted(set(model.params))
         bad = [v for v in needs if k % v]
         if bad:
             raise PolicyError(f"policy {policy.name}: every need must divide servers={k}; needs {bad} do not "
                               f"(valid needs: divisors of {k})")
-        if policy.kernel_id == SF_EXP:
+        if policy.name == SF_EXP:
             for i, a in enumerate(needs):
                 for b in needs[i + 1:]:
                     if b % a:
@@ -172,6 +174,14 @@ def get_finite_skip_policy(name: str) -> FiniteSkipPolicy:
 
 
 # ---------------------------------------------------------------- compiled event loop
+_I, _F, _I1, _F1 = types.int64, types.float64, types.int64[::1], types.float64[::1]
+ALLOCATE = types.void(_I, _I1, _I1, _I1, _F1, _I, _I1, _I1, _F1, types.uint64[:, ::1])
+"""The signature a policy's kernel ``allocate(n, cls, prm, srv, speeds, k, levels, taken, rates, rng)`` is compiled
+for, on its own (cached by its file); the event loop calls it at its address."""
+RUN = types.void(_I, _I, _F, _F1, _I1, _F1, _I1, _I1, _F1, _F1, _I1, _I, _I, _I, types.uint64[:, ::1], _F1,
+                 types.float64[:, ::1], _I1, _F1, _F1, _I1, _F1, _I1, _F1, _F1, _F1, _I1, _F1, _I)
+"""The signature the event loop ``_run`` is compiled for, once per machine (cached), whatever the policy."""
+
 FULL_COUNT = 0
 FULL_SUM = 1
 FULL_CLASS = 2
@@ -201,9 +211,10 @@ def _full(rule, nf, cls, prm, k, levels, cnt):
 
 
 @njit
-def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels, warmup, jobs, cap, rng,
+def _run(alloc, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels, warmup, jobs, cap, rng,
          acc, rec, cls, rem, arr, srv, rates, taken, wa, wff, fent, seqs, sz, rule):
-    """Simulate one replication until every measured job (arrivals warmup .. warmup + jobs − 1) has completed.
+    """Simulate one replication until every measured job (arrivals warmup .. warmup + jobs − 1) has completed, the
+    rates written by the policy's kernel at address ``alloc`` (:data:`ALLOCATE`).
 
     ``rule`` says when the front (the first ``nf`` jobs) is full: FULL_COUNT (k jobs), FULL_SUM (their thresholds or
     needs sum to >= k) or FULL_CLASS (some need v has k/v jobs in it: ServerFilling, divisible setting)."""
@@ -227,7 +238,10 @@ def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
                 wsum += rem[j]
             wff[nf] = wsum
             nf += 1
-        allocate(pid, n, cls, prm, srv, speeds, k, levels, taken, rates, rng)
+        for j in range(n):
+            rates[j] = 0.0
+        if n > 0:
+            call(alloc, n, cls, prm, srv, speeds, k, levels, taken, rates, rng)
         b = 0.0
         for j in range(n):
             b += rates[j]
@@ -336,6 +350,24 @@ def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
     acc[A_NEND] = n
 
 
+def units(policy: FiniteSkipPolicy) -> list:
+    """What a run of the built-in ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the event loop
+    (once per machine) and the policy's kernel, for :data:`ALLOCATE`."""
+    from msjgym.core.compiling import Unit
+
+    return [Unit("the finite-skip event loop", "finite-skip loop", _run, RUN),
+            Unit(f"policy {policy.name}", "finite-skip policy", policy.allocate, ALLOCATE)]
+
+
+def prepare(policy: FiniteSkipPolicy) -> int:
+    """Compile (or load from the cache) the event loop and ``policy``'s kernel; returns the kernel's address."""
+    from msjgym.core.compiling import compile_units
+    from msjgym.core.plug import address
+
+    compile_units(units(policy))
+    return address(policy.allocate, ALLOCATE)
+
+
 @dataclass
 class Replication:
     """One replication: ``acc`` (A_* fields) and, per measured job, ``rec`` (R_* fields)."""
@@ -368,7 +400,8 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
     dkind, dstart, ddata = encode_all(model.laws)
     speeds = np.sort(np.asarray(model.speeds if model.system == HET else [1.0 / k] * k, dtype=np.float64))[::-1].copy()
     levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
-    rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.kernel_id == SF_DIV else FULL_SUM)
+    rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.name == SF_DIV else FULL_SUM)
+    alloc = prepare(policy)
     if seeds is None:
         seeds = np.random.SeedSequence(seed).spawn(reps)
     out = []
@@ -379,7 +412,7 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
         arrays = (np.zeros(capacity, np.int64), np.zeros(capacity), np.zeros(capacity), np.full(capacity, -1, np.int64),
                   np.zeros(capacity), np.zeros(max(k, levels.size), np.int64), np.zeros(capacity), np.zeros(capacity),
                   np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(capacity))
-        _run(policy.kernel_id, k, model.arrival_rate, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
-             warmup, jobs, capacity, rng, acc, rec, *arrays, rule)
+        _run(alloc, int(k), float(model.arrival_rate), cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
+             int(warmup), int(jobs), int(capacity), rng, acc, rec, *arrays, rule)
         out.append(Replication(acc, rec))
     return out
