@@ -206,14 +206,13 @@ def _arrival(st, pr, b, choose, refs, now):
     """The dispatcher's kernel at address ``choose`` places the arrival (or, returning ``BATCH``, a batch: ``wfl[j]``
     jobs on ``perm[j]``); ``refs``: the state and the parameters by reference."""
     i = call_returning(np.int64, choose, refs[0], refs[1], b, now)
-    if i == BATCH:
-        for j in range(pr.ints[P_K]):
-            i = st.perm[j]
-            for _ in range(st.wfl[j]):
-                _arrive(st, pr, b, i, now)
+    batch = i == BATCH
+    if not batch and st.si[S_STATUS] != RUNNING:
         return
-    if st.si[S_STATUS] == RUNNING:
-        _arrive(st, pr, b, i, now)
+    for j in range(pr.ints[P_K] if batch else 1):  # one place where a job joins (compiled once)
+        server = st.perm[j] if batch else i
+        for _ in range(st.wfl[j] if batch else 1):
+            _arrive(st, pr, b, server, now)
 
 
 @njit(inline="always")
@@ -261,16 +260,13 @@ def _token(st, pr, b, now):
         else:
             j = st.srv[i, V_TAIL]
         st.srvf[i, W_PEND] -= st.jobf[j, J_SIZE]
-        _record(st, j, now)
-        job_unlink(st, i, j)
-        job_free(st, j)
-        _level(st, i, kmax, False, now)
     else:
         j = st.srv[i, V_HEAD]
-        _record(st, j, now)
-        job_unlink(st, i, j)
-        job_free(st, j)
-        _level(st, i, kmax, False, now)
+    _record(st, j, now)
+    job_unlink(st, i, j)
+    job_free(st, j)
+    _level(st, i, kmax, False, now)
+    if kmax < 2:
         _becomes_idle(st, pr, i)
 
 
@@ -373,7 +369,11 @@ def next_event(st, pr, b):
         st.si[S_STATUS] = DONE
         return NEXT_STOPPED
     st.si[S_EVENTS] += 1
-    if st.si[S_CLOCKS]:
+    done = -1  # the server whose job completes now, if the event is a completion
+    clocks = st.si[S_CLOCKS]
+    t_exo = st.sf[T_EXO]
+    x = 0.0
+    if clocks:
         n = pr.ints[P_N]
         mu = pr.floats[F_MU]
         idle = st.si[S_NIDLE]
@@ -384,29 +384,29 @@ def next_event(st, pr, b):
         x = rng.uniform(st.rng, b) * (r_done + r_exo)
         if x < r_done:
             k = idle + int(x / mu)
-            _completion(st, pr, b, st.idl[k if k < n else n - 1], now)
+            done = st.idl[k if k < n else n - 1]
+        else:
+            x -= r_done
+    elif st.si[S_HEAPN] > 0 and st.hp[0, 0] <= t_exo:
+        now, done = heap_top(st)
+        if st.srvf[done, W_CT] != now:  # stale: that job was removed by a token (resource pooling)
+            heap_pop(st)
+            st.si[S_EVENTS] -= 1
             return NEXT_EVENT
-        x -= r_done
+        st.sf[T_NOW] = now
     else:
-        t_exo = st.sf[T_EXO]
-        if st.si[S_HEAPN] > 0 and st.hp[0, 0] <= t_exo:
-            now, i = heap_top(st)
-            if st.srvf[i, W_CT] != now:  # stale: that job was removed by a token (resource pooling)
-                heap_pop(st)
-                st.si[S_EVENTS] -= 1
-                return NEXT_EVENT
-            st.sf[T_NOW] = now
-            _completion(st, pr, b, i, now)
-            if pr.ints[P_INFO] == INFO_PULL:
-                r_old = st.sf[T_RATE]
-                r_new = _exo_rate(st, pr)
-                if r_new != r_old:
-                    st.sf[T_EXO] = now + (t_exo - now) * (r_old / r_new)
-                    st.sf[T_RATE] = r_new
-            return NEXT_EVENT
         now = t_exo
         st.sf[T_NOW] = now
         x = rng.uniform(st.rng, b) * st.sf[T_RATE]
+    if done >= 0:  # one place where a job completes (compiled once)
+        _completion(st, pr, b, done, now)
+        if not clocks and pr.ints[P_INFO] == INFO_PULL:
+            r_old = st.sf[T_RATE]
+            r_new = _exo_rate(st, pr)
+            if r_new != r_old:
+                st.sf[T_EXO] = now + (t_exo - now) * (r_old / r_new)
+                st.sf[T_RATE] = r_new
+        return NEXT_EVENT
     if x < pr.floats[F_LAM] * pr.ints[P_N] / pr.ints[P_BATCH]:
         return NEXT_ARRIVAL
     _non_arrival(st, pr, b, now)
