@@ -86,3 +86,19 @@ def test_bind_checks_each_parameter_against_its_range():
         spec.bind(k=0)
     with pytest.raises(PolicyError, match="no parameter 'z'; its parameters: k, r"):
         spec.bind(z=1)
+
+
+LOOPS = {"dispatch": "msjgym.systems.dispatch.kernel", "loss": "msjgym.systems.loss.kernel",
+         "finite-skip": "msjgym.systems.finite_skip.loop"}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_event_loop_is_keyed_on_no_policy_file(family):
+    """The loop's cache key (its file and the modules it imports, msjgym.core.jit) names no policy file, so an edit
+    of a policy recompiles that policy's kernels only, never the loop; the policy's kernels are keyed on their file."""
+    loop = importlib.import_module(LOOPS[family])
+    policies_dir = str(jit._POLICIES_DIR)
+    assert not [f for f in jit.dependencies(loop.__file__) if f.startswith(policies_dir)]
+    for policy in registered(family).values():
+        kernel = getattr(policy, KERNELS[family][0])
+        assert kernel.py_func.__code__.co_filename.startswith(policies_dir)

@@ -33,7 +33,9 @@ from msjgym.core.jit import njit
 from msjgym.core.rng import below, uniform
 from msjgym.policies import BuiltinPolicy, Choice
 from msjgym.policies.dispatch.load_balancing_agents import LowestLevel, ShortestSampled
-from msjgym.systems.dispatch.state import (
+from msjgym.systems.dispatch.state import (  # noqa: F401 (INFORMATION .. P_LCAP: re-exported for the policies)
+    BATCH, INFO_IDLE_QUEUE, INFO_NONE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, INFORMATION, P_BATCH,
+    P_D, P_INFO, P_K, P_LCAP, P_N,
     NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_E, V_HEAD, V_POS, V_Q, W_CT, W_PEND, bucket_pick_min,
     bucket_up)
 
@@ -84,20 +86,8 @@ class DispatchPolicy(BuiltinPolicy):
         return INFORMATION.index(self.information)
 
 
-INFORMATION = ("none", "idle-queue", "queue-order", "push", "pull", "pooling")
-"""The information models the event loop runs (``DispatchPolicy.information``; codes: their positions)."""
-INFO_NONE, INFO_IDLE_QUEUE, INFO_QUEUE_ORDER, INFO_PUSH, INFO_PULL, INFO_POOLING = range(len(INFORMATION))
-BATCH = -1
-"""What ``choose`` returns when it placed a batch of jobs (``perm[0:K]`` receive ``wfl[0:K]`` each) rather than
-naming one server."""
-
-# params.ints fields the decisions read (the layout is owned by msjgym.systems.dispatch.kernel)
-P_N = 0
-P_INFO = 1  # the information model's code (INFO_*)
-P_D = 2
-P_BATCH = 3
-P_K = 4
-P_LCAP = 5
+# the information models, BATCH and the params.ints fields the decisions read: defined with the state layout (the
+# event loop reads them too, and must not depend on this file: an edit here recompiles the dispatchers only)
 
 
 @njit(inline="always")

@@ -34,7 +34,7 @@ from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.core.plug import Ref, call_returning, ref
 from msjgym.core.sampling import sample
-from msjgym.policies.dispatch.load_balancing import (
+from msjgym.systems.dispatch.state import (
     BATCH, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K, P_LCAP, P_N)
 from msjgym.systems.dispatch.state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_CLOCKS,

@@ -39,6 +39,23 @@ from numba import types
 
 from msjgym.core.jit import njit
 
+# ---------------------------------------------------------------- what the dispatchers and the loop share
+INFORMATION = ("none", "idle-queue", "queue-order", "push", "pull", "pooling")
+"""The information models the event loop runs (``DispatchPolicy.information``; codes: their positions)."""
+INFO_NONE, INFO_IDLE_QUEUE, INFO_QUEUE_ORDER, INFO_PUSH, INFO_PULL, INFO_POOLING = range(len(INFORMATION))
+BATCH = -1
+"""What ``choose`` returns when it placed a batch of jobs (``perm[0:K]`` receive ``wfl[0:K]`` each) rather than
+naming one server."""
+
+# params.ints fields the dispatchers read (the rest of the layout: msjgym.systems.dispatch.kernel)
+P_N = 0
+P_INFO = 1  # the information model's code (INFO_*)
+P_D = 2
+P_BATCH = 3
+P_K = 4
+P_LCAP = 5
+
+
 # ---------------------------------------------------------------- scalar fields
 # si[:] (int64)
 S_NARR = 0  # jobs arrived so far

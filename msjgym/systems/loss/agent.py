@@ -109,7 +109,8 @@ class LossBatch(EnvBatch):
         self.warmup, self.batches = warmup, batches
         self.penalty = spec.blocking_penalty
         self.state = ls.new_state(self.model, np.zeros((num, 4), np.uint64) + np.uint64(1), batches)
-        self._kernels = ls.kernels(ls.POLICIES[ls.GREEDY])  # the statistics integrate greedy's P(block | state)
+        from msjgym.policies.loss import POLICIES
+        self._kernels = ls.kernels(POLICIES[ls.GREEDY])  # the statistics integrate greedy's P(block | state)
         self._buffers(num, spec.observation_size, spec.action_count)
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:

@@ -30,7 +30,6 @@ from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.core.plug import call_returning
 from msjgym.core.sampling import sample
-from msjgym.policies.loss import POLICIES
 from msjgym.systems.loss.model import LossModel
 
 # the policy's kernels, by signature: each compiled on its own (cached by its file) and called at its address
@@ -421,6 +420,8 @@ class LossSimulation:
 
     def __init__(self, model: LossModel, policy: str, warmup: int, jobs: int, batches: int, streams: np.ndarray,
                  trace_events: int = 0) -> None:
+        from msjgym.policies.loss import POLICIES  # not at module level: the loop's cache key skips the policies
+
         if policy not in POLICIES:
             raise ValueError(f"policy = {policy!r}: must be one of {', '.join(POLICIES)}")
         if jobs < batches:
