@@ -18,7 +18,7 @@ from msjgym import api
 from msjgym.core.estimates import Estimate
 from msjgym.core.references import Reference
 from msjgym.errors import MsjgymError
-from msjgym.policies.dispatch import POLICIES, POLICY_IDS
+from msjgym.policies.dispatch import POLICIES
 from msjgym.systems.dispatch import scorecard
 from msjgym.systems.dispatch.scenarios import DispatchSetting, is_lb_scenario, list_lb_scenarios, load_lb_scenario
 from msjgym.systems.dispatch.simulate import METRICS, DispatchReplications, Replication
@@ -133,6 +133,9 @@ class BuiltinRuns(_DispatchRuns):
     def prepare(self) -> None:
         self.runs.prepare()
 
+    def compile_note(self) -> str | None:
+        return self.runs.compile_note()
+
     def advance(self, rep: int, max_events: int) -> int:
         self.results[rep] = self.runs.run(rep)
         return api.DONE
@@ -216,9 +219,9 @@ class DispatchFamily:
         _check_options(run, user)
         if user:
             return
-        if policy not in POLICY_IDS:
+        if policy not in POLICIES:
             raise MsjgymError(f"--policy {policy!r}: not a dispatch policy; valid on {scenario.name}: "
-                              f"{', '.join(POLICY_IDS)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
+                              f"{', '.join(POLICIES)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
                               "rllib:CHECKPOINT_DIR)")
         scenario.model.model(policy)  # the policy's parameters
 
@@ -249,7 +252,7 @@ class DispatchFamily:
                   if scorecard.level_metric(k) in result.metrics]
         pmf = np.array([result.metrics[scorecard.level_metric(k)].mean for k in levels])
         _show_levels(result, pmf, sum(r.quantity.startswith("P(Q=") for r in references))
-        user = api.is_user_policy(result.policy) or result.policy not in POLICY_IDS
+        user = api.is_user_policy(result.policy) or result.policy not in POLICIES
         row = None if user else setting.paper_row(result.policy)
         return scorecard.judge(references, result, row, pmf)
 

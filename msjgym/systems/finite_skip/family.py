@@ -43,6 +43,19 @@ class FiniteSkipRuns(api.Simulation):
             self.name, self.agent = policy, None
             self.policy = builtin_policy(scenario, policy)
 
+    def compile_note(self) -> str | None:
+        """A line to print before :meth:`prepare` compiles something (None: cached, or a policy of the user's)."""
+        if self.agent is not None:
+            return None
+        from msjgym.core.compiling import note
+        return note(fs.units(self.policy))
+
+    def prepare(self) -> None:
+        """Compile (or load from the cache) the event loop and the built-in policy's kernel (a policy of the user's
+        runs in Python: nothing to compile)."""
+        if self.agent is None:
+            fs.prepare(self.policy)
+
     def advance(self, rep: int, max_events: int) -> int:
         if self.agent is None:
             (r,) = fs.simulate(self.model, self.policy, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]])

@@ -117,7 +117,11 @@ class BuiltinRuns(_LossRuns):
         return self.sim.state
 
     def prepare(self) -> None:
-        self.sim.advance(0, 0)
+        self.sim.prepare()
+
+    def compile_note(self) -> str | None:
+        from msjgym.core.compiling import note
+        return note(self.sim.units())
 
     def advance(self, rep: int, max_events: int) -> int:
         self._done[rep] = self.sim.advance(rep, max_events)
