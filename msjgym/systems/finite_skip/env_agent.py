@@ -127,7 +127,7 @@ class FiniteSkipEnvView(ObservationView):
         jobs = " ".join(f"{'*' if c else ''}c{k}(p={p})" for k, p, c, present in
                         zip(self.window_classes, self.window_params, self.window_chosen, self.window_present)
                         if present)
-        return [f"{SYSTEM_LABELS[self.layout.system]}, k = {self.layout.servers}",
+        return [f"{SYSTEM_LABELS[self.layout.system]}, k = {self.layout.servers} servers",
                 f"capacity chosen [{'#' * filled}{'.' * (cells - filled)}] {used:.2f} of 1",
                 f"jobs present {self.jobs}; oldest first (* chosen): {jobs}" + (" ..." if self.truncated else "")]
 
