@@ -13,7 +13,12 @@ Action masks: RLlib's PPO has no separate mask argument, so every environment is
 ``msjgym.envs.rllib.MaskInObservation`` (observation ``{"observations", "action_mask"}``) and trained with RLlib's
 action-masking RLModule (on log(1 + x) features: ``msjgym.rllib_module``), which never samples a masked action. MSJ-v0 (``mode="start"``) masks actions (an empty
 window slot, a job that does not fit); Dispatch-v0 with ``observation="sampled"`` allows every action (the mask is
-all ones there). A masked action still raises in the environment: nothing is remapped.
+all ones there). The environments' ``invalid_action="fallback"`` default would replace a masked action by the mask's
+default one, but this module never samples one.
+
+Threads: one torch thread in this process (the local Learner) and ``OMP_NUM_THREADS=1`` for the EnvRunner actors,
+unless you set ``OMP_NUM_THREADS`` yourself: these small networks gain nothing from more threads, and several
+threads per process oversubscribe a small machine (issue 25 measured 10x slower training).
 
 The checkpoint is then evaluated exactly as ``msjgym evaluate SCENARIO --policy rllib:CHECKPOINT_DIR`` does
 (``msjgym.evaluate``: same scenario parameters, mode and window, or dispatch observation and d, N, λ), beside the
@@ -264,6 +269,9 @@ def run(envs: list[str], budget: Budget, out: Path, env_runners: int = 2, envs_p
 
 
 def main(argv: list[str] | None = None) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by Ray's actors, started below
+    import torch
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"small run: {QUICK}")
     parser.add_argument("--env", choices=("msj", "dispatch", "both"), default="both")

@@ -112,7 +112,7 @@ def env_page(env_id: str) -> str:
     """The Markdown page of the registered environment ``env_id`` (Gymnasium's docs format)."""
     import gymnasium as gym
 
-    import msjgym  # noqa: F401  registers the environments
+    import msjgym.envs  # noqa: F401  registers the environments
 
     env = gym.make(env_id)
     core = env.unwrapped

@@ -119,10 +119,8 @@ class FiniteSkipEnvView(ObservationView):
 
     def render_lines(self) -> list[str]:
         """The text picture of ``render_mode="ansi"``."""
-        from msjgym.envs.render import WIDTH
-
         used = 1.0 - self.free_capacity
-        cells = WIDTH // 2
+        cells = 20
         filled = int(round(cells * used))
         jobs = " ".join(f"{'*' if c else ''}c{k}(p={p})" for k, p, c, present in
                         zip(self.window_classes, self.window_params, self.window_chosen, self.window_present)
