@@ -93,3 +93,29 @@ def test_view_masks_and_commit():
                          ({"horizon_jobs": 1.5}, "horizon_jobs = 1.5")):
         with pytest.raises(msjgym.errors.MsjgymError, match=message):
             FiniteSkipEnv(**bad)
+
+
+def test_a_plain_ppo_model_loads_as_an_sb3_policy_with_the_fallback_rule(tmp_path):
+    """A PPO model trained on FiniteSkip-v0 (no masks) loads through ``sb3:`` with the environment's spec and acts
+    as trained: its most likely action, replaced by the mask's default (commit) when that action is masked."""
+    pytest.importorskip("stable_baselines3", reason="needs the rl extra")
+    import torch
+    from stable_baselines3 import PPO
+
+    from msjgym.core.actions import fallback_action
+    from msjgym.core.user_policy import load_user_policy
+
+    torch.set_num_threads(1)
+    env = gym.make(FINITE_SKIP_ENV_ID, scenario="finite-skip-fig6", window=4)
+    model = PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu").learn(128)
+    model.save(tmp_path / "fs.zip")
+    name, decide = load_user_policy(f"sb3:{tmp_path / 'fs.zip'}", env.unwrapped.spec_)
+    obs, _ = env.reset(seed=5)
+    for _ in range(200):
+        mask = env.unwrapped.action_masks()
+        predicted = int(model.predict(obs, deterministic=True)[0])
+        action = decide(obs, mask)
+        assert action == fallback_action(predicted, mask)
+        obs, _, _, truncated, _ = env.step(action)
+        if truncated:
+            obs, _ = env.reset()
