@@ -101,7 +101,13 @@ def resolve_actions(values: Any, masks: np.ndarray, steps: np.ndarray, resetting
     being reset ignores its action and is never counted as replaced)."""
     if mode == "raise":
         return check_actions(values, masks, steps, resetting), np.zeros(masks.shape[0], np.bool_)
-    index = check_actions(values, np.ones_like(masks), steps, resetting)
+    try:
+        index = check_actions(values, np.ones_like(masks), steps, resetting)
+    except ValueError:  # an action out of range: the message lists the copy's allowed actions, not all of them
+        array = np.asarray(values)
+        b = int(np.flatnonzero((array < 0) | (array >= masks.shape[1]))[0])
+        check_action(array[b], masks[b], f"env {b}, step {steps[b]}: ")
+        raise
     envs = masks.shape[0]
     replaced = ~masks[np.arange(envs), index] & ~resetting
     for b in np.flatnonzero(replaced):

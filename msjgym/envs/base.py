@@ -272,6 +272,7 @@ class BatchedEnv(gym.Env):
         mode = venv.invalid_action
         error = action_error(action, mask if mode == "raise" else np.ones_like(mask))
         if error is not None:
+            error = action_error(action, mask) or error  # the same error, listing the actions allowed now
             raise type(error)(f"step {venv._steps[0]}: {error}")
         chosen = int(action) if mode == "raise" else fallback_action(action, mask)
         self._fallback = chosen != int(action)
