@@ -105,7 +105,7 @@ class Budget:
     arrivals: int
 
 
-QUICK = Budget(iterations=3, batch=4000, minibatch=500, epochs=5, reps=5, jobs=20_000, arrivals=100_000)
+QUICK = Budget(iterations=3, batch=4000, minibatch=500, epochs=5, reps=3, jobs=5_000, arrivals=30_000)
 FULL = Budget(iterations=60, batch=16_000, minibatch=1000, epochs=10, reps=10, jobs=100_000, arrivals=200_000)
 
 

@@ -67,8 +67,8 @@ def test_rl_zoo_trains_and_msjgym_evaluates_the_saved_model(msj_model, capsys):
 
 
 def test_the_saved_model_acts_as_trained_through_mask_fallback(msj_model):
-    """The loader's decision = SB3's deterministic action, replaced by the wrapper's rule if forbidden (what the
-    model did in training), on states of the id's default environment; the shipped file's run uses the wrapper."""
+    """The loader's decision = SB3's deterministic action, replaced by the fallback rule if forbidden (what the
+    environment did in training: ``invalid_action="fallback"``, its default; the shipped file names no wrapper)."""
     from stable_baselines3 import PPO
 
     env = gym.make("msjgym/MSJ-v0").unwrapped
