@@ -28,6 +28,14 @@ COMMON_ARGUMENTS: dict[str, str] = {
 }
 """The arguments every environment takes (:class:`msjgym.envs.base.BatchedEnv`)."""
 
+ACTION_CHECK = ("the one check of every environment (:mod:`msjgym.core.actions`): ``step(action)`` takes an int, a "
+                "NumPy integer or a 0-d integer array, in range; a float (even 2.0), a bool, a str, None or an array "
+                "of shape (1,) raises ``TypeError`` (pass an int or a 0-d array), out of range ``ValueError``; "
+                "nothing is coerced. A masked action is handled as ``invalid_action`` says (default: the mask's "
+                "default action, counted in ``info``). The vector env takes an integer array of shape (num_envs,), "
+                "each copy checked the same way.")
+"""The action check, the same for every environment (a row of every docstring and page)."""
+
 
 @dataclass(frozen=True)
 class EnvDoc:
@@ -61,7 +69,7 @@ class EnvDoc:
         rows = [("Action space", self.action_space),
                 ("Observation space", "; ".join(f"{e}: {n} ({m})" if e else m for e, n, m in self.observation)),
                 ("Reward", self.reward), ("Starting state", self.starting_state), ("Episode end", self.episode_end),
-                ("Action masks", self.masks), ("``info``", self.info),
+                ("Action masks", self.masks), ("Action check", ACTION_CHECK), ("``info``", self.info),
                 ("Arguments", "; ".join(f"``{k}``: {v}" for k, v in {**self.arguments, **COMMON_ARGUMENTS}.items()))]
         width = 95
         out = ["", "    " + "=" * 22 + "  " + "=" * width]
@@ -140,7 +148,7 @@ def env_page(env_id: str) -> str:
     lines += [""] + sum(([n, ""] for n in notes), [])
     lines += ["Named view: `env.unwrapped.view(obs)` returns the observation's named view "
               f"(`{type(core.view(core.observation_space.sample() * 0)).__name__}` here).", "",
-              "## Action masks", "", _md(doc.masks), "", "## Rewards", "", _md(doc.reward), "",
+              "## Action masks", "", _md(doc.masks), "", _md(ACTION_CHECK).replace(":mod:", ""), "", "## Rewards", "", _md(doc.reward), "",
               "## Starting state", "", _md(doc.starting_state), "", "## Episode end", "", _md(doc.episode_end), "",
               "## Info", "", "Every step: `dt` (the time it advanced), `fallback` (this step's action was masked and "
               "replaced), `fallbacks` (their count in the episode); " + _md(doc.info), "",
