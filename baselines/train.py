@@ -1,12 +1,21 @@
 """Train sb3-contrib's MaskablePPO on an msjgym scenario, then evaluate it beside the built-in policies.
 
-    python baselines/train.py baselines/maskable_ppo_one_and_n.toml [--skip-train] [--out DIR]
+    python baselines/train.py baselines/maskable_ppo_one_and_n.toml [--timesteps N] [--quick] [--skip-train]
+                                                                       [--out DIR]
 
 Reads a TOML config (see ``maskable_ppo_one_and_n.toml``), trains on the native vector environment through
-``msjgym.envs.to_sb3`` for a fixed number of steps (with a wall-clock cap), saves the model (``OUT/NAME.zip``,
-default OUT = baselines/results), then evaluates the learned policy (greedy: its most likely allowed action) exactly
+``msjgym.envs.to_sb3`` for a fixed number of steps (``--timesteps N`` overrides the config's; with a wall-clock cap),
+at one torch thread (the config's ``torch_threads``, default 1; ``OMP_NUM_THREADS`` defaults to 1), saves the model
+(``OUT/NAME.zip``), then evaluates the learned policy (greedy: its most likely allowed action) exactly
 as ``msjgym evaluate --policy sb3:OUT/NAME.zip`` does, and the built-in policies, with the same replications, seeds,
 jobs and warm-up, and writes the comparison table to ``OUT/NAME.md`` (and prints it).
+
+OUT is ``baselines/runs/`` by default (not tracked: ``.gitignore``): the recorded results in ``baselines/results/``
+change only when asked (``--out baselines/results``). ``--skip-train`` evaluates ``OUT/NAME.zip`` if it exists, else
+the recorded ``baselines/results/NAME.zip``, and writes its report to OUT. ``--quick`` sizes a run for a first try (a
+few minutes on one core): :data:`QUICK_TIMESTEPS` steps (unless ``--timesteps``), a :data:`QUICK_BUDGET` s cap, and
+an evaluation of :data:`QUICK_REPS` replications of a tenth of the jobs; its report says QUICK (its numbers are not
+the recorded ones).
 
 A config with a ``[dispatch]`` section (``ppo_dispatch.toml``) trains on ``msjgym/Dispatch-v0`` instead (its
 arguments are that section) and compares the learned dispatcher, evaluated through
@@ -33,6 +42,32 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
+RECORDED = HERE / "results"
+"""The recorded results (tracked): written only with ``--out baselines/results``."""
+DEFAULT_OUT = HERE / "runs"
+"""Where a run writes by default (ignored by git)."""
+QUICK_TIMESTEPS = 100_000
+QUICK_BUDGET = 180.0
+QUICK_REPS = 3
+
+
+def apply_overrides(config: dict[str, Any], timesteps: int | None = None, quick: bool = False) -> dict[str, Any]:
+    """``config`` with the command line's sizes: ``timesteps`` (training steps), ``quick`` (see the module
+    docstring). Returns the same dict, changed in place."""
+    tr, ev = config["train"], config["evaluate"]
+    if quick:
+        tr["total_timesteps"] = QUICK_TIMESTEPS
+        tr["time_budget_seconds"] = min(float(tr.get("time_budget_seconds", QUICK_BUDGET)), QUICK_BUDGET)
+        ev["reps"] = min(int(ev.get("reps", 10)), QUICK_REPS)
+        for key in ("jobs", "warmup", "arrivals", "check_states", "level_states"):
+            if key in ev:
+                ev[key] = max(int(ev[key]) // 10, 1)
+        config["quick"] = True
+    if timesteps is not None:
+        if timesteps < 1:
+            raise SystemExit(f"--timesteps {timesteps}: must be an integer >= 1")
+        tr["total_timesteps"] = int(timesteps)
+    return config
 
 
 def _num_classes(config: dict[str, Any]) -> int:
@@ -479,22 +514,39 @@ def paired_differences(rows: list[dict[str, Any]]) -> str:
             f"{len(learned)} pairs, 95 % CI): " + "; ".join(parts) + ".")
 
 
+def model_path(out: Path, name: str, skip_train: bool) -> Path:
+    """The model to evaluate: ``OUT/NAME.zip``; with ``--skip-train`` and none there, the recorded one."""
+    own = out / f"{name}.zip"
+    if skip_train and not own.is_file() and (RECORDED / f"{name}.zip").is_file():
+        return RECORDED / f"{name}.zip"
+    return own
+
+
 def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch is imported: one thread unless asked otherwise
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", type=Path)
-    parser.add_argument("--out", type=Path, default=HERE / "results")
-    parser.add_argument("--skip-train", action="store_true", help="evaluate the saved model only")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="where the model and the report go (default baselines/runs/, untracked; the recorded "
+                             "results: --out baselines/results)")
+    parser.add_argument("--timesteps", type=int, default=None, help="training steps (overrides the config's)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a first try: {QUICK_TIMESTEPS:,} steps, a {QUICK_BUDGET:.0f} s cap, a small evaluation")
+    parser.add_argument("--skip-train", action="store_true",
+                        help="evaluate the saved model only (OUT/NAME.zip, else the recorded one)")
     args = parser.parse_args(argv)
-    config = load_config(args.config)
+    config = apply_overrides(load_config(args.config), args.timesteps, args.quick)
     name = config.get("name", args.config.stem)
     training = None
     if not args.skip_train:
         training = train(config, args.out, name)
+    model = model_path(args.out, name, args.skip_train)
+    print(f"evaluating {model}", flush=True)
     if "dispatch" in config:
-        rows, meta = evaluate_dispatch(config, args.out / f"{name}.zip")
+        rows, meta = evaluate_dispatch(config, model)
         table = format_dispatch_table(rows)
     else:
-        rows, meta = evaluate_all(config, args.out / f"{name}.zip")
+        rows, meta = evaluate_all(config, model)
         table = format_table(rows, meta["reference"])
     print("\n" + table)
     write_report(args, config, name, training, rows, meta, table)
@@ -507,9 +559,12 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
     import sb3_contrib
     import torch
 
+    args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{name}.md"
-    if training is None and path.exists():  # keep the recorded training time
-        previous = path.read_text()
+    recorded = RECORDED / f"{name}.md"
+    source = path if path.exists() else recorded
+    if training is None and source.exists():  # keep the recorded training time
+        previous = source.read_text()
         marker = "training:"
         kept = next((line for line in previous.splitlines() if line.startswith(f"- {marker}")), None)
     else:
@@ -518,9 +573,11 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
     train_line = kept or (f"- training: {training['timesteps']:,} environment steps in {training['seconds']:.0f} s "
                           f"wall time ({platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"torch threads {config['train'].get('torch_threads', 1)})" if training else "- training: n/a")
+    quick = ("\n**QUICK run** (`--quick`: a short training and a small evaluation; not the recorded result)\n"
+             if config.get("quick") else "")
     text = f"""# {name}: MaskablePPO on {meta['scenario']}
-
-Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args.config.is_absolute() and HERE.parent in args.config.parents else args.config}`
+{quick}
+Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args.config.is_absolute() and HERE.parent in args.config.parents else args.config}{" --quick" if args.quick else ""}{f" --timesteps {args.timesteps}" if args.timesteps else ""}`
 (config: `{args.config.name}`).
 
 - scenario: {meta['scenario']} ({params + '; ' if params else ''}load ρ = {meta['load']:.4f})

@@ -85,7 +85,7 @@ def test_twin_runner_equals_simulate_and_a_different_policy_differs(policy):
 
 
 def test_masks_observation_and_invalid_action_error():
-    env = DispatchEnv(servers=20, lam=0.95, observation="histogram", levels=4, horizon=3000)
+    env = DispatchEnv(servers=20, lam=0.95, observation="histogram", levels=4, horizon=3000, invalid_action="raise")
     obs, _ = env.reset(seed=0)
     saw_masked = False
     for _ in range(3000):

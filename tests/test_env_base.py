@@ -26,7 +26,8 @@ SMALL = {"msjgym/MSJ-v0": {"horizon_jobs": 30}, "msjgym/AdaptiveLoss-v0": {"serv
 
 
 def _kwargs(env_id: str) -> dict:
-    return SMALL.get(env_id, {})
+    """Small systems that raise on a masked action (``invalid_action="raise"``: what these tests check)."""
+    return {**SMALL.get(env_id, {}), "invalid_action": "raise"}
 
 
 def _single_with_a_masked_action(env_id: str) -> tuple[BatchedEnv, int]:

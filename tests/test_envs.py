@@ -56,7 +56,7 @@ def test_reset_with_a_seed_gives_identical_episodes():
 
 
 def test_the_first_step_documents_the_initial_state_then_masks_bind():
-    env = MSJEnv("one-and-n")
+    env = MSJEnv("one-and-n", invalid_action="raise")
     obs, info = env.reset(seed=1)
     assert env.action_masks().all() and info["time"] == 0.0 and obs[0] == 1.0  # empty system, all allowed
     env.step(3)  # any action starts the clock
@@ -112,7 +112,8 @@ def test_native_vector_env_matches_single_envs_and_autoresets():
         ended_once |= truncated.any()
     assert ended_once and rewards_after_end and all(r == 0.0 for r in rewards_after_end)
     single = MSJEnv("one-and-n", horizon_jobs=500)
-    venv2 = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", horizon_jobs=500)
+    venv2 = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", horizon_jobs=500,
+                         invalid_action="raise")
     v_obs, _ = venv2.reset(seed=7)
     trajectories = [[v_obs]]
     for _ in range(30):  # no copy reaches its horizon in 30 steps
@@ -137,7 +138,7 @@ def test_render_mode_none_only_and_sb3_make_vec_env_works():
     """Environments take Gymnasium's ``render_mode`` keyword: None is accepted, anything else is a TypeError naming
     it (so SB3's ``make_vec_env``, which first asks for "rgb_array", retries without it instead of failing)."""
     assert gym.make("msjgym/MSJ-v0", render_mode=None).unwrapped.render_mode is None
-    with pytest.raises(TypeError, match="render_mode='rgb_array'.*valid: None"):
+    with pytest.raises(TypeError, match="render_mode='rgb_array'.*valid: None, 'ansi'"):
         gym.make("msjgym/Dispatch-v0", render_mode="rgb_array")
     sb3_env_util = pytest.importorskip("stable_baselines3.common.env_util", reason="needs the rl extra")
     venv = sb3_env_util.make_vec_env("msjgym/MSJ-v0", n_envs=2)

@@ -48,7 +48,7 @@ def test_twin_env_equals_compiled_fast_path(policy, k):
 
 
 def test_masks_and_invalid_action_error():
-    env = AdaptiveLossEnv(servers=10, d=3, lam=0.95, horizon_jobs=None)
+    env = AdaptiveLossEnv(servers=10, d=3, lam=0.95, horizon_jobs=None, invalid_action="raise")
     obs, _ = env.reset(seed=0)
     seen_partial = False
     for _ in range(2000):

@@ -99,7 +99,7 @@ def test_random_masked_actions_keep_the_environment_consistent(case, choices, se
        bad=st.integers(0, 2**16), seed=st.integers(0, 2**31 - 1))
 def test_a_masked_action_is_refused_and_the_environment_goes_on(case, choices, bad, seed):
     env_id, kwargs = case
-    env = gym.make(env_id, **kwargs).unwrapped  # the checkers' wrappers would intercept first
+    env = gym.make(env_id, **kwargs, invalid_action="raise").unwrapped  # the checkers' wrappers would intercept first
     env.reset(seed=seed)
     for choice in choices:
         mask = env.action_masks()

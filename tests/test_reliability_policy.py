@@ -214,12 +214,14 @@ def test_valid_rates_are_not_refused_and_the_example_runs():
 # ------------------------------------------------------------------ environments: one action check, single and vector
 SMALL = {"msjgym/MSJ-v0": {"horizon_jobs": 30}, "msjgym/AdaptiveLoss-v0": {"servers": 6, "d": 3, "lam": 0.95},
          "msjgym/Dispatch-v0": {"servers": 6, "observation": "histogram", "levels": 3}}
+SMALL = {env_id: {**kwargs, "invalid_action": "raise"} for env_id, kwargs in SMALL.items()}  # masked: refused here
 IDS = [reg.id for reg in envs.registrations()]
 
 
 def _venv_with_a_masked_action(env_id: str, num_envs: int):
     """A seeded vector env stepped (random allowed actions) until copy 0 has a masked action."""
-    venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **SMALL.get(env_id, {}))
+    venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",
+                        **SMALL.get(env_id, {"invalid_action": "raise"}))
     venv.reset(seed=1)
     rng = np.random.default_rng(0)
     for _ in range(5000):
@@ -266,7 +268,7 @@ def test_every_env_refuses_each_bad_action_the_same_single_and_vector(env_id, ki
             venv.step(chosen)
     assert np.array_equal(venv._batch.obs, before)  # no copy advanced
 
-    single = gym.make(env_id, **SMALL.get(env_id, {})).unwrapped
+    single = gym.make(env_id, **SMALL.get(env_id, {"invalid_action": "raise"})).unwrapped
     single.reset(seed=1)
     rng = np.random.default_rng(0)
     for _ in range(5000):

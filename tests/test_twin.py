@@ -286,7 +286,7 @@ def test_the_twin_test_detects_a_different_policy():
 
 @pytest.mark.parametrize("mode", ["start", "preemptive"])
 def test_a_masked_action_is_a_value_error_naming_step_and_action(mode):
-    env = MSJEnv(scenario="finite-skip-fig6", mode=mode, window=4, load=0.9)
+    env = MSJEnv(scenario="finite-skip-fig6", mode=mode, window=4, load=0.9, invalid_action="raise")
     policy = "fcfs" if mode == "start" else "msf"
     agent = make_agent(policy, env.spec_)
     obs, _ = env.reset(seed=3)

@@ -4,8 +4,11 @@ An action is an integer — a Python ``int`` or a NumPy integer, or a 0-d intege
 by the current mask (``bool[A]``). Anything else is refused with a one-line error naming the value and what is valid:
 a ``TypeError`` for a value that is not an integer (a float, even 2.0; a ``bool``; a string; None; an array of shape
 (1,): pass an int or a 0-d array), a ``ValueError`` for an integer out of range or masked. Nothing is rounded or
-clipped: a wrong action is never silently fixed (:func:`fallback_action` is the explicit, opt-in exception: the rule
-of the ``MaskFallback`` wrapper for agents that ignore masks).
+clipped: a wrong *type* or range is never silently fixed. A *masked* integer action is handled as the environment's
+``invalid_action`` argument says (:data:`INVALID_ACTION_MODES`, :func:`resolve_actions`): by default it is replaced by
+the mask's default action (:func:`fallback_action`: the highest-numbered allowed one) and counted, so that any RL
+library runs; ``"raise"`` raises the ``ValueError`` below (for debugging); ``"penalty"`` replaces it and subtracts a
+penalty from the step's reward.
 
 A vector environment's actions (:func:`check_actions`) are one such action per copy: an integer array (or list) of
 shape ``(num_envs,)`` exactly — not a scalar, not ``(num_envs, 1)``, not floats or bools — each in range, and allowed by
@@ -73,6 +76,45 @@ def check_actions(values: Any, masks: np.ndarray, steps: np.ndarray, resetting: 
     return index
 
 
+INVALID_ACTION_MODES = ("fallback", "raise", "penalty")
+"""What an environment does with a masked action (its ``invalid_action`` argument): ``"fallback"`` (default) takes
+the mask's default action instead (:func:`fallback_action`) and counts it in ``info``; ``"raise"`` raises
+``ValueError``; ``"penalty"`` falls back and subtracts ``invalid_action_penalty`` from the step's reward."""
+
+
+def check_invalid_action(mode: Any, penalty: Any) -> tuple[str, float]:
+    """``(mode, penalty)`` validated: ``mode`` one of :data:`INVALID_ACTION_MODES`, ``penalty`` a finite number >= 0
+    (in the reward's units); a ``ValueError`` naming the argument otherwise."""
+    if not isinstance(mode, str) or mode not in INVALID_ACTION_MODES:
+        raise ValueError(f"invalid_action = {mode!r}: must be one of {', '.join(map(repr, INVALID_ACTION_MODES))}")
+    if isinstance(penalty, bool) or not isinstance(penalty, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(penalty) or penalty < 0:
+        raise ValueError(f"invalid_action_penalty = {penalty!r}: must be a finite number >= 0 (in the reward's units)")
+    return mode, float(penalty)
+
+
+def resolve_actions(values: Any, masks: np.ndarray, steps: np.ndarray, resetting: np.ndarray,
+                    mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """The actions to apply (int64[B]) and which were replaced (bool[B]), for a vector environment whose
+    ``invalid_action`` is ``mode``. Types, shape and range are always checked (:func:`check_actions`'s errors);
+    a masked action raises with ``"raise"`` and is replaced by its copy's :func:`fallback_action` otherwise (a copy
+    being reset ignores its action and is never counted as replaced)."""
+    if mode == "raise":
+        return check_actions(values, masks, steps, resetting), np.zeros(masks.shape[0], np.bool_)
+    try:
+        index = check_actions(values, np.ones_like(masks), steps, resetting)
+    except ValueError:  # an action out of range: the message lists the copy's allowed actions, not all of them
+        array = np.asarray(values)
+        b = int(np.flatnonzero((array < 0) | (array >= masks.shape[1]))[0])
+        check_action(array[b], masks[b], f"env {b}, step {steps[b]}: ")
+        raise
+    envs = masks.shape[0]
+    replaced = ~masks[np.arange(envs), index] & ~resetting
+    for b in np.flatnonzero(replaced):
+        index[b] = fallback_action(int(index[b]), masks[b])
+    return index, replaced
+
+
 def rates_error(value: Any, caps: np.ndarray, total: float = 1.0, tol: float = 1e-9) -> TypeError | ValueError | None:
     """The error for ``value`` as a vector of service rates for N = ``caps.size`` jobs, or None when it is valid: a
     1-d sequence or array of N real numbers (not bools, strings or None), each finite, >= 0 and at most ``caps[j]``
@@ -115,8 +157,11 @@ def allowed(mask: np.ndarray) -> list[int]:
 
 
 def fallback_action(value: Any, mask: np.ndarray) -> int:
-    """``value`` if ``mask`` allows it, else the highest-numbered allowed action: the rule of
-    :class:`msjgym.envs.wrappers.MaskFallback` (and of evaluating a model trained with it). ``value`` must still be an
+    """``value`` if ``mask`` allows it, else the mask's default action, the highest-numbered allowed one: the rule of
+    every environment's ``invalid_action="fallback"`` (and of :class:`msjgym.envs.wrappers.MaskFallback`, and of
+    evaluating a model trained without masks): "wait" / "commit" in ``msjgym/MSJ-v0`` and ``msjgym/FiniteSkip-v0``
+    (always allowed), the widest allowed width in ``msjgym/AdaptiveLoss-v0``, the highest level that has a server in
+    ``msjgym/Dispatch-v0``. ``value`` must still be an
     integer action in range (``TypeError`` / ``ValueError`` as :func:`action_error`); ``ValueError`` if the mask allows
     nothing."""
     error = action_error(value, np.ones(mask.shape, dtype=bool))

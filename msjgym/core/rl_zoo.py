@@ -13,10 +13,12 @@ A model evaluated without what these files say would be a different policy, and 
   ``clip((obs − mean) / sqrt(var + epsilon), −clip_obs, clip_obs)`` (as float32), exactly VecNormalize's; reward
   normalization does not change how a model acts and is ignored. A config asking for observation normalization
   without the file is refused.
-* ``env_wrapper``: :class:`msjgym.envs.wrappers.MaskFallback` is applied (a forbidden most likely action is
-  replaced by the highest-numbered allowed one, as in training; not for MaskablePPO, which never chose a forbidden
-  action); any other wrapper is refused, since it may change
-  the observations or the actions. ``frame_stack`` is refused. ``vec_env_wrapper`` may only be reward wrappers
+* ``env_wrapper``: :class:`msjgym.envs.wrappers.MaskFallback` (older runs; the environments now fall back by
+  themselves, ``invalid_action="fallback"``) is accepted: its rule is the one every PPO, A2C or DQN model is evaluated
+  with anyway (a forbidden most likely action is replaced by the mask's default action, as in training; not for
+  MaskablePPO, which never chose a forbidden action); any other wrapper is refused, since it may change the
+  observations or the actions. ``env_kwargs`` (``invalid_action`` and its penalty included) change the system, not
+  how the model acts: evaluate on the same system (the command's scenario options). ``frame_stack`` is refused. ``vec_env_wrapper`` may only be reward wrappers
   (:data:`REWARD_ONLY_WRAPPERS`).
 
 The files are looked for in ``MODEL/`` (``MODEL.zip`` without ``.zip``: the final model's own folder), then beside
@@ -51,7 +53,8 @@ class ZooRun:
         config: the ``config.yml`` read (None if there is none).
         normalization: ``vecnormalize.pkl``'s file if it normalizes observations, else None.
         transform: float32 observation -> what the model sees (VecNormalize's observation normalization), or None.
-        fallback: trained through ``MaskFallback``: a forbidden most likely action becomes the highest allowed one.
+        fallback: the config names ``MaskFallback`` (older RL Zoo runs; the rule is applied to every model but
+            MaskablePPO's whatever this says, see :func:`msjgym.core.user_policy._sb3_policy`).
     """
 
     config: Path | None = None

@@ -14,9 +14,11 @@ environment's *spec* if its constructor takes an argument, else with none. The s
   ``spec.view(observation).waiting`` rather than an offset.
 
 On the command line a policy is ``--policy FILE.py:NAME`` (NAME: a class, an object or a function in the file) or
-``--policy sb3:MODEL.zip`` (a saved Stable-Baselines3 model: MaskablePPO, PPO, A2C or DQN; it acts greedily on the
-allowed actions; a model trained by RL Zoo acts as trained: its run's observation normalization and ``MaskFallback``
-rule are applied, anything else that cannot be reproduced is refused, :mod:`msjgym.core.rl_zoo`) or
+``--policy sb3:MODEL.zip`` (a saved Stable-Baselines3 model: MaskablePPO, PPO, A2C or DQN; MaskablePPO acts
+greedily on the allowed actions; PPO, A2C and DQN, which trained through the environments' ``invalid_action``
+fallback, act as trained: their most likely action, replaced by the mask's default action if forbidden; a model
+trained by RL Zoo acts as trained: its run's observation normalization is applied, anything else that cannot be
+reproduced is refused, :mod:`msjgym.core.rl_zoo`) or
 ``--policy rllib:CHECKPOINT_DIR`` (an RLlib checkpoint's RLModule, greedy on the allowed actions:
 :mod:`msjgym.core.rllib_policy`). :func:`load_user_policy` turns any of these into a :class:`UserPolicy`, called as
 ``decide(observation, mask)``, and :func:`checked_action` calls it for replication ``rep``'s step ``step``: anything
@@ -242,8 +244,10 @@ def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
             scores = actor_scores(model)  # numpy copy of the network: the same greedy actions, ~30x faster
         except ValueError:
             scores = _torch_scores(model)
-        # MaskablePPO samples among allowed actions only (the wrapper never acted): its rule stays the masked one
-        return greedy_decide(scores, run.transform, run.fallback and cls is not MaskablePPO)
+        # MaskablePPO samples among allowed actions only: its rule is the masked one. Any other algorithm trained on
+        # an msjgym environment saw its forbidden choices replaced by the mask's default action (the environments'
+        # invalid_action="fallback" default, or MaskFallback; with "raise" it never chose one): the same rule here.
+        return greedy_decide(scores, run.transform, cls is not MaskablePPO)
     raise PolicyError(f"--policy sb3:{path}: not a saved MaskablePPO, PPO, A2C or DQN model")
 
 

@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from msjgym.core.actions import action_error, check_actions
+from msjgym.core.actions import action_error, check_invalid_action, fallback_action, resolve_actions
 from msjgym.core.env_batch import EnvBatch
 from msjgym.errors import MsjgymError
 
@@ -67,13 +67,14 @@ class MaskedDiscrete(gym.spaces.Discrete):
         return MaskedDiscrete(int(self.n), self._masks)
 
 
-def check_render_mode(render_mode: object) -> None:
-    """``render_mode``, which must be None: the systems have no picture to render. Any other value raises a
-    ``TypeError`` naming it (Gymnasium's convention for an unsupported keyword; Stable-Baselines3's ``make_vec_env``,
-    which asks for ``"rgb_array"``, then makes the environment without it)."""
-    if render_mode is not None:
-        raise TypeError(f"render_mode={render_mode!r}: msjgym's environments do not render (valid: None)")
-    return None
+def check_render_mode(render_mode: object) -> str | None:
+    """``render_mode``: None or ``"ansi"`` (``render()`` returns a text picture of the servers and the queue). Any
+    other value raises a ``TypeError`` naming it (Gymnasium's convention for an unsupported keyword;
+    Stable-Baselines3's ``make_vec_env``, which asks for ``"rgb_array"``, then makes the environment without it)."""
+    if render_mode is not None and render_mode != "ansi":
+        raise TypeError(f"render_mode={render_mode!r}: msjgym's environments render only as text (valid: None, "
+                        "'ansi')")
+    return render_mode
 
 
 def check_num_envs(num_envs: object) -> int:
@@ -92,21 +93,28 @@ class BatchedVectorEnv(VectorEnv):
     first time). Each copy's allowed actions are in ``action_masks()`` (bool[num_envs, A]) and
     ``infos["action_mask"]``; ``infos["dt"]`` is the time each copy's step advanced. ``step`` takes an integer array
     (or list) of shape ``(num_envs,)``, one action per copy (:func:`msjgym.core.actions.check_actions`): anything else
-    (floats, bools, a scalar, shape ``(num_envs, 1)``) raises a ``TypeError``; a copy's action that is out of range or
-    masked raises a ``ValueError`` naming the copy, its step, the action and the allowed ones, before any copy is
-    advanced. A copy being reset ignores its action, which must still be an integer in range. Episodes end by
-    truncation, never by termination.
+    (floats, bools, a scalar, shape ``(num_envs, 1)``) raises a ``TypeError``; a copy's action out of range raises a
+    ``ValueError`` naming the copy, its step, the action and the allowed ones, before any copy is advanced. A copy's
+    *masked* action is handled as ``invalid_action`` says (:data:`msjgym.core.actions.INVALID_ACTION_MODES`):
+    ``"fallback"`` (default) applies the mask's default action (the highest-numbered allowed one) and sets
+    ``infos["fallback"][i]`` (``infos["fallbacks"][i]`` counts them in the episode); ``"raise"`` raises the
+    ``ValueError``; ``"penalty"`` falls back and subtracts ``invalid_action_penalty`` (reward units, default 1.0) from
+    that copy's reward. A copy being reset ignores its action, which must still be an integer in range. Episodes end
+    by truncation, never by termination.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["ansi"],
+                                          "render_fps": 1}
     spec_type: ClassVar[Any]
     """The family's spec: ``spec_type.make(*args, **kwargs)`` validates the environment's arguments."""
     batch_type: ClassVar[type[EnvBatch]]
     """The family's batch: ``batch_type(spec, num_envs)``."""
 
-    def __init__(self, num_envs: int = 1, *args: Any, render_mode: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, num_envs: int = 1, *args: Any, render_mode: str | None = None, invalid_action: str = "fallback",
+                 invalid_action_penalty: float = 1.0, **kwargs: Any) -> None:
         self.render_mode = check_render_mode(render_mode)
         self.num_envs = check_num_envs(num_envs)
+        self.invalid_action, self.invalid_action_penalty = check_invalid_action(invalid_action, invalid_action_penalty)
         self.spec_ = self.spec_type.make(*args, **kwargs)
         self._batch = self.batch_type(self.spec_, self.num_envs)
         self.single_observation_space = self.observation_space_of(self.spec_)
@@ -116,6 +124,8 @@ class BatchedVectorEnv(VectorEnv):
         self._reset_next = np.ones(self.num_envs, np.bool_)  # copies whose next step resets them
         self._steps = np.zeros(self.num_envs, np.int64)  # steps of each copy's episode so far
         self._copies = np.arange(self.num_envs)
+        self._fallback = np.zeros(self.num_envs, np.bool_)  # copies whose last action was replaced
+        self._fallbacks = np.zeros(self.num_envs, np.int64)  # replaced actions in each copy's episode so far
         self._seeded = False
 
     @staticmethod
@@ -137,14 +147,30 @@ class BatchedVectorEnv(VectorEnv):
             self._batch.seed(np.random.SeedSequence(seed).spawn(self.num_envs))
             self._seeded = True
         self._reset_next[:] = True
+        self._fallback[:] = False
         self._advance(np.zeros(self.num_envs, np.int64))
         return self._batch.obs.copy(), self._infos()
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        values = check_actions(actions, self._batch.masks, self._steps, self._reset_next)
+        values, replaced = resolve_actions(actions, self._batch.masks, self._steps, self._reset_next,
+                                           self.invalid_action)
+        resetting = self._reset_next.copy()
         truncated = self._advance(values)
-        return (self._batch.obs.copy(), self._batch.rewards.copy(), np.zeros(self.num_envs, np.bool_), truncated,
-                self._infos())
+        self._fallback[:] = replaced
+        self._fallbacks[resetting] = 0
+        self._fallbacks += replaced
+        rewards = self._batch.rewards.copy()
+        if self.invalid_action == "penalty":
+            rewards[replaced] -= self.invalid_action_penalty
+        return self._batch.obs.copy(), rewards, np.zeros(self.num_envs, np.bool_), truncated, self._infos()
+
+    def render(self) -> str | None:
+        """``render_mode="ansi"``: a text picture of each copy's servers and queue (one block per copy); None
+        otherwise (:mod:`msjgym.envs.render`)."""
+        if self.render_mode != "ansi":
+            return None
+        from msjgym.envs.render import render_text
+        return "\n".join(f"copy {b}: " + render_text(self.spec_, self._batch.obs[b]) for b in range(self.num_envs))
 
     def action_masks(self) -> np.ndarray:
         """bool[num_envs, A]: each copy's allowed actions now."""
@@ -163,6 +189,7 @@ class BatchedVectorEnv(VectorEnv):
             self._batch.reset_copies(ended)
         self._reset_next[ended] = False
         self._steps[ended] = 0
+        self._fallbacks[ended] = 0
         return ended, self._batch.obs.copy()
 
     # ------------------------------------------------------------------ internals
@@ -183,7 +210,8 @@ class BatchedVectorEnv(VectorEnv):
         return truncated
 
     def _infos(self) -> dict:
-        return {"dt": self._batch.dts.copy(), "action_mask": self._batch.masks.copy()}
+        return {"dt": self._batch.dts.copy(), "action_mask": self._batch.masks.copy(),
+                "fallback": self._fallback.copy(), "fallbacks": self._fallbacks.copy()}
 
 
 class BatchedEnv(gym.Env):
@@ -191,23 +219,30 @@ class BatchedEnv(gym.Env):
 
     ``reset(seed=s)`` seeds the copy from ``SeedSequence(s).spawn(1)[0]`` (as replication 0 of ``msjgym evaluate``
     with seed s, and copy 0 of the vector environment); ``step(action)`` takes one action — an integer (Python or
-    NumPy, or a 0-d integer array) allowed by ``action_masks()`` — and raises a ``TypeError`` (not an integer: a float,
-    even 2.0, a bool, a string, None, or an array of shape (1,): pass an int or a 0-d array) or a ``ValueError`` (out
-    of range or masked) naming the step, the value and the allowed actions otherwise
-    (:func:`msjgym.core.actions.action_error`, the same check as the vector environment's). ``info["dt"]`` is the
-    time the step advanced.
+    NumPy, or a 0-d integer array) in range — and raises a ``TypeError`` (not an integer: a float, even 2.0, a bool, a
+    string, None, or an array of shape (1,): pass an int or a 0-d array) or a ``ValueError`` (out of range) naming the
+    step, the value and the allowed actions otherwise (:func:`msjgym.core.actions.action_error`, the same check as the
+    vector environment's). An action the mask (``action_masks()``) forbids is handled as ``invalid_action`` says:
+    ``"fallback"`` (default: the mask's default action, the highest-numbered allowed one, is applied;
+    ``info["fallback"]`` says so and ``info["fallbacks"]`` counts them in the episode), ``"raise"`` (``ValueError``)
+    or ``"penalty"`` (fallback, and ``invalid_action_penalty``, in the reward's units, subtracted from the reward).
+    ``info["dt"]`` is the time the step advanced. ``render_mode="ansi"``: ``render()`` returns a text picture of the
+    servers and the queue.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}  # one picture per decision
     vector_type: ClassVar[type[BatchedVectorEnv]]
 
-    def __init__(self, *args: Any, render_mode: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, render_mode: str | None = None, invalid_action: str = "fallback",
+                 invalid_action_penalty: float = 1.0, **kwargs: Any) -> None:
         self.render_mode = check_render_mode(render_mode)
-        self._venv = self.vector_type(1, *args, **kwargs)
+        self._venv = self.vector_type(1, *args, invalid_action=invalid_action,
+                                      invalid_action_penalty=invalid_action_penalty, **kwargs)
         self.spec_ = self._venv.spec_
         self.observation_space = self._venv.single_observation_space
         self.action_space = MaskedDiscrete(self.spec_.action_count, self.action_masks)
         self._ended = True
+        self._fallback, self._fallbacks = False, 0
         self._action = np.zeros(1, np.int64)
 
     @property
@@ -226,19 +261,42 @@ class BatchedEnv(gym.Env):
             seed = int(self.np_random.integers(2**63))
         obs, _ = self._venv.reset(seed=seed) if seed is not None else self._venv.reset()
         self._ended = False
+        self._fallback, self._fallbacks = False, 0
         return obs[0], self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._ended:
             raise MsjgymError("step() after the episode ended: call reset() first")
         venv = self._venv
-        error = action_error(action, venv._batch.masks[0])
+        mask = venv._batch.masks[0]
+        mode = venv.invalid_action
+        error = action_error(action, mask if mode == "raise" else np.ones_like(mask))
         if error is not None:
+            error = action_error(action, mask) or error  # the same error, listing the actions allowed now
             raise type(error)(f"step {venv._steps[0]}: {error}")
-        self._action[0] = action
+        chosen = int(action) if mode == "raise" else fallback_action(action, mask)
+        self._fallback = chosen != int(action)
+        self._fallbacks += self._fallback
+        self._action[0] = chosen
         self._ended = bool(venv._advance(self._action)[0])
         batch = venv._batch
-        return batch.obs[0].copy(), float(batch.rewards[0]), False, self._ended, self._info()
+        reward = float(batch.rewards[0])
+        if self._fallback and mode == "penalty":
+            reward -= venv.invalid_action_penalty
+        return batch.obs[0].copy(), reward, False, self._ended, self._info()
+
+    def render(self) -> str | None:
+        """``render_mode="ansi"``: a text picture of the servers and the queue now (:mod:`msjgym.envs.render`);
+        None otherwise."""
+        if self.render_mode != "ansi":
+            return None
+        from msjgym.envs.render import render_text
+        return render_text(self.spec_, self._venv._batch.obs[0])
+
+    @property
+    def invalid_action(self) -> str:
+        """What a masked action does: "fallback", "raise" or "penalty" (the ``invalid_action`` argument)."""
+        return self._venv.invalid_action
 
     def action_masks(self) -> np.ndarray:
         """bool[A]: the actions allowed now."""
@@ -252,4 +310,4 @@ class BatchedEnv(gym.Env):
 
     def _info(self) -> dict:
         batch = self._venv._batch
-        return {"dt": float(batch.dts[0]), **batch.info(0)}
+        return {"dt": float(batch.dts[0]), "fallback": self._fallback, "fallbacks": self._fallbacks, **batch.info(0)}

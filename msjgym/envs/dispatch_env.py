@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 
 from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
+from msjgym.envs.docs import EnvDoc
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec
 from msjgym.systems.dispatch.simulate import Replication
@@ -20,52 +21,61 @@ ENVS = [EnvRegistration(DISPATCH_ENV_ID, "msjgym.envs.dispatch_env:DispatchEnv",
                         "msjgym.envs.dispatch_env:DispatchVectorEnv", "dispatch")]
 __all__ = ["DISPATCH_ENV_ID", "DispatchEnv", "DispatchVectorEnv"]
 
-_DOC_TABLE = """
-    ======================  ===========================================================================================
-    Action space            ``observation="sampled"``: Discrete(d), the index of the chosen server in the sample.
-                            ``"histogram"`` / ``"estimates"``: Discrete(L + 1): a < L sends the job to a uniformly
-                            random server whose queue length (estimate) is exactly a, a = L to one with at least L.
-                            The estimates mode then counts the job in that server's estimate (e_i += 1, as push).
-    Observation space       ``"sampled"``: Box(0, inf, (d,), float32), the queue lengths of d servers sampled uniformly
-                            without replacement at this arrival (jsq-d's draws; d messages per arrival), in sample
-                            order.
-                            ``"histogram"``: Box(0, 1, (L,), float32), the fraction of servers with at least i jobs,
-                            i = 1..L (exact queue lengths). ``"estimates"``: the same over the dispatcher's estimates,
-                            kept by probes at rate δN (push) or by server updates (pull: at completions with
-                            probability δ₁, at rate δ₀ while idle). Both histograms are O(L) per step at any N.
-    Named view              ``env.unwrapped.view(obs)`` (= ``spec_.view(obs)``): ``SampledView`` (``queue_lengths``,
-                            ``shortest``) or ``LevelsView`` (``at_least``, ``level_fractions``, ``level_servers``,
-                            ``lowest_level``, ``estimated``); the layout: :mod:`msjgym.systems.dispatch.observation`.
-    Reward                  ``reward="holding"`` (default): −∫ (jobs in system) / N dt from this arrival to the next
-                            (per server, so its scale does not change with N). Its time average is −(mean jobs per
-                            server) = −λ · E[response time] by Little's law: maximising the return minimises the mean
-                            response time. ``reward="response"``: −E[R | state, action], the expected response time
-                            of the job just dispatched (time units): (q + 1)·E[S]/speed for exponential sizes (q: the
-                            chosen server's jobs; exact by memorylessness); for other laws the work ahead of it (known
-                            to the simulator, not to the agent) / speed + E[S]/speed. O(1) per step. Its mean over
-                            jobs is −E[response time], with no noise from the other servers' events: a per-decision
-                            signal for credit assignment at large N; it omits the delay the job causes to later
-                            jobs, which only the return over later steps sees.
-    Episode end             truncated after ``horizon`` arrivals have been dispatched (default 1000); with ``arrivals``
-                            an episode is one replication of the paper's protocol (as ``simulate``) and ends once
-                            every measured job has left. Never terminated.
-    Action masks            ``action_masks()`` (sb3-contrib convention): the levels with at least one server (every
-                            sample index in "sampled"); a masked action raises ``ValueError`` naming it and the valid
-                            ones; ``action_space.sample()`` draws among the allowed actions.
-    Action check            the one check of every environment (:mod:`msjgym.core.actions`): ``step(action)`` takes
-                            an int, a NumPy integer or a 0-d integer array, in range and allowed by the mask; a
-                            float (even 2.0), a bool, a str, None or an array of shape (1,) raises ``TypeError`` (pass
-                            an int or a 0-d array), out of range or masked ``ValueError``; nothing is coerced. The
-                            vector env takes an integer array of shape (num_envs,), each copy checked the same way.
-    Arguments               ``servers`` N (100), ``lam`` arrival rate per server λ (0.9), ``dist`` job-size law (a
-                            Distribution or a paper-law name, default Exp(1)), ``observation`` ("histogram"), ``d``
-                            (sampled; 2), ``information`` ("push" or "pull"; estimates), ``delta`` (0.3), ``delta0``,
-                            ``delta1`` (pull), ``levels`` L (8), ``horizon`` (1000), ``arrivals`` and
-                            ``warmup_fraction`` (0.1) for protocol episodes, ``reward`` ("holding" or "response").
-    ``info``                ``dt`` (time the step advanced), ``time``, ``events``, ``messages`` (samples, probes or
-                            updates so far in the episode; protocol episodes: in the measured window).
-    ======================  ===========================================================================================
-"""
+DOC = EnvDoc(
+    id=DISPATCH_ENV_ID,
+    title="Dispatch each arriving job to one of N FIFO servers (large-scale load balancing).",
+    description="""N servers with FIFO queues behind a dispatcher, Poisson arrivals at rate λN, i.i.d. job sizes,
+    unit-rate servers; an agent dispatches each arriving job, seeing what an information model allows: the queue
+    lengths of d sampled servers (as JSQ(d)), the histogram of all queue lengths (as JSQ), or the histogram of the
+    dispatcher's estimates kept by push probes or pull updates (Hellemans, Kielanski & Van Houdt). Event-driven: a
+    step is one dispatch decision, after which the system runs its own events (completions, probes, updates) to the
+    next arrival.""",
+    action_space="""``observation="sampled"``: Discrete(d), the index of the chosen server in the sample.
+    ``"histogram"`` / ``"estimates"`` (default ``"histogram"``): Discrete(L + 1): a < L sends the job to a uniformly
+    random server whose queue length (estimate) is exactly a, a = L to one with at least L. The estimates mode then
+    counts the job in that server's estimate (e_i += 1, as push).""",
+    observation=(
+        ("i − 1, i = 1..L", "at least i", "the fraction of servers with at least i jobs (exact queue lengths)"),
+        ("", "", "That is ``observation=\"histogram\"`` (the default), Box(0, 1, (L,)). ``\"estimates\"``: the same "
+                 "over the dispatcher's estimates. ``\"sampled\"``: Box(0, inf, (d,)), the queue lengths of d "
+                 "servers sampled uniformly without replacement at this arrival, in sample order (d messages per "
+                 "arrival). Named views ``SampledView`` (``queue_lengths``, ``shortest``) / ``LevelsView`` "
+                 "(``at_least``, ``level_fractions``, ``level_servers``, ``lowest_level``); layout: "
+                 "``msjgym.systems.dispatch.observation``."),
+    ),
+    reward="""``reward="holding"`` (default): −∫ (jobs in system) / N dt from this arrival to the next (per server,
+    so its scale does not change with N); its time average is −λ·E[response time] by Little's law.
+    ``reward="response"``: −E[R | state, action], the expected response time of the job just dispatched (time units):
+    (q + 1)·E[S] for exponential sizes (q: the chosen server's jobs); for other laws the work ahead of it (known to
+    the simulator, not to the agent) + E[S]: a per-decision signal for credit assignment at large N that omits the
+    delay the job causes to later jobs.""",
+    starting_state="""Every server empty at time 0 (estimates 0), at the first arrival.""",
+    episode_end="""Truncated after ``horizon`` arrivals have been dispatched (default 1000); with ``arrivals`` an
+    episode is one replication of the paper's protocol (``DispatchEnv.episode_replication()``) and ends once every
+    measured job has left. Never terminated.""",
+    masks="""``action_masks()`` (sb3-contrib convention): the levels with at least one server (every sample index in
+    "sampled"); ``action_space.sample()`` draws among the allowed actions.""",
+    info="""``time``, ``events``, ``messages`` (samples, probes or updates so far in the episode; protocol episodes:
+    in the measured window).""",
+    arguments={
+        "servers": "N, the servers",
+        "lam": "λ, the arrival rate per server (< 1)",
+        "dist": "the job-size law (a Distribution or a paper-law name; None: Exp(1))",
+        "observation": "``\"histogram\"``, ``\"sampled\"`` or ``\"estimates\"`` (see Observation space)",
+        "d": "the servers sampled per arrival (``\"sampled\"``; None: 2)",
+        "information": "``\"push\"`` or ``\"pull\"`` (``\"estimates\"``)",
+        "delta": "push: probes per server per time unit (None: 0.3)",
+        "delta0": "pull: update rate of an idle server",
+        "delta1": "pull: probability of an update at a completion",
+        "levels": "L, the levels of the histogram",
+        "horizon": "arrivals per episode (None: 1000)",
+        "arrivals": "a protocol episode of this many arrivals (replaces ``horizon``)",
+        "warmup_fraction": "the fraction of a protocol episode's arrivals not measured",
+        "reward": "``\"holding\"`` or ``\"response\"`` (see Rewards)",
+    },
+    version_history=("v0: initial version; issue 25 added ``invalid_action`` (a masked action falls back by default "
+                     "instead of raising) and ``render_mode=\"ansi\"``.",),
+)
 
 
 class DispatchVectorEnv(BatchedVectorEnv):
@@ -76,8 +86,9 @@ class DispatchVectorEnv(BatchedVectorEnv):
     ``infos["action_mask"]``; ``infos["dt"]`` is the time each step advanced (see
     :class:`~msjgym.envs.base.BatchedVectorEnv`). ``model``: the system and its information model (policy jsq-d,
     jsq, push or pull: what the agent replaces).
-    """ + _DOC_TABLE
+    """ + DOC.docstring()
 
+    doc = DOC
     spec_type = DispatchSpec
     batch_type = DispatchBatch
 
@@ -91,8 +102,9 @@ class DispatchEnv(BatchedEnv):
     __doc__ = """N servers with FIFO queues behind a dispatcher, Poisson arrivals at rate λN, i.i.d. job sizes, unit-rate
     servers; an agent dispatches each arriving job. Event-driven: a step is one dispatch decision, after which the
     system runs its own events (completions, probes, updates) to the next arrival.
-    """ + _DOC_TABLE
+    """ + DOC.docstring()
 
+    doc = DOC
     vector_type = DispatchVectorEnv
 
     def episode_replication(self) -> Replication:

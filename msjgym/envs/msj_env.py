@@ -7,6 +7,7 @@ control step: :mod:`msjgym.systems.msj.control`.
 from __future__ import annotations
 
 from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
+from msjgym.envs.docs import EnvDoc
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.evaluator import summarize
 from msjgym.evaluate.result import Result as EvaluationResult
@@ -18,43 +19,61 @@ ENV_ID = "msjgym/MSJ-v0"
 ENVS = [EnvRegistration(ENV_ID, "msjgym.envs.msj_env:MSJEnv", "msjgym.envs.msj_env:MSJVectorEnv", "msj")]
 __all__ = ["ENV_ID", "MSJEnv", "MSJVectorEnv"]
 
-_DOC_TABLE = """
-    ======================  ===========================================================================================
-    Action space            ``mode="start"`` (non-preemptive; a decision epoch is an instant at which some waiting job
-                            fits): Discrete(W + K + 1): ``i < W`` starts the i-th oldest waiting job; ``W + c`` starts
-                            the oldest waiting job of class c; ``W + K`` waits for the next event.
-                            ``mode="preemptive"`` (a decision epoch follows every event): Discrete(K + 1): ``c < K``
-                            adds the oldest not yet chosen class-c job to the set to serve; ``K`` commits the set
-                            (the jobs not chosen are preempted, preempt-resume) and waits for the next event.
-    Observation space       Box(0, inf, (D,), float32). ``start``: [free servers / n; per class: jobs waiting, jobs in
-                            service, age of its oldest waiting job; per window slot (the W oldest waiting jobs):
-                            present, need / n, age, class one-hot]. ``preemptive``: [servers left to choose / n,
-                            1 if more than L jobs are present; per class: jobs present, chosen, in service; per
-                            sequence slot (the oldest L jobs present, in arrival order): present, in service, class
-                            one-hot]. Ages in the scenario's time unit.
-    Named view              ``env.unwrapped.view(obs)`` (= ``spec_.view(obs)``, what a policy built with the spec
-                            uses): ``StartView`` (``free_servers``, ``waiting``, ``in_service``, ``oldest_ages``,
-                            ``window_classes``, ``window_needs``, ``window_ages``, ``truncated``; actions
-                            ``start_slot(i)``, ``start_class(c)``, ``wait``) or ``PreemptiveView`` (``servers_left``,
-                            ``present``, ``chosen``, ``in_service``, ``sequence_classes``, ...; ``choose(c)``,
-                            ``commit``); the layout: :mod:`msjgym.systems.msj.observation`.
-    Reward                  −∫ (jobs in system) dt over the step: by Little's law, maximising the return minimises
-                            the mean response time.
-    Episode end             truncated at ``horizon_jobs`` arrivals or ``horizon_time`` (or, with ``jobs``, once that
-                            many measured jobs have completed); never terminated.
-    Action masks            ``action_masks()`` (sb3-contrib's convention); a masked action raises ``ValueError``;
-                            ``action_space.sample()`` draws among the allowed actions.
-    Action check            the one check of every environment (:mod:`msjgym.core.actions`): ``step(action)`` takes
-                            an int, a NumPy integer or a 0-d integer array, in range and allowed by the mask; a
-                            float (even 2.0), a bool, a str, None or an array of shape (1,) raises ``TypeError`` (pass
-                            an int or a 0-d array), out of range or masked ``ValueError``; nothing is coerced. The
-                            vector env takes an integer array of shape (num_envs,), each copy checked the same way.
-    Arguments               ``scenario`` (built-in name or TOML path, default "one-and-n"), scenario parameters as
-                            keywords (e.g. ``servers=16``), ``mode``, ``window`` (W or L, default 8), ``horizon_jobs``
-                            (default 1000), ``horizon_time``, ``jobs``/``warmup``/``batches`` (measure the episode's
-                            statistics as ``msjgym evaluate`` does, see ``episode_result``).
-    ======================  ===========================================================================================
-"""
+DOC = EnvDoc(
+    id=ENV_ID,
+    title="Schedule the jobs of a multiserver-job system, one decision at a time.",
+    description="""A multiserver-job system: n servers, K job classes, a job of class c needs v_c servers at once for
+    its whole service; Poisson arrivals (or a trace) at the scenario's rates (``msjgym list scenarios``; default
+    "one-and-n", Grosof et al.'s "1 and n" system, 10 servers). An agent decides which waiting jobs start
+    (``mode="start"``, non-preemptive) or which set of jobs is served after every event (``mode="preemptive"``,
+    preempt-resume). Event-driven: each step runs the system to the next decision epoch; time advances between
+    steps by ``info["dt"]`` (0 for several decisions at one instant).""",
+    action_space="""``mode="start"`` (a decision epoch is an instant at which some waiting job fits):
+    Discrete(W + K + 1): ``i < W`` starts the i-th oldest waiting job; ``W + c`` starts the oldest waiting job of
+    class c; ``W + K`` waits for the next event. ``mode="preemptive"`` (a decision epoch follows every event):
+    Discrete(K + 1): ``c < K`` adds the oldest not yet chosen class-c job to the set to serve; ``K`` commits the set
+    (the jobs not chosen are preempted, preempt-resume) and waits for the next event. Named actions:
+    ``StartView.start_slot(i)``, ``start_class(c)``, ``wait``; ``PreemptiveView.choose(c)``, ``commit``.""",
+    observation=(
+        ("0", "free servers", "servers free now / n"),
+        ("1 + 3c + 0", "class c waiting", "jobs of class c waiting"),
+        ("1 + 3c + 1", "class c in service", "jobs of class c in service"),
+        ("1 + 3c + 2", "class c oldest age", "age of its oldest waiting job (time units; 0: none)"),
+        ("1 + 3K + (3 + K)·i + 0", "slot i present", "1 if the i-th oldest waiting job exists (i < W)"),
+        ("1 + 3K + (3 + K)·i + 1", "slot i need", "its need / n"),
+        ("1 + 3K + (3 + K)·i + 2", "slot i age", "its age (time units)"),
+        ("1 + 3K + (3 + K)·i + 3 + c", "slot i class", "one-hot: 1 if its class is c"),
+        ("", "", "That is ``mode=\"start\"`` (the default). ``mode=\"preemptive\"``: [servers left to choose / n, 1 if "
+                 "more than L jobs are present; per class: jobs present, chosen, in service; per sequence slot (the "
+                 "L oldest jobs present, in arrival order): present, in service, class one-hot]. Layout: "
+                 "``msjgym.systems.msj.observation``; named views ``StartView`` / ``PreemptiveView``."),
+    ),
+    reward="""−∫ (jobs in system) dt over the step: by Little's law, maximising the return minimises the mean
+    response time.""",
+    starting_state="""An empty system at time 0 (every action allowed at the first step, which starts the clock);
+    with a trace, the trace's first arrival.""",
+    episode_end="""Truncated at ``horizon_jobs`` arrivals (default 1000) or at ``horizon_time``, or, with ``jobs``,
+    once that many measured jobs have completed (``MSJEnv.episode_result()`` then reports the episode's statistics
+    exactly as ``msjgym evaluate``). Never terminated.""",
+    masks="""``action_masks()`` (sb3-contrib's convention): the window slots and classes whose job fits in the free
+    servers (start), the classes with a job not yet chosen that fits (preemptive); wait / commit always.
+    ``action_space.sample()`` draws among the allowed actions.""",
+    info="""``time``, ``events`` (cumulative).""",
+    arguments={
+        "scenario": "a built-in scenario's name or a TOML scenario file (``msjgym list scenarios``)",
+        "mode": "``\"start\"`` (non-preemptive starts) or ``\"preemptive\"`` (choose the set served after every "
+                "event)",
+        "window": "W (start: the oldest waiting jobs shown) or L (preemptive: the oldest jobs present shown)",
+        "horizon_jobs": "arrivals per episode (0 or None: no job horizon)",
+        "horizon_time": "simulated time per episode (None: none)",
+        "jobs": "measure the episode as ``msjgym evaluate`` does: it ends once this many measured jobs completed",
+        "warmup": "arrivals not measured (with ``jobs``)",
+        "batches": "batches of the batch-means CI (with ``jobs``)",
+        "**params": "the scenario's parameters as keywords (e.g. ``servers=16``, ``arrival_rate=...``)",
+    },
+    version_history=("v0: initial version; issue 25 added ``invalid_action`` (a masked action falls back by default "
+                     "instead of raising) and ``render_mode=\"ansi\"``.",),
+)
 
 
 class MSJVectorEnv(BatchedVectorEnv):
@@ -63,10 +82,11 @@ class MSJVectorEnv(BatchedVectorEnv):
     Autoreset mode NEXT_STEP: the step after an episode's end resets that copy (its action is ignored) and returns
     the new episode's first observation with reward 0. ``reset(seed=s)`` seeds copy i from
     ``SeedSequence(s).spawn(num_envs)[i]``; masks in ``action_masks()`` (bool[num_envs, A]) and
-    ``infos["action_mask"]``; a masked action raises ``ValueError`` naming the copy (see
+    ``infos["action_mask"]``; a masked action falls back (``invalid_action``) (see
     :class:`~msjgym.envs.base.BatchedVectorEnv`).
-    """ + _DOC_TABLE
+    """ + DOC.docstring()
 
+    doc = DOC
     spec_type = EnvSpec
     batch_type = MSJBatch
 
@@ -76,8 +96,9 @@ class MSJEnv(BatchedEnv):
 
     Event-driven: each step runs the system to the next decision epoch; time advances between steps by ``info["dt"]``
     (0 for several decisions at one instant). ``info`` also has ``time`` and ``events`` (cumulative).
-    """ + _DOC_TABLE
+    """ + DOC.docstring()
 
+    doc = DOC
     vector_type = MSJVectorEnv
 
     def episode_result(self) -> EvaluationResult:

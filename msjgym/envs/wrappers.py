@@ -1,8 +1,9 @@
 """Wrappers for msjgym's environments (every one reports ``info["dt"]``, the time a step advanced).
 
 ``ContinuousDiscount``: continuous-time discounting e^{−βt} for agents that take a discount per step.
-``MaskFallback``: a forbidden action becomes the highest-numbered allowed one, for agents that ignore action masks
-(RL Zoo's PPO, A2C, DQN, ...; ``baselines/rl_zoo/ppo.yml``).
+``MaskFallback``: a forbidden action becomes the highest-numbered allowed one, whatever the wrapped environment's
+``invalid_action`` (the environments do this by themselves by default; the wrapper remains for older RL Zoo configs
+and for an environment made with ``invalid_action="raise"``).
 """
 from __future__ import annotations
 
@@ -88,8 +89,10 @@ class MaskFallback(gym.Wrapper):
     """Any action in range is accepted: one the action mask forbids is replaced by the highest-numbered allowed
     action, and ``info["fallback"]`` says whether it was.
 
-    For algorithms that sample from every action (PPO, A2C, DQN in RL Zoo, which has no MaskablePPO): without it
-    the environment raises ``ValueError`` on a masked action. The highest-numbered action is "wait for the next
+    The same rule (:func:`msjgym.core.actions.fallback_action`) as every environment's default
+    ``invalid_action="fallback"``, which makes this wrapper unnecessary since issue 25: it stays so that RL Zoo runs
+    whose ``config.yml`` names it still train and evaluate, and to add the fallback to an environment made with
+    ``invalid_action="raise"``. The highest-numbered action is "wait for the next
     event" in ``msjgym/MSJ-v0``'s mode "start" and "commit" in mode "preemptive" (both always allowed), so there a
     forbidden action means doing nothing now; in ``msjgym/Dispatch-v0`` it is the highest allowed level (the longest
     queues of the histogram). The rule is part of the trained policy: ``msjgym evaluate --policy sb3:MODEL.zip``

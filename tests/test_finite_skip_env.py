@@ -1,0 +1,121 @@
+"""msjgym/FiniteSkip-v0: Gymnasium's and SB3's checkers pass, the named view names the observation, and the twin test:
+an agent that allocates as a built-in policy does (its plain-Python agent form, translated into choices) gives the
+compiled simulator's trajectory exactly: the same ∫N dt up to the same arrival, for the same seed."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gymnasium as gym
+
+import msjgym  # noqa: F401  registers the environments
+from msjgym.envs.finite_skip_env import FINITE_SKIP_ENV_ID, FiniteSkipEnv
+from msjgym.policies.finite_skip.finite_skip_agents import FiniteSkipAgent
+from msjgym.systems.finite_skip import simulate as fs
+
+TWINS = [("finite-skip-fig2", "fsf"), ("finite-skip-fig3", "lps"), ("finite-skip-fig4a", "tp-fcfs"),
+         ("finite-skip-fig4a", "inelastic-first"), ("finite-skip-fig4b", "elastic-first"),
+         ("finite-skip-fig6", "server-filling"), ("finite-skip-fig6", "server-filling-divisible"),
+         ("finite-skip-fig6", "fcfs"), ("finite-skip-fig6", "preemptive-first-fit"), ("finite-skip-fig6", "msf"),
+         ("finite-skip-fig6", "lsf")]
+
+
+class ChoosingAgent:
+    """A built-in policy's agent form (rates for the jobs present) as choices in the environment: the jobs it serves,
+    heterogeneous servers by the server it gives them (fastest first), else jobs at their full share before a
+    partial one; then commit."""
+
+    def __init__(self, env: FiniteSkipEnv, policy: str) -> None:
+        model = env.spec_.model
+        self.k, self.system = model.servers, model.system
+        self.agent = FiniteSkipAgent(policy, model.servers, model.speeds)
+
+    def act(self, obs: np.ndarray, view) -> int:
+        n = view.jobs
+        assert n <= view.layout.window, "the twin test needs a window over every job present"
+        params = view.window_params[:n]
+        rates = self.agent.act({"params": params, "servers": np.full(n, -1)})
+        served = [j for j in range(n) if rates[j] > 0]
+        if self.system == fs.HET:
+            order = sorted(served, key=lambda j: self.agent.last_servers[j])
+        elif self.system == fs.LPS:
+            order = served
+        else:  # full shares first: a partial share is what is left
+            order = sorted(served, key=lambda j: (round(rates[j] * self.k) < params[j], j))
+        chosen = view.window_chosen
+        for j in order:
+            if not chosen[j]:
+                return j
+        return view.commit
+
+
+@pytest.mark.parametrize("scenario,policy", TWINS)
+def test_twin_env_agent_reproduces_the_compiled_policy(scenario, policy):
+    horizon, seed = 400, 11
+    env = FiniteSkipEnv(scenario, window=64, horizon_jobs=horizon, load=0.7)
+    agent = ChoosingAgent(env, policy)
+    obs, info = env.reset(seed=seed)
+    area, truncated, steps = 0.0, False, 0
+    while not truncated:
+        obs, reward, _, truncated, info = env.step(agent.act(obs, env.unwrapped.view(obs)))
+        assert not info["fallback"]
+        area -= reward
+        steps += 1
+    assert info["arrivals"] == horizon and not info["overflow"]
+    rep = fs.simulate(env.spec_.model, policy, jobs=horizon - 1, warmup=0,
+                      seeds=[np.random.SeedSequence(seed).spawn(1)[0]])[0]
+    assert rep.stable
+    assert area == pytest.approx(rep.acc[fs.A_N], rel=1e-9)
+    assert steps > horizon  # choices and commits: more than one decision per arrival
+
+
+def test_checkers_pass():
+    from gymnasium.utils.env_checker import check_env
+
+    for scenario in ("finite-skip-fig2", "finite-skip-fig3", "finite-skip-fig4a", "finite-skip-fig6"):
+        check_env(gym.make(FINITE_SKIP_ENV_ID, scenario=scenario).unwrapped, skip_render_check=False)
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker", reason="needs the rl extra")
+    sb3_checker.check_env(gym.make(FINITE_SKIP_ENV_ID))
+
+
+def test_view_masks_and_commit():
+    env = FiniteSkipEnv("finite-skip-fig6", window=4)
+    obs, info = env.reset(seed=3)
+    view = env.unwrapped.view(obs)
+    assert view.jobs == 1 and view.window_present.tolist() == [True, False, False, False]
+    assert env.action_masks().tolist() == [True, False, False, False, True] and view.commit == 4
+    assert view.window_params[0] in (1, 2, 4) and view.free_capacity == 1.0
+    obs, reward, _, _, info = env.step(0)  # the only job chosen: nothing else can be: commit is automatic
+    assert info["dt"] > 0 and reward < 0
+    with pytest.raises(ValueError, match="window slot 9"):
+        view.choose(9)
+    for bad, message in (({"window": 0}, "window = 0"), ({"scenario": "fig2"}, "scenario = 'fig2'"),
+                         ({"horizon_jobs": 1.5}, "horizon_jobs = 1.5")):
+        with pytest.raises(msjgym.errors.MsjgymError, match=message):
+            FiniteSkipEnv(**bad)
+
+
+def test_a_plain_ppo_model_loads_as_an_sb3_policy_with_the_fallback_rule(tmp_path):
+    """A PPO model trained on FiniteSkip-v0 (no masks) loads through ``sb3:`` with the environment's spec and acts
+    as trained: its most likely action, replaced by the mask's default (commit) when that action is masked."""
+    pytest.importorskip("stable_baselines3", reason="needs the rl extra")
+    import torch
+    from stable_baselines3 import PPO
+
+    from msjgym.core.actions import fallback_action
+    from msjgym.core.user_policy import load_user_policy
+
+    torch.set_num_threads(1)
+    env = gym.make(FINITE_SKIP_ENV_ID, scenario="finite-skip-fig6", window=4)
+    model = PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu").learn(128)
+    model.save(tmp_path / "fs.zip")
+    name, decide = load_user_policy(f"sb3:{tmp_path / 'fs.zip'}", env.unwrapped.spec_)
+    obs, _ = env.reset(seed=5)
+    for _ in range(200):
+        mask = env.unwrapped.action_masks()
+        predicted = int(model.predict(obs, deterministic=True)[0])
+        action = decide(obs, mask)
+        assert action == fallback_action(predicted, mask)
+        obs, _, _, truncated, _ = env.step(action)
+        if truncated:
+            obs, _ = env.reset()
