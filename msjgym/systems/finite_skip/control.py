@@ -29,9 +29,7 @@ import numpy as np
 from msjgym.core.jit import njit
 from msjgym.core.rng import exponential, uniform
 from msjgym.core.sampling import sample
-
-# systems (the values of msjgym.policies.finite_skip's HET, LPS, THRESHOLD, MSJ)
-HET, LPS, THRESHOLD, MSJ = 0, 1, 2, 3
+from msjgym.policies.finite_skip import HET, LPS, MSJ, THRESHOLD
 
 # observation layout
 FREE, JOBS, TRUNCATED = 0, 1, 2
