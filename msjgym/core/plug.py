@@ -121,27 +121,6 @@ call_float = intrinsic(_caller(types.float64))
 call_float.__doc__ = """``call_float(addr, *args)``: as :func:`call`, for a kernel returning a ``float64``."""
 
 
-@intrinsic
-def call_returning(typingctx, restype, addr, *args):
-    """``call_returning(np.int64, addr, *args)``: as :func:`call`, for a kernel that returns a value of the given
-    numba number type (``np.int64``, ``np.float64``; the kernel is compiled for exactly that return type)."""
-    argtys = tuple(args[0]) if len(args) == 1 and isinstance(args[0], types.StarArgTuple) else tuple(args)
-    if not isinstance(restype, types.NumberClass) or not isinstance(addr, types.Integer):
-        return None
-    result = restype.instance_type
-
-    def codegen(context, builder, signature, llargs):
-        values = cgutils.unpack_tuple(builder, llargs[2], len(argtys))
-        fnty = context.call_conv.get_function_type(result, argtys)
-        fn = builder.inttoptr(llargs[1], fnty.as_pointer())
-        status, value = context.call_conv.call_function(builder, fn, result, argtys, values)
-        with cgutils.if_unlikely(builder, status.is_error):
-            context.call_conv.return_status_propagate(builder, status)
-        return value
-
-    return result(restype, addr, types.StarArgTuple.from_types(argtys)), codegen
-
-
 def record_type(record: Any) -> types.BaseNamedTuple:
     """The numba type of a record whose arrays are all C-contiguous (a ``MsjgymError`` naming a field otherwise)."""
     for name, value in zip(record._fields, record):

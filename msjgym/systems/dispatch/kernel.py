@@ -32,7 +32,7 @@ from numba import types
 
 from msjgym.core import rng
 from msjgym.core.jit import njit
-from msjgym.core.plug import Ref, call_returning, ref
+from msjgym.core.plug import Ref, call_int, ref
 from msjgym.core.sampling import sample
 from msjgym.systems.dispatch.state import (
     BATCH, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K, P_LCAP, P_N)
@@ -205,7 +205,7 @@ def _arrive(st, pr, b, i, now):
 def _arrival(st, pr, b, choose, refs, now):
     """The dispatcher's kernel at address ``choose`` places the arrival (or, returning ``BATCH``, a batch: ``wfl[j]``
     jobs on ``perm[j]``); ``refs``: the state and the parameters by reference."""
-    i = call_returning(np.int64, choose, refs[0], refs[1], b, now)
+    i = call_int(choose, refs[0], refs[1], b, now)
     batch = i == BATCH
     if not batch and st.si[S_STATUS] != RUNNING:
         return

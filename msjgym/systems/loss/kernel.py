@@ -28,7 +28,7 @@ from numba import types
 
 from msjgym.core import rng
 from msjgym.core.jit import njit
-from msjgym.core.plug import call_returning
+from msjgym.core.plug import call_float, call_int
 from msjgym.core.sampling import sample
 from msjgym.systems.loss.model import LossModel
 
@@ -191,8 +191,8 @@ def _integrate(x, ints, flts, pmf, stats, b, dt, n, d, lam, kernels, batch):
     st[S_BUSY] += ints[b, I_BUSY] * dt
     dev = lam - d * x[b, d] / n
     st[S_DEV2] += dev * dev * dt
-    st[S_PBLOCK] += call_returning(np.float64, kernels[1], pmf, b, d) * dt
-    ad = call_returning(np.float64, kernels[2], pmf, b, d)
+    st[S_PBLOCK] += call_float(kernels[1], pmf, b, d) * dt
+    ad = call_float(kernels[2], pmf, b, d)
     st[S_AD] += ad * dt
     st[S_STEIN] += (1.0 - ad) * dev * dt
     ax = S_WIDTH + d + 1
@@ -280,7 +280,7 @@ def run(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, 
             if not to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, warmup,
                                    jobs, batches):
                 return True
-        width = call_returning(np.int64, kernels[0], ints[b, I_M], d, s, b)
+        width = call_int(kernels[0], ints[b, I_M], d, s, b)
         resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
     return ints[b, I_ARRIVALS] >= warmup + jobs
 
@@ -352,7 +352,7 @@ def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, ki
             flts[b, F_TIME] = t_arr
             m = _draw_m(pmf, d, s, b)
             ints[b, I_M] = m
-            width = call_returning(np.int64, kernels[0], m, d, s, b)
+            width = call_int(kernels[0], m, d, s, b)
             resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
             if width > 0:
                 _heap_push(heap_t, heap_w, ints, b, t_arr + sample(kind, data, 0, s, b) / width, width)
