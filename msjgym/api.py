@@ -72,18 +72,12 @@ class Param:
     integer: bool = False
 
     def check(self, value: Any, where: str = "") -> Any:
-        """``value`` if valid, else a one-line ``PolicyError`` naming the parameter and its range."""
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if ok and self.integer:
-            ok = float(value).is_integer()
-        if ok:
-            ok = (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
-        if not ok:
-            kind = "an integer" if self.integer else "a number"
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
-            raise PolicyError(f"{where}{self.name} = {value!r}: must be {kind} in [{lo}, {hi}] ({self.description})")
-        return int(value) if self.integer else value
+        """``value`` if valid, else a one-line ``PolicyError`` naming the parameter and its range
+        (:func:`msjgym.core.validation.check_number`)."""
+        from msjgym.core.validation import check_number
+
+        return check_number(f"{where}{self.name}", value, self.low, self.high, integer=self.integer,
+                            why=self.description, error=PolicyError)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from msjgym.core import sampling
+from msjgym.core.inputs import note_read
 from msjgym.core.limits import MAX_PHASES, TIME_RANGE
 from msjgym.core.validation import is_real, show
 from msjgym.errors import ScenarioError
@@ -879,6 +880,7 @@ def _read_values(file: Any, base_dir: Path | None) -> tuple[float, ...]:
     path = Path(file)
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
+    note_read(path)
     try:
         lines = path.read_text().splitlines()
     except OSError as error:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from msjgym.core.inputs import note_read
 from msjgym.errors import MsjgymError
 
 SWF_FIELDS = 18
@@ -82,6 +83,7 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False) -> Trace:
     path = Path(path)
     if not path.is_file():
         raise TraceError(f"trace {str(path)!r}: no such file")
+    note_read(path)
     suffix = path.suffix.lower()
     if suffix == ".swf":
         return _read_swf(path, skip_bad_lines)

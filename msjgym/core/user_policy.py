@@ -33,8 +33,10 @@ file of an RLlib checkpoint is a pickle): load only files and models you trust
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,6 +45,7 @@ import numpy as np
 
 from msjgym.core.actions import action_error, rates_error
 from msjgym.core.numpy_net import Layer, mlp_forward, numpy_layer
+from msjgym.core.inputs import note_read
 from msjgym.errors import PolicyError
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
@@ -103,17 +106,37 @@ def load_object(path: Path, name: str, text: str) -> Any:
     """The object ``name`` defined by the Python file ``path`` (``text``: the ``--policy`` value, for messages)."""
     if not path.is_file():
         raise PolicyError(f"--policy {text!r}: no such file {str(path)!r}")
-    module_spec = importlib.util.spec_from_file_location(f"_msjgym_policy_{path.stem}", path)
+    note_read(path)
+    module_name = _module_name(path)
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(module_spec)
+    # registered while it loads (and after), as an import would: a policy that pickles itself, or a dataclass,
+    # looks its module up in sys.modules
+    previous = sys.modules.get(module_name)
+    sys.modules[module_name] = module
     try:
         module_spec.loader.exec_module(module)
-    except SystemExit as exc:
-        raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
-    except Exception as exc:  # the user's file: any failure is reported in one line
-        raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
+    except BaseException as exc:
+        if previous is None:
+            sys.modules.pop(module_name, None)
+        else:
+            sys.modules[module_name] = previous
+        if isinstance(exc, SystemExit):
+            raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
+        if isinstance(exc, Exception):  # the user's file: any failure is reported in one line
+            raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
+        raise
     if not hasattr(module, name):
         raise PolicyError(f"--policy {text!r}: {path} defines no {name!r}")
     return getattr(module, name)
+
+
+def _module_name(path: Path) -> str:
+    """The module name a policy file is loaded under: unique per file (its stem and a hash of its real path), a
+    valid identifier, so that two files called ``policy.py`` never replace each other."""
+    stem = "".join(ch if ch.isalnum() else "_" for ch in path.stem)
+    digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"_msjgym_policy_{stem}_{digest}"
 
 
 def _wrap(obj: Any, spec: AgentSpec, text: str) -> UserPolicy:

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from msjgym.core.distributions import Distribution, Empirical, from_spec
+from msjgym.core.inputs import note_read
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int
 from msjgym.core.traces import read_trace
 from msjgym.core.validation import is_real, show
@@ -406,10 +408,13 @@ def _locate(spec: dict, key: str) -> tuple[dict | list, str | int]:
     return node, _step(node, parts[-1], key, key)
 
 
+_INDEX = re.compile(r"[0-9]{1,9}")
+
+
 def _step(node: object, part: str, key: str, here: str) -> str | int:
     """The key or 0-based index ``part`` into ``node``, which must exist (``here`` is the path so far)."""
     if isinstance(node, list):
-        if part.isdigit() and int(part) < len(node):
+        if _INDEX.fullmatch(part) and int(part) < len(node):  # ASCII digits only: '²'.isdigit() is True
             return int(part)
         raise ScenarioError(f"override {key}: no entry {here} (list indices are 0-based, {len(node)} entries)")
     if isinstance(node, dict):
@@ -646,6 +651,7 @@ def _regime(name: str, params: dict, overrides: Mapping[str, object]) -> Scaling
 
 
 def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
+    note_read(path)
     try:
         with path.open("rb") as f:
             raw = tomllib.load(f)
