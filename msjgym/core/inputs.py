@@ -57,6 +57,24 @@ def recording() -> Iterator[list[Path]]:
         _RECORDERS.remove(files)
 
 
+def check_input_file(path: str | os.PathLike, what: str, max_bytes: int,
+                     error: type[Exception] = MsjgymError) -> None:
+    """Refuse, before reading it, an input that is not a regular file (``/dev/zero``, a FIFO, a folder: reading it
+    would never end, or fill the memory) or is larger than ``max_bytes`` (what is read into memory)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise error(f"{what} {str(path)!r}: cannot read it ({exc.strerror or exc})") from None
+    import stat as _stat
+    if not _stat.S_ISREG(st.st_mode):
+        raise error(f"{what} {str(path)!r}: not a regular file (a device, a pipe or a folder cannot be read to its "
+                    "end); give a file")
+    if st.st_size > max_bytes:
+        raise error(f"{what} {str(path)!r}: {st.st_size / 2**20:,.0f} MiB; must be at most {max_bytes / 2**20:,.0f} "
+                    "MiB (it is read into memory)")
+
+
 def policy_files(policy: Any) -> list[Path]:
     """The files a policy given on the command line reads: ``FILE.py[:NAME]`` → FILE.py; ``sb3:MODEL.zip`` → the
     archive; ``rllib:DIR`` → every file under DIR. Built-in names and objects read none."""

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -41,7 +40,7 @@ from msjgym.core.distributions import (
     HyperExponential,
 )
 from msjgym.core.limits import MAX_PHASES
-from msjgym.core.validation import check_number, is_real, parse_number, show
+from msjgym.core.validation import check_number, parse_number, show
 from msjgym.errors import ScenarioError
 
 PAPER_LAWS: dict[str, tuple[str, ...]] = {

@@ -53,6 +53,12 @@ def as_float(value: object) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+def is_finite(value: object) -> bool:
+    """A real number that float64 holds finitely (False for NaN, ±inf, ``10**400``, bools and strings; never raises
+    ``OverflowError`` as ``math.isfinite(10**400)`` does)."""
+    return math.isfinite(as_float(value))
+
+
 def interval(low: float | None, high: float | None, open_low: bool = False, open_high: bool = False) -> str:
     """``[low, high]`` with ``(``/``)`` for open ends; None is ∓inf (always open)."""
     lo = "-inf" if low is None else _bound(low)
@@ -61,7 +67,7 @@ def interval(low: float | None, high: float | None, open_low: bool = False, open
 
 
 def _bound(x: float) -> str:
-    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e16):
+    if isinstance(x, (int, np.integer)) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e9):
         return f"{int(x):,}"
     return f"{x:g}"
 

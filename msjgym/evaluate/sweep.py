@@ -245,7 +245,13 @@ def make_plan(args: argparse.Namespace) -> Plan:
     points = grid_points(axes, dict(parse_override(text) for text in args.param))
     names = [name for name, _ in axes]
     combos = []
-    for point in points:
+    start = time.perf_counter()
+    for i, point in enumerate(points):
+        if i == PLAN_PROBE and len(points) >= LARGE_GRID:  # say what checking every point will cost, measured
+            seconds = (time.perf_counter() - start) / PLAN_PROBE * len(points)
+            print(f"msjgym: note: checking the {len(points):,} grid points before anything runs (each is loaded and "
+                  f"every policy validated on it): about {limits.duration(seconds)} (measured on the first "
+                  f"{PLAN_PROBE}; Ctrl-C stops)", file=sys.stderr, flush=True)
         with recording() as files:
             scenario = _load_point(args.scenario, point, names)
         if args.reps > 1 and getattr(scenario.model, "trace", None) is not None:
@@ -301,11 +307,14 @@ def _check_size(axes: Sequence[tuple[str, list[Any]]], policies: int, args: argp
     seconds = jobs / limits.JOBS_PER_SECOND_CEILING / workers
     if points >= LARGE_GRID or seconds >= LONG_SWEEP_SECONDS:
         print(f"msjgym: note: this sweep is {points:,} points x {policies} policies x {args.reps:,} replications = "
-              f"{tasks:,} tasks, about {jobs:,.3g} jobs: at least {limits.duration(seconds)} on {workers} "
-              f"{'worker' if workers == 1 else 'workers'} (at the ceiling of {limits.JOBS_PER_SECOND_CEILING:.0e} "
-              "jobs per second per core; Ctrl-C stops it, keeping finished tasks)", file=sys.stderr, flush=True)
+              f"{tasks:,} tasks, about {jobs:,.3g} jobs: simulating them takes at least {limits.duration(seconds)} "
+              f"on {workers} {'worker' if workers == 1 else 'workers'} (at the ceiling of "
+              f"{limits.JOBS_PER_SECOND_CEILING:.0e} jobs per second per core), after the grid is checked; Ctrl-C "
+              "stops it, keeping finished tasks", file=sys.stderr, flush=True)
 
 
+PLAN_PROBE = 50
+"""Grid points checked before the cost of checking them all is estimated (large grids only)."""
 LARGE_GRID = 10**4
 """Grid points from which ``msjgym sweep`` says the sweep's size and cost before checking the points."""
 LONG_SWEEP_SECONDS = 3600.0

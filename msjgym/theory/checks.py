@@ -2,7 +2,7 @@
 valid range, in the one message style of :func:`msjgym.core.validation.check_number`."""
 from __future__ import annotations
 
-from msjgym.core.validation import check_number, is_real  # noqa: F401  (is_real: re-exported for the theory modules)
+from msjgym.core.validation import check_number, is_finite, is_real  # noqa: F401  (re-exported for the theory modules)
 
 
 def require_count(name: str, value: object, minimum: int = 1) -> int:

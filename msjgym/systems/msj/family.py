@@ -45,6 +45,9 @@ def _run_length(model: Any, run: api.RunSettings) -> tuple[int, int, int]:
                           "open: use one replication (CIs come from batch means)")
     if trace is not None:
         warmup = 0 if run.warmup is None else run.warmup
+        if warmup >= len(trace):
+            raise MsjgymError(f"--warmup {warmup:,}: the trace has {len(trace):,} jobs; the warm-up must leave at "
+                              f"least one to measure (at most --warmup {len(trace) - 1:,})")
         jobs = len(trace) - warmup if run.jobs is None else run.jobs
     else:
         jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
@@ -231,6 +234,8 @@ class MSJFamily:
     title = "multiserver jobs: n servers, jobs holding several servers at once (FCFS, ServerFilling, MSF, ...)"
     order = 0
     env_ids = ("msjgym/MSJ-v0",)
+    reads_files = True
+    """Scenario TOML files with ``system = "msj"`` (or no ``system`` key) are this family's."""
 
     def scenarios(self) -> list[tuple[str, str]]:
         return list_msj_scenarios()
