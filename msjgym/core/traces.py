@@ -83,7 +83,7 @@ class Trace:
 def read_trace(path: str | Path, skip_bad_lines: bool = False) -> Trace:
     """Read an SWF (``.swf``) or CSV (``.csv``) trace; see the module docstring for what is skipped."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise TraceError(f"trace {str(path)!r}: no such file")
     check_input_file(path, "trace", MAX_TRACE_BYTES, TraceError)
     note_read(path)

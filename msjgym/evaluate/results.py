@@ -200,7 +200,7 @@ class ResultStore:
         recently stored row: the older rows are results of inputs that no longer exist."""
         cursor = self._db.execute(
             f"SELECT {self._select(KEY)}, task_seed, stable, growth_rate, metrics, events, wall_seconds, rowid "
-            f"FROM tasks ORDER BY {', '.join(KEY)}")
+            f"FROM tasks ORDER BY {', '.join(k for k in KEY if k != 'inputs' or not self._legacy)}")
         rows, finished = [], []
         for (scenario, point, policy, rep, jobs, warmup, batches, seed, inputs, task_seed, stable, growth, metrics,
              events, wall, at) in cursor:
