@@ -57,7 +57,7 @@ from msjgym.core.estimates import Estimate
 from msjgym.core.inputs import content_digest, policy_files, recording, refuse_overwrite
 from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir
-from msjgym.core.validation import int_at_least
+from msjgym.core.validation import int_at_least, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonical_point, summarize
@@ -77,7 +77,7 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     name, sep, raw = text.partition("=")
     name, raw = name.strip(), raw.strip()
     if not sep or not name or not raw:
-        raise MsjgymError(f"--grid {text!r}: {_GRID_SYNTAX}")
+        raise MsjgymError(f"--grid {show(text)}: {_GRID_SYNTAX}")
     parts = _split_top_level(raw, ",")
     if len(parts) == 1 and len(_split_top_level(raw, ":")) > 1:
         values = _linspace(text, _split_top_level(raw, ":"))
@@ -87,7 +87,7 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     for v in values:
         shown = canonical_point({"v": v})
         if shown in seen:
-            raise MsjgymError(f"--grid {text!r}: value {v!r} appears twice")
+            raise MsjgymError(f"--grid {show(text)}: value {v!r} appears twice")
         seen.add(shown)
     return name, values
 
@@ -114,23 +114,23 @@ def _split_top_level(raw: str, sep: str) -> list[str]:
 def _value(text: str, raw: str) -> Any:
     """One grid value, parsed like a ``--param`` value."""
     if not raw:
-        raise MsjgymError(f"--grid {text!r}: empty value; {_GRID_SYNTAX}")
+        raise MsjgymError(f"--grid {show(text)}: empty value; {_GRID_SYNTAX}")
     try:
         return parse_override(f"v={raw}")[1]
     except MsjgymError:
-        raise MsjgymError(f"--grid {text!r}: {raw!r} is not a TOML value (number, \"string\", true/false, [list]) "
+        raise MsjgymError(f"--grid {show(text)}: {show(raw)} is not a TOML value (number, \"string\", true/false, [list]) "
                           f"nor a bare word") from None
 
 
 def _linspace(text: str, parts: list[str]) -> list[float | int]:
     """``a:b:k``: k values from a to b inclusive, rounded to 12 significant digits (ints for integral int ranges)."""
     if len(parts) != 3:
-        raise MsjgymError(f"--grid {text!r}: {_GRID_SYNTAX}")
+        raise MsjgymError(f"--grid {show(text)}: {_GRID_SYNTAX}")
     a, b, k = (_value(text, p) for p in parts)
     if not all(_is_number(x) for x in (a, b)):
-        raise MsjgymError(f"--grid {text!r}: a and b of a:b:k must be finite numbers")
+        raise MsjgymError(f"--grid {show(text)}: a and b of a:b:k must be finite numbers")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= limits.MAX_GRID_POINTS:
-        raise MsjgymError(f"--grid {text!r}: k of a:b:k must be an integer in [1, {limits.MAX_GRID_POINTS:,}] "
+        raise MsjgymError(f"--grid {show(text)}: k of a:b:k must be an integer in [1, {limits.MAX_GRID_POINTS:,}] "
                           "(the grid's points are listed in memory)")
     values = [float(f"{x:.12g}") for x in np.linspace(a, b, k)]
     if isinstance(a, int) and isinstance(b, int) and all(v.is_integer() for v in values):

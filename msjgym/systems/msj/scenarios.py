@@ -598,7 +598,7 @@ def scenario_system(path: Path) -> str | None:
     try:
         with path.open("rb") as f:
             system = tomllib.load(f).get("system")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, ValueError):  # TOMLDecodeError, UnicodeDecodeError, an integer beyond 4300 digits
         return None
     return system if isinstance(system, str) else None
 
@@ -671,6 +671,10 @@ def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
         raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
     except ScenarioError as exc:  # keeps the kind (UnknownParameter: the command line then tries the policy's)
         raise prefixed(exc, f"{name}: ") from None
+    except ValueError as exc:  # tomllib on an integer of more than 4300 digits (Python's own limit)
+        if "int" not in str(exc):
+            raise
+        raise ScenarioError(f"{name}: cannot read the file: {str(exc).split(';')[0]}") from None
     description = spec.get("description") or _summary(model)
     return Scenario(name=name, family="msj", description=description, params=spec, model=model)
 
