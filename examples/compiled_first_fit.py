@@ -3,9 +3,9 @@
     msjgym evaluate one-and-n --policy examples/compiled_first_fit.py:first_fit
 
 The function runs after every event (an arrival, or the completions at one instant) and starts waiting jobs by
-calling ``msj.start``. It is compiled by numba with the event loop, so it runs at the speed of a built-in policy
-(the first run compiles for about half a minute; later runs load the cache). The functions it may call are listed
-in ``msjgym.systems.msj.compiled``.
+calling ``msj.start``. It is compiled by numba on its own (about a second, the first time and after an edit of this
+file; later runs load the cache) and plugged into msjgym's event loop, so it runs at the speed of a built-in policy.
+The functions it may call are listed in ``msjgym.systems.msj.compiled``.
 """
 import msjgym.systems.msj.compiled as msj
 

@@ -21,6 +21,7 @@ import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from msjgym.errors import PolicyError, ScenarioError
@@ -117,6 +118,36 @@ class RunSettings:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+Side = str | float | Callable[[Mapping[str, float]], float]
+"""One side of an :class:`Invariant`: the name of a value in a measurement unit (a metric, or a quantity of
+:meth:`Simulation.check_values`), a constant, or a function of the unit's values."""
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A run-time check that needs no theory and holds for any policy, declared by a family for one run and judged
+    by :mod:`msjgym.evaluate.checks` over the run's measurement units (replications, or batches of one replication).
+
+    Attributes:
+        name: short identifier (``work_arrived``, ``little[c1]``, ...), unique within the run.
+        description: what is compared, in a few words (with the quantities' formulas).
+        measured: the measured side (a unit value name, a constant or a function of the unit's values).
+        expected: the side it must equal (``relation`` "=") or not fall below (">=").
+        relation: "=" or ">=".
+        allowance: relative slack for the finite window's edge effects (a fraction of the expected side's mean):
+            0 for a comparison that holds exactly in every unit, as sampled work against a declared mean does; or a
+            function of a unit's values giving that fraction (averaged over the units), when the edge effects
+            depend on the run (the jobs in system at the window's ends against the jobs measured).
+    """
+
+    name: str
+    description: str
+    measured: Side
+    expected: Side
+    relation: str = "="
+    allowance: float | Callable[[Mapping[str, float]], float] = 0.0
+
+
 class Simulation:
     """Replications of one policy on one scenario, built by a family and run by the shared evaluator
     (:func:`msjgym.evaluate.evaluate`). A family subclasses it and implements the methods that raise here.
@@ -182,6 +213,20 @@ class Simulation:
     def per_job(self) -> dict | None:
         """Per-job columns of a replayed trace (replication 0); None by default."""
         return None
+
+    def invariants(self) -> list[Invariant]:
+        """The run-time invariants of this run (work conservation, response >= service, Little's law), judged by
+        the evaluator after the run (:mod:`msjgym.evaluate.checks`); none by default."""
+        return []
+
+    def check_values(self, rep: int, batch: int | None = None) -> dict[str, float]:
+        """Quantities the :meth:`invariants` read that are not metrics (the mean sampled work per job, ...), of
+        replication ``rep`` (or of its measurement batch ``batch``); none by default."""
+        return {}
+
+    def service_laws(self) -> list[tuple[str, Any]]:
+        """(label, law) of each service-time law the run samples (for the heavy-tail notes); none by default."""
+        return []
 
     def summary_params(self) -> dict:
         """Model quantities to report beside the scenario's parameters (the load, the arrival rate, ...)."""

@@ -29,7 +29,7 @@ from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError, UnknownParameter
 from msjgym.evaluate import plot, sweep
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.evaluate.report import format_references, format_table
+from msjgym.evaluate.report import format_checks, format_references, format_table
 from msjgym.evaluate.result import Result, strict_json
 from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
 
@@ -233,7 +233,8 @@ def _print_result(result: Result, args: argparse.Namespace) -> int:
         for note in result.notes:  # not in the JSON object: on stderr, so that nothing is silently dropped
             print(f"msjgym: note: {note.removeprefix('note: ')}", file=sys.stderr)
     else:
-        print(format_table(result) + format_references(result.references))
+        print(format_table(result) + format_references(result.references)
+              + format_checks(result.checks, result.check_notes))
         notes = result.notes + ([f"per-job response times written to {args.per_job}"]
                                 if args.per_job and not failed else [])
         if notes:

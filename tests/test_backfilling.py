@@ -431,7 +431,7 @@ def test_swf_requested_time_is_the_estimate():
 def test_declarations_and_agent_forms():
     for name in ("easy-backfilling", "conservative-backfilling"):
         policy = get_policy(name)
-        assert not policy.preemptive and policy.kernel_id >= 0 and "Mu'alem & Feitelson" in policy.source
+        assert not policy.preemptive and policy.schedule is not None and "Mu'alem & Feitelson" in policy.source
         from msjgym.envs.msj_env import MSJEnv
         with pytest.raises(PolicyError, match="has no agent form.*runtime estimate"):
             policy.agent(MSJEnv(scenario="finite-skip-fig6", mode="start").spec_)

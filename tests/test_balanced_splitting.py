@@ -73,7 +73,7 @@ def _partition(m: MSJModel, scale: float = 1.0) -> tuple[list[int], int]:
 # ---------------------------------------------------------------- declaration, parameters, setting
 def test_discovered_with_its_parameters():
     assert POLICIES["balanced-splitting"] is BS and get_policy("balanced-splitting") is BS
-    assert not BS.preemptive and BS.kernel_id >= 0 and "Anselmi & Doncel" in BS.source
+    assert not BS.preemptive and BS.schedule is not None and "Anselmi & Doncel" in BS.source
     assert BS.value("helper") == "fcfs" and BS.value("scale") == 1.0
     assert BS.bind(helper="first-fit", scale=0.5).label == "balanced-splitting(helper=first-fit, scale=0.5)"
     with pytest.raises(PolicyError, match="helper = 'lifo': must be one of fcfs, first-fit"):

@@ -17,6 +17,7 @@ from msjgym.evaluate import evaluate
 from msjgym.policies.msj import get_policy
 from msjgym.systems.msj import compiled
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.loop import hook_signatures
 from conftest import exp_class, model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,12 +36,12 @@ def test_user_first_fit_is_the_builtin_trajectory_bit_for_bit() -> None:
     sims = [MSJSimulation(m, policy, RunConfig(jobs=4000, warmup=0, batches=4, debug=True),
                           rng.spawn_states(11, 1)[0])
             for policy in (get_policy("first-fit"), compiled.resolve(FIRST_FIT))]
-    assert sims[1].loop is not sims[0].loop  # the user's kernel runs in a loop of its own
     for _ in range(3000):  # event by event: the same state after every event
         statuses = [sim.advance(0, 1) for sim in sims]
         assert statuses[0] == statuses[1]
         for a, b in zip(sims[0].state, sims[1].state):
             np.testing.assert_array_equal(a, b)
+    assert sims[0].hooks[3] == 0 and sims[1].hooks[0] == 0 and sims[1].hooks[3] != 0  # the same loop, other hooks
 
 
 def test_user_first_fit_evaluates_to_the_builtin_metrics_bit_for_bit() -> None:
@@ -49,8 +50,8 @@ def test_user_first_fit_evaluates_to_the_builtin_metrics_bit_for_bit() -> None:
     assert user.policy == FIRST_FIT and user.events == builtin.events
     assert {k: (v.mean, v.ci95) for k, v in user.metrics.items()} == \
         {k: (v.mean, v.ci95) for k, v in builtin.metrics.items()}
-    loop = MSJSimulation(m, compiled.resolve(FIRST_FIT), RunConfig(), rng.spawn_states(0, 1)[0]).loop
-    assert cached(loop.run)  # on disk: the next process loads it without compiling
+    kernel = compiled.resolve(FIRST_FIT).compiled.kernel
+    assert cached(kernel, hook_signatures()[3])  # the user's kernel alone, compiled for the loop's hook
 
 
 @pytest.mark.parametrize("servers, message", [
@@ -78,16 +79,61 @@ def test_the_declaration_is_checked_and_the_object_is_not_callable_from_python()
         compiled.resolve(FIRST_FIT).compiled(None)
 
 
-def test_the_cli_runs_a_compiled_policy_and_says_when_it_compiles(tmp_path) -> None:
-    env = {"MSJGYM_CACHE_DIR": str(tmp_path), "PATH": ""}
-    run = [sys.executable, "-m", "msjgym", "evaluate", "one-and-n", "--policy", FIRST_FIT, "--reps", "2",
+def _twice(tmp_path: Path, policy: str) -> list[subprocess.CompletedProcess]:
+    """``msjgym evaluate one-and-n --policy POLICY --json`` twice, each in a fresh process."""
+    env = {"MSJGYM_CACHE_DIR": str(tmp_path / "cache"), "PATH": "", "PYTHONPATH": str(ROOT)}
+    run = [sys.executable, "-m", "msjgym", "evaluate", "one-and-n", "--policy", policy, "--reps", "2",
            "--jobs", "2000", "--seed", "3", "--json"]
-    first = subprocess.run(run, capture_output=True, text=True, env=env, cwd=tmp_path)
-    second = subprocess.run(run, capture_output=True, text=True, env=env, cwd=tmp_path)
+    return [subprocess.run(run, capture_output=True, text=True, env=env, cwd=tmp_path) for _ in range(2)]
+
+
+def _same_results(first: subprocess.CompletedProcess, second: subprocess.CompletedProcess, policy: str) -> None:
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
-    assert "msjgym: compiling the event loop for policy" in first.stderr  # a fresh cache folder
-    assert "compiling" not in second.stderr  # cached
     results = [json.loads(out.stdout) for out in (first, second)]
     for result in results:
         del result["wall_seconds"], result["compile_seconds"]
-    assert results[0] == results[1] and results[0]["policy"] == FIRST_FIT
+    assert results[0] == results[1] and results[0]["policy"] == policy
+
+
+def test_the_cli_compiles_the_policy_alone_once_and_says_so(tmp_path) -> None:
+    copy = tmp_path / "compiled_first_fit.py"  # a file never compiled before: its kernel compiles, the loop does not
+    copy.write_text((ROOT / "examples" / "compiled_first_fit.py").read_text())
+    policy = f"{copy}:first_fit"
+    first, second = _twice(tmp_path, policy)
+    assert f"msjgym: compiling policy {policy} (" in first.stderr, first.stderr
+    assert "event loop" not in first.stderr and "compiling" not in second.stderr  # cached
+    _same_results(first, second, policy)
+
+
+HELPER_POLICY = """
+import numba
+import msjgym.systems.msj.compiled as msj
+
+
+@numba.njit
+def fits(s, c):
+    j = msj.first_waiting(s, c)
+    return j >= 0 and msj.need(s, c) <= msj.free_servers(s)
+
+
+@msj.policy
+def greedy(s):
+    while True:
+        best = -1
+        for c in range(msj.num_classes(s)):
+            if fits(s, c):
+                best = c
+                break
+        if best < 0:
+            return
+        msj.start(s, best)
+"""
+
+
+def test_a_policy_calling_its_own_compiled_helper_runs_again_in_a_fresh_process(tmp_path) -> None:
+    """The second run loads the policy (helper included) from the cache: no ``No module named '<dynamic>'``."""
+    (tmp_path / "helper_policy.py").write_text(HELPER_POLICY)
+    policy = f"{tmp_path / 'helper_policy.py'}:greedy"
+    first, second = _twice(tmp_path, policy)
+    assert "compiling policy" in first.stderr and "compiling" not in second.stderr, first.stderr + second.stderr
+    _same_results(first, second, policy)

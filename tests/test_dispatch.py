@@ -19,7 +19,6 @@ from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.core.estimates import Estimate, t_interval
-from msjgym.policies.dispatch import choose
 from msjgym.policies.dispatch import load_balancing as lb
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.simulate import _params, _state, simulate
@@ -169,14 +168,14 @@ def test_resource_pooling_removal_modes_share_the_mean():
 def _push_counts(st, pr, draws):
     counts = np.zeros(pr.ints[lb.P_N], dtype=np.int64)
     for _ in range(draws):
-        i = choose(st, pr, 0, 0.0)
+        i = lb.choose_estimate(st, pr, 0, 0.0)
         counts[i] += 1
         bucket_down(st.srv, V_E, V_POS, st.eord, st.estart, i)  # undo the e_i += 1
     return counts
 
 
 @numba.njit
-def _jsq_counts(st, pr, draws):
+def _jsq_counts(st, pr, draws, choose):
     counts = np.zeros(pr.ints[lb.P_N], dtype=np.int64)
     for _ in range(draws):
         counts[choose(st, pr, 0, 0.0)] += 1
@@ -226,13 +225,13 @@ def test_jsq_and_jsq_d_ties_are_uniform_among_shortest_queues():
     levels = np.array([1, 0, 2, 0, 3, 0, 1, 1])
     st, pr = _system("jsq", 8)
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    _uniform_over(_jsq_counts(st, pr, 30_000), [1, 3, 5])
+    _uniform_over(_jsq_counts(st, pr, 30_000, lb.choose_jsq), [1, 3, 5])
     st, pr = _system("jsq-d", 8, d=8)  # d = N: the shortest queue overall, ties uniform
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    _uniform_over(_jsq_counts(st, pr, 30_000), [1, 3, 5])
+    _uniform_over(_jsq_counts(st, pr, 30_000, lb.choose_jsq_d), [1, 3, 5])
     st, pr = _system("jsq-d", 8, d=2)  # each server is sampled: all chosen at some point, never a level-3 one
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    counts = _jsq_counts(st, pr, 30_000)
+    counts = _jsq_counts(st, pr, 30_000, lb.choose_jsq_d)
     assert counts[4] == 0 and (np.delete(counts, 4) > 0).all()
     # server 1 (level 0) wins unless paired... P(chosen) = P(sampled) − P(sampled with a tied partner)/2
     assert abs(counts[1] / 30_000 - (2 / 8 - (1 / 28) * 2 / 2)) < 0.01

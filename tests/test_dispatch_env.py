@@ -15,7 +15,7 @@ from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec  # noqa: E
 from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher  # noqa: E402
 from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError  # noqa: E402
-from msjgym.policies.dispatch import POLICY_IDS  # noqa: E402
+from msjgym.policies.dispatch import POLICIES  # noqa: E402
 from msjgym.policies.dispatch.load_balancing_agents import AGENTS, NOT_EXPRESSIBLE, LowestLevel, ShortestSampled  # noqa: E402
 from msjgym.systems.dispatch.simulate import simulate  # noqa: E402
 from msjgym.systems.dispatch.state import S_NFREE, V_Q  # noqa: E402
@@ -45,7 +45,7 @@ def test_make_vec_uses_the_native_vector_env():
 
 
 def test_every_policy_has_an_agent_or_a_reason():
-    assert set(AGENTS) | set(NOT_EXPRESSIBLE) == set(POLICY_IDS) and not set(AGENTS) & set(NOT_EXPRESSIBLE)
+    assert set(AGENTS) | set(NOT_EXPRESSIBLE) == set(POLICIES) and not set(AGENTS) & set(NOT_EXPRESSIBLE)
 
 
 @pytest.mark.parametrize("policy", sorted(TWINS))

@@ -1,7 +1,7 @@
 """The API reference (docs/reference/, rendered by mkdocstrings) documents every public module of msjgym.
 
-A module is public when no component of its dotted name starts with ``_`` (so the generated ``_gen_*`` kernel
-dispatchers, ``_codegen`` and ``__main__`` are not). The modules are found by walking the installed package
+A module is public when no component of its dotted name starts with ``_`` (so ``__main__`` and
+``msjgym._source_tree`` are not). The modules are found by walking the installed package
 (``pkgutil.walk_packages``, which imports packages but no policy kernel, so nothing compiles), and
 ``msjgym.policies`` on its own: pyproject maps it to the top-level ``policies/`` folder. A new module therefore fails here
 until a ``::: dotted.name`` block for it is added to a page of ``docs/reference/`` (and that page is in mkdocs.yml's

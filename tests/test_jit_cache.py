@@ -3,6 +3,7 @@ empty cache (recompiled once), not a crash."""
 from __future__ import annotations
 
 import importlib
+import json
 import pickle
 import sys
 from pathlib import Path
@@ -44,3 +45,87 @@ def test_other_packages_keep_numbas_behaviour(stale_index, monkeypatch):
     monkeypatch.setattr(jit, "_ROOTS", ("/no/such/root/",))
     with pytest.raises(ImportError):
         jit._load_index(stale_index)
+
+
+# ---------------------------------------------------------------- each kernel keyed by its own file and its imports
+def _tree_copy(tmp_path: Path, monkeypatch) -> Path:
+    """A copy of msjgym's sources (``msjgym/`` and ``policies/``), which ``jit`` keys as if it were the package."""
+    import shutil
+
+    root = Path(jit.__file__).resolve().parents[2]
+    for name in ("msjgym", "policies"):
+        shutil.copytree(root / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.nb?"))
+    monkeypatch.setattr(jit, "_PACKAGE_DIR", (tmp_path / "msjgym").resolve())
+    monkeypatch.setattr(jit, "_POLICIES_DIR", (tmp_path / "policies").resolve())
+    monkeypatch.setattr(jit, "_ROOTS", (str(tmp_path / "msjgym") + "/", str(tmp_path / "policies") + "/"))
+    return tmp_path
+
+
+def _keys(tree: Path) -> dict[str, str]:
+    files = sorted((tree / "policies").rglob("*.py")) + sorted((tree / "msjgym" / "systems").rglob("*.py"))
+    return {str(f.relative_to(tree)): jit.source_key(f) for f in files}
+
+
+def test_editing_one_policy_file_changes_that_files_key_only(tmp_path, monkeypatch):
+    tree = _tree_copy(tmp_path, monkeypatch)
+    before = _keys(tree)
+    with (tree / "policies" / "msj" / "fcfs.py").open("a") as f:
+        f.write("# an edit\n")
+    after = _keys(tree)
+    assert [name for name in before if before[name] != after[name]] == ["policies/msj/fcfs.py"]
+
+
+def test_editing_the_state_layout_changes_the_key_of_every_kernel_compiled_against_it(tmp_path, monkeypatch):
+    tree = _tree_copy(tmp_path, monkeypatch)
+    before = _keys(tree)
+    with (tree / "msjgym" / "systems" / "msj" / "state.py").open("a") as f:
+        f.write("# an edit\n")
+    after = _keys(tree)
+    changed = {name for name in before if before[name] != after[name]}
+    for name in ("policies/msj/fcfs.py", "policies/msj/first_fit.py", "msjgym/systems/msj/loop.py",
+                 "msjgym/systems/msj/compiled.py"):
+        assert name in changed
+    assert not any(name.startswith(("policies/dispatch/", "msjgym/systems/dispatch/")) for name in changed)
+
+
+def test_the_key_is_the_stamp_numba_checks_before_loading_a_kernel():
+    """numba recompiles a kernel whose index was written under another source stamp: the stamp is the file's key."""
+    from msjgym.policies.msj import fcfs, first_fit
+
+    for module, kernel in ((fcfs, fcfs.schedule), (first_fit, first_fit.schedule)):
+        assert kernel._cache._cache_file._source_stamp == f"{jit.source_key(module.__file__)}:{module.__name__}"
+    assert jit.source_key(fcfs.__file__) != jit.source_key(first_fit.__file__)
+
+
+@pytest.mark.slow
+def test_after_editing_one_policy_file_only_that_policy_compiles(tmp_path):
+    """In a copy of the tree with a cache of its own: run fcfs and first-fit, edit fcfs.py, and only fcfs's kernel
+    is compiled again (the loop and first-fit load from the cache)."""
+    import shutil
+    import subprocess
+
+    root = Path(jit.__file__).resolve().parents[2]
+    for name in ("msjgym", "policies"):
+        shutil.copytree(root / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.nb?"))
+    script = ("import msjgym, json\n"
+              "from msjgym.core.compiling import pending\n"
+              "from msjgym.policies.msj import get_policy\n"
+              "from msjgym.systems.msj.engine import policy_units\n"
+              "out = {}\n"
+              "for name in ('fcfs', 'first-fit'):\n"
+              "    units = policy_units(get_policy(name))\n"
+              "    out[name] = sorted(set(u.label for u in pending(units)))\n"
+              "    msjgym.evaluate('one-and-n', name, reps=1, jobs=200, seed=1)\n"
+              "print(json.dumps(out))\n")
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba"), "MSJGYM_CACHE_DIR": str(tmp_path / "msjgym"), "PATH": ""}
+
+    def run() -> dict:
+        done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert run() == {"fcfs": ["policy fcfs", "the MSJ event loop"], "first-fit": ["policy first-fit"]}
+    assert run() == {"fcfs": [], "first-fit": []}
+    with (tmp_path / "policies" / "msj" / "fcfs.py").open("a") as f:
+        f.write("# an edit\n")
+    assert run() == {"fcfs": ["policy fcfs"], "first-fit": []}

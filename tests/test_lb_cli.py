@@ -126,7 +126,8 @@ def test_evaluate_push_table1_json(capsys):
     paper = rows_for(1, "exp", 100)[0]
     assert refs[("paper-sim", "response_time", "the pa")]["value"] == paper.sim
     # the invariants hold in the simulation: busy fraction = λ, message rate = δ
-    assert refs[("exact", "utilization", "busy f")]["agrees"] is True
+    checks = {c["name"]: c for c in result["checks"]["invariants"]}  # busy fraction = λ: a run-time check
+    assert checks["utilization"]["agrees"] is True and checks["utilization"]["expected"] == pytest.approx(0.9)
     assert refs[("exact", "message_rate", "messag")]["agrees"] is True
 
 
@@ -229,6 +230,7 @@ def test_a_dispatcher_of_your_own_through_the_cli_is_the_builtin_bit_for_bit(cap
     builtin = json.loads(out)
     assert mine["metrics"] == builtin["metrics"] and mine["events"] == builtin["events"]
     assert mine["policy"].endswith(":ShortestSampled")
-    assert {r["quantity"] for r in mine["references"]} == {"stability", "utilization", "message_rate"}
+    assert {r["quantity"] for r in mine["references"]} == {"stability", "message_rate"}
+    assert {c["name"] for c in mine["checks"]["invariants"]} == {"utilization", "response>=service", "little"}
     rate = next(r for r in mine["references"] if r["quantity"] == "message_rate")
     assert rate["value"] == pytest.approx(3 * 0.9) and rate["agrees"]

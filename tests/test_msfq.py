@@ -71,7 +71,7 @@ def _same_run(scenario: str, params: dict, a, b, jobs: int = 20_000) -> None:
 
 def test_msfq_is_discovered_with_its_parameter():
     assert POLICIES["msfq"] is MSFQ and get_policy("msfq") is MSFQ
-    assert not MSFQ.preemptive and MSFQ.value("threshold") == 1 and MSFQ.kernel_id >= 0
+    assert not MSFQ.preemptive and MSFQ.value("threshold") == 1 and MSFQ.schedule is not None
     assert MSFQ.bind(threshold=0).value("threshold") == 0
     for bad in (-1, 2.5, "3"):
         with pytest.raises(PolicyError, match="threshold = "):

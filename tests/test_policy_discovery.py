@@ -1,11 +1,10 @@
-"""One declaration per built-in policy, discovered from its module: every family's ``POLICIES``, kernel ids assigned
-by discovery order, the generated dispatchers up to date with the declarations, and their place in the kernel cache
-key."""
+"""One declaration per built-in policy, discovered from its module: every family's ``POLICIES`` (each policy's
+kernels are its own functions, plugged into its family's one event loop: no ids, no generated dispatchers), and the
+policy files' place in the kernel cache key."""
 from __future__ import annotations
 
 import importlib
 import sys
-from dataclasses import replace
 
 import pytest
 
@@ -13,17 +12,11 @@ from msjgym import api
 from msjgym.core import jit
 from msjgym.errors import PolicyError
 from msjgym.policies import BuiltinPolicy, discover, registered
-from msjgym.policies._codegen import MARKER
-from msjgym.policies.dispatch import chooser
-from msjgym.policies.finite_skip import allocator
-from msjgym.policies.loss import widths
-from msjgym.policies.msj import scheduler
 
-FAMILIES = {"msj": scheduler, "dispatch": chooser, "loss": widths, "finite-skip": allocator}
-GENERATED = {"dispatch": chooser, "loss": widths, "finite-skip": allocator}  # the MSJ loops: test_specialize.py
+FAMILIES = ("dispatch", "loss", "finite-skip")
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", ["msj", *FAMILIES])
 def test_every_family_discovers_its_declarations(family):
     policies = registered(family)
     assert policies and all(isinstance(p, api.PolicySpec) and p.family == family for p in policies.values())
@@ -31,34 +24,23 @@ def test_every_family_discovers_its_declarations(family):
     assert api.family(family).policies() is policies  # what the CLI, list and sweeps read
 
 
-@pytest.mark.parametrize("family, generator", FAMILIES.items())
-def test_kernel_ids_are_discovery_positions(family, generator):
-    policies = registered(family)
-    ids = generator.kernel_ids(policies)
-    assert list(ids.values()) == list(range(len(ids)))
-    assert all(policies[name].kernel_id == i for name, i in ids.items())
+KERNELS = {"dispatch": ("choose",), "loss": ("width_kernel", "block_probability", "full_width_probability"),
+           "finite-skip": ("allocate",)}
 
 
-@pytest.mark.parametrize("family, generator", GENERATED.items())
-def test_the_generated_dispatcher_is_current(family, generator):
-    policies = registered(family)
-    text = generator.GENERATED.read_text()
-    assert text.startswith(MARKER) and text.endswith(generator.render(policies))
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_builtin_carries_its_own_compiled_kernels(family):
+    """No kernel ids: the loop calls each policy's own kernels, defined in the policy's module (keyed by its file)."""
+    for policy in registered(family).values():
+        for field in KERNELS[family]:
+            kernel = getattr(policy, field)
+            assert hasattr(kernel, "compile") and kernel.py_func.__module__.startswith(f"msjgym.policies.")
+        assert not hasattr(policy, "kernel_id")
 
 
-def test_generated_files_are_left_out_of_the_cache_key_and_policy_files_are_in():
+def test_policy_files_are_keyed_like_the_package():
     roots = [r for r in jit._ROOTS]
     assert any(r.rstrip("/").endswith("policies") for r in roots)
-    assert jit._package_stamp() == jit._STAMP  # regenerating the dispatchers did not change the key
-
-
-def test_a_declaration_outside_the_package_has_no_kernel_id():
-    from msjgym.policies.msj import Policy, get_policy
-
-    assert Policy(name="agent", summary="", preemptive=False, source="").kernel_id == -1  # decisions from outside
-    fake = replace(get_policy("fcfs"), schedule=get_policy("msf").schedule)
-    with pytest.raises(PolicyError, match="not a discovered built-in"):
-        fake.kernel_id
 
 
 def test_discover_registers_every_module_level_declaration(tmp_path, monkeypatch):
@@ -104,3 +86,19 @@ def test_bind_checks_each_parameter_against_its_range():
         spec.bind(k=0)
     with pytest.raises(PolicyError, match="no parameter 'z'; its parameters: k, r"):
         spec.bind(z=1)
+
+
+LOOPS = {"dispatch": "msjgym.systems.dispatch.kernel", "loss": "msjgym.systems.loss.kernel",
+         "finite-skip": "msjgym.systems.finite_skip.loop"}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_event_loop_is_keyed_on_no_policy_file(family):
+    """The loop's cache key (its file and the modules it imports, msjgym.core.jit) names no policy file, so an edit
+    of a policy recompiles that policy's kernels only, never the loop; the policy's kernels are keyed on their file."""
+    loop = importlib.import_module(LOOPS[family])
+    policies_dir = str(jit._POLICIES_DIR)
+    assert not [f for f in jit.dependencies(loop.__file__) if f.startswith(policies_dir)]
+    for policy in registered(family).values():
+        kernel = getattr(policy, KERNELS[family][0])
+        assert kernel.py_func.__code__.co_filename.startswith(policies_dir)

@@ -263,7 +263,7 @@ def test_one_server_srpt_is_mg1_srpt():
 def test_declarations_and_refusals(tmp_path):
     for name in (SRPT, GITTINS):
         p = get_policy(name)
-        assert p is POLICIES[name] and p.preemptive and p.kernel_id >= 0 and "Grosof, Scully" in p.source
+        assert p is POLICIES[name] and p.preemptive and p.schedule is not None and "Grosof, Scully" in p.source
     with pytest.raises(PolicyError, match=r"server-filling-srpt: every need must divide servers=6; needs \[4\]"):
         evaluate(model(6, 1.0, exp_class("a", 1, 0.5), exp_class("b", 4, 0.5)), SRPT, reps=1, jobs=100)
     with pytest.raises(PolicyError, match=r"every need must divide every larger need.*2 does not divide 3\D"):

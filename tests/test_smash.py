@@ -33,8 +33,8 @@ def _same_run(scenario: str, params: dict, a, b, jobs: int = 20_000) -> None:
 
 def test_smash_is_discovered_with_its_parameter():
     assert POLICIES["smash"] is SMASH and get_policy("smash") is SMASH
-    assert not SMASH.preemptive and SMASH.value("w") == 4 and SMASH.kernel_id >= 0
-    assert SMASH.bind(w=7).value("w") == 7 and SMASH.bind(w=7).kernel_id == SMASH.kernel_id
+    assert not SMASH.preemptive and SMASH.value("w") == 4 and SMASH.schedule is not None
+    assert SMASH.bind(w=7).value("w") == 7 and SMASH.bind(w=7).schedule is SMASH.schedule
     for bad in (0, 2.5, -1, "3"):
         with pytest.raises(PolicyError, match="w = "):
             SMASH.bind(w=bad)

@@ -231,8 +231,13 @@ class Distribution(abc.ABC):
         low, high = TIME_RANGE
         try:
             mean = float(self.mean)
-        except (ZeroDivisionError, OverflowError):
+        except ZeroDivisionError:
             mean = math.nan
+        except OverflowError:
+            mean = math.inf
+        if mean == math.inf:  # a law whose mean is infinite (or beyond float64): no run can estimate anything
+            raise _FieldError("", "its mean is infinite (or overflows float64): a mean response time cannot be "
+                                  "estimated; choose parameters with a finite mean")
         if not (math.isfinite(mean) and low <= mean <= high):
             raise _FieldError("", f"its mean {_g(mean)} is outside [{low:g}, {high:g}] time units, where moments and "
                                   "metrics stay exact in float64; rescale the time unit")
@@ -812,6 +817,12 @@ class BoundedPareto(Distribution):
     @property
     def second_moment(self) -> float:
         return self._moment(2)
+
+    @property
+    def tail_index(self) -> float:
+        """α, the index of the (truncated) power tail: α <= 2 would be an infinite variance without the bound
+        ``high``, so the variance is finite but carried by the rare jobs near ``high`` (docs/statistics.md#checks)."""
+        return self.alpha
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         return self.low * (1.0 - rng.random(size) * self._mass) ** (-1.0 / self.alpha)

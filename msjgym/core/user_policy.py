@@ -107,36 +107,24 @@ def load_object(path: Path, name: str, text: str) -> Any:
     if not path.is_file():
         raise PolicyError(f"--policy {text!r}: no such file {str(path)!r}")
     note_read(path)
-    module_name = _module_name(path)
+    # Registered under a name of its own (in sys.modules, as an import would): compiled code cached from this file
+    # names its module, and a later process must find it there (else numba looks for a module '<dynamic>').
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    module_name = f"_msjgym_policy_{''.join(ch if ch.isalnum() else '_' for ch in path.stem)}_{digest}"
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(module_spec)
-    # registered while it loads (and after), as an import would: a policy that pickles itself, or a dataclass,
-    # looks its module up in sys.modules
-    previous = sys.modules.get(module_name)
     sys.modules[module_name] = module
     try:
         module_spec.loader.exec_module(module)
-    except BaseException as exc:
-        if previous is None:
-            sys.modules.pop(module_name, None)
-        else:
-            sys.modules[module_name] = previous
-        if isinstance(exc, SystemExit):
-            raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
-        if isinstance(exc, Exception):  # the user's file: any failure is reported in one line
-            raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
-        raise
+    except SystemExit as exc:
+        sys.modules.pop(module_name, None)
+        raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
+    except Exception as exc:  # the user's file: any failure is reported in one line
+        sys.modules.pop(module_name, None)
+        raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
     if not hasattr(module, name):
         raise PolicyError(f"--policy {text!r}: {path} defines no {name!r}")
     return getattr(module, name)
-
-
-def _module_name(path: Path) -> str:
-    """The module name a policy file is loaded under: unique per file (its stem and a hash of its real path), a
-    valid identifier, so that two files called ``policy.py`` never replace each other."""
-    stem = "".join(ch if ch.isalnum() else "_" for ch in path.stem)
-    digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return f"_msjgym_policy_{stem}_{digest}"
 
 
 def _wrap(obj: Any, spec: AgentSpec, text: str) -> UserPolicy:

@@ -29,6 +29,7 @@ from msjgym.core.estimates import Estimate, estimates, t_interval
 from msjgym.core.references import Reference, unstable_predictions
 from msjgym.core.validation import requirement, show
 from msjgym.errors import MsjgymError
+from msjgym.evaluate.checks import run_checks, tail_notes
 from msjgym.evaluate.result import Result
 
 CHUNK_EVENTS = 1 << 18
@@ -137,18 +138,25 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
     rates = [sim.growth_rate(b) for b in unstable]
     per_rep = [sim.metrics(b) for b in range(reps)]
     metrics = {}
+    checks = []
     if not unstable:
         units = per_rep
-        if reps == 1:
-            units = sim.batch_metrics(0) or per_rep
+        batches = sim.batch_metrics(0) if reps == 1 else []
+        batched = bool(batches)
+        if batched:
+            units = batches
         metrics = honest(estimates(units))
+        values = ([u | sim.check_values(0, i) for i, u in enumerate(units)] if batched else
+                  [u | sim.check_values(b) for b, u in enumerate(units)])
+        checks = run_checks(sim.invariants(), values)
     return Result(
         scenario=scenario.name, family=scenario.family, policy=sim.name, params=_params(scenario, sim), stable=not unstable,
         metrics=metrics, reps=reps, jobs=sim.jobs, warmup=sim.warmup, seed=seed,
         events=sum(sim.events(b) for b in range(reps)), wall_seconds=wall, compile_seconds=compile_seconds,
         unit=sim.unit, mode=sim.mode, batches=sim.batches, replications=per_rep, unstable_replications=unstable,
         growth_rates=rates, growth_rate=t_interval(np.array(rates)) if unstable else None,
-        diagnostics=sim.diagnostics(), per_job=sim.per_job(), notes=sim.notes())
+        diagnostics=sim.diagnostics(), per_job=sim.per_job(), notes=sim.notes(), checks=checks,
+        check_notes=tail_notes(sim.service_laws(), reps, reps * (sim.jobs + sim.warmup)))
 
 
 _PERCENTILE = re.compile(r"_p\d+$")

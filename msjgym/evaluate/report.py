@@ -6,6 +6,7 @@ import math
 
 from msjgym.core.estimates import Estimate
 from msjgym.core.references import Reference
+from msjgym.evaluate.checks import LEVEL, Check
 from msjgym.evaluate.result import Result
 
 METRIC_ORDER = ("response_time", "waiting_time", "queueing_time", "front_time", "number_in_system",
@@ -116,4 +117,21 @@ def format_references(refs: list[Reference], title: str = "references (theory be
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines.append("")
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def format_checks(checks: list[Check], notes: list[str] = ()) -> str:
+    """The run-time invariants (no theory needed; :mod:`msjgym.evaluate.checks`): one row per check with both sides,
+    the difference and its allowed bound, and the verdict; then the heavy-tail notes."""
+    if not checks and not notes:
+        return ""
+    lines = ["", "", f"checks (hold for any policy; difference judged by its {100 * LEVEL:g}% interval, "
+                 "docs/statistics.md#checks):"]
+    rows = [["check", "measured", "verdict"]]
+    rows += [[c.name, c.summary(), c.verdict] for c in checks]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    if checks:
+        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+        lines += [f"  {c.name}: {c.description}" for c in checks if c.agrees is False]
+    lines += [f"  note: {n}" for n in notes]
     return "\n".join(lines)

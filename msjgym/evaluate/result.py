@@ -9,9 +9,10 @@ import numpy as np
 
 from msjgym.core.estimates import Estimate, json_float
 from msjgym.core.references import Reference
+from msjgym.evaluate.checks import Check
 
-JSON_KEYS = ("scenario", "family", "policy", "params", "stable", "metrics", "references", "reps", "jobs", "warmup",
-             "seed", "events", "wall_seconds", "compile_seconds", "mode", "growth_rate", "unstable_replications",
+JSON_KEYS = ("scenario", "family", "policy", "params", "stable", "metrics", "references", "checks", "reps", "jobs",
+             "warmup", "seed", "events", "wall_seconds", "compile_seconds", "mode", "growth_rate", "unstable_replications",
              "diagnostics")
 """The top-level keys of ``msjgym evaluate --json``, in order, for every family."""
 
@@ -37,6 +38,8 @@ class Result:
         diagnostics: family-specific checks of the run (pathwise invariants, ...), by name.
         per_job: for a replayed trace, each job's arrival, need, duration, completion, response and waiting time.
         notes: lines for the report below the table.
+        checks: the run-time invariants' verdicts (:mod:`msjgym.evaluate.checks`); empty for an unstable run.
+        check_notes: notes on the run's trustworthiness (a service law of infinite variance, ...).
     """
 
     scenario: str
@@ -63,6 +66,8 @@ class Result:
     diagnostics: dict[str, float] = field(default_factory=dict)
     per_job: dict[str, np.ndarray] | None = None
     notes: list[str] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    check_notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object printed by ``msjgym evaluate --json`` (keys :data:`JSON_KEYS`; strict JSON: no NaN)."""
@@ -74,6 +79,7 @@ class Result:
             "stable": self.stable,
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
             "references": [r.to_dict() for r in self.references],
+            "checks": {"invariants": [c.to_dict() for c in self.checks], "notes": list(self.check_notes)},
             "reps": self.reps,
             "jobs": self.jobs,
             "warmup": self.warmup,

@@ -585,6 +585,8 @@ def run_tasks(tasks: Sequence[Any], backend: Backend, store: Any, bar: tqdm) -> 
     On any exception (KeyboardInterrupt included) outstanding work is cancelled and the exception propagates; every
     row stored so far stays stored.
     """
+    if not isinstance(backend, InProcess):
+        compile_first(tasks)
     todo = iter(tasks)
     pending: dict[Hashable, Task] = {}
     with _SigintShield() as shield:
@@ -601,6 +603,24 @@ def run_tasks(tasks: Sequence[Any], backend: Backend, store: Any, bar: tqdm) -> 
                     bar.update(1)
         finally:
             backend.close(list(pending))
+
+
+def compile_first(tasks: Sequence[Any]) -> None:
+    """Compile (or load from the cache) the kernels of every distinct (family, policy) of ``tasks`` in this process,
+    once, before the tasks fan out: workers on this machine (a process pool, a local Ray instance) then load them
+    from the on-disk cache rather than each compiling them, and no task waits for another's compile. Tasks that are
+    not :class:`Task` s (another runner's) are left alone."""
+    seen: set[tuple[str, str]] = set()
+    for task in tasks:
+        if not isinstance(task, Task) or (task.scenario.family, task.policy) in seen:
+            continue
+        seen.add((task.scenario.family, task.policy))
+        run = api.RunSettings(reps=1, jobs=task.jobs, warmup=task.warmup_option, batches=task.batches)
+        sim = api.family(task.scenario.family).simulation(task.scenario, task.policy, run, 0)
+        note = sim.compile_note()
+        if note:
+            print(note, file=sys.stderr, flush=True)
+        sim.prepare()
 
 
 # =====================================================================================================================

@@ -149,7 +149,7 @@ def _knapsack(weights: list[int], values: list[float], capacity: int) -> float:
 
 def _generic_front(model, policy: FiniteSkipPolicy) -> int:
     k = model.servers
-    if policy.kernel_id == SF_DIV:
+    if policy.name == SF_DIV:
         return sum(k // v - 1 for v in set(model.params)) + 1  # c(k, supp V), docs/errata.md#finite-skip-c-k-supp-v
     return k
 
@@ -161,7 +161,7 @@ def _generic_r_min(model, policy: FiniteSkipPolicy) -> float:
     k = model.servers
     if model.system == HET:
         return min(model.speeds)
-    if policy.kernel_id == SF_DIV:
+    if policy.name == SF_DIV:
         return 1.0 / sum(k // v for v in set(model.params))
     return 1.0 / k
 
@@ -189,7 +189,7 @@ def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstant
     if model.system == HET:
         # non-full = non-busy = fewer than k jobs (all in service): (k − 1)·rem_max; r_min from the assignment rule
         w = (k - 1) * rem_max
-        if policy.kernel_id in (FSF, FSF_MINMIG):  # busy servers are the j fastest: min_j (Σ j fastest)/j = 1/k
+        if policy.name in (FSF, FSF_MINMIG):  # busy servers are the j fastest: min_j (Σ j fastest)/j = 1/k
             speeds = sorted(model.speeds, reverse=True)
             r_min = min(sum(speeds[:j]) / j for j in range(1, k + 1))
         else:  # a lone job can sit on the slowest server
@@ -197,13 +197,13 @@ def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstant
         return WCFSConstants("exact", k, rem_max, w, w, r_min)
     if model.system == LPS:  # full ⇔ k present; busy ⇔ N >= 1; R = 1/min(N, k)
         return WCFSConstants("exact", k, rem_max, (k - 1) * rem_max, 0.0, 1.0 / k)
-    if model.system == THRESHOLD or policy.kernel_id == SF_EXP:
+    if model.system == THRESHOLD or policy.name == SF_EXP:
         # non-full ⇔ the parameters (thresholds / needs) of the jobs present sum to < k: all of them are served
         w = _knapsack(params, rems, k - 1)
         n = 1 + (k - 1) // pmin  # a full front: jobs summing to <= k − 1, plus the newest served one
         r_nonfull = pmin / k if pmin < k else math.inf  # all jobs served at p/k; the mean is smallest with p = pmin
         return WCFSConstants("exact", n, rem_max, w, w, min(r_nonfull, 1.0 / n))
-    if policy.kernel_id == SF_DIV:
+    if policy.name == SF_DIV:
         needs = sorted(set(params))
         per_need = {v: max(r for p, r in zip(params, rems) if p == v) for v in needs}
         w = sum((k // v - 1) * per_need[v] for v in needs)  # non-full ⇔ fewer than k/v jobs of every need v

@@ -33,7 +33,9 @@ from msjgym.core.jit import njit
 from msjgym.core.rng import below, uniform
 from msjgym.policies import BuiltinPolicy, Choice
 from msjgym.policies.dispatch.load_balancing_agents import LowestLevel, ShortestSampled
-from msjgym.systems.dispatch.state import (
+from msjgym.systems.dispatch.state import (  # noqa: F401 (INFORMATION .. P_LCAP: re-exported for the policies)
+    BATCH, INFO_IDLE_QUEUE, INFO_NONE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, INFORMATION, P_BATCH,
+    P_D, P_INFO, P_K, P_LCAP, P_N,
     NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_E, V_HEAD, V_POS, V_Q, W_CT, W_PEND, bucket_pick_min,
     bucket_up)
 
@@ -45,14 +47,21 @@ HKV = ("Hellemans, Kielanski & Van Houdt, 'Performance of Load Balancers with Bo
 class DispatchPolicy(BuiltinPolicy):
     """A built-in dispatcher of the large-scale load-balancing system.
 
-    Its decision is its ``choose`` kernel, a branch of the compiled ``choose`` generated from the declarations
-    (:mod:`msjgym.policies.dispatch.chooser`; water filling places batches with :func:`water_fill` instead), at its
-    ``kernel_id``, assigned by discovery (``msjgym.policies.dispatch.POLICY_IDS``). Its parameters are those of
+    Its decision is its ``choose`` kernel, a small compiled function that the family's one event loop
+    (:func:`msjgym.systems.dispatch.kernel.run`) takes as an argument and calls at every arrival; it is compiled on
+    first use against the loop's interface (``msjgym.systems.dispatch.kernel.CHOOSE``) and cached by its own file.
+    The events the loop runs for the dispatcher's information (probes, server updates, the central server's tokens,
+    the idle queue's messages) are named by ``information``. Its parameters are those of
     :class:`msjgym.systems.dispatch.model.DispatchModel` it reads (given as ``--param`` on a dispatch scenario).
 
     Attributes (beyond :class:`msjgym.api.PolicySpec`'s):
-        choose: its compiled decision ``choose(st, pr, b, now) -> server`` (``inline="always"``); None when the
-            event loop places its jobs otherwise (water filling).
+        choose: its compiled decision ``choose(st, pr, b, now) -> server`` (``now``: the arrival's time; the
+            state and parameter records of :mod:`msjgym.systems.dispatch.kernel`); :data:`BATCH` when it placed a
+            batch of jobs instead (water filling: ``perm[0:K]`` receive ``wfl[0:K]`` jobs each).
+        information: the information model the event loop runs for it, one of :data:`INFORMATION`: ``none``;
+            ``idle-queue`` (a message when a server becomes idle: JIQ); ``queue-order`` (the servers kept ordered
+            by queue length: JSQ); ``push`` (probes at rate δN); ``pull`` (updates at completions and from idle
+            servers); ``pooling`` (a central server's tokens at rate pN, servers ordered by queue length).
         agent_class: its agent form, acting on ``msjgym/Dispatch-v0`` observations of mode ``agent_observation``
             (:mod:`msjgym.policies.dispatch.load_balancing_agents`); None with ``not_expressible`` saying why no
             observation of the environment can express it.
@@ -61,24 +70,24 @@ class DispatchPolicy(BuiltinPolicy):
     family: str = "dispatch"
     preemptive: bool = False
     choose: Any = None
+    information: str = "none"
     agent_class: type | None = None
     agent_observation: str | None = None
     not_expressible: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.information not in INFORMATION:
+            raise ValueError(f"dispatch policy {self.name!r}: information = {self.information!r}; must be one of "
+                             f"{', '.join(INFORMATION)}")
+
     @property
-    def kernel_id(self) -> int:
-        """The policy's id in the compiled kernels (``params.ints[P_POLICY]``), assigned by discovery."""
-        from .chooser import kernel_id
-        return kernel_id(self)
+    def information_code(self) -> int:
+        """``information`` as the event loop reads it (``params.ints[P_INFO]``: its index in :data:`INFORMATION`)."""
+        return INFORMATION.index(self.information)
 
 
-# params.ints fields the decisions read (the layout is owned by msjgym.systems.dispatch.kernel)
-P_N = 0
-P_POLICY = 1
-P_D = 2
-P_BATCH = 3
-P_K = 4
-P_LCAP = 5
+# the information models, BATCH and the params.ints fields the decisions read: defined with the state layout (the
+# event loop reads them too, and must not depend on this file: an edit here recompiles the dispatchers only)
 
 
 @njit(inline="always")
@@ -126,14 +135,15 @@ def _least_loaded_of_sample(st, b, n, d, now):
 
 
 # ---------------------------------------------------------------- the policies' kernels
-# ``choose_*(st, pr, b, now)``: the server of an arriving job (O(1) or O(d)), inlined into the generated ``choose``.
-@njit(inline="always")
+# ``choose_*(st, pr, b, now)``: the server of an arriving job (O(1) or O(d)), called by the event loop through a
+# first-class function argument (compiled on first use against ``msjgym.systems.dispatch.kernel.CHOOSE``).
+@njit
 def choose_uniform(st, pr, b, now):
     """random, resource-pooling: a uniformly random server."""
     return below(st.rng, b, pr.ints[P_N])
 
 
-@njit(inline="always")
+@njit
 def choose_round_robin(st, pr, b, now):
     """Servers 0, 1, ..., N-1, 0, ... in turn."""
     n = pr.ints[P_N]
@@ -142,13 +152,13 @@ def choose_round_robin(st, pr, b, now):
     return i
 
 
-@njit(inline="always")
+@njit
 def choose_jsq(st, pr, b, now):
     """A shortest queue, uniformly among the tied (the lowest queue-length bucket)."""
     return bucket_pick_min(st.srv, V_Q, st.qord, st.qstart, uniform(st.rng, b))
 
 
-@njit(inline="always")
+@njit
 def choose_jsq_d(st, pr, b, now):
     """The shortest of d sampled servers (d messages per arrival)."""
     d = pr.ints[P_D]
@@ -157,7 +167,7 @@ def choose_jsq_d(st, pr, b, now):
     return _shortest_of_sample(st, b, pr.ints[P_N], d)
 
 
-@njit(inline="always")
+@njit
 def choose_least_loaded_d(st, pr, b, now):
     """The least remaining work among d sampled servers (d messages per arrival)."""
     d = pr.ints[P_D]
@@ -166,7 +176,7 @@ def choose_least_loaded_d(st, pr, b, now):
     return _least_loaded_of_sample(st, b, pr.ints[P_N], d, now)
 
 
-@njit(inline="always")
+@njit
 def choose_jiq(st, pr, b, now):
     """An idle server if there is one (uniformly from the idle set), else a uniformly random server."""
     m = st.si[S_NIDLE]
@@ -175,7 +185,7 @@ def choose_jiq(st, pr, b, now):
     return below(st.rng, b, pr.ints[P_N])
 
 
-@njit(inline="always")
+@njit
 def choose_estimate(st, pr, b, now):
     """push, pull: the smallest estimate e_i (uniformly among the tied), counting the job in it (e_i += 1)."""
     i = bucket_pick_min(st.srv, V_E, st.eord, st.estart, uniform(st.rng, b))
@@ -185,57 +195,6 @@ def choose_estimate(st, pr, b, now):
         bucket_up(st.srv, V_E, V_POS, st.eord, st.estart, i)
     return i
 
-
-# ---------------------------------------------------------------- declarations
-_D = Param("d", 2, "servers sampled per arrival, an integer in [1, servers]", low=1, integer=True)
-_DELTA = Param("delta", None, "probe/update rate per server, > 0", low=0.0)
-
-RANDOM_POLICY = DispatchPolicy(
-    name="random", summary="a uniformly random server", source=f"{HKV} §2", choose=choose_uniform,
-    not_expressible="a uniformly random server needs a draw the environment does not make (a level weighted by its "
-                    "count)")
-ROUND_ROBIN_POLICY = DispatchPolicy(
-    name="round-robin", summary="servers 0, 1, ..., N-1, 0, ... in turn", source="msjgym (comparison baseline)",
-    choose=choose_round_robin, not_expressible="needs server identities; the observations are exchangeable summaries")
-JSQ_POLICY = DispatchPolicy(name="jsq", summary="a shortest queue (exact queue lengths)", source=f"{HKV} §2",
-                            choose=choose_jsq, agent_class=LowestLevel, agent_observation="histogram")
-JSQ_D_POLICY = DispatchPolicy(name="jsq-d", summary="shortest of d sampled servers (d messages per arrival)",
-                              source=f"{HKV} §2", params=(_D,), choose=choose_jsq_d, agent_class=ShortestSampled,
-                              agent_observation="sampled")
-LEAST_LOADED_D_POLICY = DispatchPolicy(
-    name="least-loaded-d", summary="least remaining work among d sampled servers (d messages per arrival)",
-    source=f"{HKV} §2", params=(_D,), choose=choose_least_loaded_d,
-    not_expressible="needs the remaining work of the sampled servers; the observation shows queue lengths")
-JIQ_POLICY = DispatchPolicy(
-    name="jiq", summary="an idle server if there is one, else a random server", source=f"{HKV} §2", choose=choose_jiq,
-    not_expressible="falls back to a uniformly random server (see random) and draws idle servers from the idle set")
-PUSH_POLICY = DispatchPolicy(
-    name="push", summary="smallest estimate (e_i += 1 on assignment); probes at rate delta·N set e_i = q_i",
-    source=f"{HKV} §2, §8 Table 1", params=(_DELTA,), choose=choose_estimate, agent_class=LowestLevel,
-    agent_observation="estimates")
-PULL_POLICY = DispatchPolicy(
-    name="pull", summary="smallest estimate; servers update at completions (prob. delta1) and at rate delta0 when idle",
-    source=f"{HKV} §2, §8 Table 3", choose=choose_estimate, agent_class=LowestLevel, agent_observation="estimates",
-    params=(
-        _DELTA,
-        Param("delta0", None, "update rate of an idle server (instead of delta: delta = lam·delta1 + (1 − "
-              "lam·E[size])·delta0)", low=0.0),
-        Param("delta1", 0.0, "update probability at a completion", low=0.0, high=1.0)))
-WATER_FILLING_POLICY = DispatchPolicy(
-    name="water-filling", summary="batches of M tasks fill the shortest of K = (delta/lam)·M sampled queues",
-    source=f"{HKV} §2, §8 Table 2", params=(
-        _DELTA,
-        Param("batch_size", None, "tasks per batch M (the scenarios also take C: M = C·log10 N), with "
-              "K = (delta/lam)·M an integer", low=1, integer=True)),
-    not_expressible="places batches of M jobs at once; an environment step dispatches one job")
-RESOURCE_POOLING_POLICY = DispatchPolicy(
-    name="resource-pooling",
-    summary="a random server; a central server at rate p·N removes a job from a longest queue",
-    source=f"{HKV} §2, §8 Table 4", choose=choose_uniform, params=(
-        Param("p", None, "central server's share, in [0, 1); the servers run at rate 1 − p", low=0.0, high=1.0),
-        Choice("remove", "last", "which waiting job a token removes: last (in line), next (to start), random",
-               choices=("last", "next", "random"))),
-    not_expressible="dispatches to a uniformly random server (see random) and adds a central server")
 
 @njit(inline="always")
 def water_fill(st, pr, b):
@@ -290,3 +249,66 @@ def water_fill(st, pr, b):
         st.wfl[j] += 1
     if st.si[S_PHASE] == 1:
         st.si[S_MSG] += kk
+
+
+@njit
+def choose_water_fill(st, pr, b, now):
+    """Water filling: a batch of M tasks placed by :func:`water_fill` (the loop then places ``wfl[j]`` jobs on
+    ``perm[j]``, j < K)."""
+    water_fill(st, pr, b)
+    return BATCH
+
+
+# ---------------------------------------------------------------- declarations
+_D = Param("d", 2, "servers sampled per arrival, an integer in [1, servers]", low=1, integer=True)
+_DELTA = Param("delta", None, "probe/update rate per server, > 0", low=0.0)
+
+RANDOM_POLICY = DispatchPolicy(
+    name="random", summary="a uniformly random server", source=f"{HKV} §2", choose=choose_uniform,
+    not_expressible="a uniformly random server needs a draw the environment does not make (a level weighted by its "
+                    "count)")
+ROUND_ROBIN_POLICY = DispatchPolicy(
+    name="round-robin", summary="servers 0, 1, ..., N-1, 0, ... in turn", source="msjgym (comparison baseline)",
+    choose=choose_round_robin, not_expressible="needs server identities; the observations are exchangeable summaries")
+JSQ_POLICY = DispatchPolicy(name="jsq", summary="a shortest queue (exact queue lengths)", source=f"{HKV} §2",
+                            choose=choose_jsq, information="queue-order", agent_class=LowestLevel,
+                            agent_observation="histogram")
+JSQ_D_POLICY = DispatchPolicy(name="jsq-d", summary="shortest of d sampled servers (d messages per arrival)",
+                              source=f"{HKV} §2", params=(_D,), choose=choose_jsq_d, agent_class=ShortestSampled,
+                              agent_observation="sampled")
+LEAST_LOADED_D_POLICY = DispatchPolicy(
+    name="least-loaded-d", summary="least remaining work among d sampled servers (d messages per arrival)",
+    source=f"{HKV} §2", params=(_D,), choose=choose_least_loaded_d,
+    not_expressible="needs the remaining work of the sampled servers; the observation shows queue lengths")
+JIQ_POLICY = DispatchPolicy(
+    name="jiq", summary="an idle server if there is one, else a random server", source=f"{HKV} §2", choose=choose_jiq,
+    information="idle-queue",
+    not_expressible="falls back to a uniformly random server (see random) and draws idle servers from the idle set")
+PUSH_POLICY = DispatchPolicy(
+    name="push", summary="smallest estimate (e_i += 1 on assignment); probes at rate delta·N set e_i = q_i",
+    source=f"{HKV} §2, §8 Table 1", params=(_DELTA,), choose=choose_estimate, information="push",
+    agent_class=LowestLevel, agent_observation="estimates")
+PULL_POLICY = DispatchPolicy(
+    name="pull", summary="smallest estimate; servers update at completions (prob. delta1) and at rate delta0 when idle",
+    source=f"{HKV} §2, §8 Table 3", choose=choose_estimate, information="pull", agent_class=LowestLevel,
+    agent_observation="estimates",
+    params=(
+        _DELTA,
+        Param("delta0", None, "update rate of an idle server (instead of delta: delta = lam·delta1 + (1 − "
+              "lam·E[size])·delta0)", low=0.0),
+        Param("delta1", 0.0, "update probability at a completion", low=0.0, high=1.0)))
+WATER_FILLING_POLICY = DispatchPolicy(
+    name="water-filling", summary="batches of M tasks fill the shortest of K = (delta/lam)·M sampled queues",
+    source=f"{HKV} §2, §8 Table 2", choose=choose_water_fill, params=(
+        _DELTA,
+        Param("batch_size", None, "tasks per batch M (the scenarios also take C: M = C·log10 N), with "
+              "K = (delta/lam)·M an integer", low=1, integer=True)),
+    not_expressible="places batches of M jobs at once; an environment step dispatches one job")
+RESOURCE_POOLING_POLICY = DispatchPolicy(
+    name="resource-pooling",
+    summary="a random server; a central server at rate p·N removes a job from a longest queue",
+    source=f"{HKV} §2, §8 Table 4", choose=choose_uniform, information="pooling", params=(
+        Param("p", None, "central server's share, in [0, 1); the servers run at rate 1 − p", low=0.0, high=1.0),
+        Choice("remove", "last", "which waiting job a token removes: last (in line), next (to start), random",
+               choices=("last", "next", "random"))),
+    not_expressible="dispatches to a uniformly random server (see random) and adds a central server")

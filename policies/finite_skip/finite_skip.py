@@ -1,9 +1,9 @@
 """Policies of the finite-skip systems (heterogeneous M/G/k, LPS, threshold parallelism, MSJ as a rate model).
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (§§4.2, 5.2, 6.3,
-7.2–7.3). Every policy is one kernel here, a branch of the compiled ``allocate`` generated from the declarations
-(:mod:`msjgym.policies.finite_skip.allocator`), called by the event loop of :mod:`msjgym.systems.finite_skip.simulate`
-after every arrival and completion. It sees the jobs in arrival order (their class, and for heterogeneous servers the
+7.2–7.3). Every policy is one kernel here, compiled on its own on first use (for the signature
+``msjgym.systems.finite_skip.simulate.ALLOCATE``, cached by this file) and called at its address by the event loop of
+:mod:`msjgym.systems.finite_skip.simulate`, compiled once per machine, after every arrival and completion. It sees the jobs in arrival order (their class, and for heterogeneous servers the
 server each holds) — never sizes or ages — and writes each job's service rate as a fraction of the system's capacity
 (rates sum to at most 1). The agent form of every policy, written separately in plain Python, is
 :mod:`msjgym.policies.finite_skip.finite_skip_agents` (twin test: ``tests/test_finite_skip_agents.py``).
@@ -35,6 +35,12 @@ LPS = 1
 THRESHOLD = 2
 MSJ = 3
 SYSTEM_NAMES = {HET: "heterogeneous M/G/k", LPS: "LPS(k)", THRESHOLD: "threshold parallelism", MSJ: "multiserver-job"}
+
+# the policies the simulator and the theory treat apart, by name
+FSF = "fsf"
+FSF_MINMIG = "fsf-minmig"
+SF_EXP = "server-filling"
+SF_DIV = "server-filling-divisible"
 
 
 # ---------------------------------------------------------------- heterogeneous servers
@@ -210,45 +216,45 @@ def _msj_fcfs(n, cls, prm, k, rates, skip):
 # rates (zeroed by the caller). Arguments: cls[n] each job's class; prm[K] per class the threshold P (threshold
 # parallelism) or need v (MSJ); srv[n] heterogeneous servers: each job's server (-1 none; updated); speeds[k] server
 # speeds, fastest first (fractions of capacity, summing to 1); k servers; levels the distinct values of prm,
-# descending; taken[k] scratch; rng the random streams. Inlined into the generated ``allocate``.
-@njit(inline="always")
+# descending; taken[k] scratch; rng the random streams. Each is compiled on its own and called by the event loop.
+@njit
 def allocate_fsf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _het(n, srv, speeds, k, taken, rates, rng, True, True, False, False)
 
 
-@njit(inline="always")
+@njit
 def allocate_fsf_minmig(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _het(n, srv, speeds, k, taken, rates, rng, False, True, False, True)
 
 
-@njit(inline="always")
+@njit
 def allocate_fsf_np(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _het(n, srv, speeds, k, taken, rates, rng, False, True, False, False)
 
 
-@njit(inline="always")
+@njit
 def allocate_ssf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _het(n, srv, speeds, k, taken, rates, rng, True, False, False, False)
 
 
-@njit(inline="always")
+@njit
 def allocate_ssf_np(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _het(n, srv, speeds, k, taken, rates, rng, False, False, False, False)
 
 
-@njit(inline="always")
+@njit
 def allocate_random(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _het(n, srv, speeds, k, taken, rates, rng, False, False, True, False)
 
 
-@njit(inline="always")
+@njit
 def allocate_lps(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     m = min(n, k)
     for j in range(m):
         rates[j] = 1.0 / m
 
 
-@njit(inline="always")
+@njit
 def allocate_tp_fcfs(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     free = k
     for j in range(n):
@@ -259,42 +265,42 @@ def allocate_tp_fcfs(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
         free -= q
 
 
-@njit(inline="always")
+@njit
 def allocate_inelastic_first(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _greedy(n, cls, prm, k, 1, rates, True)
 
 
-@njit(inline="always")
+@njit
 def allocate_elastic_first(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _greedy(n, cls, prm, k, -1, rates, True)
 
 
-@njit(inline="always")
+@njit
 def allocate_server_filling(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _server_filling(n, cls, prm, k, rates)
 
 
-@njit(inline="always")
+@njit
 def allocate_server_filling_divisible(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _server_filling_divisible(n, cls, prm, k, rates, levels)
 
 
-@njit(inline="always")
+@njit
 def allocate_msj_fcfs(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _msj_fcfs(n, cls, prm, k, rates, False)
 
 
-@njit(inline="always")
+@njit
 def allocate_preemptive_first_fit(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _msj_fcfs(n, cls, prm, k, rates, True)
 
 
-@njit(inline="always")
+@njit
 def allocate_msf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _greedy(n, cls, prm, k, -1, rates, False)
 
 
-@njit(inline="always")
+@njit
 def allocate_lsf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
     _greedy(n, cls, prm, k, 1, rates, False)
 
@@ -308,21 +314,14 @@ class FiniteSkipPolicy(BuiltinPolicy):
         system: the system code it runs on (HET, LPS, THRESHOLD, MSJ);
         wcfs: the paper proves it work-conserving finite-skip (Cor. 3.8 bounds apply);
         allocate: its compiled kernel ``allocate(n, cls, prm, srv, speeds, k, levels, taken, rates, rng)`` (see the
-            kernels above); None for a policy that is not a built-in (a user's agent).
-
-    Its branch of the compiled ``allocate`` (:mod:`msjgym.policies.finite_skip.allocator`) is its ``kernel_id``,
-    assigned by discovery (-1 without a kernel).
+            kernels above; called for n >= 1 jobs, with ``rates`` zeroed); None for a policy that is not a built-in
+            (a user's agent).
     """
 
     family: str = "finite-skip"
     system: int
     wcfs: bool
     allocate: Any = None
-
-    @property
-    def kernel_id(self) -> int:
-        from .allocator import kernel_id
-        return kernel_id(self)
 
 
 _GHS = "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip"

@@ -8,9 +8,10 @@ width), and returns the job's width: 0 = block, 1..m = run on that many idle sam
 * ``random-width``: a width uniform on {1..m} (for comparison, not in GMGM; draws from the replication's stream).
 
 Each declaration carries its rule (``rule(m, d, rng) -> width``, the agent form) and its compiled kernels: the width,
-and the per-state probabilities of blocking and of width d that the loss kernel integrates (GMGM's identities); the
-compiled ``policy_width`` / ``block_prob`` / ``width_d_prob`` that branch to them are generated from the declarations
-(:mod:`msjgym.policies.loss.widths`).
+and the per-state probabilities of blocking and of width d that the loss kernel integrates (GMGM's identities). Each
+kernel is compiled on its own, on first use, for the signature the loss event loop calls it with
+(``msjgym.systems.loss.kernel.WIDTH``, ``.PROBABILITY``), cached by this file; the loop, compiled once per machine,
+calls it at its address.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ GMGM = "Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar, 'Large Loss Systems with
 
 @dataclass(frozen=True, kw_only=True)
 class LossPolicy(BuiltinPolicy):
-    """A built-in loss-system policy with a compiled kernel (``msjgym.systems.loss.kernel.policy_width``).
+    """A built-in loss-system policy with its compiled kernels (called by ``msjgym.systems.loss.kernel.run``).
 
     Attributes (beyond :class:`msjgym.api.PolicySpec`'s):
         rule: ``rule(m, d, rng) -> width``, the policy's decision for a sample showing m = min(l, d) idle servers
@@ -48,12 +49,6 @@ class LossPolicy(BuiltinPolicy):
     block_probability: Any
     full_width_probability: Any
     deterministic: bool = True
-
-    @property
-    def kernel_id(self) -> int:
-        """The policy's branch in the compiled kernels (``params.policy``), assigned by discovery."""
-        from .widths import kernel_id
-        return kernel_id(self)
 
     def width(self, m: int, d: int, rng: np.random.Generator | None = None) -> int:
         """The width for a sample showing m = min(l, d) idle servers (0 = block)."""
@@ -79,42 +74,42 @@ class LossPolicy(BuiltinPolicy):
 
 
 # ---------------------------------------------------------------- compiled kernels
-@njit(inline="always")
+@njit
 def width_greedy(m, d, s, b):
     return m
 
 
-@njit(inline="always")
+@njit
 def width_fixed(m, d, s, b):
     return d if m == d else 0
 
 
-@njit(inline="always")
+@njit
 def width_uniform(m, d, s, b):
     if m == 0:
         return 0
     return 1 + streams.below(s, b, m)
 
 
-@njit(inline="always")
+@njit
 def block_if_none_idle(pmf, b, d):
     """Blocked when the sample shows no idle server: P(m = 0)."""
     return pmf[b, 0]
 
 
-@njit(inline="always")
+@njit
 def block_if_fewer_than_d(pmf, b, d):
     """Blocked unless the sample shows d idle servers: 1 − P(m = d)."""
     return 1.0 - pmf[b, d]
 
 
-@njit(inline="always")
+@njit
 def width_d_if_d_idle(pmf, b, d):
     """Width d exactly when the sample shows d idle servers: P(m = d)."""
     return pmf[b, d]
 
 
-@njit(inline="always")
+@njit
 def width_d_uniform(pmf, b, d):
     """A uniform width on 1..m is d only when m = d, with probability 1/d: P(m = d)/d."""
     return pmf[b, d] / d

@@ -2,7 +2,7 @@
 
 ``POLICIES`` holds every module-level :class:`~msjgym.policies.msj.base.Policy` of this package, discovered from its
 modules (:func:`msjgym.policies.discover`); ``get_policy(name)`` returns one by its command-line name. Each policy's
-event loop is generated when a run first needs it (:mod:`msjgym.systems.msj.specialize`). Adding a policy is adding
+kernels are compiled on their first use and plugged into the event loop (:mod:`msjgym.systems.msj.loop`). Adding a policy is adding
 one module here: see ``docs/extending.md``.
 """
 from __future__ import annotations

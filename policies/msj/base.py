@@ -14,17 +14,18 @@ class Policy(BuiltinPolicy):
     """A built-in multiserver-job scheduling policy: its declaration, compiled kernel and agent form.
 
     Attributes (beyond :class:`msjgym.api.PolicySpec`'s name, summary, preemptive, source, params):
-        schedule: the compiled kernel ``schedule(st, pr, b)``, called after every event of system ``b`` to update
-            the set of jobs in service (``msjgym.core.jit.njit(inline="always")``, or a plain ``njit`` for a heavy
-            kernel); it reads parameter i of ``params`` at ``pr.ints[P_ARG + i]`` (integer parameters) and
-            ``pr.floats[P_FARG + i]`` (real ones). ``None``: no kernel (decisions taken from outside, by an agent).
+        schedule: the compiled kernel ``schedule(st, pr, b)`` (``msjgym.core.jit.njit``), called after every event
+            of system ``b`` to update the set of jobs in service; it reads parameter i of ``params`` at
+            ``pr.ints[P_ARG + i]`` (integer parameters) and ``pr.floats[P_FARG + i]`` (real ones). ``None``: no
+            kernel (decisions taken from outside, by an agent).
         on_arrival, on_departure: optional compiled bookkeeping hooks ``(st, pr, b, j)`` after job j joins and
             ``(st, pr, b, c)`` after a class-c job leaves (before ``schedule``).
+
+    Each kernel is compiled on its own, on first use, for the signature the event loop calls it with
+    (:func:`msjgym.systems.msj.loop.hook_signatures`: ``st`` and ``pr`` by reference), and cached by its file
+    (:mod:`msjgym.core.jit`); the event loop is compiled once and calls it (:mod:`msjgym.systems.msj.loop`).
         agent_class: the agent form: a :class:`msjgym.policies.msj.agents.BuiltinAgent` subclass, constructed as
             ``agent_class(env_spec, policy)``, taking the kernel's decisions from ``msjgym/MSJ-v0`` observations.
-
-    The kernel's id in the compiled scheduler (``kernel_id``) is assigned by discovery
-    (:mod:`msjgym.policies.msj.scheduler`), never written by hand.
     """
 
     family: str = "msj"
@@ -32,12 +33,6 @@ class Policy(BuiltinPolicy):
     on_arrival: Any = None
     on_departure: Any = None
     agent_class: Any = None
-
-    @property
-    def kernel_id(self) -> int:
-        """This policy's branch in the compiled scheduler (-1: no kernel, decisions from outside)."""
-        from .scheduler import kernel_id
-        return kernel_id(self)
 
     def validate(self, model: MSJModel) -> None:
         """Raise ``PolicyError`` if the policy cannot run on ``model``; the default accepts every model."""

@@ -17,8 +17,9 @@ whenever the load is below 1, where FCFS's stability region is smaller.
 Phases 2 and 3 start 1-server jobs by the same rule (every waiting one that fits), so the kernel keeps three: wide
 (phase 1), small (phases 2–3) and drain (phase 4). The phase changes are read literally, as documented in
 ``docs/modelling-choices.md#msfq-phases``: the threshold is inclusive (``≤ ℓ``) and tested on the 1-server jobs in the
-system after the event's starts; the drain happens whether or not a k-server job is waiting; an empty system rests in
-phase 1. The paper defines MSFQ only for needs {1, k}; its generalisations to more needs (Static and Adaptive
+system after the event's starts; the drain happens whether or not a k-server job is waiting (the paper's statement; the
+authors' simulator drains only for a waiting k-server job, which is why MSFQ(ℓ ≥ 1) trails MSF at light load here);
+an empty system rests in phase 1. The paper defines MSFQ only for needs {1, k}; its generalisations to more needs (Static and Adaptive
 Quickswap, §4.3–4.4) are not implemented, and any other model is refused.
 
 This file holds the policy's compiled kernel and its declaration; its agent form is

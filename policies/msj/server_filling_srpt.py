@@ -14,7 +14,9 @@ ServerFilling-SRPT (after every arrival and completion):
    fills all n servers whenever M needs n or more (ServerFilling's Lemma 7.1, in the exponential setting).
 
 Jobs not chosen wait (preempt-resume: a preempted job keeps its remaining duration). "Size" is a job's duration, the
-time it holds its ``need`` servers (not need × duration).
+time it holds its ``need`` servers (not need × duration). Whether the paper ranks by duration or by work (need ×
+duration, the convention of the same author's finite-skip paper) could not be checked against its text:
+docs/modelling-choices.md#sf-srpt-size.
 
 ServerFilling-Gittins replaces the remaining duration by the job's Gittins *rank*, 1 / G_c(a), where a is the job's
 attained service (duration minus remaining) and G_c the Gittins index of its class's duration law S:

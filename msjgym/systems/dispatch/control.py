@@ -1,6 +1,6 @@
 """Agent control of the large-scale dispatch system: one decision per arrival, B systems stepped by one compiled call.
 
-A decision epoch is an arrival (``dispatch_kernel.next_event`` with ``stop_at_arrival``); between epochs the system
+A decision epoch is an arrival (``dispatch_kernel.next_event`` returns ``NEXT_ARRIVAL``); between epochs the system
 runs its own events (completions, probes, server updates) through the kernel's event functions. The agent's action
 places the arrival (``dispatch_kernel.place_arrival``), drawing from the stream exactly what the built-in policy's
 ``choose`` would draw, so a built-in policy's agent reproduces its compiled trajectory draw for draw.
@@ -149,7 +149,7 @@ def _to_decision(st, pr, b, mode):
     while True:
         jobs = cap - st.si[S_NFREE]
         t = st.sf[T_NOW]
-        ev = kern.next_event(st, pr, b, True)
+        ev = kern.next_event(st, pr, b)
         area += jobs * (st.sf[T_NOW] - t)
         if ev == kern.NEXT_ARRIVAL:
             if mode == SAMPLED:  # the sample is part of the epoch: drawn where jsq-d's choose draws it

@@ -18,7 +18,7 @@ from msjgym import api
 from msjgym.core.estimates import Estimate
 from msjgym.core.references import Reference
 from msjgym.errors import MsjgymError
-from msjgym.policies.dispatch import POLICIES, POLICY_IDS
+from msjgym.policies.dispatch import POLICIES
 from msjgym.systems.dispatch import scorecard
 from msjgym.systems.dispatch.scenarios import DispatchSetting, is_lb_scenario, list_lb_scenarios, load_lb_scenario
 from msjgym.systems.dispatch.simulate import METRICS, DispatchReplications, Replication
@@ -53,6 +53,7 @@ class _DispatchRuns(api.Simulation):
 
     def _setup(self, setting: DispatchSetting, name: str, reps: int, arrivals: int) -> None:
         self.setting, self.name, self.reps = setting, name, reps
+        self.resource_pooling = name == "resource-pooling"
         self.per_rep = arrivals
         self.warmup = int(round(WARMUP_FRACTION * arrivals))
         self.jobs = arrivals - self.warmup
@@ -78,6 +79,43 @@ class _DispatchRuns(api.Simulation):
     def summary_params(self) -> dict:
         return {"load": self.setting.load}
 
+    def invariants(self) -> list[api.Invariant]:
+        return invariants(self.setting, self.resource_pooling, self.jobs)
+
+    def service_laws(self) -> list[tuple[str, Any]]:
+        return [("dist (job size)", self.setting.dist)]
+
+
+WINDOW_ALLOWANCE = 0.01
+"""Relative slack of the checks that compare time averages with per-job means over a finite window: the jobs in
+the servers at the window's two edges, O(E[Q] / measured jobs per server)."""
+
+
+def invariants(setting: DispatchSetting, pooling: bool, measured: int) -> list[api.Invariant]:
+    """The run-time checks of a dispatch run of ``measured`` arrivals after warm-up (:mod:`msjgym.evaluate.checks`):
+    the busy fraction against the declared load λ·E[size] (HKV §2, unit-rate servers), the mean response time against
+    the mean size, and Little's law (mean queue length / λ = mean response time). Under resource pooling the central
+    server takes work from the queues, so only Little's law applies.
+
+    Little's law over a window of length T = measured / (λN) misses the parts of the response times of the jobs in
+    system at its two ends: a relative error of about 2·E[R]/T, which the allowance covers (3·E[R]/T, at least 1 %);
+    with 40 arrivals per server, as in a short test run, that is several percent."""
+    window = measured / (setting.lam * setting.servers)
+
+    def edges(unit: Mapping[str, float]) -> float:
+        return max(WINDOW_ALLOWANCE, 3.0 * unit["response_time"] / window)
+
+    little = api.Invariant("little", "Little's law: mean queue length per server / λ = mean response time",
+                           "little_response_time", "response_time", allowance=edges)
+    if pooling:
+        return [little]
+    size = setting.dist.mean
+    return [api.Invariant("utilization", f"busy fraction = the declared load λ·E[size] = {setting.load:.4g} (work "
+                          "conservation, unit-rate servers)", "utilization", setting.load, allowance=WINDOW_ALLOWANCE),
+            api.Invariant("response>=service", f"mean response time >= the mean job size E[size] = {size:.4g} "
+                          "(unit-rate servers)", "response_time", size, ">="),
+            little]
+
 
 class BuiltinRuns(_DispatchRuns):
     """Replications of a built-in dispatch policy, each run to its end by the compiled loop."""
@@ -94,6 +132,9 @@ class BuiltinRuns(_DispatchRuns):
 
     def prepare(self) -> None:
         self.runs.prepare()
+
+    def compile_note(self) -> str | None:
+        return self.runs.compile_note()
 
     def advance(self, rep: int, max_events: int) -> int:
         self.results[rep] = self.runs.run(rep)
@@ -178,9 +219,9 @@ class DispatchFamily:
         _check_options(run, user)
         if user:
             return
-        if policy not in POLICY_IDS:
+        if policy not in POLICIES:
             raise MsjgymError(f"--policy {policy!r}: not a dispatch policy; valid on {scenario.name}: "
-                              f"{', '.join(POLICY_IDS)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
+                              f"{', '.join(POLICIES)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
                               "rllib:CHECKPOINT_DIR)")
         scenario.model.model(policy)  # the policy's parameters
 
@@ -211,7 +252,7 @@ class DispatchFamily:
                   if scorecard.level_metric(k) in result.metrics]
         pmf = np.array([result.metrics[scorecard.level_metric(k)].mean for k in levels])
         _show_levels(result, pmf, sum(r.quantity.startswith("P(Q=") for r in references))
-        user = api.is_user_policy(result.policy) or result.policy not in POLICY_IDS
+        user = api.is_user_policy(result.policy) or result.policy not in POLICIES
         row = None if user else setting.paper_row(result.policy)
         return scorecard.judge(references, result, row, pmf)
 

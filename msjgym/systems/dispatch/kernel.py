@@ -27,25 +27,21 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
+import numpy as np
+from numba import types
+
 from msjgym.core import rng
 from msjgym.core.jit import njit
+from msjgym.core.plug import Ref, call_returning, ref
 from msjgym.core.sampling import sample
-from msjgym.policies.dispatch import POLICY_IDS, choose
-from msjgym.policies.dispatch.load_balancing import P_BATCH, P_K, P_LCAP, P_N, P_POLICY, water_fill
+from msjgym.systems.dispatch.state import (
+    BATCH, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K, P_LCAP, P_N)
 from msjgym.systems.dispatch.state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_CLOCKS,
     S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO,
     T_NOW, T_RATE, T_WIN0, T_WIN1, V_E, V_HEAD, V_IDPOS, V_POS, V_Q, V_TAIL, W_CT, W_PEND, bucket_down,
     bucket_pick_max, bucket_reset, bucket_up, heap_pop, heap_push, heap_replace_top, heap_top, idle_add,
-    idle_remove, job_alloc, job_free, job_unlink)
-
-# the dispatchers whose information model the event loop runs (kernel ids assigned by discovery)
-JIQ = POLICY_IDS["jiq"]
-JSQ = POLICY_IDS["jsq"]
-PULL = POLICY_IDS["pull"]
-PUSH = POLICY_IDS["push"]
-RESOURCE_POOLING = POLICY_IDS["resource-pooling"]
-WATER_FILLING = POLICY_IDS["water-filling"]
+    STATE, idle_remove, job_alloc, job_free, job_unlink)
 
 # params.ints (P_N .. P_LCAP are shared with msjgym.policies.dispatch.load_balancing)
 P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)
@@ -71,6 +67,17 @@ REMOVE_RANDOM = 2  # a uniformly random waiting job (O(queue length))
 
 DispatchParams = namedtuple("DispatchParams", "ints floats ddata")
 DispatchParams.__doc__ = "Read-only parameters: ``ints[NPI]``, ``floats[NPF]``, the encoded size law ``ddata``."
+
+PARAMS = types.NamedTuple((types.int64[::1], types.float64[::1], types.float64[::1]), DispatchParams)
+"""numba type of a ``DispatchParams`` (C-contiguous arrays)."""
+CHOOSE = types.int64(Ref(STATE), Ref(PARAMS), types.int64, types.float64)
+"""The signature of a dispatcher's decision, ``choose(st, pr, b, now) -> server`` (or ``BATCH``): the state and the
+parameters by reference (:class:`msjgym.core.plug.Ref`, read like the records). Each dispatcher's kernel is compiled
+for it on its own (:func:`msjgym.core.plug.address`) and the loop calls it at its address."""
+RUN = types.int64(STATE, PARAMS, types.int64, types.int64, types.int64)
+"""The signature the event loop :func:`run` is compiled for, once per machine (cached), whatever the dispatcher."""
+RESET = types.none(STATE, PARAMS, types.int64)
+"""The signature of :func:`reset`."""
 
 
 # ---------------------------------------------------------------- statistics
@@ -171,7 +178,7 @@ def _becomes_idle(st, pr, i):
     """Server i has no job left (its heap entry is popped by the caller, or left stale by a token)."""
     st.srvf[i, W_CT] = math.inf
     idle_add(st, i)
-    if pr.ints[P_POLICY] == JIQ and st.si[S_PHASE] == 1:
+    if pr.ints[P_INFO] == INFO_IDLE_QUEUE and st.si[S_PHASE] == 1:
         st.si[S_MSG] += 1  # the server joins the dispatcher's idle queue
 
 
@@ -195,17 +202,17 @@ def _arrive(st, pr, b, i, now):
 
 
 @njit(inline="always")
-def _arrival(st, pr, b, now):
-    if pr.ints[P_POLICY] == WATER_FILLING:
-        water_fill(st, pr, b)
-        for j in range(pr.ints[P_K]):
-            i = st.perm[j]
-            for _ in range(st.wfl[j]):
-                _arrive(st, pr, b, i, now)
+def _arrival(st, pr, b, choose, refs, now):
+    """The dispatcher's kernel at address ``choose`` places the arrival (or, returning ``BATCH``, a batch: ``wfl[j]``
+    jobs on ``perm[j]``); ``refs``: the state and the parameters by reference."""
+    i = call_returning(np.int64, choose, refs[0], refs[1], b, now)
+    batch = i == BATCH
+    if not batch and st.si[S_STATUS] != RUNNING:
         return
-    i = choose(st, pr, b, now)
-    if st.si[S_STATUS] == RUNNING:
-        _arrive(st, pr, b, i, now)
+    for j in range(pr.ints[P_K] if batch else 1):  # one place where a job joins (compiled once)
+        server = st.perm[j] if batch else i
+        for _ in range(st.wfl[j] if batch else 1):
+            _arrive(st, pr, b, server, now)
 
 
 @njit(inline="always")
@@ -228,7 +235,7 @@ def _completion(st, pr, b, i, now):
     else:
         heap_pop(st)
         _becomes_idle(st, pr, i)
-    if pr.ints[P_POLICY] == PULL:
+    if pr.ints[P_INFO] == INFO_PULL:
         d1 = pr.floats[F_DELTA1]
         if d1 > 0.0 and (d1 >= 1.0 or rng.uniform(st.rng, b) < d1):
             _report(st, i)
@@ -253,16 +260,13 @@ def _token(st, pr, b, now):
         else:
             j = st.srv[i, V_TAIL]
         st.srvf[i, W_PEND] -= st.jobf[j, J_SIZE]
-        _record(st, j, now)
-        job_unlink(st, i, j)
-        job_free(st, j)
-        _level(st, i, kmax, False, now)
     else:
         j = st.srv[i, V_HEAD]
-        _record(st, j, now)
-        job_unlink(st, i, j)
-        job_free(st, j)
-        _level(st, i, kmax, False, now)
+    _record(st, j, now)
+    job_unlink(st, i, j)
+    job_free(st, j)
+    _level(st, i, kmax, False, now)
+    if kmax < 2:
         _becomes_idle(st, pr, i)
 
 
@@ -270,13 +274,13 @@ def _token(st, pr, b, now):
 def _exo_rate(st, pr):
     """Total rate of the exogenous events now."""
     n = pr.ints[P_N]
-    pol = pr.ints[P_POLICY]
+    info = pr.ints[P_INFO]
     r = pr.floats[F_LAM] * n / pr.ints[P_BATCH]
-    if pol == PUSH:
+    if info == INFO_PUSH:
         r += pr.floats[F_DELTA] * n
-    elif pol == RESOURCE_POOLING:
+    elif info == INFO_POOLING:
         r += pr.floats[F_P] * n
-    elif pol == PULL:
+    elif info == INFO_PULL:
         r += pr.floats[F_DELTA0] * st.si[S_NIDLE]
     return r
 
@@ -290,8 +294,8 @@ def reset(st, pr, b):
         st.si[x] = 0
     for x in range(st.sf.size):
         st.sf[x] = 0.0
-    pol = pr.ints[P_POLICY]
-    st.si[S_QORDER] = 1 if pol == JSQ or pol == RESOURCE_POOLING else 0
+    info = pr.ints[P_INFO]
+    st.si[S_QORDER] = 1 if info == INFO_QUEUE_ORDER or info == INFO_POOLING else 0
     st.si[S_CLOCKS] = pr.ints[P_CLOCKS]
     bucket_reset(st.srv, V_Q, V_POS, st.qord, st.qstart, n)
     bucket_reset(st.srv, V_E, V_POS, st.eord, st.estart, n)
@@ -325,14 +329,14 @@ def reset(st, pr, b):
 @njit(inline="always")
 def _non_arrival(st, pr, b, now):
     """The exogenous event at ``now`` that is not an arrival: a probe, an idle tick or a token."""
-    pol = pr.ints[P_POLICY]
-    if pol == PUSH:
+    info = pr.ints[P_INFO]
+    if info == INFO_PUSH:
         _report(st, rng.below(st.rng, b, pr.ints[P_N]))
-    elif pol == PULL:
+    elif info == INFO_PULL:
         m = st.si[S_NIDLE]
         if m > 0:
             _report(st, st.idl[rng.below(st.rng, b, m)])
-    elif pol == RESOURCE_POOLING:
+    elif info == INFO_POOLING:
         _token(st, pr, b, now)
 
 
@@ -340,23 +344,24 @@ def _non_arrival(st, pr, b, now):
 def _after_exogenous(st, pr, b, now):
     """Schedule the next exogenous event (heap mode; with competing clocks every event draws its own time)."""
     if not st.si[S_CLOCKS]:
-        r = _exo_rate(st, pr) if pr.ints[P_POLICY] == PULL else st.sf[T_RATE]
+        r = _exo_rate(st, pr) if pr.ints[P_INFO] == INFO_PULL else st.sf[T_RATE]
         st.sf[T_RATE] = r
         st.sf[T_EXO] = now + rng.exponential(st.rng, b) / r
 
 
 NEXT_STOPPED = 0  # the run is not RUNNING (DONE, or an array overflow): nothing was processed
 NEXT_EVENT = 1  # one event was processed
-NEXT_ARRIVAL = 2  # (stop_at_arrival only) an arrival is pending at T_NOW: dispatch it with ``place_arrival``
+NEXT_ARRIVAL = 2  # an arrival is pending at T_NOW: the caller dispatches it (``place_arrival``, or ``run``'s choose)
 
 
 @njit(inline="always")
-def next_event(st, pr, b, stop_at_arrival):
-    """Process the next event of replication b; returns NEXT_*.
+def next_event(st, pr, b):
+    """Process the next event of replication b up to (not including) the dispatch of an arrival; returns NEXT_*.
 
-    Completions come from the heap, or (``S_CLOCKS``) from a clock competing with the exogenous ones. With
-    ``stop_at_arrival`` an arrival is not dispatched: the time is advanced to it and the caller chooses the server
-    (``place_arrival``), consuming the stream exactly as ``choose`` would in between (the agent's twin path).
+    Completions come from the heap, or (``S_CLOCKS``) from a clock competing with the exogenous ones. At an arrival
+    the time is advanced to it and the caller chooses the server: :func:`run` by the dispatcher's ``choose``, the
+    agent's path by :func:`place_arrival` (consuming the stream exactly as ``choose`` would in between: the twin
+    path), then the next exogenous event is scheduled.
     """
     if st.si[S_STATUS] != RUNNING:
         return NEXT_STOPPED
@@ -364,7 +369,11 @@ def next_event(st, pr, b, stop_at_arrival):
         st.si[S_STATUS] = DONE
         return NEXT_STOPPED
     st.si[S_EVENTS] += 1
-    if st.si[S_CLOCKS]:
+    done = -1  # the server whose job completes now, if the event is a completion
+    clocks = st.si[S_CLOCKS]
+    t_exo = st.sf[T_EXO]
+    x = 0.0
+    if clocks:
         n = pr.ints[P_N]
         mu = pr.floats[F_MU]
         idle = st.si[S_NIDLE]
@@ -375,35 +384,32 @@ def next_event(st, pr, b, stop_at_arrival):
         x = rng.uniform(st.rng, b) * (r_done + r_exo)
         if x < r_done:
             k = idle + int(x / mu)
-            _completion(st, pr, b, st.idl[k if k < n else n - 1], now)
+            done = st.idl[k if k < n else n - 1]
+        else:
+            x -= r_done
+    elif st.si[S_HEAPN] > 0 and st.hp[0, 0] <= t_exo:
+        now, done = heap_top(st)
+        if st.srvf[done, W_CT] != now:  # stale: that job was removed by a token (resource pooling)
+            heap_pop(st)
+            st.si[S_EVENTS] -= 1
             return NEXT_EVENT
-        x -= r_done
+        st.sf[T_NOW] = now
     else:
-        t_exo = st.sf[T_EXO]
-        if st.si[S_HEAPN] > 0 and st.hp[0, 0] <= t_exo:
-            now, i = heap_top(st)
-            if st.srvf[i, W_CT] != now:  # stale: that job was removed by a token (resource pooling)
-                heap_pop(st)
-                st.si[S_EVENTS] -= 1
-                return NEXT_EVENT
-            st.sf[T_NOW] = now
-            _completion(st, pr, b, i, now)
-            if pr.ints[P_POLICY] == PULL:
-                r_old = st.sf[T_RATE]
-                r_new = _exo_rate(st, pr)
-                if r_new != r_old:
-                    st.sf[T_EXO] = now + (t_exo - now) * (r_old / r_new)
-                    st.sf[T_RATE] = r_new
-            return NEXT_EVENT
         now = t_exo
         st.sf[T_NOW] = now
         x = rng.uniform(st.rng, b) * st.sf[T_RATE]
+    if done >= 0:  # one place where a job completes (compiled once)
+        _completion(st, pr, b, done, now)
+        if not clocks and pr.ints[P_INFO] == INFO_PULL:
+            r_old = st.sf[T_RATE]
+            r_new = _exo_rate(st, pr)
+            if r_new != r_old:
+                st.sf[T_EXO] = now + (t_exo - now) * (r_old / r_new)
+                st.sf[T_RATE] = r_new
+        return NEXT_EVENT
     if x < pr.floats[F_LAM] * pr.ints[P_N] / pr.ints[P_BATCH]:
-        if stop_at_arrival:
-            return NEXT_ARRIVAL
-        _arrival(st, pr, b, now)
-    else:
-        _non_arrival(st, pr, b, now)
+        return NEXT_ARRIVAL
+    _non_arrival(st, pr, b, now)
     _after_exogenous(st, pr, b, now)
     return NEXT_EVENT
 
@@ -417,12 +423,37 @@ def place_arrival(st, pr, b, i):
 
 
 @njit
-def run(st, pr, b, max_events):
-    """Advance replication b (stream ``st.rng[b]``) by up to ``max_events`` events; returns S_STATUS.
+def run(st, pr, b, choose, max_events):
+    """Advance replication b (stream ``st.rng[b]``) by up to ``max_events`` events, the arrivals placed by the
+    dispatcher's kernel at address ``choose`` (:func:`choose_address`); returns S_STATUS.
 
     DONE when every measured job has left; NEED_LEVELS / NEED_JOBS when the arrays are too small (rerun larger).
+    Compiled once, for :data:`RUN` (:func:`units`), whatever the dispatcher.
     """
+    refs = (ref(st), ref(pr))
     for _ in range(max_events):
-        if next_event(st, pr, b, False) == NEXT_STOPPED:
+        ev = next_event(st, pr, b)
+        if ev == NEXT_STOPPED:
             break
+        if ev == NEXT_ARRIVAL:
+            now = st.sf[T_NOW]
+            _arrival(st, pr, b, choose, refs, now)
+            _after_exogenous(st, pr, b, now)
     return st.si[S_STATUS]
+
+
+def units(policy) -> list:
+    """What a run of the built-in dispatcher ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the
+    event loop (once per machine) and the dispatcher's ``choose`` kernel, for :data:`CHOOSE`."""
+    from msjgym.core.compiling import Unit
+
+    return [Unit("the dispatch event loop", "dispatch loop", run, RUN),
+            Unit("the dispatch event loop", "dispatch loop reset", reset, RESET),
+            Unit(f"dispatcher {policy.name}", "dispatch policy", policy.choose, CHOOSE)]
+
+
+def choose_address(policy) -> int:
+    """The address of the built-in dispatcher ``policy``'s compiled ``choose`` (compiled or loaded on first use)."""
+    from msjgym.core.plug import address
+
+    return address(policy.choose, CHOOSE)

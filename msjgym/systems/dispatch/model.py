@@ -17,7 +17,7 @@ from msjgym.core.lb_params import pull_update_rates, require_probability, requir
 from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
 from msjgym.core.validation import is_finite, is_real, show
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.dispatch import POLICIES, POLICY_IDS
+from msjgym.policies.dispatch import POLICIES
 
 REMOVE_MODES = ("last", "next", "random")
 """Resource pooling: which waiting job a token removes (the paper leaves it open,
@@ -38,7 +38,7 @@ class DispatchModel:
     """A validated dispatch system: policy, N servers, load and the policy's information parameters.
 
     Attributes:
-        policy: a name of :data:`msjgym.policies.dispatch.POLICY_IDS`.
+        policy: a name of :data:`msjgym.policies.dispatch.POLICIES`.
         servers: N >= 1.
         lam: arrival rate per server λ (jobs per unit time); λ·E[size] must be in (0, 1).
         dist: job-size law (work, in time units at rate 1).
@@ -64,8 +64,8 @@ class DispatchModel:
     remove: str | None = None
 
     def __post_init__(self) -> None:
-        if self.policy not in POLICY_IDS:
-            raise PolicyError(f"policy = {self.policy!r}: unknown dispatch policy; valid: {', '.join(POLICY_IDS)}")
+        if self.policy not in POLICIES:
+            raise PolicyError(f"policy = {self.policy!r}: unknown dispatch policy; valid: {', '.join(POLICIES)}")
         n = check_int("servers", self.servers, 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
         object.__setattr__(self, "servers", n)
         if not isinstance(self.dist, Distribution):

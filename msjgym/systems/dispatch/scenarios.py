@@ -34,7 +34,7 @@ from msjgym.core.limits import MAX_SERVERS, check_int
 from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
-from msjgym.policies.dispatch import POLICIES, POLICY_IDS
+from msjgym.policies.dispatch import POLICIES
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
 
@@ -113,8 +113,8 @@ class DispatchSetting:
 
     def policy_params(self, policy: str) -> dict[str, Any]:
         """The keyword parameters of :class:`DispatchModel` / ``simulate`` that ``policy`` reads from the setting."""
-        if policy not in POLICY_IDS:
-            raise ScenarioError(f"policy = {policy!r}: unknown dispatch policy; valid: {', '.join(POLICY_IDS)}")
+        if policy not in POLICIES:
+            raise ScenarioError(f"policy = {policy!r}: unknown dispatch policy; valid: {', '.join(POLICIES)}")
         out: dict[str, Any] = {}
         for key in POLICY_KEYS.get(policy, ()):
             value = getattr(self, key)

@@ -175,15 +175,13 @@ def _classics(setting: DispatchSetting, policy: str, d: int | None) -> list[Refe
 
 
 def information_references(setting: DispatchSetting, model: DispatchModel) -> list[Reference]:
-    """What holds for any dispatcher on ``setting`` with ``model``'s servers and information: stability λ < 1, busy
-    fraction = λ·E[size] (not under resource pooling, whose servers run at 1 − p) and the designed message rate."""
+    """What holds for any dispatcher on ``setting`` with ``model``'s servers and information: stability λ < 1 and the
+    designed message rate. (Busy fraction = λ·E[size] is a run-time check of every result, with the other
+    invariants: :func:`msjgym.systems.dispatch.family.invariants`.)"""
     lam = setting.lam
     refs = [Reference("stability", "condition", f"λ = {lam:g} < 1: stable (capacity N, arrival rate λN)",
                       "HKV §2", value=setting.load, upper=1.0, predicts_stable=setting.load < 1.0,
                       threshold=lam / setting.load)]
-    if model.policy != "resource-pooling":
-        refs.append(Reference("utilization", "exact", "busy fraction = λ·E[size] (work conservation, unit-rate "
-                              "servers)", "HKV §2 (unit-rate servers, mean-1 jobs)", value=setting.load))
     if model.message_rate is not None:
         refs.append(Reference("message_rate", "exact", "messages per server per unit time = the designed rate (push, water filling: δ; pull: "
                               "λδ₁ + (1 − λ)δ₀; d sampled per arrival: dλ)",

@@ -26,8 +26,8 @@ from msjgym.core import rng
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.errors import ScenarioError
 from msjgym.core.estimates import Estimate, t_interval
-from msjgym.policies.dispatch import POLICY_IDS
-from msjgym.policies.dispatch.load_balancing import P_BATCH, P_D, P_K, P_LCAP, P_N, P_POLICY
+from msjgym.policies.dispatch import POLICIES
+from msjgym.policies.dispatch.load_balancing import P_BATCH, P_D, P_INFO, P_K, P_LCAP, P_N
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel, default_dist
 from msjgym.systems.dispatch.state import (
@@ -140,7 +140,7 @@ def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: b
     kind, data = m.dist.encode()
     ints = np.zeros(kern.NPI, dtype=np.int64)
     ints[P_N] = m.servers
-    ints[P_POLICY] = POLICY_IDS[m.policy]
+    ints[P_INFO] = POLICIES[m.policy].information_code
     ints[P_D] = m.d or 0
     ints[P_BATCH] = m.batch_size or 1
     ints[P_K] = m.sample_size
@@ -168,10 +168,10 @@ def _initial_jobs(m: DispatchModel) -> int:
     return m.servers * per + 1024 + (m.batch_size or 0)
 
 
-def _one(st: DispatchState, pr: kern.DispatchParams, b: int) -> tuple[float, int]:
+def _one(st: DispatchState, pr: kern.DispatchParams, b: int, choose: int) -> tuple[float, int]:
     kern.reset(st, pr, b)
     t0 = time.perf_counter()
-    status = int(kern.run(st, pr, b, MAX_EVENTS))
+    status = int(kern.run(st, pr, b, choose, MAX_EVENTS))
     return time.perf_counter() - t0, status
 
 
@@ -228,20 +228,34 @@ class DispatchReplications:
         self.wf_len = max((model.batch_size or 0) + 1, model.sample_size) + 1
         self.st = _state(model.servers, self.jobs, levels, self.wf_len, reps, root.entropy)
         self.pr = _params(model, arrivals, warmup, levels, _clocks(model, completions))
+        self.policy = POLICIES[model.policy]
+        self.choose = 0  # the address of the dispatcher's kernel, once compiled (prepare)
 
-    def prepare(self) -> None:
-        """Compile (or load) the kernel: run an empty system for no event (replication 0's stream is restored)."""
+    def compile_note(self) -> str | None:
+        """A line to print before :meth:`prepare` compiles something (None: everything is cached)."""
+        from msjgym.core.compiling import note
+        return note(kern.units(self.policy))
+
+    def prepare(self) -> float:
+        """Compile (or load from the cache) the event loop and the dispatcher's kernel, and ``reset`` (run on an
+        empty system; replication 0's stream is restored); returns the seconds it took."""
+        from msjgym.core.compiling import compile_units
+        t0 = time.perf_counter()
+        compile_units(kern.units(self.policy))
+        self.choose = kern.choose_address(self.policy)
         start = self.st.rng[0].copy()
         kern.reset(self.st, self.pr, 0)
-        kern.run(self.st, self.pr, 0, 0)
         self.st.rng[0] = start
+        return time.perf_counter() - t0
 
     def run(self, b: int) -> Replication:
         """Run replication b from empty to the end of its arrivals (enlarging the arrays and rerunning it, from
         the same stream, if they overflow)."""
+        if not self.choose:
+            self.prepare()
         start = self.st.rng[b].copy()
         while True:
-            seconds, status = _one(self.st, self.pr, b)
+            seconds, status = _one(self.st, self.pr, b, self.choose)
             if status == DONE:
                 break
             self.st.rng[b] = start  # rerun the same replication with larger arrays

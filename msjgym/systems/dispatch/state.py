@@ -35,7 +35,26 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from numba import types
+
 from msjgym.core.jit import njit
+
+# ---------------------------------------------------------------- what the dispatchers and the loop share
+INFORMATION = ("none", "idle-queue", "queue-order", "push", "pull", "pooling")
+"""The information models the event loop runs (``DispatchPolicy.information``; codes: their positions)."""
+INFO_NONE, INFO_IDLE_QUEUE, INFO_QUEUE_ORDER, INFO_PUSH, INFO_PULL, INFO_POOLING = range(len(INFORMATION))
+BATCH = -1
+"""What ``choose`` returns when it placed a batch of jobs (``perm[0:K]`` receive ``wfl[0:K]`` each) rather than
+naming one server."""
+
+# params.ints fields the dispatchers read (the rest of the layout: msjgym.systems.dispatch.kernel)
+P_N = 0
+P_INFO = 1  # the information model's code (INFO_*)
+P_D = 2
+P_BATCH = 3
+P_K = 4
+P_LCAP = 5
+
 
 # ---------------------------------------------------------------- scalar fields
 # si[:] (int64)
@@ -99,6 +118,12 @@ for sampling without replacement; ``hp[H, 2]``: completion heap, rows (time, ser
 job rows (two views); ``jfree[J]``: free stack; ``area[LCAP + 1]``: ∫ (servers with q = k) dt over the window,
 ``last``: its integration times; ``wfh``, ``wfl``: water-filling scratch.
 """
+
+_I1, _F1, _I2, _F2 = types.int64[::1], types.float64[::1], types.int64[:, ::1], types.float64[:, ::1]
+STATE = types.NamedTuple((_I1, _F1, types.uint64[:, ::1], _I2, _F2, _I1, _I1, _I1, _I1, _I1, _I1, _I1, _F2, _I2, _F2,
+                          _I1, _F1, _F1, _I1, _I1), DispatchState)
+"""numba type of a ``DispatchState`` (every array C-contiguous): the interface the event loop and the dispatchers'
+kernels are compiled against (``msjgym.systems.dispatch.kernel.RUN``)."""
 
 
 # ---------------------------------------------------------------- level buckets

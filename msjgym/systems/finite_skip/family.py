@@ -43,6 +43,19 @@ class FiniteSkipRuns(api.Simulation):
             self.name, self.agent = policy, None
             self.policy = builtin_policy(scenario, policy)
 
+    def compile_note(self) -> str | None:
+        """A line to print before :meth:`prepare` compiles something (None: cached, or a policy of the user's)."""
+        if self.agent is not None:
+            return None
+        from msjgym.core.compiling import note
+        return note(fs.units(self.policy))
+
+    def prepare(self) -> None:
+        """Compile (or load from the cache) the event loop and the built-in policy's kernel (a policy of the user's
+        runs in Python: nothing to compile)."""
+        if self.agent is None:
+            fs.prepare(self.policy)
+
     def advance(self, rep: int, max_events: int) -> int:
         if self.agent is None:
             (r,) = fs.simulate(self.model, self.policy, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]])
@@ -80,6 +93,55 @@ class FiniteSkipRuns(api.Simulation):
 
     def summary_params(self) -> dict:
         return {"load": self.model.load}
+
+    def invariants(self) -> list[api.Invariant]:
+        return invariants(self.model)
+
+    def check_values(self, rep: int, batch: int | None = None) -> dict[str, float]:
+        r = self.results[rep]
+        if batch is not None or r is None or not r.stable:
+            return {}
+        return {"sampled_load": self.model.arrival_rate * float(np.mean(r.rec[:, fs.R_SIZE]))}
+
+    def service_laws(self) -> list[tuple[str, Any]]:
+        return [(f"classes[{i}] size", law) for i, law in enumerate(self.model.laws)]
+
+
+WINDOW_ALLOWANCE = 0.01
+"""Relative slack of the checks that compare time averages with per-job means over a finite window (the jobs in
+system at the window's two edges)."""
+
+
+def _max_rates(model: fs.FiniteSkipModel) -> list[float]:
+    """The largest capacity fraction a job of each class can be served at: the fastest server (heterogeneous
+    M/G/k), P/k (threshold parallelism: at most P servers of speed 1/k), v/k (a multiserver job holds v servers),
+    1 (limited processor sharing: a job alone may get the whole capacity)."""
+    k = model.servers
+    if model.system == fs.HET:
+        return [max(model.speeds)] * len(model.laws)
+    if model.system in (fs.THRESHOLD, fs.MSJ):
+        return [p / k for p in model.params]
+    return [1.0] * len(model.laws)
+
+
+def invariants(model: fs.FiniteSkipModel) -> list[api.Invariant]:
+    """The run-time checks of a finite-skip run (:mod:`msjgym.evaluate.checks`): the load of the sampled sizes and
+    the busy capacity against the declared ρ = λE[S], the mean response time against the shortest mean service a
+    job can get, and Little's law with the declared λ."""
+    rho, lam = model.load, model.arrival_rate
+    floor = sum(p * s * law.mean / rate for p, s, law, rate in
+                zip(model.probs, model.size_scales, model.laws, _max_rates(model)))
+    return [
+        api.Invariant("work_arrived", f"load the sampled sizes carry, λ·mean(S) over the measured jobs, = the "
+                      f"declared ρ = λE[S] = {rho:.4g}", "sampled_load", rho),
+        api.Invariant("utilization", f"busy capacity = the declared load ρ = {rho:.4g} (in a stable run the work "
+                      "served is the work that arrived)", "utilization", rho, allowance=WINDOW_ALLOWANCE),
+        api.Invariant("response>=service", f"mean response time >= Σ p_i E[S_i]/(largest rate of class i) = "
+                      f"{floor:.4g}", "response_time", floor, ">="),
+        api.Invariant("little", f"Little's law: time-average number in system = λ × mean response time (λ = "
+                      f"{lam:.4g})", "number_in_system", lambda u: lam * u["response_time"],
+                      allowance=WINDOW_ALLOWANCE),
+    ]
 
 
 def _run_length(run: api.RunSettings) -> tuple[int, int, int]:

@@ -6,8 +6,8 @@ job's *rate* is the fraction of capacity it gets (heterogeneous servers: its ser
 parallelism: q/k on q servers; MSJ: v/k while served, so S = vX/k for a duration X).
 
 State: the jobs present, in arrival order, in flat arrays (a completion shifts the younger jobs down; N is small at
-the loads studied). After every arrival and completion the policy (:func:`msjgym.policies.finite_skip.allocate`)
-writes every job's rate; the next event is the earliest of the next arrival and the earliest rem/rate.
+the loads studied). After every arrival and completion the policy's kernel (``FiniteSkipPolicy.allocate``, compiled
+on its own and called at its address by the event loop, which is compiled once per machine) writes every job's rate; the next event is the earliest of the next arrival and the earliest rem/rate.
 
 Front (Defs. 2.1, 2.2): a prefix of the arrival order that, while not *full* by the system's own definition, requests
 the oldest queued job: het M/G/k and LPS: full with k jobs; threshold parallelism and MSJ: full when the thresholds /
@@ -26,41 +26,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from msjgym.core.distributions import Distribution, encode_all
-from msjgym.core.jit import njit
-from msjgym.core.rng import exponential, seed_states, uniform
-from msjgym.core.sampling import sample
+from msjgym.core.rng import seed_states
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.finite_skip import (FINITE_SKIP_POLICIES, HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_NAMES,
-                                         THRESHOLD, FiniteSkipPolicy, allocate)
-
-
-# per-replication accumulators acc[:]
-A_TIME = 0  # measured time (from the warmup-th arrival to the (warmup + jobs)-th)
-A_N = 1  # ∫ N dt
-A_NF = 2  # ∫ N_F dt
-A_W = 3  # ∫ W dt
-A_W1B = 4  # ∫ W (1 − B) dt
-A_B = 5  # ∫ B dt
-A_NARR = 6  # arrivals in the window
-A_MAXNF = 7  # largest front size seen (whole run)
-A_GAP = 8  # largest 1 − B while the queue is non-empty (whole run)
-A_UNSTABLE = 9  # 1 if the job arrays overflowed
-A_END = 10  # simulated time at the end
-A_NEND = 11  # jobs in system at the end
-A_SIZE2 = 12  # Σ S² over arrivals in the window
-A_SIZE = 13  # Σ S over arrivals in the window
-A_OUTSIDE = 14  # events at which a job outside the front was served (0 for a finite-skip policy)
-A_EVENTS = 15  # events simulated (arrivals and completions, whole run)
-NACC = 16
-
-# per measured job rec[i, :]
-R_ARR = 0
-R_FRONT = 1  # time it entered the front
-R_DONE = 2
-R_SIZE = 3
-R_WA = 4  # work in system seen at arrival (excluding itself)
-R_WFF = 5  # work in the front, of jobs older than it, when it entered the front
-NREC = 6
+                                         THRESHOLD, FiniteSkipPolicy)
+from msjgym.systems.finite_skip.loop import (  # noqa: F401 (re-exported: the layout of acc and rec)
+    ALLOCATE, A_B, A_END, A_EVENTS, A_GAP, A_MAXNF, A_N, A_NARR, A_NEND, A_NF, A_OUTSIDE, A_SIZE, A_SIZE2,
+    A_TIME, A_UNSTABLE, A_W, A_W1B, FULL_CLASS, FULL_COUNT, FULL_SUM, NACC, NREC, RUN, R_ARR, R_DONE, R_FRONT,
+    R_SIZE, R_WA, R_WFF, _full, _run)
 
 
 @dataclass(frozen=True)
@@ -148,14 +121,14 @@ def check_policy(model: FiniteSkipModel, policy: FiniteSkipPolicy) -> None:
         valid = [p.name for p in FINITE_SKIP_POLICIES.values() if p.system == model.system]
         raise PolicyError(f"policy {policy.name} runs on {SYSTEM_NAMES[policy.system]}, not on "
                           f"{SYSTEM_NAMES[model.system]}; valid: {', '.join(valid)}")
-    if policy.kernel_id in (SF_EXP, SF_DIV):
+    if policy.name in (SF_EXP, SF_DIV):
         k = model.servers
         needs = sorted(set(model.params))
         bad = [v for v in needs if k % v]
         if bad:
             raise PolicyError(f"policy {policy.name}: every need must divide servers={k}; needs {bad} do not "
                               f"(valid needs: divisors of {k})")
-        if policy.kernel_id == SF_EXP:
+        if policy.name == SF_EXP:
             for i, a in enumerate(needs):
                 for b in needs[i + 1:]:
                     if b % a:
@@ -171,169 +144,22 @@ def get_finite_skip_policy(name: str) -> FiniteSkipPolicy:
         raise PolicyError(f"policy {name!r}: unknown; valid: {', '.join(FINITE_SKIP_POLICIES)}") from None
 
 
-# ---------------------------------------------------------------- compiled event loop
-FULL_COUNT = 0
-FULL_SUM = 1
-FULL_CLASS = 2
+def units(policy: FiniteSkipPolicy) -> list:
+    """What a run of the built-in ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the event loop
+    (once per machine) and the policy's kernel, for :data:`ALLOCATE`."""
+    from msjgym.core.compiling import Unit
+
+    return [Unit("the finite-skip event loop", "finite-skip loop", _run, RUN),
+            Unit(f"policy {policy.name}", "finite-skip policy", policy.allocate, ALLOCATE)]
 
 
-@njit
-def _full(rule, nf, cls, prm, k, levels, cnt):
-    """Is the front made of the ``nf`` oldest jobs full (Def. 2.2, by the system's definition: §§4.2, 5.2, 6.2,
-    7.2, App. B.2; docs/modelling-choices.md#finite-skip-front)?"""
-    if rule == FULL_COUNT:
-        return nf >= k
-    if rule == FULL_SUM:
-        total = 0
-        for j in range(nf):
-            total += prm[cls[j]]
-        return total >= k
-    for i in range(levels.shape[0]):
-        cnt[i] = 0
-    for j in range(nf):
-        v = prm[cls[j]]
-        for i in range(levels.shape[0]):
-            if levels[i] == v:
-                cnt[i] += 1
-                if cnt[i] * v >= k:
-                    return True
-    return False
+def prepare(policy: FiniteSkipPolicy) -> int:
+    """Compile (or load from the cache) the event loop and ``policy``'s kernel; returns the kernel's address."""
+    from msjgym.core.compiling import compile_units
+    from msjgym.core.plug import address
 
-
-@njit
-def _run(pid, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels, warmup, jobs, cap, rng,
-         acc, rec, cls, rem, arr, srv, rates, taken, wa, wff, fent, seqs, sz, rule):
-    """Simulate one replication until every measured job (arrivals warmup .. warmup + jobs − 1) has completed.
-
-    ``rule`` says when the front (the first ``nf`` jobs) is full: FULL_COUNT (k jobs), FULL_SUM (their thresholds or
-    needs sum to >= k) or FULL_CLASS (some need v has k/v jobs in it: ServerFilling, divisible setting)."""
-    n = 0
-    nf = 0
-    t = 0.0
-    seq = 0
-    done_meas = 0
-    nk = cumprob.shape[0]
-    next_arr = exponential(rng, 0) / lam
-    w = 0.0
-    t_start = -1.0
-    t_stop = -1.0
-    while done_meas < jobs:
-        acc[A_EVENTS] += 1.0
-        # front (Defs. 2.1, 2.2): a prefix of the arrival order; while not full it requests the oldest queued job
-        while nf < n and not _full(rule, nf, cls, prm, k, levels, taken):
-            fent[nf] = t
-            wsum = 0.0
-            for j in range(nf):
-                wsum += rem[j]
-            wff[nf] = wsum
-            nf += 1
-        allocate(pid, n, cls, prm, srv, speeds, k, levels, taken, rates, rng)
-        b = 0.0
-        for j in range(n):
-            b += rates[j]
-            if j >= nf and rates[j] > 0.0:
-                acc[A_OUTSIDE] += 1.0
-        if nf > acc[A_MAXNF]:
-            acc[A_MAXNF] = nf
-        if n > nf and 1.0 - b > acc[A_GAP]:
-            acc[A_GAP] = 1.0 - b
-        # next event
-        dt = next_arr - t
-        who = -1
-        for j in range(n):
-            if rates[j] > 0.0:
-                d = rem[j] / rates[j]
-                if d < dt:
-                    dt = d
-                    who = j
-        if dt < 0.0:
-            dt = 0.0
-        # integrate over the measured window [t_start, t_stop]
-        if t_start >= 0.0:
-            lo = t
-            hi = t + dt
-            if t_stop >= 0.0 and hi > t_stop:
-                hi = t_stop
-            if hi > lo:
-                u0 = lo - t
-                h = hi - lo
-                wint = (w - b * u0) * h - 0.5 * b * h * h
-                acc[A_TIME] += h
-                acc[A_N] += n * h
-                acc[A_NF] += nf * h
-                acc[A_W] += wint
-                acc[A_W1B] += (1.0 - b) * wint
-                acc[A_B] += b * h
-        for j in range(n):
-            if rates[j] > 0.0:
-                rem[j] -= rates[j] * dt
-        w -= b * dt
-        t += dt
-        if who < 0:  # arrival
-            if n == cap:
-                acc[A_UNSTABLE] = 1.0
-                break
-            u = uniform(rng, 0)
-            c = nk - 1
-            for i in range(nk - 1):
-                if u < cumprob[i]:
-                    c = i
-                    break
-            s = scale[c] * sample(dkind[c], ddata, dstart[c], rng, 0)
-            if seq == warmup:
-                t_start = t
-            if seq == warmup + jobs:
-                t_stop = t
-            if warmup <= seq < warmup + jobs:
-                acc[A_NARR] += 1
-                acc[A_SIZE] += s
-                acc[A_SIZE2] += s * s
-            cls[n] = c
-            rem[n] = s
-            arr[n] = t
-            srv[n] = -1
-            wsum = 0.0
-            for j in range(n):
-                wsum += rem[j]
-            w = wsum  # resynchronise the running total (no drift)
-            wa[n] = wsum
-            wff[n] = 0.0
-            fent[n] = -1.0
-            seqs[n] = seq
-            sz[n] = s
-            seq += 1
-            n += 1
-            w += s
-            next_arr = t + exponential(rng, 0) / lam
-        else:  # completion of job `who`
-            sq = seqs[who]
-            if warmup <= sq < warmup + jobs:
-                i = sq - warmup
-                rec[i, R_ARR] = arr[who]
-                rec[i, R_FRONT] = fent[who]
-                rec[i, R_DONE] = t
-                rec[i, R_SIZE] = sz[who]
-                rec[i, R_WA] = wa[who]
-                rec[i, R_WFF] = wff[who]
-                done_meas += 1
-            w -= rem[who]
-            if who < nf:
-                nf -= 1
-            elif warmup <= sq < warmup + jobs:
-                rec[sq - warmup, R_FRONT] = np.nan  # served outside the front: the policy is not finite-skip
-            for j in range(who, n - 1):
-                cls[j] = cls[j + 1]
-                rem[j] = rem[j + 1]
-                arr[j] = arr[j + 1]
-                srv[j] = srv[j + 1]
-                wa[j] = wa[j + 1]
-                wff[j] = wff[j + 1]
-                fent[j] = fent[j + 1]
-                seqs[j] = seqs[j + 1]
-                sz[j] = sz[j + 1]
-            n -= 1
-    acc[A_END] = t
-    acc[A_NEND] = n
+    compile_units(units(policy))
+    return address(policy.allocate, ALLOCATE)
 
 
 @dataclass
@@ -368,7 +194,8 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
     dkind, dstart, ddata = encode_all(model.laws)
     speeds = np.sort(np.asarray(model.speeds if model.system == HET else [1.0 / k] * k, dtype=np.float64))[::-1].copy()
     levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
-    rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.kernel_id == SF_DIV else FULL_SUM)
+    rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.name == SF_DIV else FULL_SUM)
+    alloc = prepare(policy)
     if seeds is None:
         seeds = np.random.SeedSequence(seed).spawn(reps)
     out = []
@@ -379,7 +206,7 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
         arrays = (np.zeros(capacity, np.int64), np.zeros(capacity), np.zeros(capacity), np.full(capacity, -1, np.int64),
                   np.zeros(capacity), np.zeros(max(k, levels.size), np.int64), np.zeros(capacity), np.zeros(capacity),
                   np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(capacity))
-        _run(policy.kernel_id, k, model.arrival_rate, cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
-             warmup, jobs, capacity, rng, acc, rec, *arrays, rule)
+        _run(alloc, int(k), float(model.arrival_rate), cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
+             int(warmup), int(jobs), int(capacity), rng, acc, rec, *arrays, rule)
         out.append(Replication(acc, rec))
     return out

@@ -109,6 +109,8 @@ class LossBatch(EnvBatch):
         self.warmup, self.batches = warmup, batches
         self.penalty = spec.blocking_penalty
         self.state = ls.new_state(self.model, np.zeros((num, 4), np.uint64) + np.uint64(1), batches)
+        from msjgym.policies.loss import POLICIES
+        self._kernels = ls.kernels(POLICIES[ls.GREEDY])  # the statistics integrate greedy's P(block | state)
         self._buffers(num, spec.observation_size, spec.action_count)
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
@@ -129,7 +131,7 @@ class LossBatch(EnvBatch):
     def _call(self, sub: slice, actions: np.ndarray, resetting: np.ndarray) -> None:
         st, m = self.state, self.model
         lc.step_batch(st.x[sub], st.ints[sub], st.flts[sub], st.pmf[sub], st.stats[sub], st.rng[sub], st.trace[sub],
-                      st.logfact, m.servers, m.d, m.k, m.lam, ls.GREEDY, self.warmup, self.horizon, self.batches,
+                      st.logfact, m.servers, m.d, m.k, m.lam, self._kernels, self.warmup, self.horizon, self.batches,
                       self.penalty, actions, resetting, self.obs[sub], self.masks[sub], self.rewards[sub],
                       self.dts[sub], self.ended[sub], self.codes[sub])
 

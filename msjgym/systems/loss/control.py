@@ -49,7 +49,7 @@ def reset_system(x, ints, flts, pmf, stats, trace, logfact, b, n, d, k):
 
 
 @njit
-def step_batch(x, ints, flts, pmf, stats, s, trace, logfact, n, d, k, lam, policy, warmup, horizon, batches,
+def step_batch(x, ints, flts, pmf, stats, s, trace, logfact, n, d, k, lam, kernels, warmup, horizon, batches,
                penalty, actions, resetting, obs, masks, rewards, dts, ended, codes):
     """Advance every system b: reset it (``resetting[b]``: new episode, run to its first arrival) or apply
     ``actions[b]`` to its pending arrival and run to the next one. ``ended[b]``: ``horizon`` arrivals decided.
@@ -61,7 +61,7 @@ def step_batch(x, ints, flts, pmf, stats, s, trace, logfact, n, d, k, lam, polic
         dts[b] = 0.0
         if resetting[b]:
             reset_system(x, ints, flts, pmf, stats, trace, logfact, b, n, d, k)
-            ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, warmup, jobs,
+            ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, warmup, jobs,
                                batches)
             ended[b] = False
         else:
@@ -74,7 +74,7 @@ def step_batch(x, ints, flts, pmf, stats, s, trace, logfact, n, d, k, lam, polic
             ls.resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, a, warmup, jobs, batches)
             t0 = flts[b, ls.F_TIME]
             flts[b, ls.F_AREA] = 0.0
-            ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, warmup, jobs,
+            ls.to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, warmup, jobs,
                                batches)
             dts[b] = flts[b, ls.F_TIME] - t0
             rewards[b] = -flts[b, ls.F_AREA] - (penalty if a == BLOCK else 0.0)

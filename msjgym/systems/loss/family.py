@@ -75,6 +75,33 @@ class _LossRuns(api.Simulation):
     def summary_params(self) -> dict:
         return {"lam": self.model.lam}
 
+    def invariants(self) -> list[api.Invariant]:
+        return invariants(self.model)
+
+    def service_laws(self) -> list[tuple[str, Any]]:
+        return [] if self.model.service is None else [("service", self.model.service)]
+
+
+WINDOW_ALLOWANCE = 0.01
+"""Relative slack of the checks that compare time averages with per-job means over a finite window (the jobs in
+service at the window's two edges)."""
+
+
+def invariants(model: Any) -> list[api.Invariant]:
+    """The run-time checks of a loss run (:mod:`msjgym.evaluate.checks`): the busy fraction against the carried load
+    λ(1 − P_b)·E[S] (GMGM eq. (1): work is conserved, whatever the widths; E[S] = 1), the mean service time against
+    its floor E[S]/d (no job gets more than d servers), and Little's law for the jobs in service (no waiting room:
+    number in system = accepted jobs per unit time × mean service time)."""
+    return [
+        api.Invariant("utilization", "busy fraction = the carried load λ(1 − P_b)·E[S] (per server; E[S] = 1)",
+                      "utilization", lambda u: u["utilization"] - u["residual_work"], allowance=WINDOW_ALLOWANCE),
+        api.Invariant("response>=service", f"mean service time E[D] >= E[S]/d = {1.0 / model.d:.4g} (a job gets "
+                      f"at most d = {model.d} servers)", "response_time", 1.0 / model.d, ">="),
+        api.Invariant("little", "Little's law: time-average number in system = throughput × mean response time",
+                      "number_in_system", lambda u: u["throughput"] * u["response_time"],
+                      allowance=WINDOW_ALLOWANCE),
+    ]
+
 
 class BuiltinRuns(_LossRuns):
     """Replications of a built-in policy, advanced by the compiled loop."""
@@ -90,7 +117,11 @@ class BuiltinRuns(_LossRuns):
         return self.sim.state
 
     def prepare(self) -> None:
-        self.sim.advance(0, 0)
+        self.sim.prepare()
+
+    def compile_note(self) -> str | None:
+        from msjgym.core.compiling import note
+        return note(self.sim.units())
 
     def advance(self, rep: int, max_events: int) -> int:
         self._done[rep] = self.sim.advance(rep, max_events)

@@ -20,18 +20,32 @@ time integrals of the number of jobs, busy servers, X_i, (λ − d x_d)², P(blo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from numba import types
+
 from msjgym.core import rng
 from msjgym.core.jit import njit
+from msjgym.core.plug import call_returning
 from msjgym.core.sampling import sample
-from msjgym.policies.loss import POLICY_IDS, policy_width  # generated from the policies' declarations
-from msjgym.policies.loss import block_prob as _block_prob, width_d_prob as _width_d_prob
 from msjgym.systems.loss.model import LossModel
 
-GREEDY = POLICY_IDS["greedy"]  # the policy id the environment path passes to the transitions
+# the policy's kernels, by signature: each compiled on its own (cached by its file) and called at its address
+WIDTH = types.int64(types.int64, types.int64, types.uint64[:, ::1], types.int64)
+"""``width(m, d, s, b)``: the width (0 = block) for a sample showing m idle servers (``LossPolicy.width_kernel``)."""
+PROBABILITY = types.float64(types.float64[:, ::1], types.int64, types.int64)
+"""``p(pmf, b, d)``: P(block | state), P(width d | state) (``LossPolicy.block_probability``, ``.full_width_probability``)."""
+KERNELS = types.UniTuple(types.int64, 3)
+"""The addresses of a policy's three kernels (width, block probability, width-d probability): :func:`kernels`."""
+_I, _F, _I2, _F2 = types.int64, types.float64, types.int64[:, ::1], types.float64[:, ::1]
+_STATE = (_I2, _I2, _F2, _F2, types.float64[:, :, ::1], types.uint64[:, ::1], types.int64[:, :, ::1], types.float64[::1])
+RUN = types.boolean(*_STATE, _I, _I, _I, _I, _F, KERNELS, _I, _I, _I, _I)
+"""The signature of :func:`run`, compiled once per machine (cached), whatever the policy."""
+RUN_GENERAL = types.boolean(*_STATE, _F2, _I2, _I, types.float64[::1], _I, _I, _I, _I, _F, KERNELS, _I, _I, _I, _I)
+"""The signature of :func:`run_general`."""
+GREEDY = "greedy"  # the policy whose P(block | state) the environment path's statistics integrate
 
 # ints[b, :]
 I_ARRIVALS = 0  # arrivals so far (warm-up included)
@@ -87,7 +101,7 @@ class LossParams:
     d: int
     k: int
     lam: float
-    policy: int
+    kernels: tuple[int, int, int]  # the policy's kernels' addresses (:func:`kernels`)
     warmup: int
     jobs: int
     batches: int
@@ -164,7 +178,7 @@ def _batch_of(ints, b, warmup, jobs, batches):
 
 
 @njit
-def _integrate(x, ints, flts, pmf, stats, b, dt, n, d, lam, policy, batch):
+def _integrate(x, ints, flts, pmf, stats, b, dt, n, d, lam, kernels, batch):
     jobs = 0
     for i in range(1, d + 1):
         jobs += x[b, i]
@@ -177,8 +191,8 @@ def _integrate(x, ints, flts, pmf, stats, b, dt, n, d, lam, policy, batch):
     st[S_BUSY] += ints[b, I_BUSY] * dt
     dev = lam - d * x[b, d] / n
     st[S_DEV2] += dev * dev * dt
-    st[S_PBLOCK] += _block_prob(pmf, b, d, policy) * dt
-    ad = _width_d_prob(pmf, b, d, policy)
+    st[S_PBLOCK] += call_returning(np.float64, kernels[1], pmf, b, d) * dt
+    ad = call_returning(np.float64, kernels[2], pmf, b, d)
     st[S_AD] += ad * dt
     st[S_STEIN] += (1.0 - ad) * dev * dt
     ax = S_WIDTH + d + 1
@@ -200,7 +214,7 @@ def _record(trace, ints, x, b, d, event):
 
 
 @njit
-def to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, warmup, jobs, batches):
+def to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, warmup, jobs, batches):
     """Run departures until the next arrival, then draw its sample (m = min(l, d) into ints[b, I_M]).
 
     Returns False (and does nothing) when the measurement window is complete.
@@ -212,7 +226,7 @@ def to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, la
         busy = ints[b, I_BUSY]
         total = arrival_rate + busy
         dt = rng.exponential(s, b) / total
-        _integrate(x, ints, flts, pmf, stats, b, dt, n, d, lam, policy, _batch_of(ints, b, warmup, jobs, batches))
+        _integrate(x, ints, flts, pmf, stats, b, dt, n, d, lam, kernels, _batch_of(ints, b, warmup, jobs, batches))
         flts[b, F_TIME] += dt
         ints[b, I_EVENTS] += 1
         u = rng.uniform(s, b) * total
@@ -258,14 +272,15 @@ def resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warm
 
 
 @njit
-def run(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, warmup, jobs, batches, max_arrivals):
-    """Fast path: up to ``max_arrivals`` arrivals under a built-in policy; returns True when the window is done."""
+def run(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, warmup, jobs, batches, max_arrivals):
+    """Fast path: up to ``max_arrivals`` arrivals under a built-in policy (its kernels' addresses ``kernels``);
+    returns True when the window is done."""
     for _ in range(max_arrivals):
         if ints[b, I_PENDING] == 0:
-            if not to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, policy, warmup,
+            if not to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, warmup,
                                    jobs, batches):
                 return True
-        width = policy_width(policy, ints[b, I_M], d, s, b)
+        width = call_returning(np.int64, kernels[0], ints[b, I_M], d, s, b)
         resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
     return ints[b, I_ARRIVALS] >= warmup + jobs
 
@@ -310,7 +325,7 @@ def _heap_pop(heap_t, heap_w, ints, b):
 
 
 @njit
-def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, kind, data, b, n, d, k, lam, policy,
+def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, kind, data, b, n, d, k, lam, kernels,
                 warmup, jobs, batches, max_arrivals):
     """Fast path for a general inherent-size law (mean 1): per-job completion times in a binary heap; the sample
     is drawn exactly as in the count chain (servers are exchangeable whatever the law). Returns True when done."""
@@ -325,7 +340,7 @@ def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, ki
         ints[b, I_EVENTS] += 1
         if ints[b, I_HEAPN] > 0 and heap_t[b, 0] < t_arr:
             t_dep = heap_t[b, 0]
-            _integrate(x, ints, flts, pmf, stats, b, t_dep - t, n, d, lam, policy, batch)
+            _integrate(x, ints, flts, pmf, stats, b, t_dep - t, n, d, lam, kernels, batch)
             flts[b, F_TIME] = t_dep
             w = _heap_pop(heap_t, heap_w, ints, b)
             x[b, w] -= 1
@@ -333,11 +348,11 @@ def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, ki
             _state_changed(x, ints, pmf, b, n, d, k, logfact)
             _record(trace, ints, x, b, d, -w)
         else:
-            _integrate(x, ints, flts, pmf, stats, b, t_arr - t, n, d, lam, policy, batch)
+            _integrate(x, ints, flts, pmf, stats, b, t_arr - t, n, d, lam, kernels, batch)
             flts[b, F_TIME] = t_arr
             m = _draw_m(pmf, d, s, b)
             ints[b, I_M] = m
-            width = policy_width(policy, m, d, s, b)
+            width = call_returning(np.int64, kernels[0], m, d, s, b)
             resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
             if width > 0:
                 _heap_push(heap_t, heap_w, ints, b, t_arr + sample(kind, data, 0, s, b) / width, width)
@@ -347,6 +362,29 @@ def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, ki
 
 
 # ---------------------------------------------------------------------------------------------------- Python side
+def _kernel_fields() -> tuple[tuple[str, types.Type], ...]:
+    return (("width_kernel", WIDTH), ("block_probability", PROBABILITY), ("full_width_probability", PROBABILITY))
+
+
+def units(policy, general: bool = False) -> list:
+    """What a run of the built-in ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the event loop
+    (:func:`run`, or :func:`run_general` for a general size law; once per machine) and the policy's three kernels."""
+    from msjgym.core.compiling import Unit
+
+    loop = (Unit("the loss event loop", "loss loop", run_general, RUN_GENERAL) if general else
+            Unit("the loss event loop", "loss loop", run, RUN))
+    return [loop] + [Unit(f"policy {policy.name}", "loss policy", getattr(policy, field), sig)
+                     for field, sig in _kernel_fields()]
+
+
+def kernels(policy) -> tuple[int, int, int]:
+    """The addresses of ``policy``'s compiled kernels (width, block probability, width-d probability), compiled or
+    loaded from the cache on first use."""
+    from msjgym.core.plug import address
+
+    return tuple(address(getattr(policy, field), sig) for field, sig in _kernel_fields())
+
+
 def new_state(model: LossModel, streams: np.ndarray, batches: int, trace_events: int = 0) -> LossState:
     """Empty systems (no jobs), one per row of ``streams`` (copied)."""
     B, d, n = streams.shape[0], model.d, model.servers
@@ -371,8 +409,8 @@ class LossSimulation:
 
     Args:
         model: the system.
-        policy: a name from :data:`POLICY_IDS` (used for the built-in fast path and for the per-state blocking
-            probability P(block | x) in the statistics).
+        policy: a built-in policy's name (``msjgym.policies.loss.POLICIES``; its kernels decide the widths and
+            give the per-state blocking probability P(block | x) in the statistics).
         warmup: arrivals discarded.
         jobs: arrivals measured.
         batches: measurement batches.
@@ -382,12 +420,16 @@ class LossSimulation:
 
     def __init__(self, model: LossModel, policy: str, warmup: int, jobs: int, batches: int, streams: np.ndarray,
                  trace_events: int = 0) -> None:
-        if policy not in POLICY_IDS:
-            raise ValueError(f"policy = {policy!r}: must be one of {', '.join(POLICY_IDS)}")
+        from msjgym.policies.loss import POLICIES  # not at module level: the loop's cache key skips the policies
+
+        if policy not in POLICIES:
+            raise ValueError(f"policy = {policy!r}: must be one of {', '.join(POLICIES)}")
         if jobs < batches:
             raise ValueError(f"jobs = {jobs}: must be >= batches = {batches}")
         self.model = model
-        self.params = LossParams(model.servers, model.d, model.k, model.lam, POLICY_IDS[policy], warmup, jobs, batches)
+        self.policy = POLICIES[policy]
+        self.params = LossParams(int(model.servers), int(model.d), int(model.k), float(model.lam), (0, 0, 0),
+                                 int(warmup), int(jobs), int(batches))
         self.state = new_state(model, streams, batches, trace_events)
         if model.service is not None:
             kind, data = model.service.encode()
@@ -397,14 +439,27 @@ class LossSimulation:
         st = self.state
         return (st.x, st.ints, st.flts, st.pmf, st.stats, st.rng, st.trace, st.logfact)
 
+    def units(self) -> list:
+        """What this simulation needs compiled (:func:`units`)."""
+        return units(self.policy, self.model.service is not None)
+
+    def prepare(self) -> None:
+        """Compile (or load from the cache) the event loop and the policy's kernels."""
+        from msjgym.core.compiling import compile_units
+
+        compile_units(self.units())
+        self.params = replace(self.params, kernels=kernels(self.policy))
+
     def advance(self, b: int, max_arrivals: int) -> bool:
         """Run replication b for up to ``max_arrivals`` arrivals; True when its window is done."""
+        if not self.params.kernels[0]:
+            self.prepare()
         p = self.params
         if self.model.service is not None:
             st = self.state
             return bool(run_general(*self._args(), st.heap_t, st.heap_w, *self._law, b, p.n, p.d, p.k, p.lam,
-                                    p.policy, p.warmup, p.jobs, p.batches, max_arrivals))
-        return bool(run(*self._args(), b, p.n, p.d, p.k, p.lam, p.policy, p.warmup, p.jobs, p.batches,
+                                    p.kernels, p.warmup, p.jobs, p.batches, max_arrivals))
+        return bool(run(*self._args(), b, p.n, p.d, p.k, p.lam, p.kernels, p.warmup, p.jobs, p.batches,
                         max_arrivals))
 
     def run_all(self, chunk: int = 1 << 20) -> None:

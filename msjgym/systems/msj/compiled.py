@@ -34,27 +34,27 @@ needs more servers than are free, preempting a job not in service, or preempting
 (its number and time) and the value. Units: time in the scenario's time unit; sizes are durations while holding the
 job's ``need`` servers.
 
-The compiled loop is cached on disk (see :mod:`msjgym.systems.msj.specialize`), keyed on the text of the policy's
-file: the first run of a policy compiles for about half a minute, later runs start at once.
+Only the policy is compiled: its function (and the ``@numba.njit`` helpers of its file it calls) is compiled on its own,
+in about a second, and plugged into msjgym's event loop, which is compiled once per machine
+(:mod:`msjgym.systems.msj.loop`). It is cached on disk, keyed on the content of the policy's file and of the msjgym
+modules that file imports (:mod:`msjgym.core.jit`): an edit of the file recompiles the policy, nothing else.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
-from collections import namedtuple
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from msjgym.core.jit import njit
+from msjgym.core.jit import njit, register_source
 from msjgym.errors import PolicyError
 from msjgym.policies.msj.base import Policy
 from msjgym.systems.msj.state import (
     C_BOUND, C_HEAD, C_N, C_X, J_ARR, J_CLS, J_DONE, J_HPOS, J_NEXT, J_REM, J_SEQ, J_SIZE, P_K, P_SERVERS, S_BUSY,
-    S_ERRARG, S_NJOBS, T_NOW, preempt_job as _preempt_job, preempt_last, start_job as _start_job, start_next)
+    S_ERRARG, S_NJOBS, SystemView, T_NOW, preempt_job as _preempt_job, preempt_last, start_job as _start_job,
+    start_next)
 
-SystemView = namedtuple("SystemView", "st pr b preemptive")
-SystemView.__doc__ = "One system of a batch, as a compiled policy sees it (read it through this module's functions)."
+__all__ = ["SystemView", "policy"]  # and the functions below
 
 
 class PolicyDecisionError(Exception):
@@ -80,15 +80,6 @@ class CompiledPolicy:
     summary: str
     source: str
 
-    def fingerprint(self) -> str:
-        """A hash of the policy's file and declaration: the key of its compiled loop in the cache."""
-        try:
-            text = Path(self.source).read_bytes()
-        except OSError:
-            text = inspect.getsource(self.kernel.py_func).encode()
-        detail = f"{self.kernel.py_func.__qualname__}\0{self.preemptive}".encode()
-        return hashlib.sha256(text + b"\0" + detail).hexdigest()
-
     def __call__(self, *args: Any) -> None:
         raise TypeError(f"compiled policy {self.name!r} runs inside msjgym's event loop: evaluate it with "
                         f"msjgym.evaluate(scenario, policy) or msjgym evaluate SCENARIO --policy FILE.py:NAME")
@@ -105,24 +96,13 @@ def policy(fn: Callable | None = None, *, name: str | None = None, preemptive: b
             raise PolicyError(f"@policy: {getattr(f, '__name__', f)!r} must be a function of one argument, "
                               "the system view s")
         doc = (inspect.getdoc(f) or "").strip().splitlines()
-        return CompiledPolicy(name=name or f.__name__, kernel=njit(inline="always")(f), preemptive=preemptive,
-                              summary=doc[0] if doc else "", source=inspect.getsourcefile(f) or "<unknown>")
+        source = inspect.getsourcefile(f) or "<unknown>"
+        if Path(source).is_file():
+            register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
+        return CompiledPolicy(name=name or f.__name__, kernel=njit(f), preemptive=preemptive,
+                              summary=doc[0] if doc else "", source=source)
 
     return declare if fn is None else declare(fn)
-
-
-_KERNELS: dict[str, CompiledPolicy] = {}
-
-
-def register_kernel(key: str, compiled: CompiledPolicy) -> str:
-    """Remember ``compiled`` under ``key`` for the generated loop module to import (returns ``key``)."""
-    _KERNELS[key] = compiled
-    return key
-
-
-def registered_kernel(key: str) -> Any:
-    """The kernel registered under ``key`` (called by a generated loop module as it is imported)."""
-    return _KERNELS[key].kernel
 
 
 # ---------------------------------------------------------------- reading the system
@@ -350,13 +330,9 @@ def policy_failure(name: str, exc: BaseException, state: Any, b: int) -> PolicyE
 @dataclass(frozen=True, kw_only=True)
 class UserCompiledPolicy(Policy):
     """A compiled policy of the user's as an MSJ policy declaration, which
-    :class:`msjgym.systems.msj.engine.MSJSimulation` runs in an event loop generated for its kernel."""
+    :class:`msjgym.systems.msj.engine.MSJSimulation` plugs into the event loop as its ``decide`` hook."""
 
     compiled: Any = None
-
-    @property
-    def kernel_id(self) -> int:
-        return -1  # no branch of msjgym's: the loop is generated for this kernel
 
 
 def declaration(compiled: CompiledPolicy, name: str) -> UserCompiledPolicy:

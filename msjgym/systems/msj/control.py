@@ -32,7 +32,8 @@ from msjgym.systems.msj.state import (
     S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
 from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.transitions import _checkpoint, _flush, _record_admission
-from msjgym.systems.msj.loop import _arrival, _completions
+from msjgym.core.plug import ref
+from msjgym.systems.msj.loop import NO_HOOKS, _arrival, _completions
 from msjgym.systems.msj.state import MODE_SET, MODE_START  # noqa: F401  (defined with the state layout)
 
 # ctl.ints[b, :]
@@ -141,9 +142,9 @@ def advance(st, pr, ctl, b):
         ctl.floats[b, F_REWARD] -= st.sys_i[b, S_NJOBS] * dt
         ctl.floats[b, F_DT] += dt
         if arrival:
-            ctl.ints[b, X_PENDING] = _arrival(st, pr, b)
+            ctl.ints[b, X_PENDING] = _arrival(st, pr, b, NO_HOOKS, (ref(st), ref(pr), False))
         else:
-            _completions(st, pr, b, t_completion)
+            _completions(st, pr, b, t_completion, NO_HOOKS, (ref(st), ref(pr), False))
         ctl.ints[b, X_NEED_EVENT] = 0
         ctl.ints[b, X_POST] = 1
 

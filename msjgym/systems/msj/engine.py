@@ -2,7 +2,8 @@
 
 The event loop itself (``run``: one call advances one system by up to ``max_events`` events, an arrival or the
 completions at one instant, calling the policy's compiled scheduler after each) is in
-:mod:`msjgym.systems.msj.loop`, compiled for each policy by :mod:`msjgym.systems.msj.specialize`. Per-job and
+:mod:`msjgym.systems.msj.loop`, compiled once; the policy's kernels are compiled on their own and plugged into it
+(:func:`policy_units`, :func:`hooks_of`). Per-job and
 time-average statistics are collected into measurement batches; an instability detector stops a system whose number
 of jobs keeps growing.
 
@@ -29,7 +30,7 @@ from msjgym.systems.msj.state import (
     S_NCOMP, S_NEXT_CHK, S_NFREE, S_STATUS, T_GROWTH, T_NEXT_ARR,
     check_invariants)
 from msjgym.systems.msj.model import MSJModel
-from msjgym.systems.msj.specialize import loop_for
+from msjgym.systems.msj import loop as _loop
 from msjgym.systems.msj.transitions import FIRST_CHECKPOINT
 
 # ---------------------------------------------------------------- Python handle
@@ -83,7 +84,7 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     grp_need, grp_ptr, grp_cls = _need_groups(model.needs)
     ints[msj.P_SERVERS] = model.servers
     ints[P_K] = model.num_classes
-    ints[msj.P_POLICY] = policy.kernel_id
+    ints[msj.P_PREEMPTIVE] = int(bool(policy.preemptive))
     ints[P_SATURATED] = int(config.saturated)
     ints[P_BACKLOG] = config.backlog
     ints[P_WARMUP] = config.warmup
@@ -136,7 +137,7 @@ def _trace_estimates(model: MSJModel) -> np.ndarray:
     """A replayed trace's runtime estimates (requested times; ``msjgym.core.traces``), empty without a trace."""
     if model.trace is None:
         return np.zeros(0)
-    return np.asarray(model.trace.estimate, dtype=np.float64)
+    return np.array(model.trace.estimate, dtype=np.float64)  # a copy: C-contiguous and writeable
 
 
 class MSJSimulation:
@@ -154,7 +155,8 @@ class MSJSimulation:
                  capacity: int = 1024) -> None:
         policy.validate(model)
         self.model, self.policy, self.config = model, policy, config
-        self.loop = loop_for(policy)
+        self.units = policy_units(policy)
+        self.hooks: tuple[int, int, int, int] | None = None
         self.params = make_params(model, policy, config)
         B = streams.shape[0]
         trace_jobs = 0 if model.trace is None else len(model.trace)
@@ -183,7 +185,7 @@ class MSJSimulation:
     def advance(self, b: int, max_events: int) -> int:
         """Run replication b for up to ``max_events`` events (growing job storage as needed); returns its status."""
         while True:
-            status = self._call(self.loop.run, b, max_events)
+            status = self._call(_loop.run, b, max_events, self._hooks())
             if status == NEED_CAPACITY:
                 self.state = msj.grow(self.state)
                 self.state.sys_i[b, S_STATUS] = RUNNING
@@ -194,6 +196,32 @@ class MSJSimulation:
                     f"replication {b}: invariant violated after event {int(self.state.sys_i[b, S_EVENTS])}: "
                     f"{msj.INVARIANT_NAMES.get(code, code)}")
             return status
+
+    def prepare(self) -> float:
+        """Compile (or load from the cache) the event loop and the policy's kernels; returns the seconds it took."""
+        from msjgym.core.compiling import compile_units
+        if getattr(self.policy, "compiled", None) is None:
+            seconds = compile_units(self.units)
+        else:
+            from msjgym.systems.msj.compiled import policy_failure
+            try:
+                seconds = compile_units(self.units)
+            except (Exception, SystemExit) as exc:  # the user's code does not compile: one line
+                raise policy_failure(self.policy.name, exc, self.state, 0) from None
+        self.hooks = hooks_of(self.policy)
+        return seconds
+
+    def _hooks(self) -> tuple[int, int, int, int]:
+        if self.hooks is None:
+            self.prepare()
+        return self.hooks
+
+    @staticmethod
+    def _entry(name: str):
+        """The loop's entry point ``name``, compiled (or loaded) for its one signature on first use."""
+        from msjgym.core.compiling import compile_units
+        compile_units([loop_unit(name)])
+        return getattr(_loop, name)
 
     def _call(self, kernel, b: int, *args):
         """``kernel(state, params, b, *args)``; a compiled policy of the user's that decides wrongly (or does not
@@ -207,12 +235,9 @@ class MSJSimulation:
             raise policy_failure(self.policy.name, exc, self.state, b) from None
 
     def compile_note(self) -> str | None:
-        """A line to print before this simulation's first call compiles its event loop (None: it is cached)."""
-        from msjgym.core.jit import cached
-        if cached(self.loop.run):
-            return None
-        return (f"msjgym: compiling the event loop for policy {self.policy.name} (about 10-30 s, once; "
-                f"cached afterwards) ...")
+        """A line to print before :meth:`prepare` compiles something (None: everything is cached)."""
+        from msjgym.core.compiling import note
+        return note(self.units)
 
     def events(self, b: int = 0) -> int:
         return int(self.state.sys_i[b, S_EVENTS])
@@ -234,13 +259,13 @@ class MSJSimulation:
         """A class-``cls`` job of duration ``size`` arrives now and the policy reacts; returns the job's slot."""
         if self.state.sys_i[b, S_NFREE] == 0:
             self.state = msj.grow(self.state)
-        return int(self._call(self.loop.force_arrival, b, cls, size))
+        return int(self._call(self._entry("force_arrival"), b, cls, size, self._hooks()))
 
     def complete(self, slot: int, b: int = 0) -> None:
         """The job in ``slot`` (which must be in service) completes now and the policy reacts."""
         if self.state.job_i[b, slot, J_HPOS] < 0:
             raise ValueError(f"job slot {slot} is not in service")
-        self._call(self.loop.force_completion, b, slot)
+        self._call(self._entry("force_completion"), b, slot, self._hooks())
 
     def jobs(self, b: int = 0) -> list[tuple[int, int, bool]]:
         """All jobs in system in arrival order: (slot, class, in service)."""
@@ -258,3 +283,43 @@ class MSJSimulation:
         code = check_invariants(self.state, self.params, b)
         if code:
             raise AssertionError(msj.INVARIANT_NAMES[code])
+
+
+# ---------------------------------------------------------------- what a run compiles
+_HOOK_FIELDS = ("schedule", "on_arrival", "on_departure")
+
+
+def policy_units(policy: Policy) -> list:
+    """What a run of ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the event loop's entry points
+    (once per machine) and the policy's own kernels, each for the signature the loop calls it with."""
+    from msjgym.core.compiling import Unit
+
+    units = [loop_unit("run")]
+    compiled = getattr(policy, "compiled", None)
+    if compiled is not None:
+        return units + [Unit(f"policy {policy.name}", "msj policy", compiled.kernel, _loop.hook_signatures()[3])]
+    for field, sig in zip(_HOOK_FIELDS, _loop.hook_signatures()):
+        kernel = getattr(policy, field)
+        if kernel is not None:
+            units.append(Unit(f"policy {policy.name}", "msj policy", kernel, sig))
+    return units
+
+
+def loop_unit(entry: str):
+    """The event loop's entry point ``entry`` (``run``; ``force_arrival`` and ``force_completion``, which only direct
+    control uses, are compiled on their first use) as a :class:`msjgym.core.compiling.Unit`."""
+    from msjgym.core.compiling import Unit
+
+    return Unit("the MSJ event loop", "msj loop", getattr(_loop, entry), _loop.signature()[entry])
+
+
+def hooks_of(policy: Policy) -> tuple[int, int, int, int]:
+    """The hook addresses the event loop calls for ``policy`` (0: none; all 0 for a policy without a kernel)."""
+    from msjgym.core.plug import address
+
+    sigs = _loop.hook_signatures()
+    compiled = getattr(policy, "compiled", None)
+    if compiled is not None:
+        return 0, 0, 0, address(compiled.kernel, sigs[3])
+    found = [0 if getattr(policy, f) is None else address(getattr(policy, f), sig) for f, sig in zip(_HOOK_FIELDS, sigs)]
+    return found[0], found[1], found[2], 0

@@ -23,7 +23,7 @@ from msjgym.policies.msj import BUILTIN_POLICIES, Policy, get_policy
 from msjgym.systems.msj import scorecard
 from msjgym.systems.msj.compiled import resolve as resolve_compiled
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
-from msjgym.systems.msj.metrics import open_metrics, saturated_metrics
+from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import NJF, NJI
 from msjgym.systems.msj.scenarios import is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system
@@ -142,6 +142,21 @@ class _MSJRuns(api.Simulation):
         st = self._sim.state
         return [self._unit_metrics(st.bstat[rep, i], st.bsys[rep, i], st.hist[rep, i]) for i in range(self.batches)]
 
+    def invariants(self) -> list[api.Invariant]:
+        return [] if self.config.saturated else invariants(self.model)
+
+    def check_values(self, rep: int, batch: int | None = None) -> dict[str, float]:
+        if self.config.saturated or self.model.trace is not None:
+            return {}
+        st = self._sim.state
+        bstat = st.bstat[rep].sum(axis=0) if batch is None else st.bstat[rep, batch]
+        return {"sampled_load": sampled_load(bstat, self.model)}
+
+    def service_laws(self) -> list[tuple[str, Any]]:
+        if self.model.trace is not None:
+            return []
+        return [(f"classes[{i}] ({c.name}) service", c.service) for i, c in enumerate(self.model.classes)]
+
     def per_job(self) -> dict[str, np.ndarray] | None:
         trace: Trace | None = self.model.trace
         if trace is None:
@@ -184,7 +199,7 @@ class BuiltinRuns(_MSJRuns):
         return self.sim
 
     def prepare(self) -> None:
-        self.sim.advance(0, 0)
+        self.sim.prepare()
 
     def compile_note(self) -> str | None:
         return self.sim.compile_note()

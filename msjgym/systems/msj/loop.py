@@ -1,41 +1,104 @@
-"""The MSJ event loop: the transitions that call the policy (arrival, completion, the loop ``run``).
+"""The MSJ event loop, compiled once per machine: the transitions that call the policy (arrival, completion, ``run``).
 
-This module is a template. As written it is the loop of an agent-driven system (its policy hooks, imported on the
-line marked ``POLICY HOOKS``, do nothing; :mod:`msjgym.systems.msj.control` drives it). For a compiled policy,
-:mod:`msjgym.systems.msj.specialize` writes a copy of this file whose marked line defines that policy's kernels as
-the hooks, so a run compiles its own policy's kernels only, inlined into the loop (numba passes a state record as a
-few hundred flattened arguments, so a call per event would cost more than the work). The policy-independent
-transitions and the Python handle are in :mod:`msjgym.systems.msj.engine`.
+The loop calls the policy through four hooks, each the native address of a kernel compiled on its own
+(:mod:`msjgym.core.plug`), passed in as ``hooks = (schedule, on_arrival, on_departure, decide)``:
+
+* ``schedule(st, pr, b)`` after every event, to update the set of jobs in service (a built-in policy);
+* ``on_arrival(st, pr, b, j)`` after job j joins (before ``schedule``);
+* ``on_departure(st, pr, b, c)`` after a class-c job leaves (before ``schedule``);
+* ``decide(s)`` after every event, with ``s = SystemView(st, pr, b, preemptive)``: a compiled policy of the user's
+  (:mod:`msjgym.systems.msj.compiled`), which reads the system through that module's functions.
+
+``st`` and ``pr`` reach the hooks by reference (:class:`msjgym.core.plug.Ref`, read like the records). An address of
+0 is no hook; an agent-driven system (:mod:`msjgym.systems.msj.control`) passes :data:`NO_HOOKS`. The loop's
+signature (:func:`signature`) is fixed, so it is compiled once, cached, and never again for a new policy; the hooks'
+signatures are :func:`hook_signatures`. The policy-independent transitions and the Python handle are in
+:mod:`msjgym.systems.msj.engine`.
 
 Events: an arrival, the completions at one instant, or (saturated mode) a refill of the backlog; the policy's
 ``schedule`` runs once after each.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+from numba import types
 
 from msjgym.core import histogram, rng
 from msjgym.core.jit import njit
+from msjgym.core.plug import Ref, call, record_type, ref
 from msjgym.systems.msj.transitions import _checkpoint, _draw_job, _flush, _progress, _record_admission
 from msjgym.systems.msj.state import (
     B_NCOMP, B_NDONE, B_SUM_T, B_SUM_W, DONE, INVARIANT, J_ARR, J_BATCH, J_CLS, J_ID, J_SIZE, NEED_CAPACITY,
-    P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
-    S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, add_job,
-    check_invariants, heap_remove, next_completion_time, remove_job)
-from msjgym.systems.msj.hooks import on_arrival, on_departure, schedule, schedule_call  # POLICY HOOKS
+    P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
+    S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
+    check_invariants, example_params, example_state, heap_remove, next_completion_time, remove_job)
+
+NO_HOOKS = (0, 0, 0, 0)
+"""The hooks of a system whose decisions are taken from outside (an agent): none."""
+
+
+@functools.lru_cache(maxsize=1)
+def record_types() -> tuple[types.Type, types.Type]:
+    """The numba types of the state record and of the parameters (every array C-contiguous)."""
+    return record_type(example_state()), record_type(example_params())
+
+
+@functools.lru_cache(maxsize=1)
+def hook_signatures() -> tuple[types.Type, types.Type, types.Type, types.Type]:
+    """The signatures a policy's ``schedule``, ``on_arrival``, ``on_departure`` and ``decide`` kernels are compiled
+    for (in the order of ``hooks``)."""
+    state, params = (Ref(t) for t in record_types())
+    i = types.int64
+    view = types.NamedTuple((state, params, i, types.boolean), SystemView)
+    return (types.void(state, params, i), types.void(state, params, i, i), types.void(state, params, i, i),
+            types.void(view))
+
+
+HOOKS = types.UniTuple(types.int64, 4)
+
+
+@functools.lru_cache(maxsize=1)
+def signature() -> dict[str, types.Type]:
+    """The explicit signature of each of the loop's entry points (``run``, ``force_arrival``, ``force_completion``)."""
+    state, params = record_types()
+    i, f = types.int64, types.float64
+    return {"run": i(state, params, i, i, HOOKS), "force_arrival": i(state, params, i, i, f, HOOKS),
+            "force_completion": types.void(state, params, i, i, HOOKS)}
 
 
 @njit(inline="always")
-def _join(st, pr, b, c, size, batch, ident):
+def _schedule(hooks, refs, b):
+    if hooks[0]:
+        call(hooks[0], refs[0], refs[1], b)
+    if hooks[3]:
+        call(hooks[3], SystemView(refs[0], refs[1], b, refs[2]))
+
+
+@njit(inline="always")
+def _on_arrival(hooks, refs, b, j):
+    if hooks[1]:
+        call(hooks[1], refs[0], refs[1], b, j)
+
+
+@njit(inline="always")
+def _on_departure(hooks, refs, b, c):
+    if hooks[2]:
+        call(hooks[2], refs[0], refs[1], b, c)
+
+
+@njit(inline="always")
+def _join(st, pr, b, c, size, batch, ident, hooks, refs):
     """A class-c job of duration ``size`` joins now (measured in ``batch`` if >= 0); returns its slot."""
     j = add_job(st, pr, b, c, size, batch, ident)
     st.sys_i[b, S_NARR] += 1
-    on_arrival(st, pr, b, j)
+    _on_arrival(hooks, refs, b, j)
     return j
 
 
 @njit(inline="always")
-def _arrival(st, pr, b):
+def _arrival(st, pr, b, hooks, refs):
     """The next Poisson arrival happens; returns the new job's slot (not yet scheduled)."""
     now = st.sys_f[b, T_NEXT_ARR]
     st.sys_f[b, T_NOW] = now
@@ -47,14 +110,14 @@ def _arrival(st, pr, b):
         c = pr.trace_c[i]
         size = pr.trace_s[i]
         st.sys_f[b, T_NEXT_ARR] = pr.trace_t[i + 1] if i + 1 < pr.trace_t.size else np.inf
-        return _join(st, pr, b, c, size, batch, i)
+        return _join(st, pr, b, c, size, batch, i, hooks, refs)
     c, size = _draw_job(st, pr, b)
     st.sys_f[b, T_NEXT_ARR] = now + rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
-    return _join(st, pr, b, c, size, batch, -1)
+    return _join(st, pr, b, c, size, batch, -1, hooks, refs)
 
 
 @njit(inline="always")
-def finish_job(st, pr, b, j):
+def finish_job(st, pr, b, j, hooks, refs):
     """Job j (in service) completes now: record its statistics and remove it (does not reschedule)."""
     heap_remove(st, b, j)
     if pr.ints[P_SATURATED]:
@@ -75,19 +138,19 @@ def finish_job(st, pr, b, j):
         st.jobdone[b, ident] = st.sys_f[b, T_NOW]
     remove_job(st, pr, b, j)
     st.sys_i[b, S_NCOMP] += 1
-    on_departure(st, pr, b, c)
+    _on_departure(hooks, refs, b, c)
 
 
 @njit(inline="always")
-def _completions(st, pr, b, now):
+def _completions(st, pr, b, now, hooks, refs):
     """Complete every job whose completion time is ``now`` (the earliest); does not reschedule."""
     st.sys_f[b, T_NOW] = now
     while next_completion_time(st, b) == now:
-        finish_job(st, pr, b, st.heap[b, 0])
+        finish_job(st, pr, b, st.heap[b, 0], hooks, refs)
 
 
 @njit
-def run(st, pr, b, max_events):
+def run(st, pr, b, max_events, hooks):
     """Advance system b by up to ``max_events`` events; returns its status (RUNNING, DONE, UNSTABLE, ...).
 
     An event is an arrival, the completions at one instant, or (saturated mode) a refill of the backlog; the
@@ -98,6 +161,7 @@ def run(st, pr, b, max_events):
     debug = pr.ints[P_DEBUG]
     nbatch = pr.ints[P_NBATCH]
     limit = st.sys_i[b, S_EVENTS] + max_events
+    refs = (ref(st), ref(pr), pr.ints[P_PREEMPTIVE] != 0)
     while st.sys_i[b, S_STATUS] == RUNNING and st.sys_i[b, S_EVENTS] < limit:
         joined = -1
         t_completion = next_completion_time(st, b)
@@ -106,19 +170,19 @@ def run(st, pr, b, max_events):
                 st.sys_i[b, S_STATUS] = NEED_CAPACITY
                 break
             c, size = _draw_job(st, pr, b)
-            _join(st, pr, b, c, size, -1, -1)
+            _join(st, pr, b, c, size, -1, -1, hooks, refs)
         elif t_completion <= st.sys_f[b, T_NEXT_ARR]:
             if t_completion == np.inf:  # nothing can happen any more (a replayed trace has ended)
                 _flush(st, pr, b, nbatch)
                 st.sys_i[b, S_STATUS] = DONE
                 break
-            _completions(st, pr, b, t_completion)
+            _completions(st, pr, b, t_completion, hooks, refs)
         elif st.sys_i[b, S_NFREE] == 0:
             st.sys_i[b, S_STATUS] = NEED_CAPACITY
             break
         else:
-            joined = _arrival(st, pr, b)
-        schedule(st, pr, b)
+            joined = _arrival(st, pr, b, hooks, refs)
+        _schedule(hooks, refs, b)
         if joined >= 0:
             _record_admission(st, b, joined)
         st.sys_i[b, S_EVENTS] += 1
@@ -136,15 +200,17 @@ def run(st, pr, b, max_events):
 
 
 @njit
-def force_arrival(st, pr, b, c, size):
+def force_arrival(st, pr, b, c, size, hooks):
     """A class-c job of duration ``size`` arrives at the current time (unmeasured); the policy reacts."""
-    j = _join(st, pr, b, c, size, -1, -1)
-    schedule_call(st, pr, b)
+    refs = (ref(st), ref(pr), pr.ints[P_PREEMPTIVE] != 0)
+    j = _join(st, pr, b, c, size, -1, -1, hooks, refs)
+    _schedule(hooks, refs, b)
     return j
 
 
 @njit
-def force_completion(st, pr, b, j):
+def force_completion(st, pr, b, j, hooks):
     """Job j (in service) completes at the current time; the policy reacts."""
-    finish_job(st, pr, b, j)
-    schedule_call(st, pr, b)
+    refs = (ref(st), ref(pr), pr.ints[P_PREEMPTIVE] != 0)
+    finish_job(st, pr, b, j, hooks, refs)
+    _schedule(hooks, refs, b)

@@ -6,12 +6,21 @@ completed); :mod:`msjgym.core.estimates` turns the values of replications or bat
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from msjgym.api import Invariant
 from msjgym.core import histogram
 from msjgym.systems.msj.state import (
     B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME)
+
+WINDOW_ALLOWANCE = 0.01
+"""Relative slack of the checks that compare time averages with per-job means over a finite window (utilization
+against the load, Little's law): the jobs in system at the window's two edges, O(E[N] / measured jobs)."""
+
+if TYPE_CHECKING:
+    from msjgym.systems.msj.model import MSJModel
 
 PERCENTILES = {"response_time_p95": 0.95, "response_time_p99": 0.99}
 
@@ -73,4 +82,41 @@ def saturated_metrics(bstat: np.ndarray, bsys: np.ndarray, needs: np.ndarray, se
     }
     for c, name in enumerate(class_names):
         out[f"throughput[{name}]"] = _ratio(bstat[c, B_NCOMP], time)
+    return out
+
+
+def sampled_load(bstat: np.ndarray, model: "MSJModel") -> float:
+    """λ · mean(m · S) / n over the measured jobs that completed: the load their sampled durations S carry (the
+    work that arrived, per server and unit time), from ``bstat`` (``float[K, NBS]``): Σ S = Σ response − Σ waiting."""
+    done = float(bstat[:, B_NDONE].sum())
+    work = float(np.sum(model.needs * (bstat[:, B_SUM_T] - bstat[:, B_SUM_W])))
+    return model.arrival_rate * work / (done * model.servers) if done > 0 else math.nan
+
+
+def _little(suffix: str):
+    return lambda u: u["throughput" + suffix] * u["response_time" + suffix]
+
+
+def invariants(model: "MSJModel") -> list[Invariant]:
+    """The run-time checks of an open multiserver-job run (:mod:`msjgym.evaluate.checks`): the sampled work
+    against the declared load, the utilization against it, each class's mean response time against its declared
+    mean service time, and Little's law (L = X·W) for the system and each class. A replayed trace declares no law:
+    only Little's law."""
+    out = []
+    names = [c.name for c in model.classes]
+    if model.trace is None:
+        rho = model.load
+        out.append(Invariant("work_arrived", "load the sampled jobs carry, λ·mean(m·S)/n over the measured jobs, "
+                             f"= the declared ρ = λ Σ p_i m_i E[S_i] / n = {rho:.4g}", "sampled_load", rho))
+        out.append(Invariant("utilization", "busy servers / n = the declared load ρ (in a stable run the work "
+                             "served is the work that arrived)", "utilization", rho, allowance=WINDOW_ALLOWANCE))
+        for c, name in zip(model.classes, names):
+            out.append(Invariant(f"response>=service[{name}]", f"mean response time of class {name} >= its "
+                                 f"declared mean service time E[S] = {c.service.mean:.4g}",
+                                 f"response_time[{name}]", c.service.mean, ">="))
+    out.append(Invariant("little", "Little's law: time-average number in system = throughput × mean response "
+                         "time", "number_in_system", _little(""), allowance=WINDOW_ALLOWANCE))
+    for name in names if len(names) > 1 else ():
+        out.append(Invariant(f"little[{name}]", f"Little's law for class {name}", f"number_in_system[{name}]",
+                             _little(f"[{name}]"), allowance=WINDOW_ALLOWANCE))
     return out

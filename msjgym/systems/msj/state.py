@@ -124,7 +124,7 @@ MODE_SET = 1  # preemptive: choose the set of jobs in service
 # params.ints[:]
 P_SERVERS = 0
 P_K = 1
-P_POLICY = 2
+P_POLICY = 2  # unused (kept so the other indices stay put)
 P_SATURATED = 3
 P_BACKLOG = 4
 P_WARMUP = 5
@@ -138,7 +138,8 @@ P_TRACE = 12  # arrivals replay params.trace_t/trace_c/trace_s
 P_ARG = 13  # the policy's parameters, in the order of its declaration's params: ints[P_ARG + i] (integer ones)
 NARG = 4  # room for this many policy parameters
 P_EST = P_ARG + NARG  # how runtime estimates are made: EST_EXACT, EST_FACTOR, EST_UNIFORM, EST_TRACE
-NPI = P_EST + 1
+P_PREEMPTIVE = P_EST + 1  # the policy is declared preemptive (a compiled policy of the user's may preempt)
+NPI = P_PREEMPTIVE + 1
 
 # params.floats[:]
 P_LAMBDA = 0
@@ -175,6 +176,10 @@ probabilities), dkind/dstart/ddata (encoded duration laws), and need groups
 grp_cls[grp_ptr[g]:grp_ptr[g + 1]]; a replayed trace's arrival times, classes, durations and runtime estimates
 trace_t/c/s/e[L] (empty without a trace).
 """
+
+SystemView = namedtuple("SystemView", "st pr b preemptive")
+SystemView.__doc__ = ("One system of a batch, as a compiled policy of the user's sees it (read it through the functions of "
+                      "msjgym.systems.msj.compiled).")
 
 INF = np.inf
 
@@ -653,3 +658,15 @@ def grow(st: MSJState) -> MSJState:
     prof_t = np.zeros((B, size), dtype=np.float64)
     prof_f = np.zeros((B, size), dtype=np.int64)
     return st._replace(job_i=job_i, job_f=job_f, slots=slots, prof_t=prof_t, prof_f=prof_f)
+
+
+def example_state() -> MSJState:
+    """A state of one tiny system: its numba type is the state's type in every compiled signature."""
+    return new_state(1, 1, 1, 1, 1, 1, 1, np.ones((1, 4), dtype=np.uint64))
+
+
+def example_params() -> MSJParams:
+    """Parameters with every field of its dtype: their numba type is the parameters' type in every signature."""
+    i, f = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.float64)
+    return MSJParams(ints=i, floats=f, need=i, offered=f, cumprob=f, dkind=i, dstart=i, ddata=f, grp_need=i,
+                     grp_ptr=i, grp_cls=i, trace_t=f, trace_c=i, trace_s=f, trace_e=f)
