@@ -77,8 +77,9 @@ class Param:
         (:func:`msjgym.core.validation.check_number`)."""
         from msjgym.core.validation import check_number
 
-        return check_number(f"{where}{self.name}", value, self.low, self.high, integer=self.integer,
-                            why=self.description, error=PolicyError)
+        checked = check_number(f"{where}{self.name}", value, self.low, self.high, integer=self.integer,
+                               why=self.description, error=PolicyError)
+        return checked if self.integer else value  # a real parameter keeps the type given (labels show it)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -116,9 +117,8 @@ def file_digest(path: Path) -> str:
 def content_digest(parts: Mapping[str, Any], files: Iterable[Path] = ()) -> str:
     """A 32-hex-digit digest of ``parts`` (JSON-able values; others by ``repr``), the *content* of ``files`` (not
     their names) and msjgym's version: equal digests mean equal inputs."""
-    from msjgym import __version__
-
-    payload = {"version": __version__, "parts": dict(parts),
+    version = getattr(sys.modules.get("msjgym"), "__version__", "unknown")  # not imported: core sits below it
+    payload = {"version": version, "parts": dict(parts),
                "files": sorted(file_digest(Path(f)) for f in files)}
     text = json.dumps(payload, sort_keys=True, default=repr, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
