@@ -42,7 +42,7 @@ def msjgym(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: fl
     """``python -m msjgym ARGS`` from ``cwd`` with this checkout's sources first on the path."""
     environ = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.run([sys.executable, "-m", "msjgym", *args], cwd=cwd, env=environ, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, encoding="utf-8", errors="replace", timeout=timeout)
 
 
 def one_line_error(out: subprocess.CompletedProcess, *fragments: str) -> Outcome:
@@ -161,7 +161,7 @@ def case_read_only_store(d: Path) -> Outcome:
         out = msjgym("plot", "o", "--x", "load", "--y", "response_time", cwd=d)
     finally:
         os.chmod(d / "o", 0o755)
-    ok = out.returncode == 0 and Path(out.stdout.strip().splitlines()[-1]).is_file()
+    ok = out.returncode == 0 and (d / out.stdout.strip().splitlines()[-1]).is_file()
     return Outcome(ok, f"exit {out.returncode}: {out.stdout.strip()[-120:]} {out.stderr.strip()[-150:]}")
 
 

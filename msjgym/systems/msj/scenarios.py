@@ -87,7 +87,7 @@ from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int, 
 from msjgym.core.traces import read_trace
 from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
-from msjgym.errors import ScenarioError, UnknownParameter, prefixed
+from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
 from msjgym.systems.msj.model import EstimateLaw, JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
 from msjgym.theory.zero_queueing import ScalingRegime
@@ -672,7 +672,7 @@ def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
     except ScenarioError as exc:  # keeps the kind (UnknownParameter: the command line then tries the policy's)
         raise prefixed(exc, f"{name}: ") from None
     except ValueError as exc:  # tomllib on an integer of more than 4300 digits (Python's own limit)
-        if "int" not in str(exc):
+        if isinstance(exc, MsjgymError) or "digits" not in str(exc):  # a trace's own one-line error passes on
             raise
         raise ScenarioError(f"{name}: cannot read the file: {str(exc).split(';')[0]}") from None
     description = spec.get("description") or _summary(model)
