@@ -4,8 +4,8 @@
 
 Each case runs the ``msjgym`` command line (in a subprocess, as a user would) or the Python API on a hostile input
 built in a temporary folder, and is reported as ``ok`` (a clear one-line error, or a correct result, as the issue
-asks) or ``FAIL`` with what happened. The exit status is the number of failed cases. ``tests/test_probe_cases.py``
-runs the quick ones in the default suite.
+asks) or ``FAIL`` with what happened. The exit status is the number of failed cases. ``tests/test_inputs_outputs.py``
+tests each case in-process in the default suite.
 """
 from __future__ import annotations
 
