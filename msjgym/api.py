@@ -73,18 +73,13 @@ class Param:
     integer: bool = False
 
     def check(self, value: Any, where: str = "") -> Any:
-        """``value`` if valid, else a one-line ``PolicyError`` naming the parameter and its range."""
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if ok and self.integer:
-            ok = float(value).is_integer()
-        if ok:
-            ok = (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
-        if not ok:
-            kind = "an integer" if self.integer else "a number"
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
-            raise PolicyError(f"{where}{self.name} = {value!r}: must be {kind} in [{lo}, {hi}] ({self.description})")
-        return int(value) if self.integer else value
+        """``value`` if valid, else a one-line ``PolicyError`` naming the parameter and its range
+        (:func:`msjgym.core.validation.check_number`)."""
+        from msjgym.core.validation import check_number
+
+        checked = check_number(f"{where}{self.name}", value, self.low, self.high, integer=self.integer,
+                               why=self.description, error=PolicyError)
+        return checked if self.integer else value  # a real parameter keeps the type given (labels show it)
 
 
 @dataclass(frozen=True)
@@ -329,8 +324,42 @@ def family_of(scenario: str | Scenario) -> Family:
         if f.owns(scenario):
             return f
     names = [n for f in families() for n, _ in f.scenarios()]  # every family's: `msjgym list` describes them
+    path = Path(scenario).expanduser()
+    if path.is_file():  # a file no family reads: say why, not "no such file"
+        system = _system_key(path)
+        if system is not None:
+            readers = [f.name for f in families() if getattr(f, "reads_files", False)]
+            known = system in {f.name for f in families()}
+            raise ScenarioError(
+                f"scenario file {scenario!r}: system = {system!r} " + (
+                    "has built-in scenarios only (no scenario files)" if known
+                    else f"is not a family (valid: {', '.join(f.name for f in families())})")
+                + f"; scenario files are read for system = {' or '.join(repr(r) for r in readers) or 'none'}"
+                + (f"; its built-ins: {', '.join(n for n, _ in family(system).scenarios())}" if known else ""))
+        raise ScenarioError(f"scenario file {scenario!r}: no family reads it (not a scenario TOML file?)")
     raise ScenarioError(f"scenario {scenario!r}: neither a built-in nor an existing file; built-ins of every family "
                         f"(see `msjgym list`): {', '.join(names)}")
+
+
+def _system_key(path: Path) -> str | None:
+    """The ``system`` key of a TOML file (None if it has none or is not TOML)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        if path.stat().st_size > 16 * 2**20:
+            return None
+        with path.open("rb") as f:
+            system = tomllib.load(f).get("system")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return show_text(system) if isinstance(system, str) else None
+
+
+def show_text(text: str) -> str:
+    """A user's string, with control characters escaped (as ``repr`` does), for a one-line message."""
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 def load_scenario(name: str, overrides: Mapping[str, Any] | None = None) -> Scenario:

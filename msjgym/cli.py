@@ -21,6 +21,8 @@ from pathlib import Path
 
 from msjgym import api
 from msjgym.core import limits
+from msjgym.core.inputs import policy_files, recording, refuse_overwrite
+from msjgym.core.output import GuardedStdout
 from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir, check_output_file, fallback_file
 from msjgym.core.validation import int_at_least
@@ -200,12 +202,24 @@ def _scenario_and_policy(name: str, policy: str, overrides: dict[str, object]) -
 def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     if args.per_job:
         check_output_file(args.per_job, "--per-job")  # before the work, not after it
-    scenario, policy = _scenario_and_policy(args.scenario, args.policy, _overrides(args))
+    with recording() as files:
+        scenario, policy = _scenario_and_policy(args.scenario, args.policy, _overrides(args))
+    refuse_overwrite({"--per-job": args.per_job}, run_inputs(args.scenario, args.policy, files))
     options = {k: getattr(args, k) for k in _OPTIONS if getattr(args, k) not in (None, False)}
     progress = not args.no_progress and sys.stderr.isatty()
     result = evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
                       batches=args.batches, progress=progress, notes=True, **options)
     return _print_result(result, args)
+
+
+def run_inputs(scenario: str, policy: object, files: Sequence[Path] = ()) -> list[Path]:
+    """Every file a run reads: ``files`` (recorded while loading: the scenario file, its trace, an empirical law's
+    values), the scenario argument when it is a file, and the policy's files (``FILE.py``, ``sb3:MODEL.zip``,
+    ``rllib:DIR``). No output path may be one of them (:func:`msjgym.core.inputs.refuse_overwrite`)."""
+    inputs = list(files) + policy_files(policy)
+    if Path(scenario).expanduser().is_file():
+        inputs.append(Path(scenario))
+    return inputs
 
 
 def _print_result(result: Result, args: argparse.Namespace) -> int:
@@ -309,8 +323,18 @@ def _check_reproduce_limits(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``msjgym`` console script; returns the exit status."""
+    """Entry point of the ``msjgym`` console script; returns the exit status.
+
+    Standard output goes through :class:`~msjgym.core.output.GuardedStdout`: a console that cannot encode some
+    character of a result (``PYTHONIOENCODING=ascii``, a Windows code page) shows it replaced, and the whole output
+    is saved to a file named in one line on stderr (status 1), instead of a traceback after the run."""
     args = build_parser().parse_args(argv)
+    with GuardedStdout() as out:
+        status = _run_command(args)
+    return out.report(status)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     try:
         if args.command == "list":
             _cmd_list()

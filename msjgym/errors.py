@@ -20,3 +20,11 @@ class UnknownParameter(ScenarioError):
 
 class PolicyError(MsjgymError):
     """A policy name is unknown, or the policy cannot run on the given scenario."""
+
+
+def prefixed(exc: MsjgymError, prefix: str) -> MsjgymError:
+    """``exc`` with ``prefix`` (e.g. the scenario's name) before its message, as the nearest class of this module it
+    derives from (so ``except UnknownParameter`` still catches it; a private subclass with another constructor, such
+    as a distribution's field error, never breaks the re-raise)."""
+    public = next(cls for cls in type(exc).__mro__ if cls.__module__ == __name__)
+    return public(f"{prefix}{exc}")

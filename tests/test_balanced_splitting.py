@@ -78,7 +78,7 @@ def test_discovered_with_its_parameters():
     assert BS.bind(helper="first-fit", scale=0.5).label == "balanced-splitting(helper=first-fit, scale=0.5)"
     with pytest.raises(PolicyError, match="helper = 'lifo': must be one of fcfs, first-fit"):
         BS.bind(helper="lifo")
-    with pytest.raises(PolicyError, match=r"scale = -1: must be a number in \[0, 16\]"):
+    with pytest.raises(PolicyError, match=r"scale = -1: must be a finite number in \[0, 16\]"):
         BS.bind(scale=-1)
 
 

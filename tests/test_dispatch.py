@@ -303,7 +303,7 @@ def test_arrays_grow_on_overflow_without_changing_the_run():
     (dict(policy="jsq-d", lam=0.5, d=101), r"d = 101: must be an integer in \[1, 100\]"),
     (dict(policy="jsq", lam=0.5, d=2), "d = 2: not a parameter of policy 'jsq'"),
     (dict(policy="pull", lam=0.8, delta=0.2, delta1=0.5), r"delta1 = 0.5: must be in \[0, min\(1, delta/lam\)\]"),
-    (dict(policy="resource-pooling", lam=0.8, p=1.0), r"p = 1.0: must be in \[0, 1\)"),
+    (dict(policy="resource-pooling", lam=0.8, p=1.0), r"p = 1.0: must be a finite number in \[0, 1\)"),
     (dict(policy="resource-pooling", lam=0.8, p=0.3, remove="first"), "remove = 'first'"),
 ])
 def test_bad_inputs_name_the_parameter_and_range(kwargs, match):

@@ -23,8 +23,9 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from msjgym.core import sampling
+from msjgym.core.inputs import check_input_file, note_read
 from msjgym.core.limits import MAX_PHASES, TIME_RANGE
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError
 
 PROB_TOL = 1e-9
@@ -83,7 +84,7 @@ def _range_text(gt: float | None = None, ge: float | None = None,
 def _real(value: Any, key: str, *, gt: float | None = None, ge: float | None = None,
           lt: float | None = None, le: float | None = None, note: str = "") -> float:
     """``value`` as a float, if it is a finite real number (not a bool or string) within the given bounds."""
-    ok = (is_real(value) and math.isfinite(value)
+    ok = (is_finite(value)
           and (gt is None or value > gt) and (ge is None or value >= ge)
           and (lt is None or value < lt) and (le is None or value <= le))
     if not ok:
@@ -136,7 +137,7 @@ def _same_length(key: str, values: Sequence, ref_key: str, ref: Sequence) -> Non
 
 def _low_high(low: Any, high: Any, **low_bounds: float) -> tuple[float, float]:
     low = _real(low, "low", **low_bounds)
-    if not (is_real(high) and math.isfinite(high) and high > low):
+    if not (is_finite(high) and high > low):
         raise _FieldError("high", f"must be a finite number > low ({low:g})", high)
     return low, float(high)
 
@@ -883,6 +884,10 @@ class Empirical(Distribution):
         return f"Empirical(n={len(self.values)}, mean={_g(self.mean)}, scv={_g(self.scv)})"
 
 
+MAX_VALUES_BYTES = 256 * 2**20
+"""An empirical law's values file: read into memory (a Python float a value); 256 MiB is ~2·10^7 values."""
+
+
 def _read_values(file: Any, base_dir: Path | None) -> tuple[float, ...]:
     """The numbers of a values file: one per line, each finite and >= 0, not all 0."""
     if not isinstance(file, (str, os.PathLike)):
@@ -890,6 +895,11 @@ def _read_values(file: Any, base_dir: Path | None) -> tuple[float, ...]:
     path = Path(file)
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
+    try:
+        check_input_file(path, "values file", MAX_VALUES_BYTES, ScenarioError)
+    except ScenarioError as exc:
+        raise _FieldError("file", str(exc).partition(": ")[2], file) from None
+    note_read(path)
     try:
         lines = path.read_text().splitlines()
     except OSError as error:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -41,7 +40,7 @@ from msjgym.core.distributions import (
     HyperExponential,
 )
 from msjgym.core.limits import MAX_PHASES
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import check_number, parse_number, show
 from msjgym.errors import ScenarioError
 
 PAPER_LAWS: dict[str, tuple[str, ...]] = {
@@ -65,10 +64,8 @@ def _bad(key: str, value: object, problem: str) -> ScenarioError:
 
 
 def _number(text: str, key: str) -> float:
-    try:
-        return float(Fraction(text.strip())) if "/" in text else float(text)
-    except (ValueError, ZeroDivisionError):
-        raise _bad(key, text.strip(), "must be a number (decimal or fraction a/b)") from None
+    """A law's parameter written in a ``dist`` string: a decimal or a fraction a/b (:func:`parse_number`)."""
+    return parse_number(f"dist.{key}", text, fractions=True, error=ScenarioError)
 
 
 def parse_paper_law(text: str) -> tuple[str, dict[str, float]]:
@@ -103,25 +100,15 @@ def _real(params: Mapping[str, Any], key: str, *, low: float, high: float, low_o
         if default is None:
             raise ScenarioError(f"dist.{key}: missing")
         return default
-    value = params[key]
-    ok = (is_real(value) and math.isfinite(value) and (value > low if low_open else value >= low)
-          and (value < high if high_open else value <= high))
-    if not ok:
-        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise _bad(key, value, f"must be a finite number in {interval}")
-    return float(value)
+    return check_number(f"dist.{key}", params[key], low, None if high == math.inf else high, open_low=low_open,
+                        open_high=high_open, error=ScenarioError)
 
 
 def _order(params: Mapping[str, Any], key: str) -> int:
     if key not in params:
         raise ScenarioError(f"dist.{key}: missing")
-    value = params[key]
-    if not (is_real(value) and math.isfinite(value) and float(value).is_integer() and value >= 1):
-        raise _bad(key, value, "must be an integer >= 1")
-    if value > MAX_PHASES:
-        raise _bad(key, value, f"must be an integer in [1, {MAX_PHASES}] (phases: each costs a draw per job and a row "
-                               "of the PH matrix)")
-    return int(value)
+    return check_number(f"dist.{key}", params[key], 1, MAX_PHASES, integer=True, error=ScenarioError,
+                        why="phases: each costs a draw per job and a row of the PH matrix")
 
 
 def z_epsilon(eps: float) -> HyperExponential:

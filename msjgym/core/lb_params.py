@@ -12,42 +12,31 @@ from __future__ import annotations
 
 import math
 
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import as_float, check_number, is_real, requirement, show
 from msjgym.errors import ScenarioError
 
 INTEGER_TOL = 1e-9
 """A float within this (relative) distance of an integer is that integer (e.g. 20·log10(1000) = 59.999...)."""
 
 
-def _finite(name: str, value: object) -> float:
-    if not (is_real(value) and math.isfinite(value)):
-        raise ScenarioError(f"{name} = {show(value, 60)}: must be a finite number")
-    return float(value)
-
-
 def require_load(lam: object, name: str = "lam") -> float:
     """λ in (0, 1): the arrival rate per unit-rate server; λ >= 1 is unstable under every policy."""
-    ok = is_real(lam) and math.isfinite(lam) and 0.0 < lam < 1.0
+    ok = 0.0 < as_float(lam) < 1.0
     if not ok:
         unstable = is_real(lam) and lam >= 1.0
-        raise ScenarioError(f"{name} = {show(lam)}: must be in (0, 1)" + (
+        raise ScenarioError(f"{name} = {show(lam)}: {requirement(0, 1, open_low=True, open_high=True)}" + (
             f"; the system is unstable for {name} >= 1 (total capacity N, arrival rate {name}·N)" if unstable else ""))
     return float(lam)
 
 
 def require_rate(name: str, value: object) -> float:
     """A rate > 0 (per unit time), e.g. the probe rate ``delta``."""
-    if not (is_real(value) and math.isfinite(value) and value > 0.0):
-        raise ScenarioError(f"{name} = {show(value)}: must be a finite number > 0 (a rate per server per unit time)")
-    return float(value)
+    return check_number(name, value, 0.0, open_low=True, why="a rate per server per unit time", error=ScenarioError)
 
 
 def require_probability(name: str, value: object, *, upper_open: bool = False) -> float:
     """A probability in [0, 1] (or [0, 1) with ``upper_open``)."""
-    x = _finite(name, value)
-    if x < 0.0 or x > 1.0 or (upper_open and x == 1.0):
-        raise ScenarioError(f"{name} = {show(value)}: must be in [0, 1{')' if upper_open else ']'}")
-    return x
+    return check_number(name, value, 0.0, 1.0, open_high=upper_open, error=ScenarioError)
 
 
 def require_pooled_fraction(p: object) -> float:
@@ -88,9 +77,7 @@ def water_filling_sample_size(lam: float, delta: float, batch_size: object, serv
     """
     lam = require_rate("lam", lam)
     delta = require_rate("delta", delta)
-    if not (is_real(batch_size) and math.isfinite(batch_size) and float(batch_size).is_integer() and batch_size >= 1):
-        raise ScenarioError(f"batch_size = {show(batch_size)}: must be an integer >= 1 (tasks per batch, M)")
-    m = int(batch_size)
+    m = check_number("batch_size", batch_size, 1, integer=True, why="tasks per batch, M", error=ScenarioError)
     k = nearest_integer(f"sampled servers K = (delta/lam)·batch_size = ({delta:g}/{lam:g})·{m}", delta / lam * m,
                         "must be an integer; choose batch_size M so that delta·M/lam is whole")
     if k < 1 or (servers is not None and k > servers):
@@ -101,8 +88,7 @@ def water_filling_sample_size(lam: float, delta: float, batch_size: object, serv
 def water_filling_batch_size(scale: float, servers: int) -> int:
     """M = C·log10(N), the batch size of the paper's Table 2 (C = ``scale``); must come out an integer >= 1."""
     c = require_rate("C", scale)
-    if not (is_real(servers) and float(servers).is_integer() and servers >= 2):
-        raise ScenarioError(f"servers = {show(servers)}: must be an integer >= 2")
+    check_number("servers", servers, 2, integer=True, error=ScenarioError)
     m = nearest_integer("batch_size M", c * math.log10(servers), f"M = C·log10(N) = {c:g}·log10({servers}) must be "
                         "an integer")
     if m < 1:

@@ -10,9 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import as_float, check_number, show
 from msjgym.errors import MsjgymError
 
 MAX_SERVERS = 10**7
@@ -72,22 +70,15 @@ time: zero utilization, negative waits)."""
 
 def check_int(name: str, value: Any, low: int, high: int, error: type[MsjgymError] = MsjgymError,
               why: str = "") -> int:
-    """``value`` as an int if it is an integer (integral floats accepted) in [low, high]; else ``error`` naming it.
-
-    Refuses huge values (``1e308``, ``10**20``) before they reach ``int()`` or an int64 array.
-    """
-    ok = (is_real(value) and (isinstance(value, (int, np.integer)) or math.isfinite(value))
-          and float(value).is_integer() and low <= value <= high)
-    if not ok:
-        reason = f" ({why})" if why else ""
-        raise error(f"{name} = {show(value)}: must be an integer in [{low:,}, {high:,}]{reason}")
-    return int(value)
+    """``value`` as an int if it is an integer (integral floats accepted) in [low, high]; else ``error`` naming it
+    (:func:`msjgym.core.validation.check_number`: huge values such as ``1e308`` or ``10**400`` included)."""
+    return check_number(name, value, low, high, integer=True, why=why, error=error)
 
 
 def check_time(name: str, value: float, error: type[MsjgymError] = MsjgymError, what: str = "mean") -> float:
     """``value`` (a mean time, in the scenario's time unit) if it is finite and within :data:`TIME_RANGE`."""
     low, high = TIME_RANGE
-    if not (is_real(value) and math.isfinite(value) and low <= value <= high):
+    if not low <= as_float(value) <= high:
         raise error(f"{name}: its {what} {show(value)} is outside [{low:g}, {high:g}] time units, where moments and "
                     f"metrics stay exact in float64; rescale the time unit")
     return float(value)
@@ -105,13 +96,13 @@ def check_time_spread(name: str, value: Any, interarrival: float, service: float
                     "those services on the simulation clock (raise the arrival rate, or rescale)")
 
 
-def check_state_bytes(estimate: float, inputs: str, error: type[MsjgymError] = MsjgymError) -> None:
+def check_state_bytes(estimate: float, inputs: str, error: type[Exception] = MsjgymError,
+                      fix: str = "use fewer --reps, --batches or servers", what: str = "the replications' state") -> None:
     """Refuse a run whose state (``estimate`` bytes, from ``inputs``, e.g. "reps=10, batches=20, ...") is above
-    :data:`MAX_STATE_BYTES`, before anything is allocated."""
+    :data:`MAX_STATE_BYTES`, before anything is allocated; ``fix`` says what the caller's user can change."""
     if estimate > MAX_STATE_BYTES:
-        raise error(f"{inputs}: the replications' state would take {estimate / 2**30:,.1f} GiB; must be at most "
-                    f"{MAX_STATE_BYTES / 2**30:g} GiB (allocated before the run): use fewer --reps, --batches or "
-                    "servers")
+        raise error(f"{inputs}: {what} would take {estimate / 2**30:,.1f} GiB; must be at most "
+                    f"{MAX_STATE_BYTES / 2**30:g} GiB (allocated before it starts): {fix}")
 
 
 def duration(seconds: float) -> str:

@@ -10,6 +10,9 @@ except ModuleNotFoundError:  # Python 3.10
 
 from msjgym.errors import ScenarioError
 
+MAX_VALUE_CHARS = 10_000
+"""Characters of one ``--param`` value: lists of a few hundred numbers fit; parsing stays instant."""
+
 _BARE_WORD = re.compile(r"[\w.+\-/:~]+(\([\w.+\-/=, ]*\))?")  # a word, or a call: erlang(k=6), h2(f=1/2, scv=15)
 
 
@@ -27,9 +30,13 @@ def parse_override(text: str) -> tuple[str, object]:
         raise ScenarioError(f"override {text!r}: expected KEY=VALUE, e.g. servers=32")
     if not raw or "\n" in raw:
         raise ScenarioError(f"override {key} = {raw!r}: expected one TOML value or a bare word after '='")
+    if len(raw) > MAX_VALUE_CHARS:
+        raise ScenarioError(f"override {key}: its value has {len(raw):,} characters; at most {MAX_VALUE_CHARS:,}")
     try:
         return key, tomllib.loads(f"value = {raw}")["value"]
-    except tomllib.TOMLDecodeError:
+    except ValueError as exc:  # TOMLDecodeError, or an integer of more than 4300 digits (Python's own limit)
+        if not isinstance(exc, tomllib.TOMLDecodeError):
+            raise ScenarioError(f"override {key} = {raw[:40]!r}...: {exc}".split(";")[0]) from None
         if not _BARE_WORD.fullmatch(raw):
             raise ScenarioError(f"override {key} = {raw!r}: not a TOML value (number, \"string\", true/false, "
                                 f"[list]) nor a bare word") from None

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from msjgym.core.inputs import check_input_file, note_read
+from msjgym.core.limits import TIME_RANGE
+from msjgym.core.validation import check_number, parse_number
 from msjgym.errors import MsjgymError
 
 SWF_FIELDS = 18
@@ -80,8 +83,10 @@ class Trace:
 def read_trace(path: str | Path, skip_bad_lines: bool = False) -> Trace:
     """Read an SWF (``.swf``) or CSV (``.csv``) trace; see the module docstring for what is skipped."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise TraceError(f"trace {str(path)!r}: no such file")
+    check_input_file(path, "trace", MAX_TRACE_BYTES, TraceError)
+    note_read(path)
     suffix = path.suffix.lower()
     if suffix == ".swf":
         return _read_swf(path, skip_bad_lines)
@@ -127,17 +132,43 @@ def _swf_job(text: str) -> tuple[float, int, float, float]:
     fields = text.split()
     if len(fields) != SWF_FIELDS:
         raise ValueError(f"expected {SWF_FIELDS} whitespace-separated fields, got {len(fields)}")
+    submit = _field("submit time (field 2)", fields[1], low=None)
+    run = _field("run time (field 4)", fields[3], low=None)
+    procs = _field("allocated processors (field 5)", fields[4], low=None, integer=True)
+    if run <= 0 or procs <= 0 or submit < 0:  # the archive's -1 (unknown) and jobs that never ran: unusable
+        return submit, int(procs), run, -1.0
+    _field("submit time (field 2)", fields[1], low=0.0, high=MAX_TRACE_TIME)
+    _field("run time (field 4)", fields[3], low=TIME_RANGE[0], high=TIME_RANGE[1])
+    procs = _field("allocated processors (field 5)", fields[4], low=1, high=MAX_TRACE_PROCESSORS, integer=True)
     try:
-        submit, run, procs = float(fields[1]), float(fields[3]), float(fields[4])
-    except ValueError:
-        raise ValueError("submit time, run time and allocated processors (fields 2, 4, 5) must be numbers") from None
-    if not all(math.isfinite(x) for x in (submit, run, procs)) or procs != int(procs):
-        raise ValueError("fields 2 and 4 must be finite numbers and field 5 an integer")
-    try:
-        requested = float(fields[8])
-    except ValueError:
+        requested = float(parse_number("requested time (field 9)", fields[8]))
+    except MsjgymError:
         requested = -1.0  # an unreadable requested time is unknown: the estimate is the run time
-    return submit, int(procs), run, requested if math.isfinite(requested) else -1.0
+    if requested > 0:  # known: then within the time range, or float64 rounds ``now + estimate`` (EASY's shadow)
+        _field("requested time (field 9)", fields[8], low=TIME_RANGE[0], high=TIME_RANGE[1])
+    return submit, procs, run, requested if math.isfinite(requested) else -1.0
+
+
+MAX_TRACE_PROCESSORS = 10**9
+"""Processors of one trace job (and of the traced machine): far above any machine yet built, and exact in the
+int64 and float64 arithmetic of the scaling to the simulated servers (1e20 would wrap around int64)."""
+
+MAX_TRACE_TIME = TIME_RANGE[1]
+"""Submit times (trace time units): as every time of a scenario, within :data:`~msjgym.core.limits.TIME_RANGE`."""
+
+MAX_TRACE_BYTES = 2 * 2**30
+"""A trace file's size: a trace is read into memory (about 100 bytes a job); 2 GiB is ~2·10^7 jobs."""
+
+
+def _field(name: str, text: str, *, low: float | None, high: float | None = None, integer: bool = False
+           ) -> float | int:
+    """One numeric field of a trace line, through the one input layer (:mod:`msjgym.core.validation`); a
+    ``ValueError`` naming the field otherwise (a malformed line)."""
+    try:
+        value = parse_number(name, text)
+        return check_number(name, value, low, high, integer=integer)
+    except MsjgymError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _read_csv(path: Path, skip_bad_lines: bool) -> Trace:
@@ -148,10 +179,20 @@ def _read_csv(path: Path, skip_bad_lines: bool) -> Trace:
         header = next(reader, None)
         if header is None or tuple(h.strip() for h in header) != CSV_COLUMNS:
             raise TraceError(f"{path} line 1: the header must be {','.join(CSV_COLUMNS)}")
-        for number, fields in enumerate(reader, start=2):
-            if not fields or all(not x.strip() for x in fields):
+        number = 1
+        while True:
+            number += 1
+            try:
+                fields = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:  # e.g. a field longer than csv.field_size_limit(): a malformed line
+                fields, problem = None, str(exc)
+            if fields is not None and (not fields or all(not x.strip() for x in fields)):
                 continue
             try:
+                if fields is None:
+                    raise ValueError(problem)
                 rows.append(_csv_job(fields))
             except ValueError as exc:
                 if not skip_bad_lines:
@@ -163,17 +204,10 @@ def _read_csv(path: Path, skip_bad_lines: bool) -> Trace:
 def _csv_job(fields: list[str]) -> tuple[float, int, float, float]:
     if len(fields) != len(CSV_COLUMNS):
         raise ValueError(f"expected {len(CSV_COLUMNS)} fields ({','.join(CSV_COLUMNS)}), got {len(fields)}")
-    try:
-        arrival, need, duration = float(fields[0]), float(fields[1]), float(fields[2])
-    except ValueError:
-        raise ValueError("arrival_time, need and duration must be numbers") from None
-    if not (math.isfinite(arrival) and arrival >= 0):
-        raise ValueError(f"arrival_time = {fields[0]}: must be a finite number >= 0")
-    if not (need == int(need) and need >= 1):
-        raise ValueError(f"need = {fields[1]}: must be an integer >= 1")
-    if not (math.isfinite(duration) and duration > 0):
-        raise ValueError(f"duration = {fields[2]}: must be a finite number > 0")
-    return arrival, int(need), duration, -1.0
+    arrival = _field("arrival_time", fields[0], low=0.0, high=MAX_TRACE_TIME)
+    need = _field("need", fields[1], low=1, high=MAX_TRACE_PROCESSORS, integer=True)
+    duration = _field("duration", fields[2], low=TIME_RANGE[0], high=TIME_RANGE[1])
+    return arrival, need, duration, -1.0
 
 
 def _trace(rows: list[tuple[float, int, float, float]], path: Path, machine: int, malformed: int,

@@ -47,6 +47,7 @@ import numpy as np
 
 from msjgym.core.actions import action_error, rates_error
 from msjgym.core.numpy_net import Layer, mlp_forward, numpy_layer
+from msjgym.core.inputs import note_read
 from msjgym.errors import PolicyError
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
@@ -107,6 +108,7 @@ def load_object(path: Path, name: str, text: str) -> Any:
     """The object ``name`` defined by the Python file ``path`` (``text``: the ``--policy`` value, for messages)."""
     if not path.is_file():
         raise PolicyError(f"--policy {text!r}: no such file {str(path)!r}")
+    note_read(path)
     # Registered under a name of its own (in sys.modules, as an import would): compiled code cached from this file
     # names its module, and a later process must find it there (else numba looks for a module '<dynamic>').
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]

@@ -17,6 +17,8 @@ module and registers them.
 """
 from __future__ import annotations
 
+import copy
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -27,6 +29,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from msjgym.core.actions import action_error, check_invalid_action, fallback_action, resolve_actions
 from msjgym.core.env_batch import EnvBatch
+from msjgym.core.limits import check_state_bytes
+from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
 
 
@@ -63,8 +67,18 @@ class MaskedDiscrete(gym.spaces.Discrete):
         return MaskedDiscrete(int(self.n), self._masks)
 
     def __deepcopy__(self, memo: dict) -> MaskedDiscrete:
-        """A copy drawing from the same environment's mask (the environment itself is not copied)."""
-        return MaskedDiscrete(int(self.n), self._masks)
+        """A copy drawing from the mask of the environment's copy when the environment is being deep-copied (a
+        deep copy of the environment samples from its own state, not the original's), else from the same
+        environment's mask (copying the space alone does not copy the environment). The sampling stream is
+        copied."""
+        owner = getattr(self._masks, "__self__", None)
+        masks = self._masks
+        if owner is not None and id(owner) in memo:
+            masks = getattr(memo[id(owner)], self._masks.__name__)
+        space = MaskedDiscrete(int(self.n), masks)
+        if self._np_random is not None:
+            space._np_random = copy.deepcopy(self._np_random, memo)
+        return space
 
 
 def check_render_mode(render_mode: object) -> str | None:
@@ -78,10 +92,47 @@ def check_render_mode(render_mode: object) -> str | None:
 
 
 def check_num_envs(num_envs: object) -> int:
-    """``num_envs``, an integer >= 1, or a ValueError naming it."""
-    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ValueError(f"num_envs = {num_envs!r}: must be an integer >= 1")
-    return int(num_envs)
+    """``num_envs``, an integer in [1, :data:`~msjgym.core.limits.MAX_REPS` × 100], or a ValueError naming it (the
+    memory the copies take is checked by :func:`check_batch_bytes` once the spec is known)."""
+    if isinstance(num_envs, (float, np.floating)):
+        num_envs = math.nan  # an int, not 8.0 (Gymnasium's convention)
+    return check_number("num_envs", num_envs, 1, MAX_NUM_ENVS, integer=True, error=ValueError,
+                        why="copies advanced together, each with its own state")
+
+
+MAX_NUM_ENVS = 10**7
+"""Copies of an environment in one vector environment: each has its own state arrays, allocated up front."""
+
+
+def check_batch_bytes(batch_type: Any, spec: Any, num_envs: int) -> None:
+    """Refuse a vector environment whose state would exceed :data:`~msjgym.core.limits.MAX_STATE_BYTES`, before
+    allocating it: the bytes of a batch of 2 copies (built and measured) scaled to ``num_envs``."""
+    if num_envs <= 2:
+        return
+    probe = batch_type(spec, 2)
+    per_copy = _state_bytes(probe) / 2
+    check_state_bytes(per_copy * num_envs, f"num_envs = {num_envs:,}", error=ValueError,
+                      fix="use fewer copies (num_envs) or a smaller system")
+
+
+def _state_bytes(obj: Any, seen: set[int] | None = None, depth: int = 0) -> int:
+    """Bytes of the NumPy arrays reachable from ``obj`` (attributes, dataclass fields, lists, dicts)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth > 6:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, dict):
+        return sum(_state_bytes(v, seen, depth + 1) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_state_bytes(v, seen, depth + 1) for v in obj)
+    fields = getattr(obj, "__dict__", None)
+    if fields is None and hasattr(obj, "_fields"):  # a namedtuple
+        return sum(_state_bytes(v, seen, depth + 1) for v in obj)
+    if fields is None and hasattr(obj, "__slots__"):
+        return sum(_state_bytes(getattr(obj, k, None), seen, depth + 1) for k in obj.__slots__)
+    return sum(_state_bytes(v, seen, depth + 1) for v in (fields or {}).values())
 
 
 class BatchedVectorEnv(VectorEnv):
@@ -116,6 +167,7 @@ class BatchedVectorEnv(VectorEnv):
         self.num_envs = check_num_envs(num_envs)
         self.invalid_action, self.invalid_action_penalty = check_invalid_action(invalid_action, invalid_action_penalty)
         self.spec_ = self.spec_type.make(*args, **kwargs)
+        check_batch_bytes(self.batch_type, self.spec_, self.num_envs)
         self._batch = self.batch_type(self.spec_, self.num_envs)
         self.single_observation_space = self.observation_space_of(self.spec_)
         self.single_action_space = gym.spaces.Discrete(self.spec_.action_count)

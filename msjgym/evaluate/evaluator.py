@@ -27,6 +27,7 @@ from msjgym.core import limits
 from msjgym.core import histogram
 from msjgym.core.estimates import Estimate, estimates, t_interval
 from msjgym.core.references import Reference, unstable_predictions
+from msjgym.core.validation import requirement, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.checks import run_checks, tail_notes
 from msjgym.evaluate.result import Result
@@ -94,7 +95,7 @@ def _check_int(name: str, value: object, low: int, high: int) -> None:
     checked before anything is compiled or allocated."""
     if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
                               or not low <= value <= high):
-        raise MsjgymError(f"{name} = {value!r}: must be an integer in [{low:,}, {high:,}]")
+        raise MsjgymError(f"{name} = {show(value)}: {requirement(low, high, integer=True)}")
 
 
 def _prepare(sim: api.Simulation, progress: bool) -> float:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sqlite3
 import sys
@@ -39,6 +40,7 @@ from typing import Any
 
 from msjgym import api
 from msjgym.api import Scenario, load_scenario
+from msjgym.core.inputs import refuse_overwrite
 from msjgym.core.references import Reference
 from msjgym.core.validation import is_real, show
 from msjgym.errors import MsjgymError
@@ -537,12 +539,19 @@ def command(args: argparse.Namespace) -> int:
     """Run ``msjgym plot``: print the path written; on bad input, one ``msjgym: error:`` line and status 2."""
     try:
         file = results_file(args.results)
-        summaries = load_summaries(file)
         out = Path(args.out) if args.out else default_output(file, args.x, args.y)
+        moved = args.out is None and not os.access(out.parent, os.W_OK)  # a store on read-only media
+        if moved:
+            out = Path.cwd() / out.name
+        refuse_overwrite({"--out": out}, [file])
+        summaries = load_summaries(file)
         record = plot_summaries(summaries, args.x, args.y, by=args.by, theory=args.theory, out=out, logy=args.logy)
     except MsjgymError as exc:
         print(f"msjgym: error: {exc}", file=sys.stderr)
         return 2
+    if moved:
+        print(f"msjgym: note: {str(file.parent)!r} is not writable (read-only media?): the figure is in the "
+              "current folder", file=sys.stderr)
     for note in record.notes:
         print(f"msjgym: note: {note}", file=sys.stderr)
     print(record.path)

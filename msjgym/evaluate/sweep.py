@@ -54,9 +54,10 @@ from msjgym import api
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import limits
 from msjgym.core.estimates import Estimate
+from msjgym.core.inputs import content_digest, policy_files, recording, refuse_overwrite
 from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir
-from msjgym.core.validation import int_at_least
+from msjgym.core.validation import int_at_least, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonical_point, summarize
@@ -76,7 +77,7 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     name, sep, raw = text.partition("=")
     name, raw = name.strip(), raw.strip()
     if not sep or not name or not raw:
-        raise MsjgymError(f"--grid {text!r}: {_GRID_SYNTAX}")
+        raise MsjgymError(f"--grid {show(text)}: {_GRID_SYNTAX}")
     parts = _split_top_level(raw, ",")
     if len(parts) == 1 and len(_split_top_level(raw, ":")) > 1:
         values = _linspace(text, _split_top_level(raw, ":"))
@@ -86,7 +87,7 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     for v in values:
         shown = canonical_point({"v": v})
         if shown in seen:
-            raise MsjgymError(f"--grid {text!r}: value {v!r} appears twice")
+            raise MsjgymError(f"--grid {show(text)}: value {v!r} appears twice")
         seen.add(shown)
     return name, values
 
@@ -113,23 +114,23 @@ def _split_top_level(raw: str, sep: str) -> list[str]:
 def _value(text: str, raw: str) -> Any:
     """One grid value, parsed like a ``--param`` value."""
     if not raw:
-        raise MsjgymError(f"--grid {text!r}: empty value; {_GRID_SYNTAX}")
+        raise MsjgymError(f"--grid {show(text)}: empty value; {_GRID_SYNTAX}")
     try:
         return parse_override(f"v={raw}")[1]
     except MsjgymError:
-        raise MsjgymError(f"--grid {text!r}: {raw!r} is not a TOML value (number, \"string\", true/false, [list]) "
+        raise MsjgymError(f"--grid {show(text)}: {show(raw)} is not a TOML value (number, \"string\", true/false, [list]) "
                           f"nor a bare word") from None
 
 
 def _linspace(text: str, parts: list[str]) -> list[float | int]:
     """``a:b:k``: k values from a to b inclusive, rounded to 12 significant digits (ints for integral int ranges)."""
     if len(parts) != 3:
-        raise MsjgymError(f"--grid {text!r}: {_GRID_SYNTAX}")
+        raise MsjgymError(f"--grid {show(text)}: {_GRID_SYNTAX}")
     a, b, k = (_value(text, p) for p in parts)
     if not all(_is_number(x) for x in (a, b)):
-        raise MsjgymError(f"--grid {text!r}: a and b of a:b:k must be finite numbers")
+        raise MsjgymError(f"--grid {show(text)}: a and b of a:b:k must be finite numbers")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= limits.MAX_GRID_POINTS:
-        raise MsjgymError(f"--grid {text!r}: k of a:b:k must be an integer in [1, {limits.MAX_GRID_POINTS:,}] "
+        raise MsjgymError(f"--grid {show(text)}: k of a:b:k must be an integer in [1, {limits.MAX_GRID_POINTS:,}] "
                           "(the grid's points are listed in memory)")
     values = [float(f"{x:.12g}") for x in np.linspace(a, b, k)]
     if isinstance(a, int) and isinstance(b, int) and all(v.is_integer() for v in values):
@@ -186,11 +187,12 @@ class Task:
     seed: int
     task_seed: int
     warmup_option: int | None = None  # --warmup as given (None: the family's default, ``warmup``)
+    inputs: str = ""  # digest of the content of the scenario, the policy and msjgym (Combo.inputs)
 
     def key(self) -> tuple:
         """The results-store key (:meth:`TaskRow.key`)."""
         return (self.scenario.name, canonical_point(self.point), self.policy, self.rep, self.jobs, self.warmup,
-                self.batches, self.seed)
+                self.batches, str(self.seed), self.inputs)
 
 
 def run_task(task: Task) -> TaskRow:
@@ -202,7 +204,7 @@ def run_task(task: Task) -> TaskRow:
         warmup=task.warmup, batches=task.batches, seed=task.seed, task_seed=task.task_seed, stable=result.stable,
         growth_rate=float(result.growth_rates[0]) if result.growth_rates else None,
         metrics={k: float(v) for k, v in result.replications[0].items()}, events=int(result.events),
-        wall_seconds=float(result.wall_seconds))
+        wall_seconds=float(result.wall_seconds), inputs=task.inputs)
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,6 +216,8 @@ class Combo:
     point: dict[str, Any]
     policy: str
     scenario: Scenario
+    inputs: str = ""
+    """Digest of the content of what determines the combination's results (:func:`combo_inputs`)."""
 
 
 @dataclass(frozen=True)
@@ -241,18 +245,39 @@ def make_plan(args: argparse.Namespace) -> Plan:
     points = grid_points(axes, dict(parse_override(text) for text in args.param))
     names = [name for name, _ in axes]
     combos = []
-    for point in points:
-        scenario = _load_point(args.scenario, point, names)
+    start = time.perf_counter()
+    for i, point in enumerate(points):
+        if i == PLAN_PROBE and len(points) >= LARGE_GRID:  # say what checking every point will cost, measured
+            seconds = (time.perf_counter() - start) / PLAN_PROBE * len(points)
+            print(f"msjgym: note: checking the {len(points):,} grid points before anything runs (each is loaded and "
+                  f"every policy validated on it): about {limits.duration(seconds)} (measured on the first "
+                  f"{PLAN_PROBE}; Ctrl-C stops)", file=sys.stderr, flush=True)
+        with recording() as files:
+            scenario = _load_point(args.scenario, point, names)
         if args.reps > 1 and getattr(scenario.model, "trace", None) is not None:
             raise MsjgymError(f"--reps {args.reps}: a replayed trace is deterministic; use --reps 1")
-        combos += [Combo({k: point[k] for k in names}, point, policy, scenario) for policy in policies
-                   if _applicable(policy, scenario, point, names, args.skip_invalid, args)]
+        combos += [Combo({k: point[k] for k in names}, point, policy, scenario,
+                         combo_inputs(args.scenario, scenario, policy, files))
+                   for policy in policies if _applicable(policy, scenario, point, names, args.skip_invalid, args)]
     if not combos:
         raise MsjgymError("no (point, policy) left to run: every policy was refused at every point")
     tasks = [Task(c.scenario, c.point, c.policy, rep, args.jobs, _warmup(c, args), args.batches, args.seed,
-                  task_seed(args.seed, c.point, c.policy, rep), args.warmup)
+                  task_seed(args.seed, c.point, c.policy, rep), args.warmup, c.inputs)
              for rep in range(args.reps) for c in combos]
     return Plan(args.scenario, names, combos, args.reps, tasks)
+
+
+def combo_inputs(name: str, scenario: Scenario, policy: str, files: Sequence[Path]) -> str:
+    """The digest of everything that determines a (point, policy)'s results besides the run settings and seed (in
+    the task's key already): the scenario's content (a built-in: its name and parameters; a file: its parameters
+    and the content of every file it read, a trace included, not their names), the policy (a built-in: its name; a
+    file of the user's: its content and the object's name) and msjgym's version."""
+    builtin = not Path(name).expanduser().is_file()
+    user = api.is_user_policy(policy)
+    return content_digest(
+        {"family": scenario.family, "builtin": name if builtin else None, "params": scenario.params,
+         "policy": policy.rpartition(":")[2] if user else policy},
+        list(files) + policy_files(policy))
 
 
 def _check_run_lengths(args: argparse.Namespace) -> None:
@@ -282,11 +307,14 @@ def _check_size(axes: Sequence[tuple[str, list[Any]]], policies: int, args: argp
     seconds = jobs / limits.JOBS_PER_SECOND_CEILING / workers
     if points >= LARGE_GRID or seconds >= LONG_SWEEP_SECONDS:
         print(f"msjgym: note: this sweep is {points:,} points x {policies} policies x {args.reps:,} replications = "
-              f"{tasks:,} tasks, about {jobs:,.3g} jobs: at least {limits.duration(seconds)} on {workers} "
-              f"{'worker' if workers == 1 else 'workers'} (at the ceiling of {limits.JOBS_PER_SECOND_CEILING:.0e} "
-              "jobs per second per core; Ctrl-C stops it, keeping finished tasks)", file=sys.stderr, flush=True)
+              f"{tasks:,} tasks, about {jobs:,.3g} jobs: simulating them takes at least {limits.duration(seconds)} "
+              f"on {workers} {'worker' if workers == 1 else 'workers'} (at the ceiling of "
+              f"{limits.JOBS_PER_SECOND_CEILING:.0e} jobs per second per core), after the grid is checked; Ctrl-C "
+              "stops it, keeping finished tasks", file=sys.stderr, flush=True)
 
 
+PLAN_PROBE = 50
+"""Grid points checked before the cost of checking them all is estimated (large grids only)."""
 LARGE_GRID = 10**4
 """Grid points from which ``msjgym sweep`` says the sweep's size and cost before checking the points."""
 LONG_SWEEP_SECONDS = 3600.0
@@ -610,29 +638,39 @@ def _cell(estimate: Estimate | None) -> str:
     return f"{mean:.{decimals}f} ± {half:.{decimals}f}"
 
 
-def format_summary(plan: Plan, rows: list[TaskRow]) -> str:
-    """One line per (point, policy) in grid order: the grid values, policy, reps, stability, E[T] ± 95 % CI."""
+def format_summary(plan: Plan, rows: list[TaskRow], earlier: set[tuple] | frozenset = frozenset()) -> str:
+    """One line per (point, policy) in grid order: the grid values, policy, reps, stability, E[T] ± 95 % CI; when
+    some rows were stored by an earlier run (``earlier``: their keys), a column ``from`` says which."""
     summaries: dict[tuple[str, str], PointSummary] = {
         (canonical_point(s.point), s.policy): s for s in summarize(rows)}
     unstable: dict[tuple[str, str], int] = {}
+    old: dict[tuple[str, str], int] = {}
     for r in rows:
         key = (canonical_point(r.point), r.policy)
         unstable[key] = unstable.get(key, 0) + (not r.stable)
-    table = [plan.axes + ["policy", "reps", "stable", "response_time"]]
+        old[key] = old.get(key, 0) + (r.key() in earlier)
+    marked = any(old.values())
+    table = [plan.axes + ["policy", "reps", "stable", "response_time"] + (["from"] if marked else [])]
     for c in plan.combos:
         key = (canonical_point(c.point), c.policy)
         values = [str(c.grid[k]) for k in plan.axes] + [c.policy]
         s = summaries.get(key)
         if s is None:
-            table.append(values + ["0", "", ""])
+            table.append(values + ["0", "", ""] + ([""] if marked else []))
             continue
         stable = "yes" if s.stable else f"no ({unstable[key]} of {s.reps})"
         value = (_cell(s.metrics.get("response_time")) if s.stable
                  else f"grows at {_cell(s.growth_rate)} jobs per unit time")
-        table.append(values + [str(s.reps), stable, value])
+        source = ("earlier run" if old[key] == s.reps else "this run" if not old[key]
+                  else f"{old[key]} of {s.reps} reps earlier")
+        table.append(values + [str(s.reps), stable, value] + ([source] if marked else []))
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
-    return "\n".join(lines + ["", "response_time: mean ± 95% CI half-width over replications (scenario time unit)."])
+    notes = ["", "response_time: mean ± 95% CI half-width over replications (scenario time unit)."]
+    if marked:
+        notes.append("from: whether a row's replications were run now or stored by an earlier run of this sweep "
+                     "(with the same inputs: scenario and policy content, settings, seed, msjgym version).")
+    return "\n".join(lines + notes)
 
 
 def _describe(plan: Plan, args: argparse.Namespace) -> str:
@@ -702,15 +740,25 @@ def command(args: argparse.Namespace) -> int:
             _check_reachable(args.address)
     out = check_output_dir(args.out, "--out")
     path = out / RESULTS_FILE
+    with recording() as files:
+        plan = make_plan(args)
+    inputs = files + [f for name in dict.fromkeys(c.policy for c in plan.combos) for f in policy_files(name)]
+    if Path(args.scenario).expanduser().is_file():
+        inputs.append(Path(args.scenario))
+    refuse_overwrite({"--out": out / RESULTS_FILE}, inputs)
     if path.exists():
         ResultStore(path, label="--out").close()  # refuse a foreign or damaged file before the work
-    plan = make_plan(args)
     print(_describe(plan, args), flush=True)
     with ResultStore(path, label="--out") as store:
         done_keys = store.done_keys()
         todo = [t for t in plan.tasks if t.key() not in done_keys]
+        earlier = {t.key() for t in plan.tasks} - {t.key() for t in todo}
+        named = {k[:-1] for k in done_keys}
+        changed = sum(1 for t in todo if t.key()[:-1] in named)
+        why = (f" ({changed:,} stored under the same names were computed from other inputs: an edited scenario or "
+               "policy file, or another msjgym version; they are recomputed)" if changed else "")
         print(f"results  {path}: {len(plan.tasks) - len(todo):,} of {len(plan.tasks):,} tasks already done; "
-              f"running {len(todo):,} ({_backend_name(args)})", flush=True)
+              f"running {len(todo):,} ({_backend_name(args)}){why}", flush=True)
         start = time.perf_counter()
         status = _run(plan, todo, args, store)
         if status:
@@ -722,9 +770,9 @@ def command(args: argparse.Namespace) -> int:
                   "rerun the same command to resume", file=sys.stderr)
             return status
         wanted = {t.key() for t in plan.tasks}
-        rows = [r for r in store.rows() if r.key() in wanted]
+        rows = [r for r in store.rows(superseded=True) if r.key() in wanted]
     print(f"ran      {len(todo):,} tasks in {time.perf_counter() - start:.1f} s\n")
-    print(format_summary(plan, rows))
+    print(format_summary(plan, rows, earlier))
     print(f"\nresults  {path}")
     return 0
 
@@ -777,7 +825,7 @@ def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: 
             if todo:
                 run_tasks(todo, make_backend(args), store, bar)
         wanted = {t.key() for t in plan.tasks}
-        return [r for r in store.rows() if r.key() in wanted]
+        return [r for r in store.rows(superseded=True) if r.key() in wanted]
 
 
 class _Parser(argparse.ArgumentParser):

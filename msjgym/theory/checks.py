@@ -1,40 +1,28 @@
 """Input checks shared by :mod:`msjgym.theory`: each raises ``ValueError`` naming the argument, its value and the
-valid range."""
+valid range, in the one message style of :func:`msjgym.core.validation.check_number`."""
 from __future__ import annotations
 
-import math
-
-from msjgym.core.validation import is_real
+from msjgym.core.validation import check_number, is_finite, is_real  # noqa: F401  (re-exported for the theory modules)
 
 
 def require_count(name: str, value: object, minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum`` (integral floats accepted, bools rejected)."""
-    ok = (is_real(value) and math.isfinite(value)
-          and float(value).is_integer() and value >= minimum)
-    if not ok:
-        raise ValueError(f"{name} = {value!r}: must be an integer >= {minimum}")
-    return int(value)
+    return check_number(name, value, minimum, integer=True, error=ValueError)
 
 
 def require_positive(name: str, value: object) -> float:
     """``value`` as a finite float > 0."""
-    if not (is_real(value) and math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} = {value!r}: must be a finite number > 0")
-    return float(value)
+    return check_number(name, value, 0, open_low=True, error=ValueError)
 
 
 def require_nonnegative(name: str, value: object) -> float:
     """``value`` as a finite float >= 0."""
-    if not (is_real(value) and math.isfinite(value) and value >= 0):
-        raise ValueError(f"{name} = {value!r}: must be a finite number >= 0")
-    return float(value)
+    return check_number(name, value, 0, error=ValueError)
 
 
 def require_probability(name: str, value: object) -> float:
     """``value`` as a float in [0, 1]."""
-    if not (is_real(value) and 0 <= value <= 1):
-        raise ValueError(f"{name} = {value!r}: must be a probability in [0, 1]")
-    return float(value)
+    return check_number(name, value, 0, 1, error=ValueError)
 
 
 def require_stable(load: float, what: str) -> None:
@@ -45,9 +33,4 @@ def require_stable(load: float, what: str) -> None:
 
 def require_in(name: str, value: object, low: float, high: float, closed: tuple[bool, bool] = (True, True)) -> float:
     """``value`` as a finite float in the interval from ``low`` to ``high``, ends included where ``closed`` says."""
-    ok = (is_real(value) and math.isfinite(value)
-          and (low <= value if closed[0] else low < value) and (value <= high if closed[1] else value < high))
-    if not ok:
-        interval = f"{'[' if closed[0] else '('}{low:g}, {high:g}{']' if closed[1] else ')'}"
-        raise ValueError(f"{name} = {value!r}: must be a finite number in {interval}")
-    return float(value)
+    return check_number(name, value, low, high, open_low=not closed[0], open_high=not closed[1], error=ValueError)

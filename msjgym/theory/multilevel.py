@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from scipy.special import exp1
 
-from msjgym.theory.checks import is_real, require_count, require_in, require_positive
+from msjgym.theory.checks import is_finite, require_count, require_in, require_positive
 
 EULER_GAMMA = 0.5772156649015329
 """Euler–Mascheroni constant γ (the paper prints 0.57726, a typo: docs/errata.md#multilevel-euler-gamma-value)."""
@@ -249,7 +249,7 @@ def classify_regime(alpha: float) -> Regime:
     Returns:
         A :class:`Regime`.
     """
-    if not (is_real(alpha) and math.isfinite(alpha) and alpha > 0):
+    if not (is_finite(alpha) and alpha > 0):
         raise ValueError(f"alpha = {alpha!r}: must be a finite number > 0 (p_n = n^-alpha must tend to 0)")
     alpha = float(alpha)
     if alpha < 1.0:
@@ -270,6 +270,6 @@ def _probability_below_1(name: str, value: object) -> float:
 
 
 def _require_alpha_above_1(alpha: object) -> float:
-    if not (is_real(alpha) and math.isfinite(alpha) and alpha > 1):
+    if not (is_finite(alpha) and alpha > 1):
         raise ValueError(f"alpha = {alpha!r}: must be a finite number > 1 (regime 3, p_n = n^-alpha = o(1/n))")
     return float(alpha)

@@ -10,13 +10,12 @@ of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modellin
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.core.lb_params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
 from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import is_finite, is_real, show
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.dispatch import POLICIES
 
@@ -72,7 +71,7 @@ class DispatchModel:
         if not isinstance(self.dist, Distribution):
             raise ScenarioError(f"dist = {show(self.dist)}: must be a msjgym Distribution (e.g. Exponential(rate=1))")
         lam = self.lam
-        if not (is_real(lam) and math.isfinite(lam) and lam > 0):
+        if not (is_finite(lam) and lam > 0):
             raise ScenarioError(f"lam = {show(lam)}: must be in (0, 1) (arrival rate per server)")
         mean = self.dist.mean
         if not lam * mean < 1.0:
@@ -114,7 +113,7 @@ class DispatchModel:
             if self.delta is not None:
                 raise ScenarioError("delta, delta0: give one (pull: delta = lam·delta1 + (1 - lam·E[size])·delta0)")
             d0 = self.delta0
-            if not (is_real(d0) and math.isfinite(d0) and d0 >= 0):
+            if not (is_finite(d0) and d0 >= 0):
                 raise ScenarioError(f"delta0 = {show(d0)}: must be a finite number >= 0 (updates per idle server "
                                     "per unit time)")
             d0 = float(d0)

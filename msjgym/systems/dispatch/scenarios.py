@@ -31,7 +31,7 @@ from msjgym.core.distributions import Distribution
 from msjgym.core.lb_distributions import paper_law, parse_paper_law
 from msjgym.core.lb_params import require_load, water_filling_batch_size
 from msjgym.core.limits import MAX_SERVERS, check_int
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
 from msjgym.policies.dispatch import POLICIES
@@ -228,4 +228,4 @@ def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
 def _integer_above(value: object, bound: int) -> bool:
     """Whether ``value`` is an integer (an integral number) greater than ``bound``; anything else, even ``inf`` or a
     string, is checked (and refused) by the policy's model."""
-    return is_real(value) and math.isfinite(value) and float(value).is_integer() and value > bound
+    return is_finite(value) and float(value).is_integer() and value > bound

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential, from_spec
 from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError
 
 # name -> (formula shown to users, k as a real number of (n, alpha)); natural log throughout
@@ -74,7 +74,7 @@ def _bad(name: str, value: object, requirement: str) -> ScenarioError:
 
 
 def _int(value: object, name: str, low: int, high: int | None = None, high_name: str = "") -> int:
-    ok = is_real(value) and math.isfinite(value) and float(value).is_integer() and value >= low \
+    ok = is_finite(value) and float(value).is_integer() and value >= low \
         and (high is None or value <= high)
     if not ok:
         rng = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high_name or high}]"
@@ -83,7 +83,7 @@ def _int(value: object, name: str, low: int, high: int | None = None, high_name:
 
 
 def _real(value: object, name: str) -> float:
-    if not (is_real(value) and math.isfinite(value)):
+    if not (is_finite(value)):
         raise _bad(name, value, "must be a finite number")
     return float(value)
 

@@ -25,6 +25,7 @@ from msjgym.systems.msj.compiled import resolve as resolve_compiled
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.state import NJF, NJI
 from msjgym.systems.msj.scenarios import is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system
 
 DEFAULT_REPS = 10
@@ -44,6 +45,9 @@ def _run_length(model: Any, run: api.RunSettings) -> tuple[int, int, int]:
                           "open: use one replication (CIs come from batch means)")
     if trace is not None:
         warmup = 0 if run.warmup is None else run.warmup
+        if warmup >= len(trace):
+            raise MsjgymError(f"--warmup {warmup:,}: the trace has {len(trace):,} jobs; the warm-up must leave at "
+                              f"least one to measure (at most --warmup {len(trace) - 1:,})")
         jobs = len(trace) - warmup if run.jobs is None else run.jobs
     else:
         jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
@@ -75,6 +79,9 @@ def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) ->
     if run.options.get("window") is not None:
         check_int("--window", run.options["window"], 1, MAX_WINDOW, MsjgymError,
                   "the observation is rebuilt at every decision, in O(window)")
+    if run.options.get("backlog") is not None and not run.options.get("saturated"):
+        raise MsjgymError("--backlog: only with --saturated (the closed system that always has --backlog waiting "
+                          "jobs); an open system's queue is set by its arrivals")
     if "per_job" in run.options and scenario.model.trace is None:
         raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")
 
@@ -84,8 +91,13 @@ def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
     :func:`msjgym.systems.msj.state.new_state`) within :data:`~msjgym.core.limits.MAX_STATE_BYTES`."""
     reps = _run_length(model, run)[0]
     per_rep = 5 * model.servers + run.batches * model.num_classes * (histogram.NBINS + 16)
-    check_state_bytes(8.0 * reps * per_rep, f"reps={reps}, batches={run.batches}, servers={model.servers}, "
-                                            f"classes={model.num_classes}")
+    inputs = f"reps={reps}, batches={run.batches}, servers={model.servers}, classes={model.num_classes}"
+    backlog = run.options.get("backlog") if run.options.get("saturated") else None
+    if backlog:  # the waiting jobs are job slots (NJI + NJF words, a slot index, 4 profile breakpoints of 2 words)
+        per_rep += 2 * (backlog + model.servers) * (NJI + NJF + 1 + 8)  # slots double as they fill: up to 2×
+        inputs += f", backlog={backlog:,}"
+    check_state_bytes(8.0 * reps * per_rep, inputs, fix="use fewer --reps, --batches, servers or a smaller --backlog"
+                      if backlog else "use fewer --reps, --batches or servers")
 
 
 class _MSJRuns(api.Simulation):
@@ -237,6 +249,8 @@ class MSJFamily:
     title = "multiserver jobs: n servers, jobs holding several servers at once (FCFS, ServerFilling, MSF, ...)"
     order = 0
     env_ids = ("msjgym/MSJ-v0",)
+    reads_files = True
+    """Scenario TOML files with ``system = "msj"`` (or no ``system`` key) are this family's."""
 
     def scenarios(self) -> list[tuple[str, str]]:
         return list_msj_scenarios()
@@ -275,8 +289,10 @@ class MSJFamily:
         return BuiltinRuns(scenario, _builtin(policy), run, seed)
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
-        self.validate(scenario, policy, run)
         policy = resolve_compiled(policy) or policy
+        _check_options(scenario, policy, run)  # not the state's size: the theory simulates nothing
+        if not api.is_user_policy(policy):
+            _builtin(policy).validate(scenario.model)
         if api.is_user_policy(policy):
             from msjgym.systems.msj.agent import AGENT
             pol = AGENT

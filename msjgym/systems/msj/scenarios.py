@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,11 +82,12 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from msjgym.core.distributions import Distribution, Empirical, from_spec
-from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int
+from msjgym.core.inputs import check_input_file, note_read
+from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int, check_time_spread
 from msjgym.core.traces import read_trace
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
-from msjgym.errors import ScenarioError, UnknownParameter
+from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
 from msjgym.systems.msj.model import EstimateLaw, JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
 from msjgym.theory.zero_queueing import ScalingRegime
@@ -118,7 +120,7 @@ def _fmt(x: float) -> str:
 def _real(value: object, path: str, low: float = 0.0, high: float = math.inf, *,
           closed: tuple[bool, bool] = (False, False)) -> float:
     """``value`` as a finite float in the interval (low, high), ends included where ``closed`` says."""
-    ok = (is_real(value) and math.isfinite(value)
+    ok = (is_finite(value)
           and (low <= value if closed[0] else low < value)
           and (value <= high if closed[1] else value < high))
     if not ok:
@@ -129,7 +131,7 @@ def _real(value: object, path: str, low: float = 0.0, high: float = math.inf, *,
 
 def _integer(value: object, path: str, low: int = 1, high: int | None = None, high_name: str = "") -> int:
     """``value`` as an int in [low, high] (integral floats such as 10.0 accepted; bools rejected)."""
-    ok = (is_real(value) and math.isfinite(value) and float(value).is_integer()
+    ok = (is_finite(value) and float(value).is_integer()
           and low <= value and (high is None or value <= high))
     if not ok:
         upper = f"{high_name}={high}" if high_name else f"{high}"
@@ -144,8 +146,9 @@ def _servers(value: object, path: str) -> int:
 
 
 def _string(value: object, path: str) -> str:
-    if not isinstance(value, str) or not value.strip() or "\n" in value:
-        raise _bad(path, value, "must be a non-empty one-line string")
+    if not isinstance(value, str) or not value.strip() or not value.isprintable() or len(value) > 4096:
+        raise _bad(path, value, "must be a non-empty one-line string of printable characters (no control "
+                   "characters: it is printed in tables and messages), at most 4096 characters")
     return value
 
 
@@ -256,6 +259,8 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
                  Empirical(values=tuple(float(x) for x in trace.duration[trace.need == m])))
         for m, k in zip(needs, counts))
     rate = (len(trace) - 1) / float(trace.arrival[-1])
+    check_time_spread(_path(path, "time_scale"), time_scale, 1.0 / rate, min(c.service.mean for c in classes),
+                      ScenarioError, what="the shortest mean duration of a need")
     return MSJModel(servers=servers, arrival_rate=rate, classes=classes, trace=trace,
                     estimate=_estimate(spec, where, trace=True))
 
@@ -406,10 +411,13 @@ def _locate(spec: dict, key: str) -> tuple[dict | list, str | int]:
     return node, _step(node, parts[-1], key, key)
 
 
+_INDEX = re.compile(r"[0-9]{1,9}")
+
+
 def _step(node: object, part: str, key: str, here: str) -> str | int:
     """The key or 0-based index ``part`` into ``node``, which must exist (``here`` is the path so far)."""
     if isinstance(node, list):
-        if part.isdigit() and int(part) < len(node):
+        if _INDEX.fullmatch(part) and int(part) < len(node):  # ASCII digits only: '²'.isdigit() is True
             return int(part)
         raise ScenarioError(f"override {key}: no entry {here} (list indices are 0-based, {len(node)} entries)")
     if isinstance(node, dict):
@@ -428,7 +436,7 @@ def _set_total_rate(spec: dict, key: str, value: object) -> None:
     if not isinstance(classes, list) or not all(isinstance(c, dict) and "arrival_rate" in c for c in classes):
         return
     rates = [c["arrival_rate"] for c in classes]
-    if all(is_real(r) and math.isfinite(r) and r > 0 for r in rates):
+    if all(is_finite(r) and r > 0 for r in rates):
         total = math.fsum(rates)
         for c, rate in zip(classes, rates):
             del c["arrival_rate"]
@@ -590,7 +598,7 @@ def scenario_system(path: Path) -> str | None:
     try:
         with path.open("rb") as f:
             system = tomllib.load(f).get("system")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, ValueError):  # TOMLDecodeError, UnicodeDecodeError, an integer beyond 4300 digits
         return None
     return system if isinstance(system, str) else None
 
@@ -645,7 +653,13 @@ def _regime(name: str, params: dict, overrides: Mapping[str, object]) -> Scaling
     return ScalingRegime(beta=beta, alpha=alpha, gamma=gamma, c=c)
 
 
+MAX_SCENARIO_BYTES = 16 * 2**20
+"""A scenario file's size: TOML parsed into memory; a scenario is a page, its data (traces, values) in files."""
+
+
 def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
+    check_input_file(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)
+    note_read(path)
     try:
         with path.open("rb") as f:
             raw = tomllib.load(f)
@@ -656,7 +670,11 @@ def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
     except ScenarioError as exc:  # keeps the kind (UnknownParameter: the command line then tries the policy's)
-        raise type(exc)(f"{name}: {exc}") from None
+        raise prefixed(exc, f"{name}: ") from None
+    except ValueError as exc:  # tomllib on an integer of more than 4300 digits (Python's own limit)
+        if isinstance(exc, MsjgymError) or "digits" not in str(exc):  # a trace's own one-line error passes on
+            raise
+        raise ScenarioError(f"{name}: cannot read the file: {str(exc).split(';')[0]}") from None
     description = spec.get("description") or _summary(model)
     return Scenario(name=name, family="msj", description=description, params=spec, model=model)
 

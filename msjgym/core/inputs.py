@@ -1,0 +1,156 @@
+"""The files a run reads, recorded as they are read: what identifies a result by content, and what no output may be.
+
+Every reader of a user's file (a scenario TOML, a trace, an empirical law's values file, a policy file, a model
+archive) calls :func:`note_read` with the path it opens. Code that needs to know a run's inputs wraps the loading in
+:func:`recording`::
+
+    with recording() as files:
+        scenario = load_scenario("my.toml")
+    # files: [Path('/abs/my.toml'), Path('/abs/traces/sample.swf')]
+
+Two uses, one list:
+
+* :func:`content_digest` hashes the *content* of those files (with the parameters and msjgym's version), so that a
+  sweep's stored result is found again only when nothing that determines it changed (an edited scenario file is
+  recomputed, not served from the store under its unchanged name);
+* :func:`refuse_overwrite` refuses, before a run starts, an output path (``--per-job``, ``--out``, a plot) that is
+  one of the files the run reads (``--per-job sample.swf`` while replaying ``sample.swf`` would destroy the trace).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from msjgym.errors import MsjgymError
+
+_RECORDERS: list[list[Path]] = []
+
+
+def real(path: str | os.PathLike) -> Path:
+    """``path`` with ``~`` expanded and every symbolic link and ``..`` resolved (the file it really is)."""
+    return Path(os.path.realpath(Path(path).expanduser()))
+
+
+def note_read(path: str | os.PathLike) -> None:
+    """Record that ``path`` is being read as an input of the current run (in every active :func:`recording`)."""
+    if _RECORDERS:
+        resolved = real(path)
+        for files in _RECORDERS:
+            if resolved not in files:
+                files.append(resolved)
+
+
+@contextmanager
+def recording() -> Iterator[list[Path]]:
+    """Collect, in the yielded list, the real paths of every input file read inside the block (nested blocks each
+    see every file read inside them)."""
+    files: list[Path] = []
+    _RECORDERS.append(files)
+    try:
+        yield files
+    finally:
+        _RECORDERS.remove(files)
+
+
+def check_input_file(path: str | os.PathLike, what: str, max_bytes: int,
+                     error: type[Exception] = MsjgymError) -> None:
+    """Refuse, before reading it, an input that is not a regular file (``/dev/zero``, a FIFO, a folder: reading it
+    would never end, or fill the memory) or is larger than ``max_bytes`` (what is read into memory)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise error(f"{what} {str(path)!r}: cannot read it ({exc.strerror or exc})") from None
+    import stat as _stat
+    if not _stat.S_ISREG(st.st_mode):
+        raise error(f"{what} {str(path)!r}: not a regular file (a device, a pipe or a folder cannot be read to its "
+                    "end); give a file")
+    if st.st_size > max_bytes:
+        raise error(f"{what} {str(path)!r}: {st.st_size / 2**20:,.0f} MiB; must be at most {max_bytes / 2**20:,.0f} "
+                    "MiB (it is read into memory)")
+
+
+def policy_files(policy: Any) -> list[Path]:
+    """The files a policy given on the command line reads: ``FILE.py[:NAME]`` → FILE.py; ``sb3:MODEL.zip`` → the
+    archive; ``rllib:DIR`` → every file under DIR. Built-in names and objects read none."""
+    if not isinstance(policy, str):
+        return []
+    if policy.startswith(("sb3:", "rllib:")):
+        target = Path(policy.partition(":")[2]).expanduser()
+    elif ".py:" in policy or policy.endswith(".py"):
+        target = Path(policy[: policy.rindex(".py") + 3]).expanduser()
+    else:
+        return []
+    if target.is_dir():
+        return sorted(real(p) for p in target.rglob("*") if p.is_file())
+    return [real(target)] if target.exists() else []
+
+
+_HASHES: dict[tuple[Path, int, int], str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes (cached per path, size and modification time), or a marker if it cannot be read."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        return f"unreadable:{exc.strerror}"
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key not in _HASHES:
+        digest = hashlib.sha256()
+        try:
+            with path.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            return f"unreadable:{exc.strerror}"
+        _HASHES[key] = digest.hexdigest()
+    return _HASHES[key]
+
+
+def content_digest(parts: Mapping[str, Any], files: Iterable[Path] = ()) -> str:
+    """A 32-hex-digit digest of ``parts`` (JSON-able values; others by ``repr``), the *content* of ``files`` (not
+    their names) and msjgym's version: equal digests mean equal inputs."""
+    version = getattr(sys.modules.get("msjgym"), "__version__", "unknown")  # not imported: core sits below it
+    payload = {"version": version, "parts": dict(parts),
+               "files": sorted(file_digest(Path(f)) for f in files)}
+    text = json.dumps(payload, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def refuse_overwrite(outputs: Mapping[str, str | os.PathLike | None], inputs: Iterable[str | os.PathLike]) -> None:
+    """Refuse (one-line ``MsjgymError`` naming the option) an output path that is one of the run's input files.
+
+    ``outputs`` maps an option (``--per-job``) to the file it writes (None: not given); a folder output is given by
+    the files it will write in it (``--out DIR`` → ``DIR/results.sqlite``). Paths are compared as real paths, so a
+    symbolic link, ``./x`` or ``../dir/x`` to an input is refused too, and a hard link by its inode.
+    """
+    seen = {real(p): Path(p) for p in inputs}
+    inodes = {}
+    for path in seen:
+        try:
+            st = path.stat()
+            inodes[(st.st_dev, st.st_ino)] = path
+        except OSError:
+            pass
+    for option, out in outputs.items():
+        if out is None:
+            continue
+        target = real(out)
+        hit = seen.get(target)
+        if hit is None:
+            try:
+                st = target.stat()
+                hit = inodes.get((st.st_dev, st.st_ino))
+            except OSError:
+                hit = None
+        if hit is not None:
+            same = " " if str(hit) == str(out) else f" ({str(hit)!r}) "
+            raise MsjgymError(f"{option} {str(out)!r}:{same}is an input of this run; writing there would destroy it: "
+                              "give another path")
