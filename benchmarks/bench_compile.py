@@ -12,7 +12,7 @@ the benchmark is repeatable on a machine that has run msjgym before. In order, p
 And for the MSJ family: the shipped compiled policy of the user's (``examples/compiled_first_fit.py``, copied to the
 temporary folder) first, after a one-line edit of its file, and warm.
 
-Printed: wall seconds, the ``compile_seconds`` the run reported, and wall / warm wall of the same command (issue 22's
+Printed: wall seconds, the ``compile_seconds`` the run reported, and wall / warm wall of the same command (the
 targets: a family's first run <= 10x, a further built-in <= 3x, the edited user policy <= 3x). ``--compare``
 additionally times ``examples/compare_policies.py`` (every built-in MSJ policy on one scenario) on a fresh cache
 (target <= 2 minutes). Prints only; it asserts nothing.

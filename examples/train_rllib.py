@@ -18,7 +18,7 @@ default one, but this module never samples one.
 
 Threads: one torch thread in this process (the local Learner) and ``OMP_NUM_THREADS=1`` for the EnvRunner actors,
 unless you set ``OMP_NUM_THREADS`` yourself: these small networks gain nothing from more threads, and several
-threads per process oversubscribe a small machine (issue 25 measured 10x slower training).
+threads per process oversubscribe a small machine (measured here: 10x slower training).
 
 The checkpoint is then evaluated exactly as ``msjgym evaluate SCENARIO --policy rllib:CHECKPOINT_DIR`` does
 (``msjgym.evaluate``: same scenario parameters, mode and window, or dispatch observation and d, N, λ), beside the

@@ -1,4 +1,4 @@
-"""Rerun every case of issue 23, sections 2 and 3, and print one line per case: its outcome.
+"""Rerun every hostile-input case of the input-layer probe (content keys, outputs, input validation), and print one line per case: its outcome.
 
     python tests/probe_cases.py            # from the repository root; about 2-4 minutes (a few short simulations)
 

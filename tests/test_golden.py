@@ -47,7 +47,7 @@ def test_every_builtin_scenario_of_every_family_is_covered() -> None:
 CPU_PAIRS = [  # (recorded on Intel Xeon, the same run on AMD EPYC): one_and_n fcfs, metric little_response_time
     ({"mean": 4.557676573275142, "ci95": 2.3014547707031303}, {"mean": 4.557676573275141, "ci95": 2.301454770703125}),
 ]
-"""The differences issue #27 quotes from a run of the suite on an AMD EPYC machine (the recording is from an Intel
+"""The differences quoted from a run of the suite on an AMD EPYC machine (the recording is from an Intel
 Xeon): last-bit differences of the same sample path."""
 
 

@@ -1,4 +1,4 @@
-"""Issue 23, sections 2 and 3: results keyed by content, outputs that never destroy inputs, and the cases of the one
+"""The input-layer probe: results keyed by content, outputs that never destroy inputs, and the cases of the one
 input layer (each failed on the code before the issue: a stale number, a destroyed input, a traceback, a hang or a
 misleading message). ``tests/probe_cases.py`` reruns them all as a user would and prints one line per case."""
 from __future__ import annotations
@@ -343,7 +343,7 @@ def test_a_private_error_class_is_reraised_with_its_public_kind(tmp_path):
 
 @pytest.mark.parametrize("where", ["param", "grid", "file"])
 def test_an_integer_beyond_pythons_4300_digit_limit(tmp_path, capsys, where):
-    """Not in the issue's list, found by the same mechanism: tomllib raises a bare ValueError for an integer of
+    """Not in the probe's list, found by the same mechanism: tomllib raises a bare ValueError for an integer of
     more than 4300 digits (Python's limit on int(str)); every reader of a number answers in one line."""
     huge = "9" * 5000
     (tmp_path / "h.toml").write_text(SCENARIO.replace("servers = 10", f"servers = {huge}"))

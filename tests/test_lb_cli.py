@@ -36,7 +36,7 @@ BAD = [  # (command line, words the one error line must contain)
                                                                                     "must be an integer"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--param", "dist=weibull(2)"],
      ["dist = 'weibull(2)'", "unknown distribution", "erlang(k)"]),
-    (["evaluate", "lb-push-table1", "--policy", "push", "--param", "dist=erlang(k=0)"], ["dist.k = 0", ">= 1"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--param", "dist=erlang(k=0)"], ["dist.k = 0", "must be an integer in [1, 1,000]"]),
     (["evaluate", "lb-pooling-table4", "--policy", "resource-pooling", "--param", "p=1"], ["p = 1", "[0, 1)"]),
     (["evaluate", "lb-dispatch", "--policy", "push"], ["delta: missing", "--param delta="]),
     (["evaluate", "lb-dispatch", "--policy", "jsq-d", "--param", "d=101"], ["d = 101", "[1, 100]"]),

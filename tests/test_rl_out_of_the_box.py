@@ -1,4 +1,4 @@
-"""Reinforcement learning out of the box (issue 25): on every registered environment a masked action falls back by
+"""Reinforcement learning out of the box: on every registered environment a masked action falls back by
 default (counted in ``info``), raises with ``invalid_action="raise"`` and costs ``invalid_action_penalty`` with
 ``"penalty"``; ``render_mode="ansi"`` draws the system; and a plain Stable-Baselines3 PPO learns through
 ``make_vec_env`` without an exception."""
@@ -93,7 +93,7 @@ def test_render_ansi(env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_plain_ppo_learns_through_make_vec_env(env_id):
-    """The acceptance test of issue 25: plain PPO (no masks) on every id, 1,024 steps, no exception."""
+    """Plain PPO (no masks) on every id, 1,024 steps, no exception."""
     pytest.importorskip("stable_baselines3", reason="needs the rl extra (pip install \"msjgym[rl]\")")
     import torch
     from stable_baselines3 import PPO

@@ -73,7 +73,7 @@ DOC = EnvDoc(
         "warmup_fraction": "the fraction of a protocol episode's arrivals not measured",
         "reward": "``\"holding\"`` or ``\"response\"`` (see Rewards)",
     },
-    version_history=("v0: initial version; issue 25 added ``invalid_action`` (a masked action falls back by default "
+    version_history=("v0: initial version; later added ``invalid_action`` (a masked action falls back by default "
                      "instead of raising) and ``render_mode=\"ansi\"``.",),
 )
 

@@ -67,7 +67,7 @@ DOC = EnvDoc(
         "**params": "the scenario's parameters: ``load`` (ρ = λE[S], default 0.6), fig2 ``speeds``, fig3 ``servers``, "
                     "fig4a/b ``servers`` and ``threshold``",
     },
-    version_history=("v0: initial version (issue 25).",),
+    version_history=("v0: initial version.",),
 )
 
 

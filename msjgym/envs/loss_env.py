@@ -47,7 +47,7 @@ DOC = EnvDoc(
         "blocking_penalty": "subtracted from the reward of a blocked arrival (units of job-time)",
         "**params": "the scenario's parameters: ``servers``, ``d``, ``alpha``, ``beta``, ``lam``, ``k``",
     },
-    version_history=("v0: initial version; issue 25 added ``invalid_action`` (a masked action falls back by default "
+    version_history=("v0: initial version; later added ``invalid_action`` (a masked action falls back by default "
                      "instead of raising) and ``render_mode=\"ansi\"``.",),
 )
 

@@ -71,7 +71,7 @@ DOC = EnvDoc(
         "batches": "batches of the batch-means CI (with ``jobs``)",
         "**params": "the scenario's parameters as keywords (e.g. ``servers=16``, ``arrival_rate=...``)",
     },
-    version_history=("v0: initial version; issue 25 added ``invalid_action`` (a masked action falls back by default "
+    version_history=("v0: initial version; later added ``invalid_action`` (a masked action falls back by default "
                      "instead of raising) and ``render_mode=\"ansi\"``.",),
 )
 

@@ -90,7 +90,7 @@ class MaskFallback(gym.Wrapper):
     action, and ``info["fallback"]`` says whether it was.
 
     The same rule (:func:`msjgym.core.actions.fallback_action`) as every environment's default
-    ``invalid_action="fallback"``, which makes this wrapper unnecessary since issue 25: it stays so that RL Zoo runs
+    ``invalid_action="fallback"``, which makes this wrapper unnecessary: it stays so that RL Zoo runs
     whose ``config.yml`` names it still train and evaluate, and to add the fallback to an environment made with
     ``invalid_action="raise"``. The highest-numbered action is "wait for the next
     event" in ``msjgym/MSJ-v0``'s mode "start" and "commit" in mode "preemptive" (both always allowed), so there a
