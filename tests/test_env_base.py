@@ -18,6 +18,7 @@ from msjgym.core.actions import action_error, check_action  # noqa: E402
 from msjgym.core.user_policy import UserPolicy, checked_action, load_user_policy  # noqa: E402
 from msjgym.envs.base import BatchedEnv, BatchedVectorEnv  # noqa: E402
 from msjgym.errors import PolicyError  # noqa: E402
+from masked_state import masked_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = [reg.id for reg in envs.registrations()]
@@ -31,18 +32,7 @@ def _kwargs(env_id: str) -> dict:
 
 
 def _single_with_a_masked_action(env_id: str) -> tuple[BatchedEnv, int]:
-    """A seeded single env stepped (first allowed actions) until some action is masked."""
-    env = gym.make(env_id, **_kwargs(env_id)).unwrapped
-    env.reset(seed=1)
-    rng = np.random.default_rng(0)
-    for _ in range(5000):
-        mask = env.action_masks()
-        if not mask.all():
-            return env, int(np.flatnonzero(~mask)[0])
-        _, _, _, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
-        if truncated:
-            env.reset()
-    raise AssertionError(f"{env_id}: no masked action in 5000 steps")
+    return masked_state(env_id, **_kwargs(env_id))
 
 
 def test_every_family_env_is_registered_from_its_module():

@@ -11,6 +11,7 @@ import gymnasium as gym
 
 import msjgym  # noqa: F401  registers the environments
 from msjgym.envs import registrations
+from masked_state import masked_state
 
 IDS = [reg.id for reg in registrations()]
 SMALL = {"msjgym/MSJ-v0": {"horizon_jobs": 200}, "msjgym/AdaptiveLoss-v0": {"servers": 6, "d": 3, "lam": 0.95},
@@ -19,18 +20,7 @@ SMALL = {"msjgym/MSJ-v0": {"horizon_jobs": 200}, "msjgym/AdaptiveLoss-v0": {"ser
 
 
 def _masked_state(env_id: str, **kwargs):
-    """A single env (seed 1, seeded random allowed actions) at a state where some action is masked; that action."""
-    env = gym.make(env_id, **SMALL[env_id], **kwargs).unwrapped
-    env.reset(seed=1)
-    rng = np.random.default_rng(0)
-    for _ in range(5000):
-        mask = env.action_masks()
-        if not mask.all():
-            return env, int(np.flatnonzero(~mask)[0])
-        _, _, _, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
-        if truncated:
-            env.reset()
-    raise AssertionError(f"{env_id}: no masked action in 5000 steps")
+    return masked_state(env_id, **SMALL[env_id], **kwargs)
 
 
 @pytest.mark.parametrize("env_id", IDS)
