@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numba
 from numba.core import caching, config
+from numba.core.registry import CPUDispatcher
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # In a source checkout (editable install) ``msjgym.policies`` lives in ../policies; installed, it is msjgym/policies.
@@ -311,15 +312,56 @@ if getattr(caching.IndexDataCacheFile._load_index, "__module__", "") != __name__
 _CACHE = os.environ.get("MSJGYM_JIT_CACHE", "1") != "0"
 
 
+class _Helper(CPUDispatcher):
+    """A helper of compiled code (``njit(inline="always")``): compiled without a CPython wrapper, which compiled
+    callers never use (for a helper taking the state record, building it cost about a third of the event loop's
+    compile). A call from Python goes to a twin compiled with the wrapper, uncached (a test or a check calling a
+    helper directly)."""
+
+    def add_overload(self, cres) -> None:
+        """Each compiled (or cache-loaded) version: marked ``alwaysinline`` in the module its callers link in."""
+        super().add_overload(cres)
+        module = cres.library._get_module_for_linking()
+        for fn in module.functions:
+            if fn.name == cres.fndesc.mangled_name and not fn.is_declaration:
+                if "alwaysinline" not in str(fn.attributes):
+                    fn.add_function_attribute("alwaysinline")
+
+    def __call__(self, *args, **kwargs):
+        twin = self.__dict__.get("_python_twin")
+        if twin is None:
+            options = {k: v for k, v in self.targetoptions.items() if k not in ("no_cpython_wrapper", "no_cfunc_wrapper")}
+            twin = self.__dict__["_python_twin"] = numba.jit(**options)(self.py_func)
+        return twin(*args, **kwargs)
+
+
 def njit(*args, **kwargs):
     """``numba.njit`` with on-disk caching and ``error_model='numpy'`` (no Python exception checks on division).
+
+    ``inline="always"`` marks a small helper of compiled code. msjgym does not pass it on to numba, whose inlining
+    of its intermediate representation is slow to compile (it made the MSJ event loop ~30 CPU-s to compile);
+    instead the helper is compiled on its own, cached, without a CPython wrapper, and LLVM inlines it into its
+    callers when it is small (the events/s of ``benchmarks/bench_events.py`` are unchanged). A helper stays
+    callable from Python (an uncached twin with a wrapper is compiled on first such call).
 
     Set the environment variable ``MSJGYM_JIT_CACHE=0`` to compile without the cache (to inspect generated code).
     """
     kwargs.setdefault("cache", _CACHE)
     kwargs.setdefault("error_model", "numpy")
     kwargs.setdefault("_nrt", False)
+    helper = kwargs.pop("inline", None) == "always"
+    if helper:
+        kwargs["no_cpython_wrapper"] = True
+        kwargs["no_cfunc_wrapper"] = True
+        if not args:
+            return lambda fn: _as_helper(numba.njit(**kwargs)(fn))
+        return _as_helper(numba.njit(*args, **kwargs))
     return numba.njit(*args, **kwargs)
+
+
+def _as_helper(dispatcher):
+    dispatcher.__class__ = _Helper
+    return dispatcher
 
 
 def cached(dispatcher, signature=None) -> bool:

@@ -41,7 +41,7 @@ def _rotl(x, k):
     return (x << _U64(k)) | (x >> _U64(64 - k))
 
 
-@njit
+@njit(inline="always")
 def next_u64(s, b):
     """Next 64 random bits of stream ``b`` of state array ``s`` (advances the stream)."""
     s0 = s[b, 0]
@@ -63,19 +63,19 @@ def next_u64(s, b):
     return result
 
 
-@njit
+@njit(inline="always")
 def uniform(s, b):
     """A uniform draw on [0, 1) with 53 random bits."""
     return float(next_u64(s, b) >> _U64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit
+@njit(inline="always")
 def exponential(s, b):
     """A standard exponential draw (mean 1), by inversion: -log(1 - U), never infinite."""
     return -math.log(1.0 - uniform(s, b))
 
 
-@njit
+@njit(inline="always")
 def normal(s, b):
     """A standard normal draw (Marsaglia's polar method)."""
     while True:
@@ -86,7 +86,7 @@ def normal(s, b):
             return u * math.sqrt(-2.0 * math.log(r) / r)
 
 
-@njit
+@njit(inline="always")
 def below(s, b, n):
     """A uniform integer in {0, ..., n-1} (n >= 1), as floor(U * n) with a 53-bit U (bias below n * 2^-53)."""
     return int(uniform(s, b) * n)

@@ -43,7 +43,7 @@ EMPIRICAL = 9
 _ERLANG_CHUNK = 16  # product of <= 16 uniforms in (0, 1] is >= 2^-848: no underflow before the log
 
 
-@njit
+@njit(inline="always")
 def pick(data, off, n, s, b):
     """Index j of the first ``data[off + j] > U`` among the ``n`` cumulative probabilities at ``data[off:]``."""
     u = uniform(s, b)
@@ -53,7 +53,7 @@ def pick(data, off, n, s, b):
     return n - 1
 
 
-@njit
+@njit(inline="always")
 def erlang(k, scale, s, b):
     """Sum of ``k`` exponentials of mean ``scale``: -log of products of uniforms, one log per 16 phases."""
     total = 0.0
@@ -66,7 +66,7 @@ def erlang(k, scale, s, b):
     return scale * (total - math.log(prod))
 
 
-@njit
+@njit(inline="always")
 def _phase_type(data, start, s, b):
     n = int(data[start])
     hold = start + 1 + n
@@ -80,7 +80,7 @@ def _phase_type(data, start, s, b):
             return t
 
 
-@njit
+@njit(inline="always")
 def sample(kind, data, start, s, b):
     """One draw of the law of kind ``kind`` encoded at ``data[start:]``, from stream ``b`` of state ``s``.
 

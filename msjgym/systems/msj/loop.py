@@ -113,7 +113,7 @@ def _arrival(st, pr, b, hooks, refs):
         return _join(st, pr, b, c, size, batch, i, hooks, refs)
     c, size = _draw_job(st, pr, b)
     st.sys_f[b, T_NEXT_ARR] = now + rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
-    return _join(st, pr, b, c, size, batch, -1, hooks, refs)
+    return _join(st, pr, b, c, size, batch, np.int64(-1), hooks, refs)
 
 
 @njit(inline="always")
@@ -170,7 +170,7 @@ def run(st, pr, b, max_events, hooks):
                 st.sys_i[b, S_STATUS] = NEED_CAPACITY
                 break
             c, size = _draw_job(st, pr, b)
-            _join(st, pr, b, c, size, -1, -1, hooks, refs)
+            _join(st, pr, b, c, size, np.int64(-1), np.int64(-1), hooks, refs)
         elif t_completion <= st.sys_f[b, T_NEXT_ARR]:
             if t_completion == np.inf:  # nothing can happen any more (a replayed trace has ended)
                 _flush(st, pr, b, nbatch)
@@ -203,7 +203,7 @@ def run(st, pr, b, max_events, hooks):
 def force_arrival(st, pr, b, c, size, hooks):
     """A class-c job of duration ``size`` arrives at the current time (unmeasured); the policy reacts."""
     refs = (ref(st), ref(pr), pr.ints[P_PREEMPTIVE] != 0)
-    j = _join(st, pr, b, c, size, -1, -1, hooks, refs)
+    j = _join(st, pr, b, c, size, np.int64(-1), np.int64(-1), hooks, refs)
     _schedule(hooks, refs, b)
     return j
 

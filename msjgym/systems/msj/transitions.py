@@ -94,7 +94,7 @@ def _record_admission(st, b, j):
 
 
 # ---------------------------------------------------------------- instability detection
-@njit
+@njit(inline="always")
 def _checkpoint(st, pr, b):
     """Record (time, jobs in system, events) and flag the system unstable if it keeps growing.
 
