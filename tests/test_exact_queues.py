@@ -84,8 +84,12 @@ def test_mm1_response_time_percentiles(q, name):
     assert abs(mean - exact) <= half + RELATIVE_RESOLUTION * exact, f"{name} {mean} ± {half} vs {exact}"
 
 
+@pytest.mark.slow
 def test_confidence_intervals_have_nominal_coverage():
-    """Over 400 independent runs (M/M/3 at load 0.7, 10 replications each) the reported 95 % CI covers the exact
+    """A long validation (400 evaluations); the default suite checks CIs against exact values in the tests above
+    (``test_single_class_fcfs_is_erlang_c``, ``test_one_server_two_classes_is_mg1``, ...).
+
+    Over 400 independent runs (M/M/3 at load 0.7, 10 replications each) the reported 95 % CI covers the exact
     Erlang-C values about 95 % of the time: within 3.3 binomial standard errors (±3.6 points) of 95 %."""
     scenario = load_scenario(str(Path(__file__).resolve().parents[1] / "examples" / "single_class.toml"))
     lam = scenario.model.arrival_rate
