@@ -55,6 +55,9 @@ P_BATCH = 3
 P_K = 4
 P_LCAP = 5
 
+# params.floats: fields 0 .. F_SPEEDS - 1 are the event loop's (msjgym.systems.dispatch.kernel); then one per server
+F_SPEEDS = 7  # params.floats[F_SPEEDS + i]: server i's speed (work per unit time; all equal unless speeds are given)
+
 
 # ---------------------------------------------------------------- scalar fields
 # si[:] (int64)
