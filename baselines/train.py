@@ -402,7 +402,7 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
         shown = ", ".join(f"{k} = {v:g}" for k, v in kwargs.items())
         rows.append(_dispatch_row(baseline["policy"], shown or "—", result))
     if spec.observation == "sampled" and spec.model.d == 2 and spec.model.speeds is not None:
-        table_extra = speed_decision_map(decide, spec.model.speeds)
+        table_extra = speed_decision_map(decide, spec.model.speeds, spec.model.lam * spec.model.servers)
     elif spec.observation == "sampled" and spec.model.d == 2:
         table_extra = decision_map(decide)
     elif spec.observation in ("estimates", "histogram"):
@@ -425,9 +425,11 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
     return rows, meta
 
 
-def speed_decision_map(decide: Any, speeds: tuple[float, ...], top: int = 12) -> str:
+def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: float, top: int = 12) -> str:
     """With two pools and d = 2: the learned greedy choice when the sample holds a fast server with q_f jobs and a
-    slow one with q_s (both sample orders), beside SED's ((q + 1)/speed, ties to the first sample)."""
+    slow one with q_s (both sample orders), beside SED's ((q + 1)/speed, ties to the fast server); with N = 2 and
+    exponential sizes also the exact E[R] of SED and of the optimal rule (value iteration,
+    ``msjgym.theory.two_server_dispatch``) and their switching curves."""
     fast, slow = max(speeds), min(speeds)
     lines = [f"Greedy choice of the learned dispatcher when the two sampled servers are one fast (speed {fast:.4g}, "
              f"q_f jobs, rows) and one slow (speed {slow:.4g}, q_s jobs, columns): F = the fast one, S = the slow one "
@@ -448,6 +450,24 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], top: int = 12) ->
             cells.append(cell + mark)
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
     lines += ["", f"{differ} of {(top + 1) ** 2} (q_f, q_s) pairs differ from SED; {to_slow} go to the slow server."]
+    if len(speeds) == 2:
+        from msjgym.theory import two_server_dispatch as two
+
+        best = two.optimum(arrival_rate, fast, slow)
+        sed = two.evaluate_rule(two.sed_rule(fast, slow), arrival_rate, fast, slow)
+
+        def learned_threshold(q_s: int) -> str:
+            picks = [int(decide(np.array([q_f, q_s, fast, slow], np.float32), np.ones(2, np.bool_)))
+                     for q_f in range(200)]
+            return str(picks.index(1)) if 1 in picks else "never"
+
+        lines += ["", "Exact values for two servers with exponential sizes (value iteration on the two-queue chain, "
+                  f"`msjgym.theory.two_server_dispatch`, queues truncated at 120 jobs): SED E[R] = "
+                  f"{sed.response_time:.4f}, the optimal rule E[R] = {best.response_time:.4f}. The least q_f at which "
+                  "a job goes to the slow server (fast server sampled first), for q_s = 0, 1, ..., 5: optimal "
+                  f"{', '.join(str(best.threshold(q)) for q in range(6))}; SED "
+                  f"{', '.join(str(sed.threshold(q)) for q in range(6))}; learned "
+                  f"{', '.join(learned_threshold(q) for q in range(6))}."]
     return "\n".join(lines)
 
 
