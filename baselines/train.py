@@ -433,7 +433,8 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
     fast, slow = max(speeds), min(speeds)
     lines = [f"Greedy choice of the learned dispatcher when the two sampled servers are one fast (speed {fast:.4g}, "
              f"q_f jobs, rows) and one slow (speed {slow:.4g}, q_s jobs, columns): F = the fast one, S = the slow one "
-             "(both sample orders agree), F/S = it depends on the order; `*` marks a choice SED does not make.", "",
+             "(both sample orders agree), F/S = it depends on the order; `*` marks a choice SED does not make (SED "
+             "breaks a tie of (q + 1)/speed uniformly: either choice is SED's there).", "",
              "| q_f \\ q_s | " + " | ".join(str(b) for b in range(top + 1)) + " |", "|---" * (top + 2) + "|"]
     differ = to_slow = 0
     for a in range(top + 1):
@@ -443,8 +444,9 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
             second = int(decide(np.array([b, a, slow, fast], np.float32), np.ones(2, np.bool_)))  # 1: fast
             picks = {"F" if first == 0 else "S", "F" if second == 1 else "S"}
             cell = picks.pop() if len(picks) == 1 else "F/S"
-            sed = "F" if (a + 1) / fast <= (b + 1) / slow else "S"
-            mark = "*" if cell != sed else ""
+            e_fast, e_slow = (a + 1) / fast, (b + 1) / slow
+            sed = "F" if e_fast < e_slow else "S" if e_fast > e_slow else "F/S"
+            mark = "*" if cell != sed and sed != "F/S" else ""
             differ += bool(mark)
             to_slow += cell == "S"
             cells.append(cell + mark)
@@ -462,9 +464,10 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
             return str(picks.index(1)) if 1 in picks else "never"
 
         lines += ["", "Exact values for two servers with exponential sizes (value iteration on the two-queue chain, "
-                  f"`msjgym.theory.two_server_dispatch`, queues truncated at 120 jobs): SED E[R] = "
-                  f"{sed.response_time:.4f}, the optimal rule E[R] = {best.response_time:.4f}. The least q_f at which "
-                  "a job goes to the slow server (fast server sampled first), for q_s = 0, 1, ..., 5: optimal "
+                  f"`msjgym.theory.two_server_dispatch`, queues truncated at 120 jobs): SED (ties uniform, as the "
+                  f"built-in `sed` and `sed-d`) E[R] = {sed.response_time:.4f}, the optimal rule E[R] = "
+                  f"{best.response_time:.4f}. The least q_f at which a job may go to the slow server (the fast "
+                  "server sampled first), for q_s = 0, 1, ..., 5: optimal "
                   f"{', '.join(str(best.threshold(q)) for q in range(6))}; SED "
                   f"{', '.join(str(sed.threshold(q)) for q in range(6))}; learned "
                   f"{', '.join(learned_threshold(q) for q in range(6))}."]

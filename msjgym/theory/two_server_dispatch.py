@@ -24,7 +24,8 @@ from msjgym.core.validation import check_number
 from msjgym.errors import ScenarioError
 
 Rule = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""rule(q0, q1) -> bool array: True where an arrival joins queue 0 (arrays over the grid of states)."""
+"""rule(q0, q1) -> the probability that an arrival seeing (q0, q1) joins queue 0 (bool or float arrays over the grid
+of states; 1/2 for a uniform tie-break)."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,8 @@ class TwoServerValue:
     Attributes:
         response_time: E[R] = E[number in system] / Λ (time units).
         number_in_system: the time-average number of jobs g.
-        to_first: bool[cap + 1, cap + 1], where the rule sends an arrival to queue 0 (the optimal rule for
-            :func:`optimum`).
+        to_first: float[cap + 1, cap + 1], the probability that the rule sends an arrival to queue 0 (0 or 1 for the
+            optimal rule of :func:`optimum`).
         mass_at_cap: stationary probability that a queue is at its cap (the truncation's reach).
         iterations: value-iteration sweeps until the span of the update fell below the tolerance.
     """
@@ -47,14 +48,18 @@ class TwoServerValue:
     iterations: int
 
     def threshold(self, q1: int) -> int | None:
-        """The least q₀ at which an arrival seeing (q₀, q₁) joins queue 1 (None: never within the cap)."""
-        col = ~self.to_first[:, q1]
+        """The least q₀ at which an arrival seeing (q₀, q₁) may join queue 1 (None: never within the cap)."""
+        col = self.to_first[:, q1] < 1.0
         return int(np.argmax(col)) if col.any() else None
 
 
 def sed_rule(s0: float, s1: float) -> Rule:
-    """Shortest expected delay: join queue 0 iff (q₀ + 1)/s₀ <= (q₁ + 1)/s₁ (ties to queue 0)."""
-    return lambda q0, q1: (q0 + 1) / s0 <= (q1 + 1) / s1
+    """Shortest expected delay: join the queue with the smaller (q + 1)/s; a tie (equal in float64, as the
+    simulator's ``sed`` and ``sed-d`` compare) either way with probability 1/2, as they break it."""
+    def rule(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        e0, e1 = (q0 + 1) / s0, (q1 + 1) / s1
+        return np.where(e0 < e1, 1.0, np.where(e0 == e1, 0.5, 0.0))
+    return rule
 
 
 def _check(arrival_rate: float, s0: float, s1: float, cap: int) -> None:
@@ -74,7 +79,7 @@ def _solve(arrival_rate: float, s0: float, s1: float, cap: int, rule: Rule | Non
     q0, q1 = np.meshgrid(q, q, indexing="ij")
     cost = (q0 + q1).astype(np.float64)
     full0, full1 = q0 == cap, q1 == cap
-    fixed = None if rule is None else np.asarray(rule(q0, q1), np.bool_)
+    fixed = None if rule is None else np.asarray(rule(q0, q1), np.float64)
     h = np.zeros((cap + 1, cap + 1))
     g = 0.0
     for it in range(1, max_iter + 1):
@@ -82,8 +87,8 @@ def _solve(arrival_rate: float, s0: float, s1: float, cap: int, rule: Rule | Non
         up1 = np.hstack([h[:, 1:], h[:, -1:]])
         join0 = np.where(full0, np.where(full1, h, up1), up0)   # a full queue sends the arrival to the other one
         join1 = np.where(full1, np.where(full0, h, up0), up1)
-        first = join0 <= join1 if fixed is None else fixed
-        arrive = np.where(first, join0, join1)
+        first = (join0 <= join1).astype(np.float64) if fixed is None else fixed
+        arrive = first * join0 + (1.0 - first) * join1
         down0 = np.vstack([h[:1], h[:-1]])
         down1 = np.hstack([h[:, :1], h[:, :-1]])
         new = (cost + lam * arrive + s0 * down0 + s1 * down1) / u
@@ -105,13 +110,13 @@ def _stationary(lam: float, s0: float, s1: float, first: np.ndarray, full0: np.n
     u = lam + s0 + s1
     pi = np.zeros(first.shape)
     pi[0, 0] = 1.0
-    to0 = np.where(full0, False, np.where(full1, True, first))
+    to0 = np.where(full0, 0.0, np.where(full1, 1.0, first))
     lost = full0 & full1
     for _ in range(200_000):
         new = np.zeros_like(pi)
         new += np.where(lost, pi, 0.0) * (lam / u)
-        a0 = np.where(to0 & ~lost, pi, 0.0) * (lam / u)
-        a1 = np.where(~to0 & ~lost, pi, 0.0) * (lam / u)
+        a0 = np.where(lost, 0.0, pi * to0) * (lam / u)
+        a1 = np.where(lost, 0.0, pi * (1.0 - to0)) * (lam / u)
         new[1:] += a0[:-1]
         new[:, 1:] += a1[:, :-1]
         new[:-1] += pi[1:] * (s0 / u)
