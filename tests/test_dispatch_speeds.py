@@ -141,6 +141,8 @@ def test_sed_d_with_equal_speeds_is_jsq_d_draw_for_draw():
     a = simulate("sed-d", 20, 0.9, d=3, arrivals=20_000, reps=2, seed=8)
     b = simulate("jsq-d", 20, 0.9, d=3, arrivals=20_000, reps=2, seed=8)
     assert a.estimates == b.estimates
+    assert a.model.message_rate == pytest.approx(2.7)  # d·λ, the designed rate the scorecard shows
+    assert abs(a.estimates["message_rate"].mean - 2.7) < 0.05
 
 
 def test_clocks_refuse_speeds():

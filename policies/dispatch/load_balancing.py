@@ -23,7 +23,7 @@ name                        rule (ties uniformly at random)
 ``sed-d``                   the same among d servers sampled without replacement (d messages per arrival)
 ==========================  ===============================================================================
 
-With equal speeds sed is jsq and sed-d is jsq-d (in distribution); they matter with per-server ``speeds``
+With equal speeds sed is jsq (in distribution) and sed-d is jsq-d (draw for draw); they matter with per-server ``speeds``
 (:func:`msjgym.systems.dispatch.model.pool_speeds`). SED: Selen, Adan, Kapodistria & van Leeuwaarden, "Steady-state
 analysis of shortest expected delay routing", Queueing Systems 84(3):309–354, 2016 (two heterogeneous exponential
 servers, each with its own FCFS queue: exactly sed at N = 2); its sampled version as in Gardner, Abdul Jaleel,
@@ -371,7 +371,8 @@ SED_POLICY = DispatchPolicy(
     name="sed", summary="shortest expected delay: least (q_i + 1)/speed_i over all servers (O(N) scan)",
     source="Selen, Adan, Kapodistria & van Leeuwaarden, 'Steady-state analysis of shortest expected delay routing', "
            "Queueing Systems 84(3), 2016", choose=choose_sed,
-    not_expressible="needs every server's queue length and speed; the sampled observation with d = N shows them")
+    not_expressible="scans the servers in index order with its own tie draws; the sampled observation with d = N "
+                    "shows every server in random order, which is sed-d with d = N (the same rule in distribution)")
 SED_D_POLICY = DispatchPolicy(
     name="sed-d", summary="least (q_i + 1)/speed_i among d sampled servers (d messages per arrival)",
     source="SED (Selen et al., Queueing Systems 2016) on d samples, as compared in Gardner, Abdul Jaleel, Wickeham & "

@@ -1,9 +1,10 @@
 """The large-scale dispatch model and its validated parameters.
 
 N servers, each with its own FIFO queue and one job in service at a time, serving at rate 1 (resource pooling:
-1 − p; or per-server ``speeds``, e.g. a fast and a slow pool from :func:`pool_speeds`); arrivals Poisson with rate λN (water filling: batches of M tasks at rate λN/M); job sizes i.i.d. from any
-msjgym :class:`~msjgym.core.distributions.Distribution` (the paper's laws have mean 1, so λ is the load). The
-dispatcher's information is part of the model: see :mod:`msjgym.policies.dispatch.load_balancing`.
+1 − p; or per-server ``speeds``, e.g. a fast and a slow pool from :func:`pool_speeds`); arrivals Poisson with rate
+λN (water filling: batches of M tasks at rate λN/M); job sizes i.i.d. from any msjgym
+:class:`~msjgym.core.distributions.Distribution` (the paper's laws have mean 1, so λ is the load). The dispatcher's
+information is part of the model: see :mod:`msjgym.policies.dispatch.load_balancing`.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
 of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modelling-choices.md ("Load balancing").
@@ -196,11 +197,11 @@ class DispatchModel:
 
     @property
     def message_rate(self) -> float | None:
-        """Designed message rate per server: push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; jsq-d and
-        least-loaded-d dλ (d servers asked per arrival); else None."""
+        """Designed message rate per server: push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; jsq-d,
+        least-loaded-d and sed-d dλ (d servers asked per arrival); else None."""
         if self.policy in ("push", "water-filling"):
             return self.delta
-        if self.policy in ("jsq-d", "least-loaded-d"):
+        if self.policy in ("jsq-d", "least-loaded-d", "sed-d"):
             return self.d * self.lam
         if self.policy == "pull":
             rho = self.lam * self.dist.mean
