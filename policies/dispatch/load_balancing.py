@@ -11,7 +11,8 @@ name                        rule (ties uniformly at random)
 ``round-robin``             servers 0, 1, ..., N-1, 0, ... in turn
 ``jsq``                     a shortest queue (exact queue lengths; level buckets make it O(1))
 ``jsq-d``                   shortest of d servers sampled without replacement (d messages per arrival)
-``least-loaded-d``          least remaining work among d sampled servers (d messages per arrival)
+``least-loaded-d``          least remaining work among d sampled servers (d messages per arrival; with
+                            per-server speeds: the least time to drain it, work / speed)
 ``jiq``                     an idle server if there is one (exact idle set), else a random server
 ``push``                    smallest estimate e_i (e_i += 1 on assignment); probes at rate δN set e_i = q_i
 ``pull``                    as push; servers update e_i = q_i at completions (prob. δ₁) and at rate δ₀ when idle
@@ -129,14 +130,16 @@ def _shortest_of_sample(st, b, n, d):
 
 
 @njit(inline="always")
-def _least_loaded_of_sample(st, b, n, d, now):
-    """The server with the least remaining work among d sampled (waiting work + residual of the job in service)."""
+def _least_loaded_of_sample(st, pr, b, n, d, now):
+    """The server with the least remaining work among d sampled, in time units: the waiting work / the server's speed
+    (1 unless per-server speeds are given: then the time its queue takes to drain) + the residual of the job in
+    service."""
     sample_servers(st, b, n, d)
     best = -1
     wb = 0.0
     for j in range(d):
         i = st.perm[j]
-        w = st.srvf[i, W_PEND]
+        w = st.srvf[i, W_PEND] / pr.floats[F_SPEEDS + i]
         if st.srv[i, V_HEAD] >= 0:
             w += st.srvf[i, W_CT] - now
         if best < 0 or w < wb:
@@ -191,7 +194,7 @@ def choose_least_loaded_d(st, pr, b, now):
     d = pr.ints[P_D]
     if st.si[S_PHASE] == 1:
         st.si[S_MSG] += d
-    return _least_loaded_of_sample(st, b, pr.ints[P_N], d, now)
+    return _least_loaded_of_sample(st, pr, b, pr.ints[P_N], d, now)
 
 
 @njit
