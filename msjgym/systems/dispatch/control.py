@@ -137,10 +137,10 @@ def expected_response(st, pr, i):
 
     Exponential sizes (completion clocks, sizes never drawn): (q_i + 1) · E[S] / speed by memorylessness.
     Otherwise (sizes drawn at arrival, so the work ahead is known): the residual service of the job in service plus
-    the waiting work, / speed, plus E[S] / speed for the job's own size. ``speed``: server i's (``F_SPEEDS + i``; with
+    the waiting work, / speed, plus E[S] / speed for the job's own size. ``speed``: server i's (``kernel._speed``; with
     equal speeds it is F_SPEED, so the factor F_SPEED / speed is exactly 1)."""
     q = st.srv[i, V_Q]
-    speed = pr.floats[F_SPEEDS + i]
+    speed = kern._speed(pr, i)
     mean = 1.0 / pr.floats[kern.F_MU] * (pr.floats[kern.F_SPEED] / speed)  # E[S] / speed
     if st.si[S_CLOCKS] or q == 0:
         return (q + 1) * mean

@@ -50,7 +50,8 @@ P_WARMUP = 7
 P_DKIND = 8  # job-size law kind (msjgym.core.sampling)
 P_REMOVE = 9  # resource pooling: which waiting job a token removes
 P_CLOCKS = 10  # 1: completions by competing clocks (exponential sizes only), 0: completion heap
-NPI = 11
+P_SPEEDS = 11  # 1: per-server speeds (floats[F_SPEEDS + i]); 0: every server at F_SPEED (one value, hot in cache)
+NPI = 12
 
 # params.floats
 F_LAM = 0  # arrival rate per server λ (jobs per unit time)
@@ -83,6 +84,12 @@ RUN = types.int64(STATE, PARAMS, types.int64, types.int64, types.int64)
 """The signature the event loop :func:`run` is compiled for, once per machine (cached), whatever the dispatcher."""
 RESET = types.none(STATE, PARAMS, types.int64)
 """The signature of :func:`reset`."""
+
+
+@njit(inline="always")
+def _speed(pr, i):
+    """Server i's speed (work per unit time)."""
+    return pr.floats[F_SPEEDS + i] if pr.ints[P_SPEEDS] else pr.floats[F_SPEED]
 
 
 # ---------------------------------------------------------------- statistics
@@ -170,7 +177,7 @@ def _enqueue(st, pr, b, i, now, measured):
     if k == 0:
         idle_remove(st, i)
         if not clocks:
-            t = now + size / pr.floats[F_SPEEDS + i]
+            t = now + size / _speed(pr, i)
             st.srvf[i, W_CT] = t
             if not heap_push(st, i, t):
                 st.si[S_STATUS] = NEED_JOBS
@@ -234,7 +241,7 @@ def _completion(st, pr, b, i, now):
     elif h >= 0:
         size = st.jobf[h, J_SIZE]
         st.srvf[i, W_PEND] -= size
-        t = now + size / pr.floats[F_SPEEDS + i]
+        t = now + size / _speed(pr, i)
         st.srvf[i, W_CT] = t
         heap_replace_top(st, t)
     else:

@@ -160,6 +160,7 @@ def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: b
     floats[kern.F_SPEED] = m.speed
     floats[kern.F_MU] = m.speed / m.dist.mean
     floats[kern.NPF:] = m.server_speeds
+    ints[kern.P_SPEEDS] = int(m.speeds is not None)
     ints[kern.P_CLOCKS] = int(clocks)
     return kern.DispatchParams(ints, floats, np.ascontiguousarray(data, dtype=np.float64))
 

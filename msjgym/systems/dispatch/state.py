@@ -24,7 +24,8 @@ The primitives, each with its cost per call:
   server (completions under exponential sizes, below) is one array read.
 * **Completions under exponential sizes** (O(1), no heap): every busy server completes at rate speed/E[S], so the
   next completion is a clock of rate speed/E[S] × busy competing with the exogenous clocks, at a uniformly random
-  busy server (memorylessness); sizes are then never drawn.
+  busy server (memorylessness); sizes are then never drawn. Equal speeds only: with per-server speeds
+  (``F_SPEEDS``) completions run on the heap.
 * **Job pool** (O(1)): a doubly linked FIFO list per server over a preallocated pool of job rows with a free stack
   (LIFO, so recently freed rows, still in cache, are reused first).
 
