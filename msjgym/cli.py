@@ -133,7 +133,16 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
                     help="do not stop replications whose number in system keeps growing")
     ev.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     ev.add_argument("--per-job", metavar="FILE.csv", default=None,
-                    help="trace replays: write each job's arrival, need, duration, completion and response time")
+                    help="trace replays: write each job's id, arrival, need, duration, completion, response and "
+                         "waiting time and bounded slowdown")
+    ev.add_argument("--windows", type=_positive_int, default=None, metavar="N",
+                    help="trace replays: replicate over N windows of the trace (with --window-jobs), each replayed "
+                         "from an empty machine, for CIs across windows (default: one exact replay, no CI)")
+    ev.add_argument("--window-jobs", type=_positive_int, default=None, metavar="M",
+                    help="trace replays with --windows: measured jobs per window (consecutive jobs; at least 10)")
+    ev.add_argument("--bsld-threshold", type=float, default=None, metavar="TAU",
+                    help="multiserver jobs: threshold τ of the bounded slowdown max(1, response / max(run time, τ)), "
+                         "in the scenario's time unit (default 10, the literature's 10 s)")
     ev.add_argument("--skip-bad-lines", action="store_true",
                     help="trace replays: skip malformed trace lines (and count them) instead of stopping")
     ev.add_argument("--no-progress", action="store_true", help="never show a progress bar")
@@ -180,7 +189,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, object]:
     return overrides
 
 
-_OPTIONS = ("saturated", "backlog", "no_instability_check", "mode", "window", "observation", "levels", "per_job")
+_OPTIONS = ("saturated", "backlog", "no_instability_check", "mode", "window", "observation", "levels", "per_job",
+            "windows", "window_jobs", "bsld_threshold")
 """``msjgym evaluate``'s family-specific options: passed on when given (each family refuses what it does not take)."""
 
 
@@ -262,12 +272,13 @@ def _save_per_job(result: Result, path: Path) -> str | None:
 
 
 def _write_per_job(result: Result, path: Path) -> None:
-    """One CSV row per trace job (replication 0); the folder must exist."""
+    """One CSV row per trace job (its id first: the SWF job number); the folder must exist."""
     columns = result.per_job
     with path.open("w") as f:
-        f.write("job," + ",".join(columns) + "\n")
+        f.write(",".join(columns) + "\n")
         for i in range(len(columns["arrival_time"])):
-            f.write(f"{i + 1}," + ",".join(f"{columns[c][i]:.10g}" for c in columns) + "\n")
+            f.write(",".join(f"{columns[c][i]:.10g}" if columns[c].dtype.kind == "f" else str(columns[c][i])
+                             for c in columns) + "\n")
 
 
 def _cmd_theory(args: argparse.Namespace) -> None:

@@ -36,10 +36,13 @@ Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_ove
       that ``estimate`` and ``estimate.factor`` / ``estimate.allow_underestimate`` may be added or replaced;
     * for a built-in, KEY is one of its parameters.
 
-Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf", scale_servers = 64 }`` replays
-the jobs of an SWF or CSV trace (:mod:`msjgym.core.traces`) on ``scale_servers`` servers, each job's processors
-scaled by scale_servers / (the traced machine's size) and rounded up; optional ``time_scale`` (multiplies the
-arrival times) and ``skip_bad_lines``. The classes are the trace's distinct needs, with empirical durations.
+Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf" }`` replays the jobs of an SWF or
+CSV trace (:mod:`msjgym.core.traces`) on the traced machine (its size from the SWF header: ``MaxProcs``, else
+``MaxNodes`` × ``arrivals.processors_per_node``, default 1); a file that does not say (a CSV file, an SWF file
+without those headers) needs ``servers = N``, the traced machine's processors. ``arrivals.scale_servers = S`` (or
+``servers = S`` with a header) replays it on S servers instead, each job's processors scaled by S / (the traced
+machine's size) and rounded up; optional ``time_scale`` (multiplies the arrival times) and ``skip_bad_lines``. The
+classes are the trace's distinct needs, with empirical durations.
 
 Runtime estimates (used only by the backfilling policies; every other policy ignores them), top-level ``estimate``:
     * ``estimate = "exact"`` (the default): each job's estimate is its duration;
@@ -96,7 +99,7 @@ SYSTEMS = ("msj",)
 _TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals", "estimate")
 _ESTIMATE_KEYS = ("factor", "allow_underestimate")
 _FACTOR_KEYS = ("dist", "low", "high")
-_TRACE_KEYS = ("trace", "scale_servers", "time_scale", "skip_bad_lines")
+_TRACE_KEYS = ("trace", "scale_servers", "processors_per_node", "time_scale", "skip_bad_lines")
 _CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
 _PROBABILITY_TOLERANCE = 1e-6
 _CLASS_RATES = "classes[*].arrival_rate"
@@ -239,10 +242,18 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
         if key in spec:
             raise ScenarioError(f"{_path(where, key)}: not allowed with arrivals = {{trace = ...}} (the trace gives "
                                 f"the jobs)")
-    servers = _servers(_required(table, path, "scale_servers"), _path(path, "scale_servers"))
-    if "servers" in spec and _integer(spec["servers"], _path(where, "servers")) != servers:
-        raise _bad(_path(where, "servers"), spec["servers"], f"must equal arrivals.scale_servers ({servers}) or be "
-                   "left out")
+    servers = None
+    if "scale_servers" in table:
+        servers = _servers(table["scale_servers"], _path(path, "scale_servers"))
+    if "servers" in spec:
+        given = _servers(spec["servers"], _path(where, "servers"))
+        if servers is not None and given != servers:
+            raise _bad(_path(where, "servers"), spec["servers"], f"must equal arrivals.scale_servers ({servers}) or "
+                       "be left out")
+        servers = given
+    per_node = None
+    if "processors_per_node" in table:
+        per_node = _integer(table["processors_per_node"], _path(path, "processors_per_node"), 1, 10**6)
     file = Path(_string(_required(table, path, "trace"), _path(path, "trace"))).expanduser()
     if not file.is_absolute() and base_dir is not None:
         file = base_dir / file
@@ -250,15 +261,20 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
     if not isinstance(skip, bool):
         raise _bad(_path(path, "skip_bad_lines"), skip, "must be true or false")
     time_scale = _real(table.get("time_scale", 1.0), _path(path, "time_scale"))
-    trace = read_trace(file, skip_bad_lines=skip).scaled(servers, time_scale)
-    if len(trace) < 2 or trace.arrival[-1] <= 0:
-        raise ScenarioError(f"{_path(path, 'trace')}: {file} needs at least two jobs arriving at different times")
+    trace = read_trace(file, skip_bad_lines=skip, servers=servers, processors_per_node=per_node)
+    servers = trace.machine if servers is None else servers
+    check_int(_path(path, "scale_servers"), servers, 1, MAX_SERVERS, ScenarioError,
+              "the engine keeps per-server state (the default is the traced machine's size)")
+    trace = trace.scaled(servers, time_scale)
     needs, counts = np.unique(trace.need, return_counts=True)
     classes = tuple(
         JobClass(f"need{m}", int(m), float(k / len(trace)),
                  Empirical(values=tuple(float(x) for x in trace.duration[trace.need == m])))
         for m, k in zip(needs, counts))
-    rate = (len(trace) - 1) / float(trace.arrival[-1])
+    # λ (used by the theory and the reported load only: a replay takes the trace's arrival times): jobs per unit
+    # time over the span of the arrivals; a trace whose jobs all arrive at once is one batch over its longest job
+    span = float(trace.arrival[-1]) if trace.arrival[-1] > 0 else float(trace.duration.max())
+    rate = max(len(trace) - 1, 1) / span
     check_time_spread(_path(path, "time_scale"), time_scale, 1.0 / rate, min(c.service.mean for c in classes),
                       ScenarioError, what="the shortest mean duration of a need")
     return MSJModel(servers=servers, arrival_rate=rate, classes=classes, trace=trace,
