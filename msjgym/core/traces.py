@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -66,6 +67,8 @@ class Trace:
             replayed: unknown or zero run time, unknown processors; ``notes`` counts them by reason).
         notes: what the reader decided that a user should know (one line each).
         ident: each job's id: the SWF job number (field 1), or the 1-based rank of a CSV line among the jobs.
+        generator: for a synthetic trace, ``generator(jobs, seed_sequence)`` draws another trace of ``jobs`` jobs
+            from the same workload model (on the same machine, scaled alike); None for a trace read from a file.
     """
 
     arrival: np.ndarray
@@ -78,6 +81,7 @@ class Trace:
     notes: list[str] = field(default_factory=list)
     estimate: np.ndarray | None = None
     ident: np.ndarray | None = None
+    generator: Callable[[int, np.random.SeedSequence], Trace] | None = None
 
     def __post_init__(self) -> None:
         if self.estimate is None:

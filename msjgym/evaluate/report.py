@@ -89,7 +89,7 @@ def format_table(result: Result) -> str:
         lines.append("exact values of one deterministic replay (no CI); times in the trace's time unit; counts are "
                      "time averages over the makespan.")
     else:
-        lines.append(f"mean ± 95% CI half-width{' across windows' if result.mode == 'windows' else ''}; times in the "
+        lines.append(f"mean ± 95% CI half-width{' across windows' if result.mode == 'windows' else ' across traces' if result.mode == 'traces' else ''}; times in the "
                      "scenario's time unit; counts are time averages.")
     lines += [f"(!) {name}: {est.warning}" for name, est in result.metrics.items() if est.warning]
     return "\n".join(lines + _diagnostics(result))
@@ -100,6 +100,9 @@ def _run_size(result: Result) -> str:
     warm = f" after {result.warmup:,} warm-up" if result.warmup else ""
     if result.mode == "replay":
         return f"exact replay of {result.jobs:,} trace {result.unit}s{warm}"
+    if result.mode == "traces":
+        return (f"{result.reps} traces x {result.jobs:,} {result.unit}s{warm} drawn from the workload model, each "
+                f"replayed from an empty machine, seed {result.seed}")
     if result.mode == "windows":
         return (f"{result.reps} windows x {result.jobs:,} trace {result.unit}s{warm}, each from an empty machine, "
                 f"seed {result.seed}")

@@ -30,7 +30,7 @@ from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, s
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.replay import loop_integrals, replay_invariants, replay_metrics, window_starts
 from msjgym.systems.msj.state import NJF, NJI
-from msjgym.systems.msj.scenarios import is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system
+from msjgym.systems.msj.scenarios import model_of_trace, is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -52,6 +52,12 @@ def _run_length(model: Any, run: api.RunSettings) -> tuple[int, int, int]:
         reps = DEFAULT_REPS if run.reps is None else run.reps
         jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
         return reps, jobs, jobs // 10 if run.warmup is None else run.warmup
+    if run.reps is not None and trace.generator is not None and not saturated and windows is None:
+        check_int("--reps", run.reps, MIN_WINDOWS, limits.MAX_REPS, MsjgymError,
+                  "independent traces drawn from the workload model, for CIs across them (no --reps: one exact "
+                  "replay of the scenario's own trace)")
+        warmup = 0 if run.warmup is None else run.warmup
+        return run.reps, len(trace) if run.jobs is None else run.jobs, warmup
     if run.reps is not None or saturated:
         raise MsjgymError(f"{'--saturated' if saturated else f'--reps {run.reps}'}: a trace replay is deterministic "
                           "and open (one replay: exact values); for confidence intervals replicate over windows of "
@@ -164,6 +170,15 @@ class _MSJRuns(api.Simulation):
         if self.model.trace is not None:
             self.exact = reps == 1
             self.mode = "replay" if self.exact else "windows"
+        self.draws = False
+
+    def _trace_mode(self, run: api.RunSettings) -> bool:
+        """Whether the replications of a trace scenario are traces drawn from its workload model (``--reps`` on a
+        synthetic trace) rather than windows of its trace; sets the mode."""
+        self.draws = self.reps > 1 and run.options.get("windows") is None
+        if self.draws:
+            self.mode = "traces"
+        return self.draws
 
     @property
     def _sim(self) -> MSJSimulation:
@@ -231,7 +246,7 @@ class _MSJRuns(api.Simulation):
             if self.warmup:
                 return {}
             sim, b = self._at(rep)
-            return loop_integrals(sim.state, b, self.model.needs, self.model.servers)
+            return loop_integrals(sim.state, b, sim.model.needs, sim.model.servers)
         st = self._sim.state
         bstat = st.bstat[rep].sum(axis=0) if batch is None else st.bstat[rep, batch]
         return {"sampled_load": sampled_load(bstat, self.model)}
@@ -266,24 +281,37 @@ class _MSJRuns(api.Simulation):
             lines = [f"exact replay of {len(part):,} of the trace's {len(trace):,} jobs (ids {part.ident[0]}–"
                      f"{part.ident[-1]}; {done:,} completed); values are the replay's exact per-job averages (no CI: "
                      "one deterministic replay; for CIs use --windows N --window-jobs M); " + tau]
+        elif self.draws:
+            lines = [f"{self.reps} independent traces of {self.warmup + self.jobs:,} jobs drawn from the workload model "
+                     f"(trace r from SeedSequence({self.seed}).spawn({self.reps})[r]), each replayed exactly from an "
+                     "empty machine; mean ± 95% CI across traces; " + tau]
         else:
             length = self.warmup + self.jobs
             lines = [f"{self.reps} windows of {length:,} consecutive jobs" + (f" ({self.warmup:,} warm-up)" if
                      self.warmup else "") + f", each replayed from an empty machine; starts uniform over the trace "
                      f"(seed {self.seed}): {', '.join(f'{s:,}' for s in self.starts[:10])}"
                      + (" ..." if len(self.starts) > 10 else "") + "; mean ± 95% CI across windows; " + tau]
-        lines.append(f"trace {trace.source}: {len(trace):,} jobs read; skipped {trace.skipped_unusable:,} jobs that "
-                     f"cannot be replayed and {trace.skipped_malformed:,} malformed lines")
+        if trace.generator is not None:
+            lines.append(f"trace: {trace.source}")
+        else:
+            lines.append(f"trace {trace.source}: {len(trace):,} jobs read; skipped {trace.skipped_unusable:,} jobs "
+                         f"that cannot be replayed and {trace.skipped_malformed:,} malformed lines")
         return lines + [f"note: {n}" for n in trace.notes]
 
 
-def _trace_parts(scenario: api.Scenario, reps: int, jobs: int, warmup: int, seed: int
+def _trace_parts(scenario: api.Scenario, reps: int, jobs: int, warmup: int, seed: int, draws: bool
                  ) -> tuple[list[api.Scenario], list[int], list[Trace] | None, list[np.random.SeedSequence] | None]:
     """The scenario of each replication of a replayed trace (the whole replay: its first warmup + jobs jobs; windows:
-    each window's), the windows' starts, the windows (None for one replay), and the windows' seed sequences (None for
-    one replay, whose streams are those of replication 0 of ``seed``)."""
+    each window's; ``draws``: a trace drawn from the scenario's workload model per replication, each with the classes
+    of its own needs), the windows' starts, the replications' traces (None for one replay), and their seed sequences
+    (None for one replay, whose streams are those of replication 0 of ``seed``)."""
     model, trace = scenario.model, scenario.model.trace
     length = warmup + jobs
+    if draws:
+        seqs = np.random.SeedSequence(seed).spawn(reps)  # trace r: drawn from the model with child r
+        parts = [trace.generator(length, seq) for seq in seqs]
+        scenarios = [replace(scenario, model=model_of_trace(part, model.servers, model.estimate)) for part in parts]
+        return scenarios, [], parts, seqs
     if reps == 1:
         parts, starts, windows, seqs = [trace.window(0, length)], [0], None, None
     else:
@@ -315,7 +343,8 @@ class BuiltinRuns(_MSJRuns):
             streams, _ = rng.spawn_states(seed, reps)
             self.sims = [MSJSimulation(scenario.model, policy, config, streams)]
             return
-        parts, self.starts, self.windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed)
+        parts, self.starts, self.windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed,
+                                                              self._trace_mode(run))
         streams = [rng.spawn_states(seed, 1)[0]] if seqs is None else [rng.seed_states([q]) for q in seqs]
         self.seed = seed
         self.sims = [MSJSimulation(p.model, policy, config, s) for p, s in zip(parts, streams)]
@@ -356,7 +385,11 @@ class AgentRuns(_MSJRuns):
         trace = scenario.model.trace is not None
         parts, seeds = [scenario], [seed]
         if trace:
-            parts, self_starts, windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed)
+            if reps > 1 and run.options.get("windows") is None:
+                raise MsjgymError("--reps on a synthetic workload: only for built-in policies (each drawn trace has "
+                                  "classes of its own, so the observation of a policy of yours would change shape); "
+                                  "use --windows N --window-jobs M")
+            parts, self_starts, windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed, False)
             if seqs is not None:  # each window's own seed, derived from its seed sequence (never seed + i)
                 seeds = [int(q.generate_state(1, np.uint32)[0]) for q in seqs]
         self.runners = [AgentReplications(p, policy, mode=mode, window=window, reps=1 if trace else reps, jobs=jobs,
