@@ -48,8 +48,10 @@ def replay_metrics(arrival: np.ndarray, need: np.ndarray, duration: np.ndarray, 
     """The exact metrics of one replay (module docstring).
 
     Args:
-        arrival, need, duration, completion: every replayed job's arrival time, servers held, run time and completion
-            time (trace time units), in arrival order.
+        arrival: every replayed job's arrival time (trace time units), in arrival order.
+        need: the servers each job holds.
+        duration: each job's run time (trace time units).
+        completion: each job's completion time (trace time units).
         servers: the simulated machine's servers.
         warmup: the first ``warmup`` jobs are replayed but not measured (per-job averages are over the others).
         tau: the bounded slowdown's threshold (trace time units).
