@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from msjgym import api
 from msjgym.core import limits
 from msjgym.core.inputs import policy_files, recording, refuse_overwrite
@@ -114,10 +116,12 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--levels", type=_positive_int, default=None,
                     help="dispatch scenarios, for a dispatcher of your own: histogram length L (default 8)")
     ev.add_argument("--reps", type=_positive_int, default=None,
-                    help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means; "
-                         "lb-* scenarios: default 20, the paper's; at most 10^4)")
+                    help="independent replications (default 10; with 1, CIs come from batch means; lb-* scenarios: "
+                         "default 20, the paper's; a trace is one exact replay, see --windows; a synthetic trace "
+                         "(lublin-feitelson): R traces drawn from its model; at most 10^4)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
-                    help="measured jobs per replication (default 100000; for a trace, all of its jobs; lb-* "
+                    help="measured jobs per replication (default 100000; for a trace, all of its jobs (J: its "
+                         "first J); lb-* "
                          "scenarios: arrivals per replication, default N·10^4, the first 10%% warm-up; at most 10^12)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
                     help="jobs discarded at the start of each replication (default: jobs/10; 0 for a trace)")
@@ -274,6 +278,8 @@ def _save_per_job(result: Result, path: Path) -> str | None:
 def _write_per_job(result: Result, path: Path) -> None:
     """One CSV row per trace job (its id first: the SWF job number); the folder must exist."""
     columns = result.per_job
+    if "job" not in columns:  # no ids given: the jobs' rank in arrival order, 1-based
+        columns = {"job": np.arange(1, len(columns["arrival_time"]) + 1)} | dict(columns)
     with path.open("w") as f:
         f.write(",".join(columns) + "\n")
         for i in range(len(columns["arrival_time"])):

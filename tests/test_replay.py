@@ -106,6 +106,7 @@ def test_a_replay_refuses_replications_and_points_at_windows(tmp_path):
     scenario = load_scenario(str(_swf(tmp_path)))
     with pytest.raises(MsjgymError, match="--windows N --window-jobs M"):
         evaluate(scenario, "fcfs", reps=3)
+    assert evaluate(scenario, "fcfs", reps=1, seed=1).mode == "replay"  # --reps 1: the one replay
     with pytest.raises(MsjgymError, match="--windows and --window-jobs go together"):
         evaluate(scenario, "fcfs", windows=2)
     with pytest.raises(MsjgymError, match=r"--window-jobs 10: the trace has 5 jobs"):

@@ -89,8 +89,9 @@ def format_table(result: Result) -> str:
         lines.append("exact values of one deterministic replay (no CI); times in the trace's time unit; counts are "
                      "time averages over the makespan.")
     else:
-        lines.append(f"mean ± 95% CI half-width{' across windows' if result.mode == 'windows' else ' across traces' if result.mode == 'traces' else ''}; times in the "
-                     "scenario's time unit; counts are time averages.")
+        across = {"windows": " across windows", "traces": " across traces"}.get(result.mode, "")
+        lines.append(f"mean ± 95% CI half-width{across}; times in the scenario's time unit; counts are time "
+                     "averages.")
     lines += [f"(!) {name}: {est.warning}" for name, est in result.metrics.items() if est.warning]
     return "\n".join(lines + _diagnostics(result))
 

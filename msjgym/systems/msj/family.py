@@ -30,7 +30,8 @@ from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, s
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.replay import loop_integrals, replay_invariants, replay_metrics, window_starts
 from msjgym.systems.msj.state import NJF, NJI
-from msjgym.systems.msj.scenarios import model_of_trace, is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system
+from msjgym.systems.msj.scenarios import (
+    is_builtin_msj, list_msj_scenarios, load_msj_scenario, model_of_trace, scenario_system)
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -52,13 +53,21 @@ def _run_length(model: Any, run: api.RunSettings) -> tuple[int, int, int]:
         reps = DEFAULT_REPS if run.reps is None else run.reps
         jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
         return reps, jobs, jobs // 10 if run.warmup is None else run.warmup
-    if run.reps is not None and trace.generator is not None and not saturated and windows is None:
+    return _trace_run_length(trace, run, saturated, windows, window_jobs)
+
+
+def _trace_run_length(trace: Trace, run: api.RunSettings, saturated: bool, windows: int | None,
+                      window_jobs: int | None) -> tuple[int, int, int]:
+    """(reps, jobs, warmup) of a replayed trace: one exact replay, ``windows`` windows, or (``--reps`` on a
+    synthetic trace) traces drawn from its workload model; every inconsistent combination is a one-line error."""
+    replicated = run.reps is not None and run.reps != 1  # --reps 1 is the one exact replay
+    if replicated and trace.generator is not None and not saturated and windows is None:
         check_int("--reps", run.reps, MIN_WINDOWS, limits.MAX_REPS, MsjgymError,
                   "independent traces drawn from the workload model, for CIs across them (no --reps: one exact "
                   "replay of the scenario's own trace)")
         warmup = 0 if run.warmup is None else run.warmup
         return run.reps, len(trace) if run.jobs is None else run.jobs, warmup
-    if run.reps is not None or saturated:
+    if replicated or saturated:
         raise MsjgymError(f"{'--saturated' if saturated else f'--reps {run.reps}'}: a trace replay is deterministic "
                           "and open (one replay: exact values); for confidence intervals replicate over windows of "
                           "the trace: --windows N --window-jobs M")
@@ -139,8 +148,9 @@ def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
     """The replications' state (allocated side by side: per-server heap and profile, per-batch per-class histograms;
     :func:`msjgym.systems.msj.state.new_state`) within :data:`~msjgym.core.limits.MAX_STATE_BYTES`."""
     reps = _run_length(model, run)[0]
-    per_rep = 5 * model.servers + run.batches * model.num_classes * (histogram.NBINS + 16)
-    inputs = f"reps={reps}, batches={run.batches}, servers={model.servers}, classes={model.num_classes}"
+    batches = 1 if model.trace is not None else run.batches  # a replay measures no batches
+    per_rep = 5 * model.servers + batches * model.num_classes * (histogram.NBINS + 16)
+    inputs = f"reps={reps}, batches={batches}, servers={model.servers}, classes={model.num_classes}"
     backlog = run.options.get("backlog") if run.options.get("saturated") else None
     if backlog:  # the waiting jobs are job slots (NJI + NJF words, a slot index, 4 profile breakpoints of 2 words)
         per_rep += 2 * (backlog + model.servers) * (NJI + NJF + 1 + 8)  # slots double as they fill: up to 2×
