@@ -168,6 +168,15 @@ def test_size_bands_group_many_sizes_into_powers_of_two():
     assert [labels[c] for c in column] == ["need1", "need2", "need3-4", "need3-4", "need5-8", "need5-8", "need9-16",
                                            "need9-16", "need17-32", "need65-128", "need65-128", "need129-256",
                                            "need129-256"]
+    assert size_bands(np.array([3, 100]), banded=True)[0] == ["need3-4", "need65-128"]  # a window of a banded trace
+
+
+def test_every_window_of_a_banded_trace_has_banded_columns():
+    """A window holding few sizes keeps the whole trace's size bands, so the windows' columns line up."""
+    scenario = load_scenario(str(EXAMPLES / "lublin_256.toml"))
+    result = evaluate(scenario, "fcfs", windows=3, window_jobs=10, seed=3)
+    columns = {name[name.index("["):] for name in result.metrics if "[" in name}
+    assert columns and all("-" in c or c in ("[need1]", "[need2]") for c in columns)
 
 
 def test_the_machine_size_comes_from_the_header_or_the_scenario(tmp_path):

@@ -28,7 +28,8 @@ from msjgym.systems.msj.compiled import resolve as resolve_compiled
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
-from msjgym.systems.msj.replay import loop_integrals, replay_invariants, replay_metrics, window_starts
+from msjgym.systems.msj.replay import (
+    loop_integrals, replay_invariants, replay_metrics, uses_bands, window_starts)
 from msjgym.systems.msj.state import NJF, NJI
 from msjgym.systems.msj.scenarios import (
     is_builtin_msj, list_msj_scenarios, load_msj_scenario, model_of_trace, scenario_system)
@@ -232,7 +233,8 @@ class _MSJRuns(api.Simulation):
             trace = self._trace_of(rep)
             sim, b = self._at(rep)
             return replay_metrics(trace.arrival, trace.need, trace.duration, sim.completion_times(b)[:len(trace)],
-                                  self.model.servers, self.warmup, self.config.bsld_threshold)
+                                  self.model.servers, self.warmup, self.config.bsld_threshold,
+                                  uses_bands(self.model.trace.need))  # the whole trace decides every window's
         st = self._sim.state
         return self._unit_metrics(st.bstat[rep].sum(axis=0), st.bsys[rep].sum(axis=0), st.hist[rep].sum(axis=0))
 

@@ -26,16 +26,17 @@ PERCENTILES = (95, 99)
 interpolation between order statistics)."""
 
 
-def size_bands(needs: np.ndarray) -> tuple[list[str], np.ndarray]:
+def size_bands(needs: np.ndarray, banded: bool | None = None) -> tuple[list[str], np.ndarray]:
     """The per-class columns of a replay: (labels, the column of each job).
 
     At most :data:`MAX_CLASS_COLUMNS` distinct needs: one column per need, ``needM``. More: power-of-two bands
     ``need1``, ``need2``, ``need3-4``, ``need5-8``, ``need9-16``, ... (band k >= 1 holds the needs in
-    (2^(k-1), 2^k]); only the bands that hold a job.
+    (2^(k-1), 2^k]); only the columns that hold a job. ``banded`` imposes the choice (the replications of one
+    trace, its windows, must share their columns: the whole trace decides, :func:`uses_bands`).
     """
     needs = np.asarray(needs, dtype=np.int64)
     distinct = np.unique(needs)
-    if distinct.size <= MAX_CLASS_COLUMNS:
+    if not (uses_bands(needs) if banded is None else banded):
         return [f"need{m}" for m in distinct], np.searchsorted(distinct, needs)
     band = np.ceil(np.log2(needs)).astype(np.int64)  # exact for the integers of a trace (< 2**52)
     present = np.unique(band)
@@ -43,8 +44,13 @@ def size_bands(needs: np.ndarray) -> tuple[list[str], np.ndarray]:
     return labels, np.searchsorted(present, band)
 
 
+def uses_bands(needs: np.ndarray) -> bool:
+    """Whether a trace with these needs gets power-of-two size bands (more than :data:`MAX_CLASS_COLUMNS` sizes)."""
+    return int(np.unique(np.asarray(needs)).size) > MAX_CLASS_COLUMNS
+
+
 def replay_metrics(arrival: np.ndarray, need: np.ndarray, duration: np.ndarray, completion: np.ndarray,
-                   servers: int, warmup: int, tau: float) -> dict[str, float]:
+                   servers: int, warmup: int, tau: float, banded: bool | None = None) -> dict[str, float]:
     """The exact metrics of one replay (module docstring).
 
     Args:
@@ -55,6 +61,7 @@ def replay_metrics(arrival: np.ndarray, need: np.ndarray, duration: np.ndarray, 
         servers: the simulated machine's servers.
         warmup: the first ``warmup`` jobs are replayed but not measured (per-job averages are over the others).
         tau: the bounded slowdown's threshold (trace time units).
+        banded: whether the per-class columns are size bands (None: decided by these jobs; :func:`size_bands`).
 
     Per-job values (``waiting_time``, ``response_time``, ``bounded_slowdown``, their percentiles, and
     ``queueing_probability``, the fraction that waited) are over the measured jobs; ``makespan``, ``utilization``
@@ -69,7 +76,7 @@ def replay_metrics(arrival: np.ndarray, need: np.ndarray, duration: np.ndarray, 
     makespan = float(np.max(completion)) - start if arrival.size else math.nan
     work = need * duration
     out: dict[str, float] = {}
-    labels, column = size_bands(need)
+    labels, column = size_bands(need, banded)
 
     def put(rows: np.ndarray, suffix: str) -> None:
         m = rows.copy()
