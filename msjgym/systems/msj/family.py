@@ -313,7 +313,8 @@ class _MSJRuns(api.Simulation):
 
 def _trace_parts(scenario: api.Scenario, reps: int, jobs: int, warmup: int, seed: int, draws: bool
                  ) -> tuple[list[api.Scenario], list[int], list[Trace] | None, list[np.random.SeedSequence] | None]:
-    """The scenario of each replication of a replayed trace (the whole replay: its first warmup + jobs jobs; windows:
+    """The scenario of each replication of a replayed trace (the whole replay: its first warmup + jobs jobs, the later
+    ones never arriving, docs/modelling-choices.md#trace-replay-prefix; windows:
     each window's; ``draws``: a trace drawn from the scenario's workload model per replication, each with the classes
     of its own needs), the windows' starts, the replications' traces (None for one replay), and their seed sequences
     (None for one replay, whose streams are those of replication 0 of ``seed``)."""

@@ -119,7 +119,8 @@ def window_starts(jobs: int, windows: int, length: int, seed: int) -> list[tuple
     Window w's start is uniform on {0, ..., jobs − length}, drawn from the first child of
     ``SeedSequence(seed).spawn(windows)[w]`` (its second child seeds the replay): the windows are independent draws,
     so the t-interval over them is a CI for the mean over a uniformly placed window of the trace. Windows may
-    overlap (as they do when they are many or long); window w's start does not depend on how many windows run.
+    overlap (as they do when they are many or long); window w's start does not depend on how many windows run
+    (docs/modelling-choices.md#trace-windows).
     """
     out = []
     for child in np.random.SeedSequence(seed).spawn(windows):
