@@ -20,8 +20,9 @@ Workloads Archive and distributed with the authors' reference implementation of 
 The published parameters describe a 128-processor machine (u_hi = 7 = log2 128 for batch jobs). For a machine of P
 processors the size law is shifted by log2(P / 128) (u_low stays, u_med and u_hi move), as the authors' notes on
 the model advise ("set the number-of-nodes' parameters to fit your system": u_hi = log2 P, u_med about u_hi − 2.5);
-a job larger than P is clipped to P (docs/modelling-choices.md#lublin-machine-size). The model gives no requested run times (SWF field 9 is -1: estimates are the
-run times). Run times and arrival times are whole seconds, as in the archive's logs (rounded down; at least 1 s).
+a job larger than P is clipped to P (docs/modelling-choices.md#lublin-machine-size). The model gives no requested
+run times (SWF field 9 is -1: estimates are the run times). Run times and arrival times are whole seconds, as in the
+archive's logs (rounded down; at least 1 s).
 """
 from __future__ import annotations
 
