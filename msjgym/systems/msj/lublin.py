@@ -2,16 +2,17 @@
 
 Source: U. Lublin and D. G. Feitelson, "The workload on parallel supercomputers: modeling the characteristics of
 rigid jobs", Journal of Parallel and Distributed Computing 63(11):1105–1122, 2003. The model has two job types,
-interactive and batch, each with its own parameters (the paper's Table 4 values, fitted to the logs of the Parallel
-Workloads Archive and distributed with the authors' reference implementation of the model); every job gets:
+interactive and batch, each with its own parameters (the values fitted in the paper to the logs of the Parallel
+Workloads Archive, as distributed with the authors' reference implementation of the model, ``m_lublin99.c``; the
+section numbers of the paper are not cited here: it was not at hand); every job gets:
 
-* **a size** (§4): serial with probability ``serial_prob``; otherwise log2(size) is drawn from a *two-stage uniform*
+* **a size**: serial with probability ``serial_prob``; otherwise log2(size) is drawn from a *two-stage uniform*
   law (uniform on [u_low, u_med] with probability u_prob, else on [u_med, u_hi]), rounded to an integer (a
   power-of-two size) with probability ``pow2_prob`` / (1 − serial_prob) of the parallel jobs; size = round(2^x);
-* **a run time** (§5): ln(run time / s) follows a *hyper-gamma* law, Gamma(a1, b1) with probability p = pa·size + pb
+* **a run time**: ln(run time / s) follows a *hyper-gamma* law, Gamma(a1, b1) with probability p = pa·size + pb
   (clipped to [0, 1]), else Gamma(a2, b2) (shape, scale): the larger the job, the longer it tends to run; draws of
   ln(run time) above 12 (run times over e^12 s ≈ 45 h) are redrawn;
-* **an arrival time** (§6): ln(inter-arrival time / s) at the rush hours is Gamma(aarr·arar, barr) (redrawn above 13);
+* **an arrival time**: ln(inter-arrival time / s) at the rush hours is Gamma(aarr·arar, barr) (redrawn above 13);
   a daily cycle of 48 half-hour buckets stretches it: bucket i (hours counted from 11:00) carries the weight
   P(i − ½ < X < i + ½) for X ~ Gamma(anum, bnum), normalised to mean 1, and an inter-arrival of T seconds spends
   T/1800 "points", each bucket costing its weight (a quiet bucket is crossed quickly). The run starts at midnight.
@@ -45,7 +46,7 @@ DAY_SHIFT = 11
 
 @dataclass(frozen=True)
 class JobType:
-    """The model's parameters for one job type (Lublin & Feitelson 2003, Table 4).
+    """The model's parameters for one job type (Lublin & Feitelson 2003; the reference implementation's values).
 
     Size: serial_prob, pow2_prob, u_low, u_med, u_hi (log2 sizes on the 128-processor machine), u_prob.
     Run time (ln seconds, hyper-gamma): a1, b1, a2, b2 (shape, scale), pa, pb (p = pa·size + pb).
