@@ -47,7 +47,7 @@ class RunConfig:
         detect_instability: stop a replication whose number of jobs keeps growing.
         debug: check the state's invariants after every event (slow; used by the tests).
         bsld_threshold: τ of the bounded slowdown max(1, response / max(duration, τ)), in the scenario's time unit
-            (10: the HPC literature's 10 s; Feitelson, Rudolph, Schwiegelshohn, Sevcik & Wong 1997, §4).
+            (10: the HPC literature's 10 s; Feitelson, Rudolph, Schwiegelshohn, Sevcik & Wong 1997).
     """
 
     jobs: int = 100_000

@@ -104,7 +104,7 @@ MIN_WINDOW_JOBS = 10
 """Measured jobs per window: each window starts from an empty machine, and a window of a few jobs measures little
 but that start."""
 DEFAULT_BSLD_THRESHOLD = 10.0
-"""τ of the bounded slowdown, in the scenario's time unit: the literature's 10 s (Feitelson et al. 1997, §4)."""
+"""τ of the bounded slowdown, in the scenario's time unit: the literature's 10 s (Feitelson et al. 1997)."""
 
 
 _OPTIONS = {"saturated": "builtin", "backlog": "builtin", "no_instability_check": "any", "debug": "builtin",

@@ -7,7 +7,7 @@ windows of the trace, as the HPC scheduling literature does: each window is a ru
 empty machine, and the CIs are across windows (:func:`window_starts`).
 
 The HPC metrics (Feitelson, Rudolph, Schwiegelshohn, Sevcik & Wong, "Theory and practice in parallel job scheduling",
-JSSPP 1997, §4): the bounded slowdown max(1, T / max(S, τ)) of a job of response time T and run time S, with a
+JSSPP 1997): the bounded slowdown max(1, T / max(S, τ)) of a job of response time T and run time S, with a
 threshold τ (10 s in the literature) so that very short jobs do not dominate the mean; the makespan, from the first
 arrival to the last completion of the replayed jobs; the utilization over the makespan, Σ need·S / (servers ·
 makespan).
