@@ -45,8 +45,8 @@ def open_metrics(bstat: np.ndarray, bsys: np.ndarray, hist: np.ndarray, needs: n
     Times are in the scenario's time unit; counts are time averages; ``queueing_probability`` is the fraction of
     measured arrivals that did not start service at once; ``bounded_slowdown`` is the mean of max(1, T / max(S, τ))
     over the measured jobs (T response time, S duration, τ the run's threshold; Feitelson, Rudolph, Schwiegelshohn,
-    Sevcik & Wong, "Theory and practice in parallel job scheduling", JSSPP 1997). Two diagnostics of the zero-queueing analysis
-    (Wang, Xie & Harchol-Balter) are included: ``high_occupancy_probability`` = P(Σ_i m_i X_i > n − m_max), the
+    Sevcik & Wong, "Theory and practice in parallel job scheduling", JSSPP 1997). Two diagnostics of the
+    zero-queueing analysis (Wang, Xie & Harchol-Balter) are included: ``high_occupancy_probability`` = P(Σ_i m_i X_i > n − m_max), the
     event of their eq. (3), and ``server_deficit[CLASS]`` = E[(λ_i m_i E[S_i] − m_i X_i)^+] of their Lemma 5.4
     (X_i = class-i jobs in system).
     """
