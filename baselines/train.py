@@ -219,6 +219,7 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     print(f"training: {venv.num_envs} copies, budget {budget:.0f} s or {total:,} steps, torch threads "
           f"{torch.get_num_threads()}", flush=True)
     start = time.perf_counter()
+    load_before = os.getloadavg()[0]  # the machine's 1-minute load average (other jobs share the cores)
     model.learn(total_timesteps=total, callback=Progress())
     seconds = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
@@ -228,7 +229,8 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
               "steps", flush=True)
     print(f"trained {model.num_timesteps:,} steps in {seconds:.0f} s; saved {out / (name + '.zip')}", flush=True)
     (out / f"{name}.train_log.json").write_text(json.dumps(log))
-    return {"seconds": seconds, "timesteps": model.num_timesteps}
+    return {"seconds": seconds, "timesteps": model.num_timesteps, "load_before": load_before,
+            "load_after": os.getloadavg()[0]}
 
 
 # ---------------------------------------------------------------------------------------------------- evaluation
@@ -391,11 +393,17 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
     rows = [_dispatch_row("ppo (learned)", f"{env_args.get('observation', 'histogram')} observation", learned)]
     for baseline in ev.get("baselines", []):
         kwargs = {k: v for k, v in baseline.items() if k != "policy"}
-        result = simulate(baseline["policy"], spec.model.servers, spec.model.lam, spec.model.dist, **kwargs,
+        if spec.model.speeds is not None:
+            kwargs_sim = kwargs | {"speeds": spec.model.speeds}
+        else:
+            kwargs_sim = kwargs
+        result = simulate(baseline["policy"], spec.model.servers, spec.model.lam, spec.model.dist, **kwargs_sim,
                           **protocol)
         shown = ", ".join(f"{k} = {v:g}" for k, v in kwargs.items())
         rows.append(_dispatch_row(baseline["policy"], shown or "—", result))
-    if spec.observation == "sampled" and spec.model.d == 2:
+    if spec.observation == "sampled" and spec.model.d == 2 and spec.model.speeds is not None:
+        table_extra = speed_decision_map(decide, spec.model.speeds, spec.model.lam * spec.model.servers)
+    elif spec.observation == "sampled" and spec.model.d == 2:
         table_extra = decision_map(decide)
     elif spec.observation in ("estimates", "histogram"):
         table_extra = level_choices(decide, env_args, spec.warmup, int(ev.get("level_states", 20_000)))
@@ -415,6 +423,55 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
             "actor_checked_states": checked, "command": command, "extra": table_extra,
             "via": "`evaluate_dispatcher('sb3:...')` (`msjgym.envs.dispatch_agent_runner`)"}
     return rows, meta
+
+
+def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: float, top: int = 12) -> str:
+    """With two pools and d = 2: the learned greedy choice when the sample holds a fast server with q_f jobs and a
+    slow one with q_s (both sample orders), beside SED's ((q + 1)/speed, ties to the fast server); with N = 2 and
+    exponential sizes also the exact E[R] of SED and of the optimal rule (value iteration,
+    ``msjgym.theory.two_server_dispatch``) and their switching curves."""
+    fast, slow = max(speeds), min(speeds)
+    lines = [f"Greedy choice of the learned dispatcher when the two sampled servers are one fast (speed {fast:.4g}, "
+             f"q_f jobs, rows) and one slow (speed {slow:.4g}, q_s jobs, columns): F = the fast one, S = the slow one "
+             "(both sample orders agree), F/S = it depends on the order; `*` marks a choice SED does not make (SED "
+             "breaks a tie of (q + 1)/speed uniformly: either choice is SED's there).", "",
+             "| q_f \\ q_s | " + " | ".join(str(b) for b in range(top + 1)) + " |", "|---" * (top + 2) + "|"]
+    differ = to_slow = 0
+    for a in range(top + 1):
+        cells = []
+        for b in range(top + 1):
+            first = int(decide(np.array([a, b, fast, slow], np.float32), np.ones(2, np.bool_)))  # 0: fast
+            second = int(decide(np.array([b, a, slow, fast], np.float32), np.ones(2, np.bool_)))  # 1: fast
+            picks = {"F" if first == 0 else "S", "F" if second == 1 else "S"}
+            cell = picks.pop() if len(picks) == 1 else "F/S"
+            e_fast, e_slow = (a + 1) / fast, (b + 1) / slow
+            sed = "F" if e_fast < e_slow else "S" if e_fast > e_slow else "F/S"
+            mark = "*" if cell != sed and sed != "F/S" else ""
+            differ += bool(mark)
+            to_slow += cell == "S"
+            cells.append(cell + mark)
+        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    lines += ["", f"{differ} of {(top + 1) ** 2} (q_f, q_s) pairs differ from SED; {to_slow} go to the slow server."]
+    if len(speeds) == 2:
+        from msjgym.theory import two_server_dispatch as two
+
+        best = two.optimum(arrival_rate, fast, slow)
+        sed = two.evaluate_rule(two.sed_rule(fast, slow), arrival_rate, fast, slow)
+
+        def learned_threshold(q_s: int) -> str:
+            picks = [int(decide(np.array([q_f, q_s, fast, slow], np.float32), np.ones(2, np.bool_)))
+                     for q_f in range(200)]
+            return str(picks.index(1)) if 1 in picks else "never"
+
+        lines += ["", "Exact values for two servers with exponential sizes (value iteration on the two-queue chain, "
+                  f"`msjgym.theory.two_server_dispatch`, queues truncated at 120 jobs): SED (ties uniform, as the "
+                  f"built-in `sed` and `sed-d`) E[R] = {sed.response_time:.4f}, the optimal rule E[R] = "
+                  f"{best.response_time:.4f}. The least q_f at which a job may go to the slow server (the fast "
+                  "server sampled first), for q_s = 0, 1, ..., 5: optimal "
+                  f"{', '.join(str(best.threshold(q)) for q in range(6))}; SED "
+                  f"{', '.join(str(sed.threshold(q)) for q in range(6))}; learned "
+                  f"{', '.join(learned_threshold(q) for q in range(6))}."]
+    return "\n".join(lines)
 
 
 def decision_map(decide: Any, top: int = 8) -> str:
@@ -572,7 +629,9 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
     params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in meta["params"].items())
     train_line = kept or (f"- training: {training['timesteps']:,} environment steps in {training['seconds']:.0f} s "
                           f"wall time ({platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
-                          f"torch threads {config['train'].get('torch_threads', 1)})" if training else "- training: n/a")
+                          f"torch threads {config['train'].get('torch_threads', 1)}; 1-minute load average "
+                          f"{training['load_before']:.2f} before, {training['load_after']:.2f} after)"
+                          if training else "- training: n/a")
     quick = ("\n**QUICK run** (`--quick`: a short training and a small evaluation; not the recorded result)\n"
              if config.get("quick") else "")
     text = f"""# {name}: MaskablePPO on {meta['scenario']}

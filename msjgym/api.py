@@ -157,7 +157,9 @@ class Simulation:
         name: the policy's display name. reps: replications. jobs, warmup: measured and discarded units per
         replication; per_rep: units a replication processes (for the progress bar); unit: what they are
         (``job``, ``arrival``). batches: measurement batches per replication (0: none). mode: ``open`` or
-        ``saturated``. chunk: events per :meth:`advance` call between progress-bar updates.
+        ``saturated``. chunk: events per :meth:`advance` call between progress-bar updates. exact: the run is one
+        replay of a fixed input (a trace): its metrics are exact values, reported without an interval, and its
+        checks are judged without sampling error.
     """
 
     name: str = ""
@@ -169,6 +171,7 @@ class Simulation:
     batches: int = 0
     mode: str = "open"
     chunk: int = 1 << 18
+    exact: bool = False
 
     def prepare(self) -> None:
         """Compile or load the kernels (timed apart from the simulation); nothing by default."""

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from msjgym import api
 from msjgym.core import limits
 from msjgym.core.inputs import policy_files, recording, refuse_overwrite
@@ -114,10 +116,12 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--levels", type=_positive_int, default=None,
                     help="dispatch scenarios, for a dispatcher of your own: histogram length L (default 8)")
     ev.add_argument("--reps", type=_positive_int, default=None,
-                    help="independent replications (default 10, or 1 for a trace; with 1, CIs come from batch means; "
-                         "lb-* scenarios: default 20, the paper's; at most 10^4)")
+                    help="independent replications (default 10; with 1, CIs come from batch means; lb-* scenarios: "
+                         "default 20, the paper's; a trace is one exact replay, see --windows; a synthetic trace "
+                         "(lublin-feitelson): R traces drawn from its model; at most 10^4)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
-                    help="measured jobs per replication (default 100000; for a trace, all of its jobs; lb-* "
+                    help="measured jobs per replication (default 100000; for a trace, all of its jobs (J: its "
+                         "first J); lb-* "
                          "scenarios: arrivals per replication, default N·10^4, the first 10%% warm-up; at most 10^12)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
                     help="jobs discarded at the start of each replication (default: jobs/10; 0 for a trace)")
@@ -133,7 +137,16 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
                     help="do not stop replications whose number in system keeps growing")
     ev.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     ev.add_argument("--per-job", metavar="FILE.csv", default=None,
-                    help="trace replays: write each job's arrival, need, duration, completion and response time")
+                    help="trace replays: write each job's id, arrival, need, duration, completion, response and "
+                         "waiting time and bounded slowdown")
+    ev.add_argument("--windows", type=_positive_int, default=None, metavar="N",
+                    help="trace replays: replicate over N windows of the trace (with --window-jobs), each replayed "
+                         "from an empty machine, for CIs across windows (default: one exact replay, no CI)")
+    ev.add_argument("--window-jobs", type=_positive_int, default=None, metavar="M",
+                    help="trace replays with --windows: measured jobs per window (consecutive jobs; at least 10)")
+    ev.add_argument("--bsld-threshold", type=float, default=None, metavar="TAU",
+                    help="multiserver jobs: threshold τ of the bounded slowdown max(1, response / max(run time, τ)), "
+                         "in the scenario's time unit (default 10, the literature's 10 s)")
     ev.add_argument("--skip-bad-lines", action="store_true",
                     help="trace replays: skip malformed trace lines (and count them) instead of stopping")
     ev.add_argument("--no-progress", action="store_true", help="never show a progress bar")
@@ -180,7 +193,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, object]:
     return overrides
 
 
-_OPTIONS = ("saturated", "backlog", "no_instability_check", "mode", "window", "observation", "levels", "per_job")
+_OPTIONS = ("saturated", "backlog", "no_instability_check", "mode", "window", "observation", "levels", "per_job",
+            "windows", "window_jobs", "bsld_threshold")
 """``msjgym evaluate``'s family-specific options: passed on when given (each family refuses what it does not take)."""
 
 
@@ -262,12 +276,15 @@ def _save_per_job(result: Result, path: Path) -> str | None:
 
 
 def _write_per_job(result: Result, path: Path) -> None:
-    """One CSV row per trace job (replication 0); the folder must exist."""
+    """One CSV row per trace job (its id first: the SWF job number); the folder must exist."""
     columns = result.per_job
+    if "job" not in columns:  # no ids given: the jobs' rank in arrival order, 1-based
+        columns = {"job": np.arange(1, len(columns["arrival_time"]) + 1)} | dict(columns)
     with path.open("w") as f:
-        f.write("job," + ",".join(columns) + "\n")
+        f.write(",".join(columns) + "\n")
         for i in range(len(columns["arrival_time"])):
-            f.write(f"{i + 1}," + ",".join(f"{columns[c][i]:.10g}" for c in columns) + "\n")
+            f.write(",".join(f"{columns[c][i]:.10g}" if columns[c].dtype.kind == "f" else str(columns[c][i])
+                             for c in columns) + "\n")
 
 
 def _cmd_theory(args: argparse.Namespace) -> None:

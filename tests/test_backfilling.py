@@ -410,7 +410,7 @@ def test_swf_requested_time_is_the_estimate():
     trace = read_trace(EXAMPLES / "traces" / "sample.swf")
     rows = [line.split() for line in (EXAMPLES / "traces" / "sample.swf").read_text().splitlines()
             if line.strip() and not line.startswith(";")]
-    rows = [r for r in rows if float(r[3]) > 0 and float(r[4]) > 0]
+    rows = [r for r in rows if float(r[3]) > 0 and (float(r[4]) > 0 or float(r[7]) > 0)]  # field 5 -1: field 8
     run = np.array([float(r[3]) for r in rows])
     req = np.array([float(r[8]) for r in rows])
     order = np.argsort([float(r[1]) for r in rows], kind="stable")

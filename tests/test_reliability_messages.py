@@ -8,7 +8,7 @@ import pytest
 
 from msjgym import api
 from msjgym.cli import main
-from msjgym.core.traces import read_trace
+from msjgym.core.traces import TraceError, read_trace
 from msjgym.errors import ScenarioError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "traces" / "sample.swf"
@@ -58,11 +58,14 @@ def _swf(tmp_path: Path, header: str, order: list[int] | None = None) -> Path:
 
 @pytest.mark.parametrize("value", ["abc", "-1", "0", "12.5"])
 def test_an_invalid_maxprocs_header_gets_a_note(tmp_path, value):
-    """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/core/traces.py)"."""
-    trace = read_trace(_swf(tmp_path, f"; MaxProcs: {value}"))
-    assert trace.machine == 4  # the largest allocation of the five jobs
-    assert trace.notes == [f"line 1: MaxProcs {value!r} is not a positive integer; the machine size is the "
-                           "largest allocation, 4"]
+    """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/core/traces.py)"; and the
+    machine size is never guessed from the largest job: without a valid header, the caller's servers are required."""
+    with pytest.raises(TraceError, match=r"t\.swf: the header gives the machine size neither as MaxProcs nor as "
+                                         r"MaxNodes; give the traced machine's processors as servers = N"):
+        read_trace(_swf(tmp_path, f"; MaxProcs: {value}"))
+    trace = read_trace(_swf(tmp_path, f"; MaxProcs: {value}"), servers=16)
+    assert trace.machine == 16
+    assert trace.notes == [f"line 1: MaxProcs {value!r} is not a positive integer; ignored"]
     assert read_trace(_swf(tmp_path, "; MaxProcs: 128")).notes == []
 
 
@@ -74,7 +77,7 @@ def test_an_unsorted_trace_gets_a_note(tmp_path):
                            "arrival order (sorted, ties kept in file order)"]
     csv = tmp_path / "t.csv"
     csv.write_text("arrival_time,need,duration\n3,1,1\n1,1,1\n2,2,1\n")
-    assert read_trace(csv).notes[0].startswith("not in arrival order (1 job(s)")
+    assert read_trace(csv, servers=2).notes[0].startswith("not in arrival order (1 job(s)")
 
 
 EXITING = '''

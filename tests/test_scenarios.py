@@ -53,7 +53,7 @@ def test_every_builtin_loads_with_defaults(name: str) -> None:
 def test_builtin_names() -> None:
     assert [name for name, _ in list_scenarios()] == [
         "one-and-n", "finite-skip-fig6", "finite-skip-fig7",
-        "zero-queueing-set1", "zero-queueing-set2", "zero-queueing-set3",
+        "zero-queueing-set1", "zero-queueing-set2", "zero-queueing-set3", "lublin-feitelson",
         "loss-full-access", "loss-sampled",
         "lb-push-table1", "lb-water-filling-table2", "lb-pull-table3", "lb-pooling-table4", "lb-dispatch",
         "finite-skip-fig2", "finite-skip-fig3", "finite-skip-fig4a", "finite-skip-fig4b"]

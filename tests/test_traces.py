@@ -49,11 +49,17 @@ def test_malformed_swf_line_is_an_error_naming_it_or_skipped(tmp_path, bad):
 def test_csv_trace(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("arrival_time,need,duration\n0,1,2.5\n1,4,1\n1.5,2,3\n")
-    trace = read_trace(path)
-    assert list(trace.need) == [1, 4, 2] and list(trace.duration) == [2.5, 1.0, 3.0] and trace.machine == 4
+    with pytest.raises(TraceError, match=r"t\.csv: a CSV trace does not say the machine's size; give the traced "
+                                         r"machine's processors as servers = N"):
+        read_trace(path)
+    trace = read_trace(path, servers=8)
+    assert list(trace.need) == [1, 4, 2] and list(trace.duration) == [2.5, 1.0, 3.0] and trace.machine == 8
+    assert list(trace.ident) == [1, 2, 3]
+    with pytest.raises(TraceError, match=r"t\.csv: a job needs 4 processors, more than servers = 2"):
+        read_trace(path, servers=2)
     path.write_text("arrival_time,need,duration\n0,1,2.5\n1,0,1\n")
     with pytest.raises(TraceError, match=r"t\.csv line 3: need = 0"):
-        read_trace(path)
+        read_trace(path, servers=8)
     path.write_text("time,need,duration\n0,1,1\n")
     with pytest.raises(TraceError, match="line 1: the header"):
         read_trace(path)
@@ -126,7 +132,7 @@ def test_cli_trace_replay_writes_per_job_and_handles_bad_lines(tmp_path):
     out = _msjgym("evaluate", str(SCENARIO), "--policy", "server-filling", "--per-job", str(tmp_path / "jobs.csv"))
     assert out.returncode == 0, out.stderr
     rows = (tmp_path / "jobs.csv").read_text().splitlines()
-    assert rows[0] == "job,arrival_time,need,duration,completion_time,response_time,waiting_time"
+    assert rows[0] == "job,arrival_time,need,duration,completion_time,response_time,waiting_time,bounded_slowdown"
     assert len(rows) == 1 + len(read_trace(SAMPLE))
     bad = _swf_with(tmp_path, "1 2 3")
     (tmp_path / "bad.toml").write_text('arrivals = { trace = "bad.swf", scale_servers = 64 }\n')

@@ -3,25 +3,36 @@
 A trace is a finite list of jobs (arrival time, servers needed, duration). Times are relative to the first arrival
 and in the trace's unit (seconds for SWF). Replaying a trace through a policy is deterministic.
 
-SWF (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html): one job per line, 18 whitespace-separated fields;
-lines starting with ``;`` are header comments (``; MaxProcs: 128`` gives the machine size). msjgym uses field 2
-(submit time), field 4 (run time), field 5 (allocated processors) and field 9 (requested time, the user's runtime
-estimate, for backfilling schedulers: a job's estimate is its requested time when that is known and at least its run
-time, else its run time; the jobs whose requested time is below their run time are counted in ``notes``). The
-archive marks unknown values with -1 and
-has jobs that never ran (run time 0, typically cancelled): such jobs carry no workload and are always skipped, and
-counted. A *malformed* line (wrong number of fields, a value that is not a number) is an error naming the line,
-unless ``skip_bad_lines`` is set: then it is skipped and counted. A ``MaxProcs`` header that is not a positive
-integer (-1: unknown) is ignored, with a note (the machine size is then the largest allocation). A file whose jobs
-are not in arrival order is replayed in arrival order, with a note.
+SWF (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html, version 2.2): one job per line, 18
+whitespace-separated fields; lines starting with ``;`` are header comments. msjgym uses field 1 (job number, kept as
+the job's id through ``--per-job``), field 2 (submit time), field 4 (run time), field 5 (allocated processors; when
+it is -1, unknown, field 8, the requested processors, is used instead, and the jobs concerned are counted in
+``notes``) and field 9 (requested time, the user's runtime estimate, for backfilling schedulers: a job's estimate is
+its requested time when that is known and at least its run time, else its run time; the jobs whose requested time
+is below their run time are counted in ``notes``).
 
-CSV: a header ``arrival_time,need,duration`` then one job per line (no requested times: estimates are durations).
+Jobs that cannot be replayed are skipped and counted, by reason, in ``notes``: a run time of -1 (unknown: the job
+cannot be replayed, whatever its status), a run time of 0 (the job never ran, typically cancelled: it carries no
+workload), a submit time of -1, and processors unknown in both fields 5 and 8. A *malformed* line (wrong number of
+fields, a value that is not a number) is an error naming the line, unless ``skip_bad_lines`` is set: then it is
+skipped and counted. A file whose jobs are not in arrival order is replayed in arrival order, with a note.
+
+The traced machine's size (the processors the jobs' allocations refer to) is, in this order: the header's
+``MaxProcs``; else its ``MaxNodes`` times ``processors_per_node`` (default 1: ``MaxProcs`` entered the format in
+version 2.1 "to support SMP nodes", so a log without it counts one processor per node; a note says so); else the
+``servers`` the caller gives (a CSV trace has no header). With none of these, reading is an error naming what to give:
+the machine size is never guessed from the largest job. A header that is not a positive integer (-1: unknown) is
+ignored, with a note. A header below the largest allocation is raised to it, with a note.
+
+CSV: a header ``arrival_time,need,duration`` then one job per line (no requested times: estimates are durations; the
+job ids are the line's rank among the jobs, 1-based).
 """
 from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -50,9 +61,14 @@ class Trace:
         estimate: runtime estimates (trace time units), >= duration: SWF requested times where known and not below
             the run time, else the duration.
         source: the file it came from.
-        machine: the number of processors of the traced machine (SWF ``MaxProcs``, or the largest need).
-        skipped_malformed, skipped_unusable: lines skipped (malformed with skip_bad_lines; jobs that never ran or
-            have unknown processors).
+        machine: the number of processors of the traced machine (module docstring: ``MaxProcs``, ``MaxNodes`` ×
+            processors per node, or the size the caller gave).
+        skipped_malformed, skipped_unusable: lines skipped (malformed with skip_bad_lines; jobs that cannot be
+            replayed: unknown or zero run time, unknown processors; ``notes`` counts them by reason).
+        notes: what the reader decided that a user should know (one line each).
+        ident: each job's id: the SWF job number (field 1), or the 1-based rank of a CSV line among the jobs.
+        generator: for a synthetic trace, ``generator(jobs, seed_sequence)`` draws another trace of ``jobs`` jobs
+            from the same workload model (on the same machine, scaled alike); None for a trace read from a file.
     """
 
     arrival: np.ndarray
@@ -64,10 +80,14 @@ class Trace:
     skipped_unusable: int = 0
     notes: list[str] = field(default_factory=list)
     estimate: np.ndarray | None = None
+    ident: np.ndarray | None = None
+    generator: Callable[[int, np.random.SeedSequence], Trace] | None = None
 
     def __post_init__(self) -> None:
         if self.estimate is None:
             object.__setattr__(self, "estimate", self.duration)
+        if self.ident is None:
+            object.__setattr__(self, "ident", np.arange(1, self.arrival.size + 1, dtype=np.int64))
 
     def __len__(self) -> int:
         return int(self.arrival.size)
@@ -76,12 +96,35 @@ class Trace:
         """The trace on a system of ``servers`` servers: need ⌈p·servers/machine⌉ (clipped to [1, servers]);
         arrival times multiplied by ``time_scale`` (< 1 compresses time: a heavier load)."""
         need = np.clip(np.ceil(self.need * servers / self.machine), 1, servers).astype(np.int64)
-        return Trace(self.arrival * time_scale, need, self.duration, self.source, servers, self.skipped_malformed,
-                     self.skipped_unusable, list(self.notes), self.estimate)
+        return replace(self, arrival=self.arrival * time_scale, need=need, machine=servers, notes=list(self.notes))
+
+    def window(self, start: int, count: int) -> Trace:
+        """Jobs ``start .. start + count - 1`` (in arrival order) as a trace of their own, its first arrival at 0:
+        every per-job column is sliced (ids, estimates and any column a later version adds)."""
+        if not (0 <= start and count >= 1 and start + count <= len(self)):
+            raise ValueError(f"window [{start}, {start + count}) is not inside the trace's {len(self)} jobs")
+        n = len(self)
+        cut = {f.name: getattr(self, f.name)[start:start + count] for f in fields(self)
+               if isinstance(getattr(self, f.name), np.ndarray) and getattr(self, f.name).shape[:1] == (n,)}
+        cut["arrival"] = cut["arrival"] - cut["arrival"][0]
+        return replace(self, notes=list(self.notes), **cut)
 
 
-def read_trace(path: str | Path, skip_bad_lines: bool = False) -> Trace:
-    """Read an SWF (``.swf``) or CSV (``.csv``) trace; see the module docstring for what is skipped."""
+def read_trace(path: str | Path, skip_bad_lines: bool = False, servers: int | None = None,
+               processors_per_node: int | None = None) -> Trace:
+    """Read an SWF (``.swf``) or CSV (``.csv``) trace; see the module docstring for what is skipped and how the
+    traced machine's size is found.
+
+    Args:
+        path: the file.
+        skip_bad_lines: skip (and count) malformed lines instead of stopping at the first.
+        servers: the traced machine's processors when the file does not say (no ``MaxProcs`` nor ``MaxNodes``
+            header; a CSV file); ignored when it does.
+        processors_per_node: processors of one node, for a file whose header gives ``MaxNodes`` but no
+            ``MaxProcs`` (None: 1, with a note).
+    Raises:
+        TraceError: one line naming the file (and the line, or what to give).
+    """
     path = Path(path)
     if not path.exists():
         raise TraceError(f"trace {str(path)!r}: no such file")
@@ -89,16 +132,27 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False) -> Trace:
     note_read(path)
     suffix = path.suffix.lower()
     if suffix == ".swf":
-        return _read_swf(path, skip_bad_lines)
+        return _read_swf(path, skip_bad_lines, servers, processors_per_node)
     if suffix == ".csv":
-        return _read_csv(path, skip_bad_lines)
+        return _read_csv(path, skip_bad_lines, servers)
     raise TraceError(f"trace {str(path)!r}: unknown format {suffix!r}; valid: .swf, .csv")
 
 
-def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
-    rows: list[tuple[float, int, float, float]] = []
-    machine = 0
-    malformed = unusable = 0
+_HEADERS = ("maxprocs", "maxnodes")
+_SKIP_REASONS = {
+    "runtime": "with an unknown run time (-1; they cannot be replayed)",
+    "never_ran": "that never ran (run time 0, typically cancelled; no workload)",
+    "submit": "with an unknown submit time (-1)",
+    "procs": "with unknown processors (fields 5 and 8 both -1)",
+}
+
+
+def _read_swf(path: Path, skip_bad_lines: bool, servers: int | None, per_node: int | None) -> Trace:
+    rows: list[tuple[float, int, float, float, int]] = []
+    header: dict[str, int] = {}
+    malformed = 0
+    skipped = dict.fromkeys(_SKIP_REASONS, 0)
+    requested_procs = 0
     header_notes: list[str] = []
     with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, start=1):
@@ -107,46 +161,83 @@ def _read_swf(path: Path, skip_bad_lines: bool) -> Trace:
                 continue
             if text.startswith(";"):
                 key, _, value = text[1:].partition(":")
-                if key.strip().lower() == "maxprocs":
-                    value = value.strip()
+                key, value = key.strip(), value.strip()
+                if key.lower() in _HEADERS:
                     if value.isdigit() and int(value) > 0:
-                        machine = int(value)
-                    else:  # not a machine size (-1: unknown): scale from the largest allocation, and say so
-                        header_notes.append(f"line {number}: MaxProcs {value!r} is not a positive integer")
+                        header[key.lower()] = int(value)
+                    else:  # not a machine size (-1: unknown): ignored, and said
+                        header_notes.append(f"line {number}: {key} {value!r} is not a positive integer; ignored")
                 continue
             try:
-                submit, procs, run, requested = _swf_job(text)
+                job, reason, from_requested = _swf_job(text)
             except ValueError as exc:
                 if not skip_bad_lines:
                     raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
                 malformed += 1
                 continue
-            if run <= 0 or procs <= 0 or submit < 0:
-                unusable += 1
+            if reason:
+                skipped[reason] += 1
                 continue
-            rows.append((submit, procs, run, requested))
-    return _trace(rows, path, machine, malformed, unusable, header_notes)
+            requested_procs += from_requested
+            rows.append(job)
+    notes = list(header_notes)
+    notes += [f"skipped {k:,} job(s) {_SKIP_REASONS[r]}" for r, k in skipped.items() if k]
+    if requested_procs:
+        notes.append(f"{requested_procs:,} job(s) with unknown allocated processors (field 5 = -1): their "
+                     "requested processors (field 8) used")
+    machine = _machine_size(path, header, servers, per_node, notes)
+    given = not header  # the size is the caller's servers
+    return _trace(rows, path, machine, malformed, sum(skipped.values()), notes, given)
 
 
-def _swf_job(text: str) -> tuple[float, int, float, float]:
-    fields = text.split()
-    if len(fields) != SWF_FIELDS:
-        raise ValueError(f"expected {SWF_FIELDS} whitespace-separated fields, got {len(fields)}")
-    submit = _field("submit time (field 2)", fields[1], low=None)
-    run = _field("run time (field 4)", fields[3], low=None)
-    procs = _field("allocated processors (field 5)", fields[4], low=None, integer=True)
-    if run <= 0 or procs <= 0 or submit < 0:  # the archive's -1 (unknown) and jobs that never ran: unusable
-        return submit, int(procs), run, -1.0
-    _field("submit time (field 2)", fields[1], low=0.0, high=MAX_TRACE_TIME)
-    _field("run time (field 4)", fields[3], low=TIME_RANGE[0], high=TIME_RANGE[1])
-    procs = _field("allocated processors (field 5)", fields[4], low=1, high=MAX_TRACE_PROCESSORS, integer=True)
+def _machine_size(path: Path, header: dict[str, int], servers: int | None, per_node: int | None,
+                  notes: list[str]) -> int:
+    """The traced machine's processors (module docstring), with a note when it is not ``MaxProcs``."""
+    if "maxprocs" in header:
+        return header["maxprocs"]
+    if "maxnodes" in header:
+        nodes = header["maxnodes"]
+        if per_node is None:
+            notes.append(f"no MaxProcs header: the machine has MaxNodes {nodes:,} × 1 processor per node (give "
+                         "arrivals.processors_per_node if its nodes have more)")
+            return nodes
+        return nodes * per_node
+    if servers is None:
+        raise TraceError(f"{path}: the header gives the machine size neither as MaxProcs nor as MaxNodes; give the "
+                         "traced machine's processors as servers = N in the scenario")
+    return servers
+
+
+def _swf_job(text: str) -> tuple[tuple[float, int, float, float, int], str, bool]:
+    """One SWF job line: ((submit, processors, run, requested time, job number), the reason it cannot be replayed
+    ("" if it can), whether its processors are the requested ones (field 5 unknown))."""
+    fields_ = text.split()
+    if len(fields_) != SWF_FIELDS:
+        raise ValueError(f"expected {SWF_FIELDS} whitespace-separated fields, got {len(fields_)}")
+    ident = _field("job number (field 1)", fields_[0], low=None, integer=True)
+    submit = _field("submit time (field 2)", fields_[1], low=None)
+    run = _field("run time (field 4)", fields_[3], low=None)
+    procs = _field("allocated processors (field 5)", fields_[4], low=None, integer=True)
+    procs_name, procs_text, from_requested = "allocated processors (field 5)", fields_[4], False
+    if procs <= 0:  # unknown allocation: the requested processors, when known
+        procs_name, procs_text = "requested processors (field 8)", fields_[7]
+        procs = _field(procs_name, procs_text, low=None, integer=True)
+        from_requested = procs > 0
+    reason = ("runtime" if run < 0 else "never_ran" if run == 0 else "submit" if submit < 0
+              else "procs" if procs <= 0 else "")
+    if reason:
+        return (0.0, 0, 0.0, -1.0, int(ident)), reason, False
+    _field("submit time (field 2)", fields_[1], low=0.0, high=MAX_TRACE_TIME)
+    _field("run time (field 4)", fields_[3], low=TIME_RANGE[0], high=TIME_RANGE[1])
+    procs = _field(procs_name, procs_text, low=1, high=MAX_TRACE_PROCESSORS, integer=True)
     try:
-        requested = float(parse_number("requested time (field 9)", fields[8]))
+        requested = float(parse_number("requested time (field 9)", fields_[8]))
     except MsjgymError:
         requested = -1.0  # an unreadable requested time is unknown: the estimate is the run time
     if requested > 0:  # known: then within the time range, or float64 rounds ``now + estimate`` (EASY's shadow)
-        _field("requested time (field 9)", fields[8], low=TIME_RANGE[0], high=TIME_RANGE[1])
-    return submit, procs, run, requested if math.isfinite(requested) else -1.0
+        _field("requested time (field 9)", fields_[8], low=TIME_RANGE[0], high=TIME_RANGE[1])
+    return ((submit, procs, run, requested if math.isfinite(requested) else -1.0, int(ident)), "",
+            from_requested)
 
 
 MAX_TRACE_PROCESSORS = 10**9
@@ -171,8 +262,8 @@ def _field(name: str, text: str, *, low: float | None, high: float | None = None
         raise ValueError(str(exc)) from None
 
 
-def _read_csv(path: Path, skip_bad_lines: bool) -> Trace:
-    rows: list[tuple[float, int, float, float]] = []
+def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
+    rows: list[tuple[float, int, float, float, int]] = []
     malformed = 0
     with path.open(newline="", encoding="utf-8", errors="replace") as f:
         reader = csv.reader(f)
@@ -193,12 +284,15 @@ def _read_csv(path: Path, skip_bad_lines: bool) -> Trace:
             try:
                 if fields is None:
                     raise ValueError(problem)
-                rows.append(_csv_job(fields))
+                rows.append(_csv_job(fields) + (len(rows) + 1,))
             except ValueError as exc:
                 if not skip_bad_lines:
                     raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
                 malformed += 1
-    return _trace(rows, path, 0, malformed, 0)
+    if servers is None:
+        raise TraceError(f"{path}: a CSV trace does not say the machine's size; give the traced machine's processors "
+                         "as servers = N in the scenario")
+    return _trace(rows, path, servers, malformed, 0, given=True)
 
 
 def _csv_job(fields: list[str]) -> tuple[float, int, float, float]:
@@ -210,24 +304,28 @@ def _csv_job(fields: list[str]) -> tuple[float, int, float, float]:
     return arrival, need, duration, -1.0
 
 
-def _trace(rows: list[tuple[float, int, float, float]], path: Path, machine: int, malformed: int,
-           unusable: int, header_notes: list[str] | None = None) -> Trace:
+def _trace(rows: list[tuple[float, int, float, float, int]], path: Path, machine: int, malformed: int,
+           unusable: int, notes: list[str] | None = None, given: bool = False) -> Trace:
+    """The trace of the jobs read (``rows``: submit, processors, run, requested time, id), on a machine of
+    ``machine`` processors (``given``: the caller's servers, which no job may exceed)."""
     if not rows:
         raise TraceError(f"{path}: no usable job ({malformed} malformed and {unusable} unusable lines skipped)")
-    data = np.array(rows, dtype=np.float64)
-    notes = list(header_notes or [])
-    fallback = "ignored" if machine else f"the machine size is the largest allocation, {int(data[:, 1].max())}"
-    notes = [f"{note}; {fallback}" for note in notes]
+    data = np.array([r[:4] for r in rows], dtype=np.float64)
+    ident = np.array([r[4] for r in rows], dtype=np.int64)
+    notes = list(notes or [])
     early = int(np.count_nonzero(np.diff(data[:, 0]) < 0))
     if early:
         notes.append(f"not in arrival order ({early} job(s) arrive before the job listed above them); replayed in "
                      "arrival order (sorted, ties kept in file order)")
     order = np.argsort(data[:, 0], kind="stable")
-    data = data[order]
+    data, ident = data[order], ident[order]
     need = data[:, 1].astype(np.int64)
     largest = int(need.max())
-    if machine and largest > machine:
-        notes.append(f"MaxProcs {machine} is below the largest allocation {largest}; using {largest}")
+    if largest > machine and given:
+        raise TraceError(f"{path}: a job needs {largest:,} processors, more than servers = {machine:,}; give the "
+                         "traced machine's processors as servers")
+    if largest > machine:
+        notes.append(f"the machine size {machine:,} is below the largest allocation {largest:,}; using {largest:,}")
         machine = largest
     duration, requested = data[:, 2], data[:, 3]
     known = requested > 0
@@ -237,5 +335,5 @@ def _trace(rows: list[tuple[float, int, float, float]], path: Path, machine: int
                      f"estimate is their run time")
     estimate = np.where(known & ~short, requested, duration)
     return Trace(arrival=data[:, 0] - data[0, 0], need=need, duration=duration, source=str(path),
-                 machine=machine or largest, skipped_malformed=malformed, skipped_unusable=unusable, notes=notes,
-                 estimate=estimate)
+                 machine=machine, skipped_malformed=malformed, skipped_unusable=unusable, notes=notes,
+                 estimate=estimate, ident=ident)

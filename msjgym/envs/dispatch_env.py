@@ -25,7 +25,8 @@ DOC = EnvDoc(
     id=DISPATCH_ENV_ID,
     title="Dispatch each arriving job to one of N FIFO servers (large-scale load balancing).",
     description="""N servers with FIFO queues behind a dispatcher, Poisson arrivals at rate λN, i.i.d. job sizes,
-    unit-rate servers; an agent dispatches each arriving job, seeing what an information model allows: the queue
+    unit-rate servers (or a fast and a slow pool); an agent dispatches each arriving job, seeing what an information
+    model allows: the queue
     lengths of d sampled servers (as JSQ(d)), the histogram of all queue lengths (as JSQ), or the histogram of the
     dispatcher's estimates kept by push probes or pull updates (Hellemans, Kielanski & Van Houdt). Event-driven: a
     step is one dispatch decision, after which the system runs its own events (completions, probes, updates) to the
@@ -39,7 +40,8 @@ DOC = EnvDoc(
         ("", "", "That is ``observation=\"histogram\"`` (the default), Box(0, 1, (L,)). ``\"estimates\"``: the same "
                  "over the dispatcher's estimates. ``\"sampled\"``: Box(0, inf, (d,)), the queue lengths of d "
                  "servers sampled uniformly without replacement at this arrival, in sample order (d messages per "
-                 "arrival). Named views ``SampledView`` (``queue_lengths``, ``shortest``) / ``LevelsView`` "
+                 "arrival); with ``fast_fraction`` and ``speed_ratio``, Box(0, inf, (2d,)): then the d sampled "
+                 "servers' speeds. Named views ``SampledView`` (``queue_lengths``, ``speeds``, ``shortest``, ``shortest_expected_delay``) / ``LevelsView`` "
                  "(``at_least``, ``level_fractions``, ``level_servers``, ``lowest_level``); layout: "
                  "``msjgym.systems.dispatch.observation``."),
     ),
@@ -72,9 +74,13 @@ DOC = EnvDoc(
         "arrivals": "a protocol episode of this many arrivals (replaces ``horizon``)",
         "warmup_fraction": "the fraction of a protocol episode's arrivals not measured",
         "reward": "``\"holding\"`` or ``\"response\"`` (see Rewards)",
+        "fast_fraction": "with ``speed_ratio``: a fast pool of this fraction of the servers (``\"sampled\"`` only; "
+                         "None: unit-rate servers)",
+        "speed_ratio": "fast speed / slow speed, in [1, 1000]; the speeds' mean is 1",
     },
     version_history=("v0: initial version; later added ``invalid_action`` (a masked action falls back by default "
-                     "instead of raising) and ``render_mode=\"ansi\"``.",),
+                     "instead of raising), ``render_mode=\"ansi\"`` and two server pools (``fast_fraction``, "
+                     "``speed_ratio``).",),
 )
 
 

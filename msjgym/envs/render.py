@@ -53,6 +53,8 @@ def render_text(spec: Any, observation: np.ndarray | dict) -> str:
     elif isinstance(view, SampledView):
         lines = ["arrival; sampled servers' queues: " + " ".join(f"[{'#' * int(q)}]{int(q)}"
                                                                   for q in view.queue_lengths)]
+        if view.layout.speeds:
+            lines.append("             their speeds: " + " ".join(f"{s:g}" for s in view.speeds))
     elif isinstance(view, LevelsView):
         what = "estimated" if view.estimated else "exact"
         counts = view.level_servers

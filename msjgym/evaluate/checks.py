@@ -12,7 +12,8 @@ units the metrics' CIs come from):
   ``allowance`` may depend on the unit, e.g. on the window's length);
 * relation "=": **INCONSISTENT** when |d̄| > h + a; relation ">=": **INCONSISTENT** when d̄ + h < −a (the whole
   interval below); **consistent** otherwise;
-* with a single unit (one replication without batches) there is no interval: "not judged".
+* with a single unit (one replication without batches) there is no interval: "not judged"; except for an exact run
+  (one replay of a trace: no sampling error), judged against the allowance alone.
 
 A correct run is flagged with probability about 0.1 % per check (when the unit values are near normal); a wrong
 input or a broken sampler that moves a quantity by more than the interval is flagged. ``docs/statistics.md`` says what
@@ -76,8 +77,10 @@ def _side(side: Side, unit: Mapping[str, float]) -> float:
     return float(side)
 
 
-def judge(invariant: Invariant, units: Sequence[Mapping[str, float]]) -> Check | None:
-    """The verdict of ``invariant`` over ``units`` (None when some unit lacks one of its values: nothing to judge)."""
+def judge(invariant: Invariant, units: Sequence[Mapping[str, float]], exact: bool = False) -> Check | None:
+    """The verdict of ``invariant`` over ``units`` (None when some unit lacks one of its values: nothing to judge).
+    ``exact``: the units have no sampling error (one replay of a fixed input): the difference is judged against the
+    allowance alone."""
     measured = np.array([_side(invariant.measured, u) for u in units])
     expected = np.array([_side(invariant.expected, u) for u in units])
     if measured.size == 0 or not (np.isfinite(measured).all() and np.isfinite(expected).all()):
@@ -86,7 +89,7 @@ def judge(invariant: Invariant, units: Sequence[Mapping[str, float]]) -> Check |
     fraction = (float(np.mean([invariant.allowance(u) for u in units])) if callable(invariant.allowance)
                 else invariant.allowance)
     allowance = fraction * abs(float(expected.mean()))
-    half = diff.ci95
+    half = 0.0 if exact else diff.ci95
     if not math.isfinite(half):
         verdict, agrees = "not judged (one unit: no interval; use --reps 2 or more)", None
     elif invariant.relation == ">=":
@@ -99,9 +102,10 @@ def judge(invariant: Invariant, units: Sequence[Mapping[str, float]]) -> Check |
                  float(expected.mean()), diff.mean, half, allowance, verdict, agrees)
 
 
-def run_checks(invariants: Sequence[Invariant], units: Sequence[Mapping[str, float]]) -> list[Check]:
-    """The verdicts of every invariant that ``units`` carry the values of."""
-    return [c for c in (judge(inv, units) for inv in invariants) if c is not None]
+def run_checks(invariants: Sequence[Invariant], units: Sequence[Mapping[str, float]], exact: bool = False
+               ) -> list[Check]:
+    """The verdicts of every invariant that ``units`` carry the values of (``exact``: see :func:`judge`)."""
+    return [c for c in (judge(inv, units, exact) for inv in invariants) if c is not None]
 
 
 RARE_MASS_NOTE = 0.05

@@ -5,8 +5,9 @@ this module runs them and does everything else the same way for all: the seeds (
 ``SeedSequence(seed).spawn(reps)[r]``: replications never share a stream, and replication r's numbers do not depend
 on how many replications ran), the note before a long first compilation, the progress bar, instability (a
 replication whose number in system keeps growing is stopped and reported with its growth rate, not waited on), the
-Student-t intervals over replications (or over batch means when there is one replication), the theory's references
-and their verdicts, and the :class:`~msjgym.evaluate.result.Result`.
+Student-t intervals over replications (or over batch means when there is one replication; none for a run the family
+marks ``exact``, one replay of a fixed input such as a trace, whose values are exact), the theory's references and
+their verdicts, and the :class:`~msjgym.evaluate.result.Result`.
 """
 from __future__ import annotations
 
@@ -139,7 +140,10 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
     per_rep = [sim.metrics(b) for b in range(reps)]
     metrics = {}
     checks = []
-    if not unstable:
+    if not unstable and getattr(sim, "exact", False):  # one replay of a fixed input: exact values, no interval
+        metrics = honest({k: Estimate(v, math.nan) for k, v in per_rep[0].items()})
+        checks = run_checks(sim.invariants(), [per_rep[0] | sim.check_values(0)], exact=True)
+    elif not unstable:
         units = per_rep
         batches = sim.batch_metrics(0) if reps == 1 else []
         batched = bool(batches)

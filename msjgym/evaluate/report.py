@@ -9,33 +9,41 @@ from msjgym.core.references import Reference
 from msjgym.evaluate.checks import LEVEL, Check
 from msjgym.evaluate.result import Result
 
-METRIC_ORDER = ("response_time", "waiting_time", "queueing_time", "front_time", "number_in_system",
+METRIC_ORDER = ("response_time", "waiting_time", "bounded_slowdown", "makespan", "queueing_time", "front_time", "number_in_system",
                 "number_in_queue", "number_in_front", "utilization", "queueing_probability", "throughput",
-                "response_time_p95", "response_time_p99", "blocking_probability", "width_probability",
+                "response_time_p95", "response_time_p99", "waiting_time_p95", "waiting_time_p99",
+                "bounded_slowdown_p95", "bounded_slowdown_p99", "blocking_probability", "width_probability",
                 "sqrt_n_blocking", "stein_lhs", "residual_work", "residual_little", "residual_pasta", "residual_stein",
                 "residual_width", "mean_queue_length", "message_rate", "little_response_time",
                 "work", "work_nonbusy", "work_identity_residual")
 """Metrics listed first, in this order; the others follow in the order the family reports them."""
 
 
-def fmt(x: float | None) -> str:
-    """A number in 4 significant digits ("n/a" for None or NaN)."""
+def fmt(x: float | None, digits: int = 4) -> str:
+    """A number in ``digits`` significant digits ("n/a" for None or NaN)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    return f"{x:.4g}"
+    if digits > 4 and abs(x) < 10**digits and float(x).is_integer():
+        return f"{x:.0f}"
+    return f"{x:.{digits}g}"
 
 
-def cell(estimate: Estimate | None) -> str:
-    """``mean ± half-width``, both rounded to the half-width's second significant digit."""
+EXACT_DIGITS = 7
+"""Significant digits of an exact value (one replay of a trace: no CI to round it to)."""
+
+
+def cell(estimate: Estimate | None, digits: int = 4) -> str:
+    """``mean ± half-width``, both rounded to the half-width's second significant digit (no interval: the mean in
+    ``digits`` significant digits)."""
     if estimate is None:
         return ""
     mean, half = estimate.mean, estimate.ci95
     if estimate.warning:
-        return fmt(mean) + " (!)"
+        return fmt(mean, digits) + " (!)"
     if not math.isfinite(mean) or not math.isfinite(half) or half <= 0:
-        return fmt(mean)
+        return fmt(mean, digits)
     decimals = max(0, 1 - math.floor(math.log10(half)))
     return f"{mean:.{decimals}f} ± {half:.{decimals}f}"
 
@@ -52,8 +60,7 @@ def format_table(result: Result) -> str:
     lines = [
         f"scenario  {result.scenario}" + (f"  ({params})" if params else ""),
         f"policy    {result.policy}",
-        f"run       {result.reps} replication(s) x {result.jobs:,} {result.unit}s "
-        f"(warm-up {result.warmup:,}), seed {result.seed}; "
+        f"run       {_run_size(result)}; "
         f"{result.events:,} events in {result.wall_seconds:.2f} s"
         + (f" (+{result.compile_seconds:.0f} s compiling, first run only)" if result.compile_seconds > 1 else ""),
         "",
@@ -70,16 +77,38 @@ def format_table(result: Result) -> str:
     names = [m for m in METRIC_ORDER if m in whole or m in bases]
     names += [m for m in whole if m not in names]
     rows = [["metric", "all"] + [f"[{c}]" for c in classes]]
+    digits = EXACT_DIGITS if result.mode == "replay" else 4
     for name in names:
-        rows.append([name, cell(result.metrics.get(name))] +
-                    [cell(result.metrics.get(f"{name}[{c}]")) for c in classes])
+        rows.append([name, cell(result.metrics.get(name), digits)] +
+                    [cell(result.metrics.get(f"{name}[{c}]"), digits) for c in classes])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     lines.append("")
-    lines.append("mean ± 95% CI half-width; times in the scenario's time unit; counts are time averages.")
+    if result.mode == "replay":
+        lines.append("exact values of one deterministic replay (no CI); times in the trace's time unit; counts are "
+                     "time averages over the makespan.")
+    else:
+        across = {"windows": " across windows", "traces": " across traces"}.get(result.mode, "")
+        lines.append(f"mean ± 95% CI half-width{across}; times in the scenario's time unit; counts are time "
+                     "averages.")
     lines += [f"(!) {name}: {est.warning}" for name, est in result.metrics.items() if est.warning]
     return "\n".join(lines + _diagnostics(result))
+
+
+def _run_size(result: Result) -> str:
+    """What ran: the replications (or the replay, or the trace's windows), their length and the seed."""
+    warm = f" after {result.warmup:,} warm-up" if result.warmup else ""
+    if result.mode == "replay":
+        return f"exact replay of {result.jobs:,} trace {result.unit}s{warm}"
+    if result.mode == "traces":
+        return (f"{result.reps} traces x {result.jobs:,} {result.unit}s{warm} drawn from the workload model, each "
+                f"replayed from an empty machine, seed {result.seed}")
+    if result.mode == "windows":
+        return (f"{result.reps} windows x {result.jobs:,} trace {result.unit}s{warm}, each from an empty machine, "
+                f"seed {result.seed}")
+    return (f"{result.reps} replication(s) x {result.jobs:,} {result.unit}s (warm-up {result.warmup:,}), "
+            f"seed {result.seed}")
 
 
 def _diagnostics(result: Result) -> list[str]:

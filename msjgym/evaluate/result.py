@@ -34,9 +34,12 @@ class Result:
             rates of the number in system (jobs per unit time); growth_rate: their mean and CI (None if none).
         events: simulated events over all replications. wall_seconds: time spent simulating;
             compile_seconds: compiling or loading the kernels before that.
-        mode: "open", or "saturated" (a closed system measured for its maximum throughput).
+        mode: "open", "saturated" (a closed system measured for its maximum throughput), "replay" (one exact replay
+            of a trace: the metrics' ``ci95`` is NaN, there being no sampling error) or "windows" (replications over
+            windows of a trace).
         diagnostics: family-specific checks of the run (pathwise invariants, ...), by name.
-        per_job: for a replayed trace, each job's arrival, need, duration, completion, response and waiting time.
+        per_job: for a replayed trace, each job's id, arrival, need, duration, completion, response and waiting time
+            and bounded slowdown.
         notes: lines for the report below the table.
         checks: the run-time invariants' verdicts (:mod:`msjgym.evaluate.checks`); empty for an unstable run.
         check_notes: notes on the run's trustworthiness (a service law of infinite variance, ...).

@@ -11,14 +11,26 @@ name                        rule (ties uniformly at random)
 ``round-robin``             servers 0, 1, ..., N-1, 0, ... in turn
 ``jsq``                     a shortest queue (exact queue lengths; level buckets make it O(1))
 ``jsq-d``                   shortest of d servers sampled without replacement (d messages per arrival)
-``least-loaded-d``          least remaining work among d sampled servers (d messages per arrival)
+``least-loaded-d``          least remaining work among d sampled servers (d messages per arrival; with
+                            per-server speeds: the least time to drain it, work / speed)
 ``jiq``                     an idle server if there is one (exact idle set), else a random server
 ``push``                    smallest estimate e_i (e_i += 1 on assignment); probes at rate δN set e_i = q_i
 ``pull``                    as push; servers update e_i = q_i at completions (prob. δ₁) and at rate δ₀ when idle
 ``water-filling``           batches of M tasks fill the shortest of K = (δ/λ)M sampled queues one task at a time
 ``resource-pooling``        a uniformly random server; a central server at rate pN removes a job from a
                             longest queue; servers run at rate 1 − p
+``sed``                     shortest expected delay: a server minimising (q_i + 1)/s_i (s_i: its speed; exact
+                            queue lengths; an O(N) scan, for small N)
+``sed-d``                   the same among d servers sampled without replacement (d messages per arrival)
 ==========================  ===============================================================================
+
+With equal speeds sed is jsq (in distribution) and sed-d is jsq-d (draw for draw); they matter with per-server ``speeds``
+(:func:`msjgym.systems.dispatch.model.pool_speeds`). SED: Selen, Adan, Kapodistria & van Leeuwaarden, "Steady-state
+analysis of shortest expected delay routing", Queueing Systems 84(3):309–354, 2016 (two heterogeneous exponential
+servers, each with its own FCFS queue: exactly sed at N = 2); its sampled version as in Gardner, Abdul Jaleel,
+Wickeham & Doroudi, "Scalable load balancing in the presence of heterogeneous servers", Performance Evaluation,
+January 2021 (article 102151), who compare their heterogeneity-aware power-of-d families with SED. Both checked by
+title, authors and venue (publisher pages); the second paper's volume number is not checked.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
 of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modelling-choices.md ("Load balancing").
@@ -32,10 +44,10 @@ from msjgym.api import Param
 from msjgym.core.jit import njit
 from msjgym.core.rng import below, uniform
 from msjgym.policies import BuiltinPolicy, Choice
-from msjgym.policies.dispatch.load_balancing_agents import LowestLevel, ShortestSampled
+from msjgym.policies.dispatch.load_balancing_agents import LowestLevel, ShortestExpectedDelaySampled, ShortestSampled
 from msjgym.systems.dispatch.state import (  # noqa: F401 (INFORMATION .. P_LCAP: re-exported for the policies)
     BATCH, INFO_IDLE_QUEUE, INFO_NONE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, INFORMATION, P_BATCH,
-    P_D, P_INFO, P_K, P_LCAP, P_N,
+    F_SPEEDS, P_D, P_INFO, P_K, P_LCAP, P_N,
     NEED_LEVELS, S_MSG, S_NIDLE, S_PHASE, S_RR, S_STATUS, V_E, V_HEAD, V_POS, V_Q, W_CT, W_PEND, bucket_pick_min,
     bucket_up)
 
@@ -118,20 +130,29 @@ def _shortest_of_sample(st, b, n, d):
 
 
 @njit(inline="always")
-def _least_loaded_of_sample(st, b, n, d, now):
-    """The server with the least remaining work among d sampled (waiting work + residual of the job in service)."""
+def _least_loaded_of_sample(st, pr, b, n, d, now):
+    """The server with the least remaining work among d sampled, in time units: the waiting work / the server's speed
+    (1 unless per-server speeds are given: then the time its queue takes to drain) + the residual of the job in
+    service."""
     sample_servers(st, b, n, d)
     best = -1
     wb = 0.0
     for j in range(d):
         i = st.perm[j]
-        w = st.srvf[i, W_PEND]
+        w = st.srvf[i, W_PEND] / pr.floats[F_SPEEDS + i]
         if st.srv[i, V_HEAD] >= 0:
             w += st.srvf[i, W_CT] - now
         if best < 0 or w < wb:
             best = i
             wb = w
     return best
+
+
+@njit(inline="always")
+def _expected_delay(st, pr, i):
+    """(q_i + 1) / s_i: the expected response time of a job joining server i, in units of E[size] (exponential
+    sizes, FIFO: the q_i jobs there and its own, each of mean E[size] / s_i)."""
+    return (st.srv[i, V_Q] + 1) / pr.floats[F_SPEEDS + i]
 
 
 # ---------------------------------------------------------------- the policies' kernels
@@ -173,7 +194,7 @@ def choose_least_loaded_d(st, pr, b, now):
     d = pr.ints[P_D]
     if st.si[S_PHASE] == 1:
         st.si[S_MSG] += d
-    return _least_loaded_of_sample(st, b, pr.ints[P_N], d, now)
+    return _least_loaded_of_sample(st, pr, b, pr.ints[P_N], d, now)
 
 
 @njit
@@ -194,6 +215,43 @@ def choose_estimate(st, pr, b, now):
     else:
         bucket_up(st.srv, V_E, V_POS, st.eord, st.estart, i)
     return i
+
+
+@njit
+def choose_sed(st, pr, b, now):
+    """Shortest expected delay: a server minimising (q_i + 1)/s_i, uniformly among the tied (reservoir sampling: a
+    draw only at a tie). O(N): every server is read."""
+    n = pr.ints[P_N]
+    best = 0
+    eb = _expected_delay(st, pr, 0)
+    ties = 1
+    for i in range(1, n):
+        e = _expected_delay(st, pr, i)
+        if e < eb:
+            best, eb, ties = i, e, 1
+        elif e == eb:
+            ties += 1
+            if below(st.rng, b, ties) == 0:
+                best = i
+    return best
+
+
+@njit
+def choose_sed_d(st, pr, b, now):
+    """The least (q_i + 1)/s_i among d sampled servers, the first of the tied in the (random) sample order; d
+    messages per arrival."""
+    d = pr.ints[P_D]
+    if st.si[S_PHASE] == 1:
+        st.si[S_MSG] += d
+    sample_servers(st, b, pr.ints[P_N], d)
+    best = st.perm[0]
+    eb = _expected_delay(st, pr, best)
+    for j in range(1, d):
+        i = st.perm[j]
+        e = _expected_delay(st, pr, i)
+        if e < eb:
+            best, eb = i, e
+    return best
 
 
 @njit(inline="always")
@@ -312,3 +370,14 @@ RESOURCE_POOLING_POLICY = DispatchPolicy(
         Choice("remove", "last", "which waiting job a token removes: last (in line), next (to start), random",
                choices=("last", "next", "random"))),
     not_expressible="dispatches to a uniformly random server (see random) and adds a central server")
+SED_POLICY = DispatchPolicy(
+    name="sed", summary="shortest expected delay: least (q_i + 1)/speed_i over all servers (O(N) scan)",
+    source="Selen, Adan, Kapodistria & van Leeuwaarden, 'Steady-state analysis of shortest expected delay routing', "
+           "Queueing Systems 84(3), 2016", choose=choose_sed,
+    not_expressible="scans the servers in index order with its own tie draws; the sampled observation with d = N "
+                    "shows every server in random order, which is sed-d with d = N (the same rule in distribution)")
+SED_D_POLICY = DispatchPolicy(
+    name="sed-d", summary="least (q_i + 1)/speed_i among d sampled servers (d messages per arrival)",
+    source="SED (Selen et al., Queueing Systems 2016) on d samples, as compared in Gardner, Abdul Jaleel, Wickeham & "
+           "Doroudi, 'Scalable load balancing in the presence of heterogeneous servers', Performance Evaluation 2021",
+    params=(_D,), choose=choose_sed_d, agent_class=ShortestExpectedDelaySampled, agent_observation="sampled")

@@ -7,6 +7,8 @@ policy         observation      agent
 =============  ===============  ==============================================================================
 ``jsq-d``      ``sampled``      ``ShortestSampled``: the first shortest queue of the sample (the sample is in
                                 random order, so this is jsq-d's uniform tie-break)
+``sed-d``      ``sampled``      ``ShortestExpectedDelaySampled``: the first least (q + 1)/speed of the sample
+                                (speeds shown: the environment made with ``fast_fraction`` and ``speed_ratio``)
 ``jsq``        ``histogram``    ``LowestLevel``: the lowest queue length with a server; the environment picks a
                                 uniformly random server there with the uniform ``choose`` draws
 ``push``       ``estimates``    ``LowestLevel`` on the estimates (push information)
@@ -29,6 +31,20 @@ class ShortestSampled:
 
     def act(self, observation: np.ndarray) -> int:
         return int(np.argmin(observation))
+
+
+class ShortestExpectedDelaySampled:
+    """sed-d (observation "sampled" with per-server speeds: d queue lengths, then the d speeds): the index of the
+    first sampled server with the least (q + 1)/speed (the sample is in random order: sed-d's uniform tie-break).
+
+    The speeds arrive as float32 and the kernel divides by its float64 speeds: the two agree draw for draw when the
+    speeds are float32 numbers (e.g. ``pool_speeds(2, 0.5, 7)`` = (1.75, 0.25)); otherwise a near-tie may go the
+    other way."""
+
+    def act(self, observation: np.ndarray) -> int:
+        obs = np.asarray(observation, np.float64)
+        d = obs.size // 2
+        return int(np.argmin((obs[:d] + 1.0) / obs[d:]))
 
 
 class LowestLevel:

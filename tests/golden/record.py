@@ -6,6 +6,12 @@
 exactly, floating-point values to :data:`REL` (see :func:`floats_differ`).
 
     python tests/golden/record.py --check    # compares every entry, prints the differences
+    python tests/golden/record.py --add-metrics bounded_slowdown   # records a metric added since (nothing else)
+    python tests/golden/record.py --add-entries "evaluate lublin-feitelson --policy fcfs"   # a new scenario's run
+
+A metric added after the recording (``bounded_slowdown`` of the multiserver-job family) is recorded with
+``--add-metrics NAME``: the entries gain the new keys ``NAME`` and ``NAME[CLASS]`` of a new run, and only if
+everything already recorded is unchanged; no recorded value is ever rewritten.
 """
 from __future__ import annotations
 
@@ -179,5 +185,53 @@ def main() -> int:
     return 1 if bad else 0
 
 
+def add_metrics(names: list[str]) -> int:
+    """Record the metrics ``names`` (and their per-class ``NAME[CLASS]``) that a new run reports and the recording
+    lacks, in every entry whose recorded values are otherwise unchanged; the file is rewritten in its own format."""
+    golden = load()
+    added = refused = 0
+    for command, entry in golden.items():
+        if entry["status"] or command in RENAMED:  # a renamed command is compared with its new name's entry
+            continue
+        new = run(command)
+        if new["status"]:
+            refused += 1
+            continue
+        recorded = entry["json"]["metrics"]
+        extra = {k: v for k, v in new["json"]["metrics"].items()
+                 if k not in recorded and k.split("[", 1)[0] in names}
+        if not extra:
+            continue
+        trial = {"status": 0, "json": dict(entry["json"], metrics=recorded | extra)}
+        if differences(trial, new):
+            print(command, "differs: not recorded", *differences(trial, new), sep="\n  ")
+            refused += 1
+            continue
+        recorded.update(extra)
+        added += 1
+        print(command, f"+{len(extra)} metric(s)", file=sys.stderr, flush=True)
+    GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+    print(f"{added} entries gained metrics; {refused} refused")
+    return 1 if refused else 0
+
+
+def add_entries(commands: list[str]) -> int:
+    """Record the runs of new ``commands`` (a scenario added since: every built-in scenario must have an entry);
+    an existing entry is never replaced."""
+    golden = load()
+    for command in commands:
+        if command in golden:
+            print(f"{command}: already recorded; not replaced")
+            return 1
+        golden[command] = run(command)
+        print(command, "status", golden[command]["status"], file=sys.stderr)
+    GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--add-metrics":
+        sys.exit(add_metrics(sys.argv[2:]))
+    if len(sys.argv) > 2 and sys.argv[1] == "--add-entries":
+        sys.exit(add_entries(sys.argv[2:]))
     sys.exit(main())

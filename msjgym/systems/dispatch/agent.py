@@ -47,7 +47,7 @@ from msjgym.core.user_policy import Decide, checked_action, load_user_policy
 from msjgym.errors import MsjgymError, PolicyError
 from msjgym.systems.dispatch import control as dc
 from msjgym.systems.dispatch import simulate as sim
-from msjgym.systems.dispatch.model import DispatchModel, default_dist
+from msjgym.systems.dispatch.model import DispatchModel, default_dist, pool_speeds
 from msjgym.systems.dispatch.observation import DispatchLayout, LevelsView, SampledView
 from msjgym.systems.dispatch.simulate import DispatchResult, summarise
 from msjgym.systems.dispatch.state import (
@@ -101,7 +101,8 @@ class DispatchSpec:
              observation: str = "histogram", d: int | None = None, information: str = "push",
              delta: float | None = None, delta0: float | None = None, delta1: float | None = None, levels: int = 8,
              horizon: int | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1,
-             reward: str = "holding") -> DispatchSpec:
+             reward: str = "holding", fast_fraction: float | None = None,
+             speed_ratio: float | None = None) -> DispatchSpec:
         if reward not in REWARDS:
             raise MsjgymError(f"reward = {reward!r}: must be one of {', '.join(map(repr, REWARDS))}")
         if observation not in OBSERVATIONS:
@@ -113,8 +114,17 @@ class DispatchSpec:
             raise MsjgymError(f"d = {d!r}: only for observation='sampled' (servers sampled per arrival)")
         if observation != "estimates" and any(x is not None for x in (delta, delta0, delta1)):
             raise MsjgymError("delta, delta0, delta1: only for observation='estimates' (the push / pull information)")
+        speeds = None
+        if (fast_fraction is None) != (speed_ratio is None):
+            raise MsjgymError(f"fast_fraction = {fast_fraction!r}, speed_ratio = {speed_ratio!r}: give both (a fast "
+                              "and a slow pool) or neither (unit-rate servers)")
+        if fast_fraction is not None:
+            if observation != "sampled":
+                raise MsjgymError(f"fast_fraction, speed_ratio: only for observation='sampled' (the levels of "
+                                  f"{observation!r} do not tell fast from slow servers)")
+            speeds = pool_speeds(servers, fast_fraction, speed_ratio)
         if observation == "sampled":
-            model = DispatchModel("jsq-d", servers, lam, dist, d=2 if d is None else d)
+            model = DispatchModel("jsq-d", servers, lam, dist, d=2 if d is None else d, speeds=speeds)
         elif observation == "histogram":
             model = DispatchModel("jsq", servers, lam, dist)
         else:
@@ -151,6 +161,8 @@ class DispatchSpec:
 
     @property
     def mode(self) -> int:
+        if self.model.speeds is not None:
+            return dc.SAMPLED_SPEEDS
         return OBSERVATIONS[self.observation]
 
     @property
@@ -163,12 +175,14 @@ class DispatchSpec:
 
     def describe(self) -> str:
         """The options that fix the observation and the actions (for messages)."""
-        return f"observation={self.observation!r}, d={self.model.d}, levels={self.levels}"
+        return (f"observation={self.observation!r}, d={self.model.d}, levels={self.levels}"
+                + ("" if self.model.speeds is None else ", with speeds"))
 
     @cached_property
     def layout(self) -> DispatchLayout:
         """The observation's layout (:mod:`msjgym.systems.dispatch.observation`)."""
-        return DispatchLayout(self.observation, self.model.servers, self.model.d, self.levels)
+        return DispatchLayout(self.observation, self.model.servers, self.model.d, self.levels,
+                              self.model.speeds is not None)
 
     def view(self, observation: np.ndarray) -> SampledView | LevelsView:
         """The named view of an observation: a :class:`~msjgym.systems.dispatch.observation.SampledView`
@@ -290,12 +304,13 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
                         observation: str = "histogram", d: int | None = None, information: str = "push",
                         delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
                         levels: int = 8, arrivals: int | None = None, warmup_fraction: float = 0.1, reps: int = 20,
-                        seed: int | None = None, progress: bool = False) -> DispatchResult:
+                        seed: int | None = None, progress: bool = False, fast_fraction: float | None = None,
+                        speed_ratio: float | None = None) -> DispatchResult:
     """Run ``policy`` as the dispatcher of ``reps`` independent replications of the paper's protocol.
 
     ``servers``, ``lam``, ``dist``, ``observation``, ``d``, ``information``, ``delta``, ``delta0``, ``delta1`` and
-    ``levels`` are the environment (``msjgym/Dispatch-v0``'s arguments; the information model is jsq-d's sampling,
-    jsq's exact queue lengths, or push / pull).
+    ``levels``, ``fast_fraction`` and ``speed_ratio`` are the environment (``msjgym/Dispatch-v0``'s arguments; the
+    information model is jsq-d's sampling, jsq's exact queue lengths, or push / pull).
 
     Args:
         policy: ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act(observation)``, a class or a callable.
@@ -310,7 +325,7 @@ def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distributio
         raise PolicyError(f"reps = {reps!r}: must be an integer >= 1")
     spec = DispatchSpec.make(servers, lam, dist, observation, d, information, delta, delta0, delta1, levels,
                              arrivals=servers * 10_000 if arrivals is None else arrivals,
-                             warmup_fraction=warmup_fraction)
+                             warmup_fraction=warmup_fraction, fast_fraction=fast_fraction, speed_ratio=speed_ratio)
     runs = DispatchAgentReplications(spec, policy, reps, seed)
     bar = tqdm(total=reps * spec.arrivals, desc=runs.name, unit="arrival", unit_scale=True, disable=not progress,
                file=sys.stderr, leave=False)

@@ -9,7 +9,7 @@ Observation modes (L = ``levels``, the histogram's length; n = servers):
 
 * ``SAMPLED``: at the epoch d servers are sampled without replacement (``sample_servers``, the draws of jsq-d,
   which counts d messages); observation = their queue lengths, in sample order; action j < d sends the job to the
-  j-th sampled server.
+  j-th sampled server. ``SAMPLED_SPEEDS`` (per-server speeds): the same, then the d sampled servers' speeds.
 * ``HISTOGRAM``: observation = fraction of servers with at least i jobs, i = 1..L (from the queue-length buckets,
   O(L)); action a < L sends the job to a uniformly random server with exactly a jobs, a = L to one with at least L.
 * ``ESTIMATES``: the same over the dispatcher's estimates e_i (push / pull information); the chosen server's
@@ -42,10 +42,11 @@ from msjgym.policies.dispatch.load_balancing import P_D, P_LCAP, P_N, sample_ser
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.observation import AT_LEAST, SAMPLES
 from msjgym.systems.dispatch.state import (
-    RUNNING, S_CLOCKS, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q, W_CT, W_PEND, DispatchState,
+    F_SPEEDS, RUNNING, S_CLOCKS, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q, W_CT, W_PEND,
+    DispatchState,
     bucket_pick_between, bucket_up)
 
-SAMPLED, ESTIMATES, HISTOGRAM = 0, 1, 2
+SAMPLED, ESTIMATES, HISTOGRAM, SAMPLED_SPEEDS = 0, 1, 2, 3  # SAMPLED_SPEEDS: "sampled" with per-server speeds
 HOLDING, RESPONSE = 0, 1  # the step's reward (module docstring)
 OK, BAD_ACTION, GROW_JOBS, GROW_LEVELS = 0, 1, 2, 3
 SKIP = -2  # action that leaves a system untouched (the agent runner's finished replications; not for env users)
@@ -85,10 +86,13 @@ def observe(st, pr, mode, levels, obs, mask):
     """Write the observation (offsets: ``msjgym.systems.dispatch.observation``) and the action mask of the pending
     decision."""
     n = pr.ints[P_N]
-    if mode == SAMPLED:
-        for j in range(pr.ints[P_D]):
+    if mode == SAMPLED or mode == SAMPLED_SPEEDS:
+        d = pr.ints[P_D]
+        for j in range(d):
             obs[SAMPLES + j] = st.srv[st.perm[j], V_Q]
             mask[j] = True
+            if mode == SAMPLED_SPEEDS:
+                obs[SAMPLES + d + j] = pr.floats[F_SPEEDS + st.perm[j]]
         return
     kc, order, start = _buckets(st, mode)
     for i in range(1, levels + 1):
@@ -105,7 +109,7 @@ def _choose(st, pr, b, mode, levels, a):
     n = pr.ints[P_N]
     if st.si[S_NFREE] == 0:
         return -GROW_JOBS
-    if mode == SAMPLED:
+    if mode == SAMPLED or mode == SAMPLED_SPEEDS:
         if a < 0 or a >= pr.ints[P_D]:
             return -BAD_ACTION
         i = st.perm[a]
@@ -133,12 +137,14 @@ def expected_response(st, pr, i):
 
     Exponential sizes (completion clocks, sizes never drawn): (q_i + 1) · E[S] / speed by memorylessness.
     Otherwise (sizes drawn at arrival, so the work ahead is known): the residual service of the job in service plus
-    the waiting work, / speed, plus E[S] / speed for the job's own size."""
+    the waiting work, / speed, plus E[S] / speed for the job's own size. ``speed``: server i's (``kernel._speed``; with
+    equal speeds it is F_SPEED, so the factor F_SPEED / speed is exactly 1)."""
     q = st.srv[i, V_Q]
-    mean = 1.0 / pr.floats[kern.F_MU]  # E[S] / speed
+    speed = kern._speed(pr, i)
+    mean = 1.0 / pr.floats[kern.F_MU] * (pr.floats[kern.F_SPEED] / speed)  # E[S] / speed
     if st.si[S_CLOCKS] or q == 0:
         return (q + 1) * mean
-    return (st.srvf[i, W_CT] - st.sf[T_NOW]) + st.srvf[i, W_PEND] / pr.floats[kern.F_SPEED] + mean
+    return (st.srvf[i, W_CT] - st.sf[T_NOW]) + st.srvf[i, W_PEND] / speed + mean
 
 
 @njit
@@ -152,7 +158,7 @@ def _to_decision(st, pr, b, mode):
         ev = kern.next_event(st, pr, b)
         area += jobs * (st.sf[T_NOW] - t)
         if ev == kern.NEXT_ARRIVAL:
-            if mode == SAMPLED:  # the sample is part of the epoch: drawn where jsq-d's choose draws it
+            if mode == SAMPLED or mode == SAMPLED_SPEEDS:  # the sample is part of the epoch: drawn where jsq-d's choose draws it
                 d = pr.ints[P_D]
                 if st.si[S_PHASE] == 1:
                     st.si[S_MSG] += d

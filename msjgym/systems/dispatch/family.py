@@ -110,6 +110,10 @@ def invariants(setting: DispatchSetting, pooling: bool, measured: int) -> list[a
     if pooling:
         return [little]
     size = setting.dist.mean
+    if setting.speeds is not None:  # the busy fraction depends on where the policy sends the jobs
+        fastest = max(setting.speeds)
+        return [api.Invariant("response>=service", f"mean response time >= E[size] / the fastest speed = "
+                              f"{size / fastest:.4g}", "response_time", size / fastest, ">="), little]
     return [api.Invariant("utilization", f"busy fraction = the declared load λ·E[size] = {setting.load:.4g} (work "
                           "conservation, unit-rate servers)", "utilization", setting.load, allowance=WINDOW_ALLOWANCE),
             api.Invariant("response>=service", f"mean response time >= the mean job size E[size] = {size:.4g} "
@@ -187,6 +191,8 @@ def agent_spec(setting: DispatchSetting, run: api.RunSettings, arrivals: int | N
         if information == "pull":
             info["delta1"] = setting.delta1
     arrivals = AGENT_ARRIVALS_PER_SERVER * setting.servers if arrivals is None else arrivals
+    if setting.speeds is not None:
+        info |= {"fast_fraction": setting.fast_fraction, "speed_ratio": setting.speed_ratio}
     return DispatchSpec.make(setting.servers, setting.lam, setting.dist, observation, levels=levels,
                              arrivals=arrivals, warmup_fraction=WARMUP_FRACTION, **info)
 

@@ -35,7 +35,8 @@ from msjgym.core.jit import njit
 from msjgym.core.plug import Ref, call_int, ref
 from msjgym.core.sampling import sample
 from msjgym.systems.dispatch.state import (
-    BATCH, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K, P_LCAP, P_N)
+    BATCH, F_SPEEDS, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K,
+    P_LCAP, P_N)
 from msjgym.systems.dispatch.state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_CLOCKS,
     S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO,
@@ -49,7 +50,8 @@ P_WARMUP = 7
 P_DKIND = 8  # job-size law kind (msjgym.core.sampling)
 P_REMOVE = 9  # resource pooling: which waiting job a token removes
 P_CLOCKS = 10  # 1: completions by competing clocks (exponential sizes only), 0: completion heap
-NPI = 11
+P_SPEEDS = 11  # 1: per-server speeds (floats[F_SPEEDS + i]); 0: every server at F_SPEED (one value, hot in cache)
+NPI = 12
 
 # params.floats
 F_LAM = 0  # arrival rate per server λ (jobs per unit time)
@@ -57,16 +59,20 @@ F_DELTA = 1  # push probe rate per server δ
 F_DELTA0 = 2  # pull: update rate of an idle server δ₀
 F_DELTA1 = 3  # pull: update probability at a completion δ₁
 F_P = 4  # resource pooling: central server's share p of the capacity
-F_SPEED = 5  # service rate of a server (1, or 1 - p under resource pooling)
-F_MU = 6  # completion rate of a busy server, speed / E[size] (clock mode)
+F_SPEED = 5  # service rate of a server (1, or 1 - p under resource pooling; 1 with per-server speeds)
+F_MU = 6  # completion rate of a busy server, speed / E[size] (clock mode: equal speeds only)
 NPF = 7
+# then floats[F_SPEEDS + i] (= NPF + i): server i's speed (F_SPEED for every server unless speeds are given); a job of
+# size x takes x / speed time units there (heap mode; clock mode needs equal speeds)
+assert F_SPEEDS == NPF
 
 REMOVE_LAST = 0  # the last job in line (default)
 REMOVE_NEXT = 1  # the first waiting job (next to start)
 REMOVE_RANDOM = 2  # a uniformly random waiting job (O(queue length))
 
 DispatchParams = namedtuple("DispatchParams", "ints floats ddata")
-DispatchParams.__doc__ = "Read-only parameters: ``ints[NPI]``, ``floats[NPF]``, the encoded size law ``ddata``."
+DispatchParams.__doc__ = ("Read-only parameters: ``ints[NPI]``, ``floats[NPF + N]`` (the last N: the servers' "
+                          "speeds), the encoded size law ``ddata``.")
 
 PARAMS = types.NamedTuple((types.int64[::1], types.float64[::1], types.float64[::1]), DispatchParams)
 """numba type of a ``DispatchParams`` (C-contiguous arrays)."""
@@ -78,6 +84,12 @@ RUN = types.int64(STATE, PARAMS, types.int64, types.int64, types.int64)
 """The signature the event loop :func:`run` is compiled for, once per machine (cached), whatever the dispatcher."""
 RESET = types.none(STATE, PARAMS, types.int64)
 """The signature of :func:`reset`."""
+
+
+@njit(inline="always")
+def _speed(pr, i):
+    """Server i's speed (work per unit time)."""
+    return pr.floats[F_SPEEDS + i] if pr.ints[P_SPEEDS] else pr.floats[F_SPEED]
 
 
 # ---------------------------------------------------------------- statistics
@@ -165,7 +177,7 @@ def _enqueue(st, pr, b, i, now, measured):
     if k == 0:
         idle_remove(st, i)
         if not clocks:
-            t = now + size / pr.floats[F_SPEED]
+            t = now + size / _speed(pr, i)
             st.srvf[i, W_CT] = t
             if not heap_push(st, i, t):
                 st.si[S_STATUS] = NEED_JOBS
@@ -229,7 +241,7 @@ def _completion(st, pr, b, i, now):
     elif h >= 0:
         size = st.jobf[h, J_SIZE]
         st.srvf[i, W_PEND] -= size
-        t = now + size / pr.floats[F_SPEED]
+        t = now + size / _speed(pr, i)
         st.srvf[i, W_CT] = t
         heap_replace_top(st, t)
     else:

@@ -1,27 +1,33 @@
 """The large-scale dispatch model and its validated parameters.
 
 N servers, each with its own FIFO queue and one job in service at a time, serving at rate 1 (resource pooling:
-1 − p); arrivals Poisson with rate λN (water filling: batches of M tasks at rate λN/M); job sizes i.i.d. from any
-msjgym :class:`~msjgym.core.distributions.Distribution` (the paper's laws have mean 1, so λ is the load). The
-dispatcher's information is part of the model: see :mod:`msjgym.policies.dispatch.load_balancing`.
+1 − p; or per-server ``speeds``, e.g. a fast and a slow pool from :func:`pool_speeds`); arrivals Poisson with rate
+λN (water filling: batches of M tasks at rate λN/M); job sizes i.i.d. from any msjgym
+:class:`~msjgym.core.distributions.Distribution` (the paper's laws have mean 1, so λ is the load). The dispatcher's
+information is part of the model: see :mod:`msjgym.policies.dispatch.load_balancing`.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
 of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modelling-choices.md ("Load balancing").
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.core.lb_params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
 from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
-from msjgym.core.validation import is_finite, is_real, show
+from msjgym.core.validation import check_number, is_finite, is_real, show
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.dispatch import POLICIES
 
 REMOVE_MODES = ("last", "next", "random")
 """Resource pooling: which waiting job a token removes (the paper leaves it open,
 docs/modelling-choices.md#lb-resource-pooling-removal)."""
+
+MAX_SPEED_RATIO = 1000.0
+"""The largest ratio of the fastest to the slowest server's speed (times a job takes stay within float64's exact
+range whatever the time unit)."""
 
 _PARAMS: dict[str, tuple[str, ...]] = {name: tuple(p.name for p in spec.params) for name, spec in POLICIES.items()}
 """Each policy's parameters (its declaration's ``params``)."""
@@ -49,6 +55,9 @@ class DispatchModel:
         batch_size: water filling tasks per batch M; ``sample_size`` K = (δ/λ)M is derived and must be an integer.
         p: resource pooling share of the central server, in [0, 1); servers run at rate 1 − p.
         remove: resource pooling, which waiting job a token removes: "last" (in line), "next" (to start), "random".
+        speeds: None (every server at rate :attr:`speed`), or N server speeds (work per unit time, > 0; a job of size
+            x takes x / speeds[i] time units at server i), e.g. :func:`pool_speeds`; not with resource pooling. The
+            system is stable under some policy iff λ·E[size]·N < Σ speeds.
     """
 
     policy: str
@@ -62,6 +71,7 @@ class DispatchModel:
     batch_size: int | None = None
     p: float | None = None
     remove: str | None = None
+    speeds: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -74,7 +84,9 @@ class DispatchModel:
         if not (is_finite(lam) and lam > 0):
             raise ScenarioError(f"lam = {show(lam)}: must be in (0, 1) (arrival rate per server)")
         mean = self.dist.mean
-        if not lam * mean < 1.0:
+        if self.speeds is not None:
+            self._check_speeds(n, lam, mean)
+        elif not lam * mean < 1.0:
             raise ScenarioError(f"lam = {show(lam)}: must be in (0, {1.0 / mean:g}) = (0, 1/E[size]); the system is "
                                 f"unstable for lam·E[size] >= 1 (total capacity N, arrival rate lam·N)")
         check_time_spread("lam", lam, 1.0 / (lam * n), mean, ScenarioError, "the mean job size")
@@ -85,6 +97,26 @@ class DispatchModel:
                 raise ScenarioError(f"{name} = {show(getattr(self, name))}: not a parameter of policy "
                                     f"'{self.policy}' (its parameters: {', '.join(allowed) or 'none'})")
         getattr(self, "_check_" + self.policy.replace("-", "_"), lambda: None)()
+
+    def _check_speeds(self, n: int, lam: object, mean: float) -> None:
+        """Per-server speeds: N finite numbers > 0, within a ratio of :data:`MAX_SPEED_RATIO`; stability."""
+        speeds = self.speeds
+        if isinstance(speeds, (str, bytes)) or not hasattr(speeds, "__len__") or len(speeds) != n:
+            raise ScenarioError(f"speeds = {show(speeds)}: must be a sequence of servers = {n} speeds > 0 (work per "
+                                "unit time)")
+        out = tuple(check_number(f"speeds[{i}]", x, 0.0, open_low=True, why="a server's speed, work per unit time",
+                                 error=ScenarioError) for i, x in enumerate(speeds))
+        if max(out) > MAX_SPEED_RATIO * min(out):
+            raise ScenarioError(f"speeds: fastest / slowest = {max(out) / min(out):g}; must be in [1, "
+                                f"{MAX_SPEED_RATIO:g}]")
+        if self.policy == "resource-pooling":
+            raise ScenarioError("speeds: not with policy 'resource-pooling' (its servers run at rate 1 − p)")
+        total = math.fsum(out)
+        if is_finite(lam) and lam > 0 and not lam * mean * n < total:
+            raise ScenarioError(f"lam = {show(lam)}: must be in (0, {total / (n * mean):g}) = "
+                                "(0, Σ speeds / (N·E[size])); the system is unstable for lam·E[size]·N >= Σ speeds "
+                                "(arrival rate lam·N)")
+        object.__setattr__(self, "speeds", out)
 
     # ------------------------------------------------------------ per-policy checks
     def _set(self, **fields: object) -> None:
@@ -103,6 +135,7 @@ class DispatchModel:
 
     _check_jsq_d = _check_d
     _check_least_loaded_d = _check_d
+    _check_sed_d = _check_d
 
     def _check_push(self) -> None:
         self._set(delta=require_rate("delta", self._need("delta")))
@@ -146,16 +179,29 @@ class DispatchModel:
 
     @property
     def speed(self) -> float:
-        """Service rate of a server: 1, or 1 − p under resource pooling."""
+        """Service rate of a server: 1, or 1 − p under resource pooling (per-server: :attr:`server_speeds`)."""
         return 1.0 - self.p if self.policy == "resource-pooling" else 1.0
 
     @property
+    def server_speeds(self) -> tuple[float, ...]:
+        """Every server's speed (work per unit time): ``speeds``, or :attr:`speed` for each."""
+        return self.speeds if self.speeds is not None else (self.speed,) * self.servers
+
+    @property
+    def load(self) -> float:
+        """The offered load λ·E[size]·N / Σ speeds (λ·E[size] with unit-rate servers): stable iff < 1 under a
+        policy that uses every server in proportion to its speed."""
+        if self.speeds is None:
+            return self.lam * self.dist.mean
+        return self.lam * self.dist.mean * self.servers / math.fsum(self.speeds)
+
+    @property
     def message_rate(self) -> float | None:
-        """Designed message rate per server: push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; jsq-d and
-        least-loaded-d dλ (d servers asked per arrival); else None."""
+        """Designed message rate per server: push δ; pull λδ₁ + (1 − λE[S])δ₀; water filling δ; jsq-d,
+        least-loaded-d and sed-d dλ (d servers asked per arrival); else None."""
         if self.policy in ("push", "water-filling"):
             return self.delta
-        if self.policy in ("jsq-d", "least-loaded-d"):
+        if self.policy in ("jsq-d", "least-loaded-d", "sed-d"):
             return self.d * self.lam
         if self.policy == "pull":
             rho = self.lam * self.dist.mean
@@ -166,3 +212,23 @@ class DispatchModel:
 def default_dist() -> Distribution:
     """Exp(1), the paper's reference job-size law."""
     return Exponential(rate=1.0)
+
+
+def pool_speeds(servers: int, fast_fraction: float, speed_ratio: float) -> tuple[float, ...]:
+    """Two pools of servers: ``fast_fraction``·N fast servers (listed first), each ``speed_ratio`` times as fast as
+    the rest, scaled so that the mean speed is 1 (Σ speeds = N: λ·E[size] stays the load).
+
+    ``fast_fraction`` in (0, 1) with ``fast_fraction``·N an integer in [1, N − 1]; ``speed_ratio`` in
+    [1, :data:`MAX_SPEED_RATIO`]. The slow speed is 1 / (f·r + 1 − f) and the fast one r times that.
+    """
+    n = check_int("servers", servers, 2, MAX_SERVERS, ScenarioError, "two pools need at least 2 servers")
+    f = check_number("fast_fraction", fast_fraction, 0.0, 1.0, open_low=True, open_high=True,
+                     why="the fraction of fast servers", error=ScenarioError)
+    r = check_number("speed_ratio", speed_ratio, 1.0, MAX_SPEED_RATIO, why="fast speed / slow speed",
+                     error=ScenarioError)
+    fast = round(f * n)
+    if abs(f * n - fast) > 1e-9 * n or not 1 <= fast <= n - 1:
+        raise ScenarioError(f"fast_fraction = {show(fast_fraction)}: fast_fraction·servers = {f * n:g} must be an "
+                            f"integer in [1, {n - 1}] (servers = {n})")
+    slow = 1.0 / (fast / n * r + (n - fast) / n)
+    return (r * slow,) * fast + (slow,) * (n - fast)

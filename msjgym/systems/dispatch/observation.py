@@ -2,7 +2,8 @@
 :mod:`msjgym.systems.dispatch.control`, writes with these offsets), and the named views a policy reads it with.
 
 * ``observation="sampled"`` (float32[d]): entry ``SAMPLES + j`` is the queue length (jobs, the one in service
-  included) of the j-th server sampled for this arrival. Action j sends the job to that server.
+  included) of the j-th server sampled for this arrival. Action j sends the job to that server. With per-server
+  speeds (float32[2d]) entry ``SAMPLES + d + j`` is that server's speed (work per unit time).
 * ``"histogram"`` / ``"estimates"`` (float32[L]): entry ``AT_LEAST + i − 1`` is the fraction of servers with at least
   i jobs (i = 1..L), by exact queue lengths (histogram) or by the dispatcher's estimates. Action a < L sends the job
   to a uniformly random server at level a (exactly a jobs), a = L to one with at least L.
@@ -19,27 +20,29 @@ SAMPLES = 0  # sampled: the first sampled server's queue length
 AT_LEAST = 0  # histogram, estimates: the fraction of servers with at least 1 job (then 2, ..., L)
 
 
-def observation_size(observation: str, d: int, levels: int) -> int:
-    """D: d sampled queue lengths, or L fractions."""
-    return SAMPLES + d if observation == "sampled" else AT_LEAST + levels
+def observation_size(observation: str, d: int, levels: int, speeds: bool = False) -> int:
+    """D: d sampled queue lengths (and, with ``speeds``, their d speeds), or L fractions."""
+    return SAMPLES + (2 * d if speeds else d) if observation == "sampled" else AT_LEAST + levels
 
 
 @dataclass(frozen=True)
 class DispatchLayout:
     """The layout of one environment's observations: its ``observation`` mode, N ``servers``, ``d`` (sampled) and L
-    ``levels`` (histogram, estimates)."""
+    ``levels`` (histogram, estimates); ``speeds``: the sampled servers' speeds are shown (per-server speeds)."""
 
     observation: str
     servers: int
     d: int | None
     levels: int
+    speeds: bool = False
 
     @property
     def size(self) -> int:
-        return observation_size(self.observation, self.d, self.levels)
+        return observation_size(self.observation, self.d, self.levels, self.speeds)
 
     def describe(self) -> str:
-        return f"msjgym/Dispatch-v0 observation={self.observation!r}, d={self.d}, levels={self.levels}"
+        return (f"msjgym/Dispatch-v0 observation={self.observation!r}, d={self.d}, levels={self.levels}"
+                + (", with speeds" if self.speeds else ""))
 
     def view(self, observation) -> SampledView | LevelsView:
         return (SampledView if self.observation == "sampled" else LevelsView)(observation, self)
@@ -50,12 +53,25 @@ class SampledView(ObservationView):
 
     __slots__ = ()
     layout: DispatchLayout
-    fields = ("queue_lengths",)
+    fields = ("queue_lengths", "speeds")
 
     @property
     def queue_lengths(self) -> np.ndarray:
         """int64[d]: jobs at each sampled server (the one in service included), in sample order."""
         return self.observation[SAMPLES:SAMPLES + self.layout.d].astype(np.int64)
+
+    @property
+    def speeds(self) -> np.ndarray:
+        """float64[d]: each sampled server's speed (work per unit time); all 1 when the system has equal speeds."""
+        d = self.layout.d
+        if not self.layout.speeds:
+            return np.ones(d)
+        return self.observation[SAMPLES + d:SAMPLES + 2 * d].astype(np.float64)
+
+    @property
+    def shortest_expected_delay(self) -> int:
+        """The sample index of the least (q + 1)/speed (the first of the tied): sed-d's choice."""
+        return int(np.argmin((self.queue_lengths + 1.0) / self.speeds))
 
     @property
     def shortest(self) -> int:

@@ -8,8 +8,13 @@
 ``lb-dispatch``                 no table: servers, dist, lam, and the policy's parameters
 ==============================  ======================================================================================
 
+Any scenario also takes ``fast_fraction`` and ``speed_ratio``: a fast pool of ``fast_fraction``·N servers, each
+``speed_ratio`` times as fast as the others, the mean speed 1 (so λ stays the load;
+:func:`msjgym.systems.dispatch.model.pool_speeds`); with them the paper's tables and theory do not apply, and the
+speed-aware dispatchers ``sed`` and ``sed-d`` differ from jsq and jsq-d.
+
 Every scenario also takes the other policies' parameters (``d`` for jsq-d / least-loaded-d, ``delta``, ``delta1``,
-``C`` / ``batch_size``, ``p``, ``remove``), so any of the 10 dispatch policies of
+``C`` / ``batch_size``, ``p``, ``remove``), so any of the 12 dispatch policies of
 :mod:`msjgym.policies.dispatch.load_balancing` runs on any scenario: the scenario fixes N, λ and the job-size law.
 
 Defaults: N = 100 and the table's first row. An omitted parameter comes from the table's row with the given ``dist``
@@ -35,16 +40,19 @@ from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
 from msjgym.policies.dispatch import POLICIES
-from msjgym.systems.dispatch.model import DispatchModel
+from msjgym.systems.dispatch.model import DispatchModel, pool_speeds
 from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
 
 TABLE_SCENARIOS = {"lb-push-table1": 1, "lb-water-filling-table2": 2, "lb-pull-table3": 3, "lb-pooling-table4": 4}
 """Scenario name -> table number."""
 GENERAL = "lb-dispatch"
 DEFAULT_SERVERS = 100
-KEYS = ("servers", "dist", "lam", "delta", "delta1", "C", "batch_size", "p", "d", "remove")
+KEYS = ("servers", "dist", "lam", "delta", "delta1", "C", "batch_size", "p", "d", "remove", "fast_fraction",
+        "speed_ratio")
 """Parameters every dispatch scenario accepts."""
 
+SPEED_KEYS = ("fast_fraction", "speed_ratio")
+"""Two pools of servers (:func:`msjgym.systems.dispatch.model.pool_speeds`): give both or neither."""
 POLICY_KEYS: dict[str, tuple[str, ...]] = {
     name: tuple(p.name for p in spec.params if p.name in KEYS) for name, spec in POLICIES.items()}
 """The scenario parameters each policy reads: its declaration's parameters that a scenario sets."""
@@ -62,8 +70,9 @@ _DESCRIPTIONS = {
     "lb-pull-table3": f"{_HKV} Table 3: pull (idle servers report at rate δ₀ = δ/(1 − λ); δ₁ = 0)",
     "lb-pooling-table4": f"{_HKV} Table 4: resource pooling (random routing, central server at rate pN on a "
                          "longest queue)",
-    GENERAL: "N unit-rate FIFO servers behind one dispatcher, Poisson λN, any paper law; any of the 10 dispatch "
-             "policies with its parameters (e.g. --policy jsq-d --param d=2)",
+    GENERAL: "N unit-rate FIFO servers behind one dispatcher, Poisson λN, any paper law; any of the 12 dispatch "
+             "policies with its parameters (e.g. --policy jsq-d --param d=2); fast_fraction and speed_ratio: a fast "
+             "and a slow pool",
 }
 
 
@@ -101,10 +110,19 @@ class DispatchSetting:
     p: float | None = None
     d: int | None = None
     remove: str | None = None
+    fast_fraction: float | None = None
+    speed_ratio: float | None = None
 
     @property
     def load(self) -> float:
         return self.lam * self.dist.mean
+
+    @property
+    def speeds(self) -> tuple[float, ...] | None:
+        """The servers' speeds (fast pool first; mean 1), or None for unit-rate servers."""
+        if self.fast_fraction is None:
+            return None
+        return pool_speeds(self.servers, self.fast_fraction, self.speed_ratio)
 
     @property
     def default_policy(self) -> str | None:
@@ -127,10 +145,14 @@ class DispatchSetting:
 
     def model(self, policy: str) -> DispatchModel:
         """The validated dispatch model of ``policy`` on this setting."""
-        return DispatchModel(policy, self.servers, self.lam, self.dist, **self.policy_params(policy))
+        return DispatchModel(policy, self.servers, self.lam, self.dist, speeds=self.speeds,
+                             **self.policy_params(policy))
 
     def paper_row(self, policy: str) -> TableRow | None:
-        """The row of Tables 1–4 this run reproduces (same policy, law, N, λ, δ or p, M; pull with δ₁ = 0)."""
+        """The row of Tables 1–4 this run reproduces (same policy, law, N, λ, δ or p, M; pull with δ₁ = 0; unit-rate
+        servers)."""
+        if self.speeds is not None:
+            return None
         for row in TABLE_ROWS:
             if row.policy != policy or row.servers != self.servers or not _same_law(row.dist, self.dist_name):
                 continue
@@ -147,7 +169,7 @@ class DispatchSetting:
     def params(self) -> dict[str, Any]:
         """The parameters as used (for the report)."""
         out: dict[str, Any] = {"servers": self.servers, "dist": self.dist_name, "lam": self.lam}
-        for key in ("delta", "delta1", "scale", "batch_size", "p", "d", "remove"):
+        for key in ("delta", "delta1", "scale", "batch_size", "p", "d", "remove", "fast_fraction", "speed_ratio"):
             value = getattr(self, key)
             if value is not None:
                 out["C" if key == "scale" else key] = value
@@ -214,9 +236,17 @@ def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
         raise ScenarioError(f"C = {show(scale)}, batch_size = {show(batch)}: give one (M = C·log10 N)")
     if scale is not None:
         batch = water_filling_batch_size(scale, servers)
+    fast, ratio = p["fast_fraction"], p["speed_ratio"]
+    if (fast is None) != (ratio is None):
+        raise ScenarioError(f"fast_fraction = {show(fast)}, speed_ratio = {show(ratio)}: give both (a fast and a "
+                            "slow pool) or neither (unit-rate servers)")
+    if fast is not None:
+        pool_speeds(servers, fast, ratio)  # the one-line error naming the parameter
+        fast, ratio = float(fast), float(ratio)
     setting = DispatchSetting(
         servers=servers, dist_name=dist_name, dist=dist, lam=lam, table=TABLE_SCENARIOS.get(name),
-        delta=p["delta"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"])
+        delta=p["delta"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"],
+        fast_fraction=fast, speed_ratio=ratio)
     for key in POLICY_KEYS:       # check every parameter that is set (e.g. delta <= 0, K not an integer) now
         if all(getattr(setting, k) is not None or k in _OPTIONAL for k in POLICY_KEYS[key]):
             if key in ("jsq-d", "least-loaded-d") and _integer_above(setting.d, servers):

@@ -174,6 +174,29 @@ def _classics(setting: DispatchSetting, policy: str, d: int | None) -> list[Refe
     return []
 
 
+def random_routing_response_time(lam: float, dist, speeds: tuple[float, ...]) -> float | None:
+    """Random routing over servers with ``speeds``: each server i is an M/G/1 queue with arrival rate λ and service
+    time S/s_i (mean E[S]/s_i, second moment E[S²]/s_i²), and a job joins each with probability 1/N, so
+    E[R] = (1/N) Σ_i (E[S]/s_i + P-K wait_i); None when some server is overloaded (λ·E[S] >= s_i)."""
+    if any(lam * dist.mean >= s for s in speeds):
+        return None
+    return math.fsum(dist.mean / s + queues.mg1_mean_wait(lam, dist.mean / s, dist.second_moment / (s * s))
+                     for s in speeds) / len(speeds)
+
+
+def _random_with_speeds(setting: DispatchSetting, policy: str, speeds: tuple[float, ...]) -> list[Reference]:
+    if policy != "random":
+        return []
+    value = random_routing_response_time(setting.lam, setting.dist, speeds)
+    if value is None:
+        return [Reference("stability", "condition", "random routing overloads the slow servers (λ·E[size] >= their "
+                          "speed): unstable under this policy", "standard (each server an M/G/1 queue)",
+                          value=setting.lam * setting.dist.mean / min(speeds), upper=1.0, predicts_stable=False)]
+    return [Reference("response_time", "exact", "random routing over the pools: each server an M/G/1 queue at its "
+                      "speed (P-K formula), averaged over the servers", "standard (Pollaczek–Khinchine)",
+                      value=value)]
+
+
 def information_references(setting: DispatchSetting, model: DispatchModel) -> list[Reference]:
     """What holds for any dispatcher on ``setting`` with ``model``'s servers and information: stability λ < 1 and the
     designed message rate. (Busy fraction = λ·E[size] is a run-time check of every result, with the other
@@ -193,6 +216,8 @@ def references(setting: DispatchSetting, policy: str) -> list[Reference]:
     """Every reference that applies to ``policy`` on ``setting`` (before simulating)."""
     model = setting.model(policy)
     refs = information_references(setting, model)
+    if model.speeds is not None:  # two pools: the paper's theory is for unit-rate servers
+        return refs + _random_with_speeds(setting, policy, model.speeds)
     if policy not in PAPER_POLICIES:
         return refs + _classics(setting, policy, model.d)
     cavity_max = None

@@ -129,10 +129,12 @@ def _clocks(m: DispatchModel, completions: str) -> bool:
     """Whether completions run as competing clocks (exponential sizes; not least-loaded-d, which needs sizes)."""
     if completions not in COMPLETIONS:
         raise ScenarioError(f"completions = {completions!r}: must be one of {', '.join(COMPLETIONS)}")
-    able = isinstance(m.dist, Exponential) and m.policy != "least-loaded-d"
+    able = isinstance(m.dist, Exponential) and m.policy != "least-loaded-d" and m.speeds is None
     if completions == "clocks" and not able:
-        raise ScenarioError(f"completions = 'clocks': needs exponential job sizes and a policy that does not read "
-                            f"job sizes (got dist = {m.dist}, policy = {m.policy!r}); use 'heap' or 'auto'")
+        raise ScenarioError(f"completions = 'clocks': needs exponential job sizes, equal server speeds and a policy "
+                            f"that does not read job sizes (got dist = {m.dist}, "
+                            f"{'per-server speeds, ' if m.speeds is not None else ''}policy = {m.policy!r}); use "
+                            "'heap' or 'auto'")
     return able and completions != "heap"
 
 
@@ -149,7 +151,7 @@ def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: b
     ints[kern.P_WARMUP] = warmup
     ints[kern.P_DKIND] = kind
     ints[kern.P_REMOVE] = REMOVE_MODES.index(m.remove) if m.remove else 0
-    floats = np.zeros(kern.NPF)
+    floats = np.zeros(kern.NPF + m.servers)
     floats[kern.F_LAM] = m.lam
     floats[kern.F_DELTA] = m.delta or 0.0
     floats[kern.F_DELTA0] = m.delta0 or 0.0
@@ -157,13 +159,15 @@ def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: b
     floats[kern.F_P] = m.p or 0.0
     floats[kern.F_SPEED] = m.speed
     floats[kern.F_MU] = m.speed / m.dist.mean
+    floats[kern.NPF:] = m.server_speeds
+    ints[kern.P_SPEEDS] = int(m.speeds is not None)
     ints[kern.P_CLOCKS] = int(clocks)
     return kern.DispatchParams(ints, floats, np.ascontiguousarray(data, dtype=np.float64))
 
 
 def _initial_jobs(m: DispatchModel) -> int:
     """Job slots to start with (doubled on overflow): a few per server, more for the policies without balancing."""
-    rho = m.lam * m.dist.mean
+    rho = m.load
     per = 4 + (math.ceil(3 * rho / (1 - rho)) if m.policy in ("random", "round-robin", "resource-pooling") else 0)
     return m.servers * per + 1024 + (m.batch_size or 0)
 
@@ -178,13 +182,15 @@ def _one(st: DispatchState, pr: kern.DispatchParams, b: int, choose: int) -> tup
 def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = None, *,
              delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
              d: int | None = None, batch_size: int | None = None, p: float | None = None,
-             remove: str | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1,
-             reps: int = 20, seed: int | None = None, levels: int = 256,
+             remove: str | None = None, speeds: tuple[float, ...] | None = None, arrivals: int | None = None,
+             warmup_fraction: float = 0.1, reps: int = 20, seed: int | None = None, levels: int = 256,
              completions: str = "auto", progress: bool = False) -> DispatchResult:
     """Simulate ``reps`` independent replications of a dispatch system; returns means with 95 % CIs.
 
     ``policy``, ``servers``, ``lam``, ``dist``, ``delta``, ``delta0``, ``delta1``, ``d``, ``batch_size``, ``p`` and
-    ``remove`` are the model (:class:`~msjgym.systems.dispatch.model.DispatchModel`); ``dist`` defaults to Exp(1).
+    ``remove`` are the model (:class:`~msjgym.systems.dispatch.model.DispatchModel`); ``dist`` defaults to Exp(1);
+    ``speeds``: None (unit-rate servers) or the N servers' speeds (e.g. ``pool_speeds(N, fast_fraction, speed_ratio)``
+    of :mod:`msjgym.systems.dispatch.model`).
 
     Args:
         arrivals: jobs per replication (default N·10⁴, the paper's protocol); the first ``warmup_fraction`` of
@@ -192,12 +198,14 @@ def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = 
         reps: replications (>= 1; CIs need >= 2).
         seed: root seed of ``numpy.random.SeedSequence`` (None: fresh entropy, reported in the result).
         levels: initial largest queue length / estimate the arrays hold (doubled automatically on overflow).
-        completions: "heap" (a heap of completion times, any size law), "clocks" (exponential sizes: one competing
-            clock at a uniformly random busy server, no heap), or "auto" (clocks when they apply).
+        completions: "heap" (a heap of completion times, any size law and speeds), "clocks" (exponential sizes and
+            equal speeds: one competing clock at a uniformly random busy server, no heap), or "auto" (clocks when they
+            apply).
         progress: show a progress bar over the replications on stderr.
     """
     model = DispatchModel(policy, servers, lam, default_dist() if dist is None else dist, delta=delta,
-                          delta0=delta0, delta1=delta1, d=d, batch_size=batch_size, p=p, remove=remove)
+                          delta0=delta0, delta1=delta1, d=d, batch_size=batch_size, p=p, remove=remove,
+                          speeds=speeds)
     n = model.servers
     arrivals = n * 10_000 if arrivals is None else arrivals
     if not (isinstance(arrivals, (int, np.integer)) and arrivals >= 2):

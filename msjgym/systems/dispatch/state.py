@@ -24,7 +24,8 @@ The primitives, each with its cost per call:
   server (completions under exponential sizes, below) is one array read.
 * **Completions under exponential sizes** (O(1), no heap): every busy server completes at rate speed/E[S], so the
   next completion is a clock of rate speed/E[S] × busy competing with the exogenous clocks, at a uniformly random
-  busy server (memorylessness); sizes are then never drawn.
+  busy server (memorylessness); sizes are then never drawn. Equal speeds only: with per-server speeds
+  (``F_SPEEDS``) completions run on the heap.
 * **Job pool** (O(1)): a doubly linked FIFO list per server over a preallocated pool of job rows with a free stack
   (LIFO, so recently freed rows, still in cache, are reused first).
 
@@ -54,6 +55,9 @@ P_D = 2
 P_BATCH = 3
 P_K = 4
 P_LCAP = 5
+
+# params.floats: fields 0 .. F_SPEEDS - 1 are the event loop's (msjgym.systems.dispatch.kernel); then one per server
+F_SPEEDS = 7  # params.floats[F_SPEEDS + i]: server i's speed (work per unit time; all equal unless speeds are given)
 
 
 # ---------------------------------------------------------------- scalar fields

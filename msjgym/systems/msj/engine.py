@@ -46,6 +46,8 @@ class RunConfig:
         backlog: waiting jobs kept in saturated mode (1 gives the saturated system of Grosof & Ayhan §3.2).
         detect_instability: stop a replication whose number of jobs keeps growing.
         debug: check the state's invariants after every event (slow; used by the tests).
+        bsld_threshold: τ of the bounded slowdown max(1, response / max(duration, τ)), in the scenario's time unit
+            (10: the HPC literature's 10 s; Feitelson, Rudolph, Schwiegelshohn, Sevcik & Wong 1997).
     """
 
     jobs: int = 100_000
@@ -55,6 +57,7 @@ class RunConfig:
     backlog: int = 1
     detect_instability: bool = True
     debug: bool = False
+    bsld_threshold: float = 10.0
 
     def __post_init__(self) -> None:
         for key, low in (("jobs", 1), ("warmup", 0), ("batches", 1), ("backlog", 1)):
@@ -97,6 +100,7 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     ints[msj.P_TRACE] = int(model.trace is not None)
     floats = np.zeros(msj.NPF, dtype=np.float64)
     floats[P_LAMBDA] = model.arrival_rate
+    floats[msj.P_TAU] = config.bsld_threshold
     args = policy.arguments()
     if len(args) > msj.NARG:
         raise MsjgymError(f"policy {policy.name}: {len(args)} parameters; the compiled scheduler has room for "

@@ -7,6 +7,7 @@ Its scenarios are the built-ins of :mod:`msjgym.systems.msj.scenarios` and every
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ import numpy as np
 from msjgym import api
 from msjgym.core import rng
 from msjgym.core import histogram
-from msjgym.core.limits import MAX_WINDOW, check_int, check_state_bytes
+from msjgym.core import limits
+from msjgym.core.limits import MAX_WINDOW, TIME_RANGE, check_int, check_state_bytes
+from msjgym.core.validation import check_number
 from msjgym.core.references import Reference, judge
 from msjgym.core.traces import Trace
 from msjgym.errors import MsjgymError
@@ -25,8 +28,11 @@ from msjgym.systems.msj.compiled import resolve as resolve_compiled
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.replay import (
+    loop_integrals, replay_invariants, replay_metrics, uses_bands, window_starts)
 from msjgym.systems.msj.state import NJF, NJI
-from msjgym.systems.msj.scenarios import is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system
+from msjgym.systems.msj.scenarios import (
+    is_builtin_msj, list_msj_scenarios, load_msj_scenario, model_of_trace, scenario_system)
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -35,28 +41,75 @@ AGENT_CHUNK = 4096
 
 
 def _run_length(model: Any, run: api.RunSettings) -> tuple[int, int, int]:
-    """(reps, jobs, warmup) with this family's defaults: 10 replications of 100,000 jobs after jobs/10 warm-up; a
-    replayed trace is deterministic: one replication of all its jobs, no warm-up."""
+    """(reps, jobs, warmup) with this family's defaults: 10 replications of 100,000 jobs after jobs/10 warm-up. A
+    replayed trace is deterministic: one replay of its first warmup + jobs jobs (default all of them, no warm-up); or,
+    with ``windows``, that many replications, each a window of warmup + ``window_jobs`` consecutive jobs."""
     trace = model.trace
     saturated = bool(run.options.get("saturated"))
-    reps = run.reps if run.reps is not None else (1 if trace is not None else DEFAULT_REPS)
-    if trace is not None and (reps != 1 or saturated):
-        raise MsjgymError(f"reps = {reps}{', saturated' if saturated else ''}: a trace replay is deterministic and "
-                          "open: use one replication (CIs come from batch means)")
-    if trace is not None:
-        warmup = 0 if run.warmup is None else run.warmup
-        if warmup >= len(trace):
-            raise MsjgymError(f"--warmup {warmup:,}: the trace has {len(trace):,} jobs; the warm-up must leave at "
-                              f"least one to measure (at most --warmup {len(trace) - 1:,})")
-        jobs = len(trace) - warmup if run.jobs is None else run.jobs
-    else:
+    windows, window_jobs = run.options.get("windows"), run.options.get("window_jobs")
+    if trace is None:
+        if windows is not None or window_jobs is not None:
+            raise MsjgymError(f"--{'windows' if windows is not None else 'window-jobs'}: only for scenarios that "
+                              "replay a trace (arrivals = {trace = ...})")
+        reps = DEFAULT_REPS if run.reps is None else run.reps
         jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
-        warmup = jobs // 10 if run.warmup is None else run.warmup
-    return reps, jobs, warmup
+        return reps, jobs, jobs // 10 if run.warmup is None else run.warmup
+    return _trace_run_length(trace, run, saturated, windows, window_jobs)
+
+
+def _trace_run_length(trace: Trace, run: api.RunSettings, saturated: bool, windows: int | None,
+                      window_jobs: int | None) -> tuple[int, int, int]:
+    """(reps, jobs, warmup) of a replayed trace: one exact replay, ``windows`` windows, or (``--reps`` on a
+    synthetic trace) traces drawn from its workload model; every inconsistent combination is a one-line error."""
+    replicated = run.reps is not None and run.reps != 1  # --reps 1 is the one exact replay
+    if replicated and trace.generator is not None and not saturated and windows is None:
+        check_int("--reps", run.reps, MIN_WINDOWS, limits.MAX_REPS, MsjgymError,
+                  "independent traces drawn from the workload model, for CIs across them (no --reps: one exact "
+                  "replay of the scenario's own trace)")
+        warmup = 0 if run.warmup is None else run.warmup
+        return run.reps, len(trace) if run.jobs is None else run.jobs, warmup
+    if replicated or saturated:
+        raise MsjgymError(f"{'--saturated' if saturated else f'--reps {run.reps}'}: a trace replay is deterministic "
+                          "and open (one replay: exact values); for confidence intervals replicate over windows of "
+                          "the trace: --windows N --window-jobs M")
+    warmup = 0 if run.warmup is None else run.warmup
+    if (windows is None) != (window_jobs is None):
+        raise MsjgymError("--windows and --window-jobs go together: N windows of M jobs each (e.g. --windows 10 "
+                          "--window-jobs 2048)")
+    if windows is not None:
+        check_int("--windows", windows, MIN_WINDOWS, limits.MAX_REPS, MsjgymError,
+                  "the CIs are across windows: at least two")
+        if run.jobs is not None:
+            raise MsjgymError("--jobs: not with --windows (each window measures --window-jobs jobs)")
+        check_int("--window-jobs", window_jobs, MIN_WINDOW_JOBS, limits.MAX_JOBS, MsjgymError,
+                  "a window's averages are over its jobs")
+        if warmup + window_jobs > len(trace):
+            raise MsjgymError(f"--window-jobs {window_jobs:,}" + (f" + --warmup {warmup:,}" if warmup else "") +
+                              f": the trace has {len(trace):,} jobs; a window must fit in it (at most "
+                              f"--window-jobs {len(trace) - warmup:,})")
+        return windows, window_jobs, warmup
+    if warmup >= len(trace):
+        raise MsjgymError(f"--warmup {warmup:,}: the trace has {len(trace):,} jobs; the warm-up must leave at "
+                          f"least one to measure (at most --warmup {len(trace) - 1:,})")
+    jobs = len(trace) - warmup if run.jobs is None else run.jobs
+    if warmup + jobs > len(trace):
+        raise MsjgymError(f"--jobs {jobs:,}: the trace has {len(trace):,} jobs" + (f" ({warmup:,} of them warm-up)"
+                          if warmup else "") + f"; at most --jobs {len(trace) - warmup:,}")
+    return 1, jobs, warmup
+
+
+MIN_WINDOWS = 2
+"""Windows of a trace replicated for CIs: a t-interval needs two."""
+MIN_WINDOW_JOBS = 10
+"""Measured jobs per window: each window starts from an empty machine, and a window of a few jobs measures little
+but that start."""
+DEFAULT_BSLD_THRESHOLD = 10.0
+"""τ of the bounded slowdown, in the scenario's time unit: the literature's 10 s (Feitelson et al. 1997)."""
 
 
 _OPTIONS = {"saturated": "builtin", "backlog": "builtin", "no_instability_check": "any", "debug": "builtin",
-            "mode": "user", "window": "user", "per_job": "any"}
+            "mode": "user", "window": "user", "per_job": "any", "windows": "any", "window_jobs": "any",
+            "bsld_threshold": "any"}
 """The options of ``msjgym evaluate`` this family takes, and for which policies."""
 
 
@@ -84,14 +137,21 @@ def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) ->
                           "jobs); an open system's queue is set by its arrivals")
     if "per_job" in run.options and scenario.model.trace is None:
         raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")
+    if "per_job" in run.options and run.options.get("windows") is not None:
+        raise MsjgymError("--per-job: only for one replay of the trace, not with --windows")
+    tau = run.options.get("bsld_threshold")
+    if tau is not None:
+        check_number("--bsld-threshold", tau, 0.0, TIME_RANGE[1], error=MsjgymError,
+                     why="the bounded slowdown's threshold τ, in the scenario's time unit")
 
 
 def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
     """The replications' state (allocated side by side: per-server heap and profile, per-batch per-class histograms;
     :func:`msjgym.systems.msj.state.new_state`) within :data:`~msjgym.core.limits.MAX_STATE_BYTES`."""
     reps = _run_length(model, run)[0]
-    per_rep = 5 * model.servers + run.batches * model.num_classes * (histogram.NBINS + 16)
-    inputs = f"reps={reps}, batches={run.batches}, servers={model.servers}, classes={model.num_classes}"
+    batches = 1 if model.trace is not None else run.batches  # a replay measures no batches
+    per_rep = 5 * model.servers + batches * model.num_classes * (histogram.NBINS + 16)
+    inputs = f"reps={reps}, batches={batches}, servers={model.servers}, classes={model.num_classes}"
     backlog = run.options.get("backlog") if run.options.get("saturated") else None
     if backlog:  # the waiting jobs are job slots (NJI + NJF words, a slot index, 4 profile breakpoints of 2 words)
         per_rep += 2 * (backlog + model.servers) * (NJI + NJF + 1 + 8)  # slots double as they fill: up to 2×
@@ -101,7 +161,11 @@ def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
 
 
 class _MSJRuns(api.Simulation):
-    """What the built-in and the agent paths share: the state arrays of an :class:`MSJSimulation` and its metrics."""
+    """What the built-in and the agent paths share: the state arrays of an :class:`MSJSimulation` and its metrics.
+
+    A replayed trace runs as one exact replay (``mode = "replay"``: the evaluator reports exact values) or as
+    ``--windows`` replications (``mode = "windows"``), each replication a window of the trace with a simulation of
+    its own (:meth:`_at` maps a replication to its simulation and the system in it)."""
 
     unit = "job"
 
@@ -111,22 +175,52 @@ class _MSJRuns(api.Simulation):
         self.per_rep = config.warmup + config.jobs
         self.mode = "saturated" if config.saturated else "open"
         self.class_names = [c.name for c in self.model.classes]
+        self.windows: list[Trace] | None = None
+        self.starts: list[int] = []
+        self.seed = 0
+        if self.model.trace is not None:
+            self.exact = reps == 1
+            self.mode = "replay" if self.exact else "windows"
+        self.draws = False
+
+    def _trace_mode(self, run: api.RunSettings) -> bool:
+        """Whether the replications of a trace scenario are traces drawn from its workload model (``--reps`` on a
+        synthetic trace) rather than windows of its trace; sets the mode."""
+        self.draws = self.reps > 1 and run.options.get("windows") is None
+        if self.draws:
+            self.mode = "traces"
+        return self.draws
 
     @property
     def _sim(self) -> MSJSimulation:
         raise NotImplementedError
 
+    def _at(self, rep: int) -> tuple[MSJSimulation, int]:
+        """The simulation that runs replication ``rep``, and its system index there."""
+        return self._sim, rep
+
+    def _trace_of(self, rep: int) -> Trace:
+        """The jobs replication ``rep`` replays (a trace scenario only)."""
+        if self.windows is not None:
+            return self.windows[rep]
+        trace = self.model.trace
+        return trace if len(trace) == self.per_rep else trace.window(0, min(self.per_rep, len(trace)))
+
     def status(self, rep: int) -> int:
-        return self._sim.status(rep)
+        sim, b = self._at(rep)
+        return sim.status(b)
 
     def progress(self, rep: int) -> int:
-        return self._sim.progress(rep)
+        sim, b = self._at(rep)
+        return sim.progress(b)
 
     def events(self, rep: int) -> int:
-        return self._sim.events(rep)
+        sim, b = self._at(rep)
+        return sim.events(b)
 
     def growth_rate(self, rep: int) -> float:
-        return self._sim.growth_rate(rep)
+        sim, b = self._at(rep)
+        return sim.growth_rate(b)
 
     def _unit_metrics(self, bstat: np.ndarray, bsys: np.ndarray, hist: np.ndarray) -> dict[str, float]:
         m = self.model
@@ -135,19 +229,36 @@ class _MSJRuns(api.Simulation):
         return open_metrics(bstat, bsys, hist, m.needs, m.servers, self.class_names)
 
     def metrics(self, rep: int) -> dict[str, float]:
+        if self.model.trace is not None:
+            trace = self._trace_of(rep)
+            sim, b = self._at(rep)
+            return replay_metrics(trace.arrival, trace.need, trace.duration, sim.completion_times(b)[:len(trace)],
+                                  self.model.servers, self.warmup, self.config.bsld_threshold,
+                                  uses_bands(self.model.trace.need))  # the whole trace decides every window's
         st = self._sim.state
         return self._unit_metrics(st.bstat[rep].sum(axis=0), st.bsys[rep].sum(axis=0), st.hist[rep].sum(axis=0))
 
     def batch_metrics(self, rep: int) -> list[dict[str, float]]:
+        if self.model.trace is not None:
+            return []  # a replay is exact, and windows are replications: no batch means
         st = self._sim.state
         return [self._unit_metrics(st.bstat[rep, i], st.bsys[rep, i], st.hist[rep, i]) for i in range(self.batches)]
 
     def invariants(self) -> list[api.Invariant]:
-        return [] if self.config.saturated else invariants(self.model)
+        if self.config.saturated:
+            return []
+        if self.model.trace is not None:
+            return replay_invariants() if self.warmup == 0 else []
+        return invariants(self.model)
 
     def check_values(self, rep: int, batch: int | None = None) -> dict[str, float]:
-        if self.config.saturated or self.model.trace is not None:
+        if self.config.saturated:
             return {}
+        if self.model.trace is not None:
+            if self.warmup:
+                return {}
+            sim, b = self._at(rep)
+            return loop_integrals(sim.state, b, sim.model.needs, sim.model.servers)
         st = self._sim.state
         bstat = st.bstat[rep].sum(axis=0) if batch is None else st.bstat[rep, batch]
         return {"sampled_load": sampled_load(bstat, self.model)}
@@ -158,13 +269,15 @@ class _MSJRuns(api.Simulation):
         return [(f"classes[{i}] ({c.name}) service", c.service) for i, c in enumerate(self.model.classes)]
 
     def per_job(self) -> dict[str, np.ndarray] | None:
-        trace: Trace | None = self.model.trace
-        if trace is None:
+        if self.model.trace is None or self.windows is not None:
             return None
-        completion = self._sim.completion_times(0)
+        trace = self._trace_of(0)
+        completion = self._sim.completion_times(0)[:len(trace)]
         response = completion - trace.arrival
-        return {"arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
-                "completion_time": completion, "response_time": response, "waiting_time": response - trace.duration}
+        tau = self.config.bsld_threshold
+        return {"job": trace.ident, "arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
+                "completion_time": completion, "response_time": response, "waiting_time": response - trace.duration,
+                "bounded_slowdown": np.maximum(1.0, response / np.maximum(trace.duration, tau))}
 
     def summary_params(self) -> dict:
         return {"load": self.model.load}
@@ -173,11 +286,62 @@ class _MSJRuns(api.Simulation):
         trace: Trace | None = self.model.trace
         if trace is None:
             return []
-        done = int(np.isfinite(self._sim.completion_times(0)).sum())
-        lines = [f"trace {trace.source}: {len(trace):,} jobs replayed ({done:,} completed); skipped "
-                 f"{trace.skipped_unusable:,} jobs that never ran or had unknown processors and "
-                 f"{trace.skipped_malformed:,} malformed lines"]
+        tau = f"bounded slowdown = mean of max(1, response / max(run time, τ)), τ = {self.config.bsld_threshold:g}"
+        if self.windows is None:
+            done = int(np.isfinite(self._sim.completion_times(0)).sum())
+            part = self._trace_of(0)
+            lines = [f"exact replay of {len(part):,} of the trace's {len(trace):,} jobs (ids {part.ident[0]}–"
+                     f"{part.ident[-1]}; {done:,} completed); values are the replay's exact per-job averages (no CI: "
+                     "one deterministic replay; for CIs use --windows N --window-jobs M); " + tau]
+        elif self.draws:
+            lines = [f"{self.reps} independent traces of {self.warmup + self.jobs:,} jobs drawn from the workload model "
+                     f"(trace r from SeedSequence({self.seed}).spawn({self.reps})[r]), each replayed exactly from an "
+                     "empty machine; mean ± 95% CI across traces; " + tau]
+        else:
+            length = self.warmup + self.jobs
+            lines = [f"{self.reps} windows of {length:,} consecutive jobs" + (f" ({self.warmup:,} warm-up)" if
+                     self.warmup else "") + f", each replayed from an empty machine; starts uniform over the trace "
+                     f"(seed {self.seed}): {', '.join(f'{s:,}' for s in self.starts[:10])}"
+                     + (" ..." if len(self.starts) > 10 else "") + "; mean ± 95% CI across windows; " + tau]
+        if trace.generator is not None:
+            lines.append(f"trace: {trace.source}")
+        else:
+            lines.append(f"trace {trace.source}: {len(trace):,} jobs read; skipped {trace.skipped_unusable:,} jobs "
+                         f"that cannot be replayed and {trace.skipped_malformed:,} malformed lines")
         return lines + [f"note: {n}" for n in trace.notes]
+
+
+def _trace_parts(scenario: api.Scenario, reps: int, jobs: int, warmup: int, seed: int, draws: bool
+                 ) -> tuple[list[api.Scenario], list[int], list[Trace] | None, list[np.random.SeedSequence] | None]:
+    """The scenario of each replication of a replayed trace (the whole replay: its first warmup + jobs jobs, the later
+    ones never arriving, docs/modelling-choices.md#trace-replay-prefix; windows:
+    each window's; ``draws``: a trace drawn from the scenario's workload model per replication, each with the classes
+    of its own needs), the windows' starts, the replications' traces (None for one replay), and their seed sequences
+    (None for one replay, whose streams are those of replication 0 of ``seed``)."""
+    model, trace = scenario.model, scenario.model.trace
+    length = warmup + jobs
+    if draws:
+        seqs = np.random.SeedSequence(seed).spawn(reps)  # trace r: drawn from the model with child r
+        parts = [trace.generator(length, seq) for seq in seqs]
+        scenarios = [replace(scenario, model=model_of_trace(part, model.servers, model.estimate)) for part in parts]
+        return scenarios, [], parts, seqs
+    if reps == 1:
+        parts, starts, windows, seqs = [trace.window(0, length)], [0], None, None
+    else:
+        placed = window_starts(len(trace), reps, length, seed)
+        starts, seqs = [s for s, _ in placed], [q for _, q in placed]
+        parts = windows = [trace.window(s, length) for s in starts]
+    scenarios = [replace(scenario, model=replace(model, trace=part)) for part in parts]
+    return scenarios, starts, windows, seqs
+
+
+def _config(run: api.RunSettings, jobs: int, warmup: int, trace: bool) -> RunConfig:
+    opts = run.options
+    tau = opts.get("bsld_threshold")
+    return RunConfig(jobs=jobs, warmup=warmup, batches=1 if trace else run.batches,
+                     saturated=bool(opts.get("saturated")), backlog=int(opts.get("backlog") or 1),
+                     detect_instability=not opts.get("no_instability_check", False), debug=bool(opts.get("debug")),
+                     bsld_threshold=DEFAULT_BSLD_THRESHOLD if tau is None else float(tau))
 
 
 class BuiltinRuns(_MSJRuns):
@@ -185,27 +349,40 @@ class BuiltinRuns(_MSJRuns):
 
     def __init__(self, scenario: api.Scenario, policy: Policy, run: api.RunSettings, seed: int) -> None:
         reps, jobs, warmup = _run_length(scenario.model, run)
-        opts = run.options
-        config = RunConfig(jobs=jobs, warmup=warmup, batches=run.batches, saturated=bool(opts.get("saturated")),
-                           backlog=int(opts.get("backlog") or 1),
-                           detect_instability=not opts.get("no_instability_check", False),
-                           debug=bool(opts.get("debug")))
+        trace = scenario.model.trace is not None
+        config = _config(run, jobs, warmup, trace)
         self._setup(scenario, policy.label, config, reps)  # the name, with any bound parameters: smash(w=8)
-        streams, _ = rng.spawn_states(seed, reps)
-        self.sim = MSJSimulation(scenario.model, policy, config, streams)
+        if not trace:
+            streams, _ = rng.spawn_states(seed, reps)
+            self.sims = [MSJSimulation(scenario.model, policy, config, streams)]
+            return
+        parts, self.starts, self.windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed,
+                                                              self._trace_mode(run))
+        streams = [rng.spawn_states(seed, 1)[0]] if seqs is None else [rng.seed_states([q]) for q in seqs]
+        self.seed = seed
+        self.sims = [MSJSimulation(p.model, policy, config, s) for p, s in zip(parts, streams)]
+
+    @property
+    def sim(self) -> MSJSimulation:
+        return self.sims[0]
 
     @property
     def _sim(self) -> MSJSimulation:
-        return self.sim
+        return self.sims[0]
+
+    def _at(self, rep: int) -> tuple[MSJSimulation, int]:
+        return (self.sims[0], rep) if len(self.sims) == 1 else (self.sims[rep], 0)
 
     def prepare(self) -> None:
-        self.sim.prepare()
+        for sim in self.sims:
+            sim.prepare()
 
     def compile_note(self) -> str | None:
-        return self.sim.compile_note()
+        return self.sims[0].compile_note()
 
     def advance(self, rep: int, max_events: int) -> int:
-        return self.sim.advance(rep, max_events)
+        sim, b = self._at(rep)
+        return sim.advance(b, max_events)
 
 
 class AgentRuns(_MSJRuns):
@@ -218,16 +395,37 @@ class AgentRuns(_MSJRuns):
 
         reps, jobs, warmup = _run_length(scenario.model, run)
         mode, window = run.options.get("mode") or "start", run.options.get("window") or 8
-        self.runner = AgentReplications(scenario, policy, mode=mode, window=window, reps=reps, jobs=jobs,
-                                                     warmup=warmup, batches=run.batches, seed=seed)
-        self._setup(scenario, self.runner.name, self.runner.batch.spec.config, reps)
+        trace = scenario.model.trace is not None
+        parts, seeds = [scenario], [seed]
+        if trace:
+            if reps > 1 and run.options.get("windows") is None:
+                raise MsjgymError("--reps on a synthetic workload: only for built-in policies (each drawn trace has "
+                                  "classes of its own, so the observation of a policy of yours would change shape); "
+                                  "use --windows N --window-jobs M")
+            parts, self_starts, windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed, False)
+            if seqs is not None:  # each window's own seed, derived from its seed sequence (never seed + i)
+                seeds = [int(q.generate_state(1, np.uint32)[0]) for q in seqs]
+        self.runners = [AgentReplications(p, policy, mode=mode, window=window, reps=1 if trace else reps, jobs=jobs,
+                                          warmup=warmup, batches=1 if trace else run.batches, seed=s)
+                        for p, s in zip(parts, seeds)]
+        self.runner = self.runners[0]
+        self._setup(scenario, self.runner.name, replace(self.runner.batch.spec.config,
+                                                        bsld_threshold=_config(run, jobs, warmup, trace).bsld_threshold),
+                    reps)
+        if trace:
+            self.starts, self.windows, self.seed = self_starts, windows, seed
 
     @property
     def _sim(self) -> MSJSimulation:
         return self.runner.batch.sim
 
+    def _at(self, rep: int) -> tuple[MSJSimulation, int]:
+        return (self.runners[0].batch.sim, rep) if len(self.runners) == 1 else (self.runners[rep].batch.sim, 0)
+
     def advance(self, rep: int, max_events: int) -> int:
-        return self.runner.advance(rep, max_events)
+        if len(self.runners) == 1:
+            return self.runner.advance(rep, max_events)
+        return self.runners[rep].advance(0, max_events)
 
 
 class EpisodeRuns(_MSJRuns):

@@ -30,10 +30,11 @@ from msjgym.core.jit import njit
 from msjgym.core.plug import Ref, call, record_type, ref
 from msjgym.systems.msj.transitions import _checkpoint, _draw_job, _flush, _progress, _record_admission
 from msjgym.systems.msj.state import (
-    B_NCOMP, B_NDONE, B_SUM_T, B_SUM_W, DONE, INVARIANT, J_ARR, J_BATCH, J_CLS, J_ID, J_SIZE, NEED_CAPACITY,
+    B_NCOMP, B_NDONE, B_SUM_BSLD, B_SUM_T, B_SUM_W, DONE, INVARIANT, J_ARR, J_BATCH, J_CLS, J_ID, J_SIZE, NEED_CAPACITY,
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
     S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
     check_invariants, example_params, example_state, heap_remove, next_completion_time, remove_job)
+from msjgym.systems.msj.state import P_TAU
 
 NO_HOOKS = (0, 0, 0, 0)
 """The hooks of a system whose decisions are taken from outside (an agent): none."""
@@ -132,6 +133,7 @@ def finish_job(st, pr, b, j, hooks, refs):
         st.bstat[b, mb, c, B_SUM_T] += t
         st.bstat[b, mb, c, B_SUM_W] += t - st.job_f[b, j, J_SIZE]
         st.bstat[b, mb, c, B_NDONE] += 1.0
+        st.bstat[b, mb, c, B_SUM_BSLD] += max(1.0, t / max(st.job_f[b, j, J_SIZE], pr.floats[P_TAU]))
         st.hist[b, mb, c, histogram.bin_index(t)] += 1
     ident = st.job_i[b, j, J_ID]
     if ident >= 0:

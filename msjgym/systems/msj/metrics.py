@@ -13,7 +13,8 @@ import numpy as np
 from msjgym.api import Invariant
 from msjgym.core import histogram
 from msjgym.systems.msj.state import (
-    B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_T, B_SUM_W, BS_AREA_HIGH, BS_TIME)
+    B_AREA_DEF, B_AREA_N, B_AREA_X, B_NARR, B_NCOMP, B_NDONE, B_NQUEUED, B_SUM_BSLD, B_SUM_T, B_SUM_W, BS_AREA_HIGH,
+    BS_TIME)
 
 WINDOW_ALLOWANCE = 0.01
 """Relative slack of the checks that compare time averages with per-job means over a finite window (utilization
@@ -42,8 +43,10 @@ def open_metrics(bstat: np.ndarray, bsys: np.ndarray, hist: np.ndarray, needs: n
         class_names: names for the per-class metrics ``NAME[CLASS]``.
 
     Times are in the scenario's time unit; counts are time averages; ``queueing_probability`` is the fraction of
-    measured arrivals that did not start service at once. Two diagnostics of the zero-queueing analysis
-    (Wang, Xie & Harchol-Balter) are included: ``high_occupancy_probability`` = P(Σ_i m_i X_i > n − m_max), the
+    measured arrivals that did not start service at once; ``bounded_slowdown`` is the mean of max(1, T / max(S, τ))
+    over the measured jobs (T response time, S duration, τ the run's threshold; Feitelson, Rudolph, Schwiegelshohn,
+    Sevcik & Wong, "Theory and practice in parallel job scheduling", JSSPP 1997). Two diagnostics of the
+    zero-queueing analysis (Wang, Xie & Harchol-Balter) are included: ``high_occupancy_probability`` = P(Σ_i m_i X_i > n − m_max), the
     event of their eq. (3), and ``server_deficit[CLASS]`` = E[(λ_i m_i E[S_i] − m_i X_i)^+] of their Lemma 5.4
     (X_i = class-i jobs in system).
     """
@@ -56,6 +59,7 @@ def open_metrics(bstat: np.ndarray, bsys: np.ndarray, hist: np.ndarray, needs: n
         busy = float(np.sum(bstat[rows, B_AREA_X] * needs[rows]))
         out["response_time" + suffix] = _ratio(s[B_SUM_T], s[B_NDONE])
         out["waiting_time" + suffix] = _ratio(s[B_SUM_W], s[B_NDONE])
+        out["bounded_slowdown" + suffix] = _ratio(s[B_SUM_BSLD], s[B_NDONE])
         out["number_in_system" + suffix] = _ratio(s[B_AREA_N], time)
         out["number_in_queue" + suffix] = _ratio(s[B_AREA_N] - s[B_AREA_X], time)
         out["utilization" + suffix] = _ratio(busy, time * servers)

@@ -36,10 +36,13 @@ Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_ove
       that ``estimate`` and ``estimate.factor`` / ``estimate.allow_underestimate`` may be added or replaced;
     * for a built-in, KEY is one of its parameters.
 
-Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf", scale_servers = 64 }`` replays
-the jobs of an SWF or CSV trace (:mod:`msjgym.core.traces`) on ``scale_servers`` servers, each job's processors
-scaled by scale_servers / (the traced machine's size) and rounded up; optional ``time_scale`` (multiplies the
-arrival times) and ``skip_bad_lines``. The classes are the trace's distinct needs, with empirical durations.
+Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf" }`` replays the jobs of an SWF or
+CSV trace (:mod:`msjgym.core.traces`) on the traced machine (its size from the SWF header: ``MaxProcs``, else
+``MaxNodes`` × ``arrivals.processors_per_node``, default 1); a file that does not say (a CSV file, an SWF file
+without those headers) needs ``servers = N``, the traced machine's processors. ``arrivals.scale_servers = S`` (or
+``servers = S`` with a header) replays it on S servers instead, each job's processors scaled by S / (the traced
+machine's size) and rounded up; optional ``time_scale`` (multiplies the arrival times) and ``skip_bad_lines``. The
+classes are the trace's distinct needs, with empirical durations.
 
 Runtime estimates (used only by the backfilling policies; every other policy ignores them), top-level ``estimate``:
     * ``estimate = "exact"`` (the default): each job's estimate is its duration;
@@ -71,7 +74,7 @@ import copy
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -84,7 +87,7 @@ except ModuleNotFoundError:  # Python 3.10
 from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.inputs import check_input_file, note_read
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int, check_time_spread
-from msjgym.core.traces import read_trace
+from msjgym.core.traces import Trace, read_trace
 from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
 from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
@@ -96,7 +99,8 @@ SYSTEMS = ("msj",)
 _TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals", "estimate")
 _ESTIMATE_KEYS = ("factor", "allow_underestimate")
 _FACTOR_KEYS = ("dist", "low", "high")
-_TRACE_KEYS = ("trace", "scale_servers", "time_scale", "skip_bad_lines")
+_TRACE_KEYS = ("trace", "scale_servers", "processors_per_node", "time_scale", "skip_bad_lines")
+_MODEL_KEYS = ("model", "jobs", "processors", "seed", "scale_servers", "time_scale")
 _CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
 _PROBABILITY_TOLERANCE = 1e-6
 _CLASS_RATES = "classes[*].arrival_rate"
@@ -230,39 +234,97 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
 
 
 def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
-    """A scenario whose arrivals replay a trace: ``arrivals = {trace = FILE, scale_servers = S}`` (see
-    :mod:`msjgym.core.traces`); its classes are the trace's distinct needs, with empirical durations."""
+    """A scenario whose arrivals replay a trace: ``arrivals = {trace = FILE, ...}`` (see :mod:`msjgym.core.traces`)
+    or a synthetic one, ``arrivals = {model = "lublin-feitelson", ...}`` (:mod:`msjgym.systems.msj.lublin`); its
+    classes are the trace's distinct needs, with empirical durations."""
     path = _path(where, "arrivals")
     table = _table(spec["arrivals"], path)
-    _check_keys(table, path, _TRACE_KEYS)
+    synthetic = "model" in table
+    _check_keys(table, path, _MODEL_KEYS if synthetic else _TRACE_KEYS)
     for key in ("classes", "arrival_rate", "load"):
         if key in spec:
-            raise ScenarioError(f"{_path(where, key)}: not allowed with arrivals = {{trace = ...}} (the trace gives "
-                                f"the jobs)")
-    servers = _servers(_required(table, path, "scale_servers"), _path(path, "scale_servers"))
-    if "servers" in spec and _integer(spec["servers"], _path(where, "servers")) != servers:
-        raise _bad(_path(where, "servers"), spec["servers"], f"must equal arrivals.scale_servers ({servers}) or be "
-                   "left out")
+            raise ScenarioError(f"{_path(where, key)}: not allowed with arrivals = {{{'model' if synthetic else 'trace'} "
+                                f"= ...}} (the {'workload model' if synthetic else 'trace'} gives the jobs)")
+    servers = None
+    if "scale_servers" in table:
+        servers = _servers(table["scale_servers"], _path(path, "scale_servers"))
+    if "servers" in spec:
+        given = _servers(spec["servers"], _path(where, "servers"))
+        if servers is not None and given != servers:
+            raise _bad(_path(where, "servers"), spec["servers"], f"must equal arrivals.scale_servers ({servers}) or "
+                       "be left out")
+        servers = given
+    time_scale = _real(table.get("time_scale", 1.0), _path(path, "time_scale"))
+    if synthetic:
+        trace = _synthetic_trace(table, path)
+    else:
+        trace = _file_trace(table, path, base_dir, servers)
+    servers = trace.machine if servers is None else servers
+    check_int(_path(path, "scale_servers"), servers, 1, MAX_SERVERS, ScenarioError,
+              "the engine keeps per-server state (the default is the traced machine's size)")
+    if trace.generator is not None:
+        draw, machine = trace.generator, trace.machine
+        trace = replace(trace, generator=lambda jobs, seq: replace(draw(jobs, seq), machine=machine).scaled(
+            servers, time_scale))
+    trace = trace.scaled(servers, time_scale)
+    model = model_of_trace(trace, servers, _estimate(spec, where, trace=True))
+    check_time_spread(_path(path, "time_scale"), time_scale, 1.0 / model.arrival_rate,
+                      min(c.service.mean for c in model.classes), ScenarioError,
+                      what="the shortest mean duration of a need")
+    return model
+
+
+def _file_trace(table: Mapping, path: str, base_dir: Path | None, servers: int | None) -> Trace:
+    """The trace file of ``arrivals = {trace = FILE, ...}``, read (module docstring, "Trace replay")."""
+    per_node = None
+    if "processors_per_node" in table:
+        per_node = _integer(table["processors_per_node"], _path(path, "processors_per_node"), 1, 10**6)
     file = Path(_string(_required(table, path, "trace"), _path(path, "trace"))).expanduser()
     if not file.is_absolute() and base_dir is not None:
         file = base_dir / file
     skip = table.get("skip_bad_lines", False)
     if not isinstance(skip, bool):
         raise _bad(_path(path, "skip_bad_lines"), skip, "must be true or false")
-    time_scale = _real(table.get("time_scale", 1.0), _path(path, "time_scale"))
-    trace = read_trace(file, skip_bad_lines=skip).scaled(servers, time_scale)
-    if len(trace) < 2 or trace.arrival[-1] <= 0:
-        raise ScenarioError(f"{_path(path, 'trace')}: {file} needs at least two jobs arriving at different times")
+    return read_trace(file, skip_bad_lines=skip, servers=servers, processors_per_node=per_node)
+
+
+WORKLOAD_MODELS = ("lublin-feitelson",)
+MAX_MODEL_JOBS = 10**6
+"""Jobs of a synthetic trace (generated in Python at about 50,000 jobs/s)."""
+
+
+def _synthetic_trace(table: Mapping, path: str) -> Trace:
+    """The trace of ``arrivals = {model = "lublin-feitelson", jobs = J, processors = P, seed = S}``."""
+    from msjgym.systems.msj import lublin
+
+    _choice(table["model"], _path(path, "model"), WORKLOAD_MODELS)
+    jobs = _integer(table.get("jobs", 10_000), _path(path, "jobs"), 1, MAX_MODEL_JOBS)
+    processors = _integer(table.get("processors", 256), _path(path, "processors"), 1, MAX_SERVERS)
+    seed = _integer(table.get("seed", 1), _path(path, "seed"), 0, 2**63 - 1)
+
+    def draw(n: int, seq: object) -> Trace:
+        submit, size, run, _ = lublin.generate(n, processors, seq)
+        return Trace(arrival=submit, need=size, duration=run.astype(np.float64),
+                     source=f"the Lublin-Feitelson model ({n:,} jobs, {processors} processors)", machine=processors,
+                     generator=draw)
+
+    trace = draw(jobs, seed)
+    return replace(trace, source=f"the Lublin-Feitelson model ({jobs:,} jobs, {processors} processors, seed {seed})")
+
+
+def model_of_trace(trace: Trace, servers: int, estimate: EstimateLaw) -> MSJModel:
+    """The model that replays ``trace`` (already scaled to ``servers``): one class per distinct need, with the
+    empirical durations of its jobs; λ the jobs per unit time over the span of the arrivals (used by the theory and
+    the reported load only: a replay takes the trace's own arrival times; a trace whose jobs all arrive at once is one
+    batch over its longest job)."""
     needs, counts = np.unique(trace.need, return_counts=True)
     classes = tuple(
         JobClass(f"need{m}", int(m), float(k / len(trace)),
                  Empirical(values=tuple(float(x) for x in trace.duration[trace.need == m])))
         for m, k in zip(needs, counts))
-    rate = (len(trace) - 1) / float(trace.arrival[-1])
-    check_time_spread(_path(path, "time_scale"), time_scale, 1.0 / rate, min(c.service.mean for c in classes),
-                      ScenarioError, what="the shortest mean duration of a need")
-    return MSJModel(servers=servers, arrival_rate=rate, classes=classes, trace=trace,
-                    estimate=_estimate(spec, where, trace=True))
+    span = float(trace.arrival[-1]) if trace.arrival[-1] > 0 else float(trace.duration.max())
+    rate = max(len(trace) - 1, 1) / span
+    return MSJModel(servers=servers, arrival_rate=rate, classes=classes, trace=trace, estimate=estimate)
 
 
 def _estimate(spec: Mapping, where: str, trace: bool) -> EstimateLaw:
@@ -553,6 +615,15 @@ _FS_CITE = ("the MSJ setting of Grosof, Harchol-Balter & Scheller-Wolf, 'The fin
 _ZQ_CITE = "Wang, Xie & Harchol-Balter, 'Zero Queueing for Multi-Server Jobs' (2021) §7"
 _ZQ_MIX = ("the paper does not give the class load split (docs/modelling-choices.md#zero-queueing-load-split): "
            "load_split, default equal thirds")
+def _build_lublin(p: dict[str, object]) -> tuple[dict, dict]:
+    """The Lublin–Feitelson workload model (:mod:`msjgym.systems.msj.lublin`) as a synthetic trace of ``jobs`` jobs
+    on ``processors`` processors, from ``seed``; ``time_scale`` multiplies the arrival times (< 1: a heavier
+    load)."""
+    arrivals = {"model": "lublin-feitelson", "jobs": p["jobs"], "processors": p["processors"], "seed": p["seed"],
+                "time_scale": p["time_scale"]}
+    return dict(p), {"system": "msj", "arrivals": arrivals}
+
+
 _BUILTINS: dict[str, _Builtin] = {
     "one-and-n": _Builtin(
         "the '1 and n' FCFS system of Grosof & Ayhan, 'Multiserver-job Response Time under Multilevel Scaling': "
@@ -577,6 +648,13 @@ _BUILTINS: dict[str, _Builtin] = {
         f"{_ZQ_CITE} Set III: K=3, μ=(0.25, 0.5, 1), needs (3, log2 n, m3 ∈ {{√n, 3n^(1/4), log2 n + 2}}), "
         f"ρ = 1 − n^(−0.1)/4; {_ZQ_MIX}",
         _zero_queueing_params(3), _zero_queueing_builder(3)),
+    "lublin-feitelson": _Builtin(
+        "a synthetic HPC trace from the workload model of Lublin & Feitelson, 'The workload on parallel "
+        "supercomputers: modeling the characteristics of rigid jobs', JPDC 63(11), 2003 (published parameters): "
+        "rigid jobs, interactive and batch, daily arrival cycle; replayed exactly (--reps R: R traces drawn from "
+        "the model)",
+        {"jobs": _Param(10_000), "processors": _Param(256), "seed": _Param(1), "time_scale": _Param(1.0)},
+        _build_lublin),
 }
 
 

@@ -103,7 +103,8 @@ B_AREA_N = 5  # ∫ jobs in system dt over the batch
 B_AREA_X = 6  # ∫ jobs in service dt over the batch
 B_NCOMP = 7  # completions during the batch (any job)
 B_AREA_DEF = 8  # ∫ (offered servers − servers needed by the class's jobs)^+ dt (zero-queueing Lemma 5.4)
-NBS = 9
+B_SUM_BSLD = 9  # sum of bounded slowdowns max(1, response / max(duration, τ)) of measured jobs that completed
+NBS = 10
 
 # bsys[b, batch, :] (per measurement batch, whole system)
 BS_TIME = 0  # measured time of the batch
@@ -146,7 +147,8 @@ P_LAMBDA = 0
 P_FARG = 1  # the policy's parameters as reals: floats[P_FARG + i]
 P_EST_LOW = P_FARG + NARG  # estimate factor (EST_FACTOR), or the low end of its uniform law (EST_UNIFORM)
 P_EST_HIGH = P_EST_LOW + 1  # the high end of the factor's uniform law (EST_UNIFORM)
-NPF = P_EST_HIGH + 1
+P_TAU = P_EST_HIGH + 1  # the bounded slowdown's threshold τ (time units; Feitelson et al. 1997)
+NPF = P_TAU + 1
 
 # runtime estimate laws (params.ints[P_EST]); see msjgym.systems.msj.model.EstimateLaw
 EST_EXACT = 0  # estimate = duration
