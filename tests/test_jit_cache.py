@@ -129,3 +129,27 @@ def test_after_editing_one_policy_file_only_that_policy_compiles(tmp_path):
     with (tmp_path / "policies" / "msj" / "fcfs.py").open("a") as f:
         f.write("# an edit\n")
     assert run() == {"fcfs": ["policy fcfs"], "first-fit": []}
+
+
+def test_a_helper_compiles_on_its_own_without_a_python_wrapper_is_inlined_and_stays_callable_from_python():
+    """``njit(inline="always")``: no CPython wrapper (compiled callers do not use it), marked ``alwaysinline`` in the
+    module its callers link in, and a call from Python still works (an uncached twin with a wrapper)."""
+    import numba
+
+    from msjgym.core import rng
+
+    assert isinstance(rng.uniform, jit._Helper) and not isinstance(rng.spawn_states, jit._Helper)
+
+    @numba.njit
+    def draw(s):
+        return rng.uniform(s, 0)
+
+    states = rng.spawn_states(5, 1)[0]
+    again = states.copy()
+    assert draw(states) == rng.uniform(again, 0)  # compiled caller and Python call: the same draw
+    assert (states == again).all()
+    cres = next(c for sig, c in rng.uniform.overloads.items() if sig[0] == numba.typeof(states))  # draw's call
+    options = rng.uniform.targetoptions
+    assert options["no_cpython_wrapper"] and options.get("inline", "never") == "never"
+    linked = cres.library._get_module_for_linking().get_function(cres.fndesc.mangled_name)
+    assert b"alwaysinline" in next(iter(linked.attributes)).split()  # the function's own attributes come first

@@ -19,6 +19,9 @@ Where the kernels are cached: ``$NUMBA_CACHE_DIR`` when set, else the ``__pycach
 read-only install) ``$MSJGYM_CACHE_DIR/numba`` (by default ``~/.cache/msjgym/numba``). An index that no longer
 unpickles (an upgrade moved a type it names) is an empty cache, recompiled once, not a crash.
 
+A helper of compiled code (``njit(inline="always")``) is compiled on its own, without a CPython wrapper, and inlined
+into its callers by LLVM, not by numba (:func:`njit`).
+
 Kernels are compiled without numba's reference counting (``_nrt=False``): they cannot allocate, which is the rule
 for the event loop anyway, and passing the state record costs no atomic reference-count updates.
 """
@@ -324,13 +327,14 @@ class _Helper(CPUDispatcher):
         module = cres.library._get_module_for_linking()
         for fn in module.functions:
             if fn.name == cres.fndesc.mangled_name and not fn.is_declaration:
-                if "alwaysinline" not in str(fn.attributes):
+                if not any(b"alwaysinline" in attrs for attrs in fn.attributes):
                     fn.add_function_attribute("alwaysinline")
 
     def __call__(self, *args, **kwargs):
         twin = self.__dict__.get("_python_twin")
         if twin is None:
-            options = {k: v for k, v in self.targetoptions.items() if k not in ("no_cpython_wrapper", "no_cfunc_wrapper")}
+            options = {k: v for k, v in self.targetoptions.items()
+                       if k not in ("no_cpython_wrapper", "no_cfunc_wrapper")}
             twin = self.__dict__["_python_twin"] = numba.jit(**options)(self.py_func)
         return twin(*args, **kwargs)
 
@@ -338,11 +342,12 @@ class _Helper(CPUDispatcher):
 def njit(*args, **kwargs):
     """``numba.njit`` with on-disk caching and ``error_model='numpy'`` (no Python exception checks on division).
 
-    ``inline="always"`` marks a small helper of compiled code. msjgym does not pass it on to numba, whose inlining
-    of its intermediate representation is slow to compile (it made the MSJ event loop ~30 CPU-s to compile);
-    instead the helper is compiled on its own, cached, without a CPython wrapper, and LLVM inlines it into its
-    callers when it is small (the events/s of ``benchmarks/bench_events.py`` are unchanged). A helper stays
-    callable from Python (an uncached twin with a wrapper is compiled on first such call).
+    ``inline="always"`` marks a helper of compiled code. msjgym does not pass it on to numba, whose inlining of its
+    intermediate representation is slow to compile (it made the MSJ event loop's ``run`` 31 CPU-s to compile, 11
+    without); instead the helper is compiled on its own (cached, shared by every caller), without a CPython
+    wrapper, and marked ``alwaysinline`` so that LLVM inlines it into each caller (``benchmarks/bench_events.py``:
+    the same events/s). A helper stays callable from Python (an uncached twin with a wrapper compiles on the first
+    such call).
 
     Set the environment variable ``MSJGYM_JIT_CACHE=0`` to compile without the cache (to inspect generated code).
     """
@@ -353,8 +358,8 @@ def njit(*args, **kwargs):
     if helper:
         kwargs["no_cpython_wrapper"] = True
         kwargs["no_cfunc_wrapper"] = True
-        if not args:
-            return lambda fn: _as_helper(numba.njit(**kwargs)(fn))
+        if not args or not callable(args[0]):  # @njit(inline="always") or with a signature
+            return lambda fn: _as_helper(numba.njit(*args, **kwargs)(fn))
         return _as_helper(numba.njit(*args, **kwargs))
     return numba.njit(*args, **kwargs)
 
