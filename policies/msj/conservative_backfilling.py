@@ -92,26 +92,7 @@ def schedule(st, pr, b):
     K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
     now = st.sys_f[b, T_NOW]
-    st.prof_t[b, 0] = now
-    st.prof_f[b, 0] = n
-    P = 1
-    for i in range(st.sys_i[b, S_HEAPN]):
-        j = st.heap[b, i]
-        end = estimated_end(st, b, j, now)
-        if end > now:
-            P = _add(st, b, P, now, end, -pr.need[st.job_i[b, j, J_CLS]])
-    for c in range(K):
-        j = st.cls_i[b, c, C_BOUND]
-        while j >= 0:
-            r = st.job_f[b, j, J_RES]
-            if r < INF:
-                if r < now:
-                    r = now
-                    st.job_f[b, j, J_RES] = now
-                d = estimated_remaining(st, b, j, now)
-                if d > 0.0:
-                    P = _add(st, b, P, r, r + d, -pr.need[c])
-            j = st.job_i[b, j, J_NEXT]
+    P = build_profile(st, pr, b, now)
     # compress in arrival order
     free = n - st.sys_i[b, S_BUSY]
     for c in range(K):
@@ -136,6 +117,35 @@ def schedule(st, pr, b):
         if r == now and m <= free:
             start_job(st, pr, b, j)
             free -= m
+
+
+@njit
+def build_profile(st, pr, b, now):
+    """The profile of free servers from now on, built from scratch: the running jobs until their estimated ends and
+    the waiting jobs at their reservations (a reservation already past is moved to now); returns P, its number of
+    breakpoints."""
+    K = pr.ints[P_K]
+    st.prof_t[b, 0] = now
+    st.prof_f[b, 0] = pr.ints[P_SERVERS]
+    P = 1
+    for i in range(st.sys_i[b, S_HEAPN]):
+        j = st.heap[b, i]
+        end = estimated_end(st, b, j, now)
+        if end > now:
+            P = _add(st, b, P, now, end, -pr.need[st.job_i[b, j, J_CLS]])
+    for c in range(K):
+        j = st.cls_i[b, c, C_BOUND]
+        while j >= 0:
+            r = st.job_f[b, j, J_RES]
+            if r < INF:
+                if r < now:
+                    r = now
+                    st.job_f[b, j, J_RES] = now
+                d = estimated_remaining(st, b, j, now)
+                if d > 0.0:
+                    P = _add(st, b, P, r, r + d, -pr.need[c])
+            j = st.job_i[b, j, J_NEXT]
+    return P
 
 
 # ---------------------------------------------------------------- agent form
