@@ -179,7 +179,7 @@ HAND = """arrival_time,need,duration
 
 def _starts(tmp_path, order: str, rule: str) -> list[float]:
     (tmp_path / "hand.csv").write_text(HAND)
-    (tmp_path / "hand.toml").write_text('arrivals = { trace = "hand.csv", scale_servers = 4 }\n')
+    (tmp_path / "hand.toml").write_text('servers = 4\narrivals = { trace = "hand.csv", scale_servers = 4 }\n')
     m = load_scenario(str(tmp_path / "hand.toml")).model
     sim = MSJSimulation(m, PRIORITY.bind(order=order, backfill=rule), RunConfig(jobs=5, warmup=0, batches=1,
                                                                               debug=True), rng.spawn_states(0, 1)[0])
@@ -224,7 +224,7 @@ def test_narrow_uses_no_extra_servers_and_a_strict_shadow(tmp_path):
     10: EASY backfills it (<= shadow), easy-narrow does not (< shadow) and C waits for B.
     EASY: C starts at 2; B at 10 (A and C end at 10). Narrow: B at 10, C at 15."""
     (tmp_path / "n.csv").write_text("arrival_time,need,duration\n0,3,10\n1,4,5\n2,1,8\n")
-    (tmp_path / "n.toml").write_text('arrivals = { trace = "n.csv", scale_servers = 4 }\n')
+    (tmp_path / "n.toml").write_text('servers = 4\narrivals = { trace = "n.csv", scale_servers = 4 }\n')
     m = load_scenario(str(tmp_path / "n.toml")).model
     out = {}
     for rule in ("easy", "easy-narrow"):

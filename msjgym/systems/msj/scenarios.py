@@ -39,7 +39,11 @@ Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_ove
 Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf", scale_servers = 64 }`` replays
 the jobs of an SWF or CSV trace (:mod:`msjgym.core.traces`) on ``scale_servers`` servers, each job's processors
 scaled by scale_servers / (the traced machine's size) and rounded up; optional ``time_scale`` (multiplies the
-arrival times) and ``skip_bad_lines``. The classes are the trace's distinct needs, with empirical durations.
+arrival times), ``skip_bad_lines`` and ``overrun``: what happens to a job that ran longer than its requested time
+(SWF field 9, CSV ``requested``): ``"run"`` (the default: it runs its recorded duration, the scheduler seeing 0
+estimated time left once its requested time is used up) or ``"kill"`` (it is killed at its requested time, as batch
+systems do: its duration becomes its requested time; the killed jobs are counted in the trace's notes);
+docs/modelling-choices.md#requested-times. The classes are the trace's distinct needs, with empirical durations.
 
 Runtime estimates (used only by the backfilling policies; every other policy ignores them), top-level ``estimate``:
     * ``estimate = "exact"`` (the default): each job's estimate is its duration;
@@ -51,8 +55,9 @@ Runtime estimates (used only by the backfilling policies; every other policy ign
     * a factor below 1 (estimates below the durations) is an error unless the table says
       ``allow_underestimate = true``; a job that runs past its estimate then runs to completion, the scheduler seeing
       0 estimated time left (docs/modelling-choices.md#backfilling-overrun);
-    * a replayed trace uses, by default, the SWF requested time (field 9) where it is known and at least the run
-      time, else the run time (``estimate = "requested"``); ``"exact"`` or a factor table override it.
+    * a replayed trace uses, by default, the requested time (SWF field 9, CSV ``requested``) where it is known,
+      else the run time (``estimate = "requested"``); a requested time below the run time is kept (see
+      ``arrivals.overrun``); ``"exact"`` or a factor table override it.
 
 Built-ins (parameters and defaults; each builds a TOML-shaped spec that goes through :func:`model_from_spec`, so
 validation is shared):
@@ -84,7 +89,7 @@ except ModuleNotFoundError:  # Python 3.10
 from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.inputs import check_input_file, note_read
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int, check_time_spread
-from msjgym.core.traces import read_trace
+from msjgym.core.traces import kill_at_requested, read_trace
 from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
 from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
@@ -96,7 +101,9 @@ SYSTEMS = ("msj",)
 _TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals", "estimate")
 _ESTIMATE_KEYS = ("factor", "allow_underestimate")
 _FACTOR_KEYS = ("dist", "low", "high")
-_TRACE_KEYS = ("trace", "scale_servers", "time_scale", "skip_bad_lines")
+_TRACE_KEYS = ("trace", "scale_servers", "time_scale", "skip_bad_lines", "overrun")
+OVERRUNS = ("run", "kill")
+"""What a replay does with a job that runs longer than its requested time (``arrivals.overrun``; default "run")."""
 _CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
 _PROBABILITY_TOLERANCE = 1e-6
 _CLASS_RATES = "classes[*].arrival_rate"
@@ -251,6 +258,8 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
         raise _bad(_path(path, "skip_bad_lines"), skip, "must be true or false")
     time_scale = _real(table.get("time_scale", 1.0), _path(path, "time_scale"))
     trace = read_trace(file, skip_bad_lines=skip).scaled(servers, time_scale)
+    if _choice(table.get("overrun", "run"), _path(path, "overrun"), OVERRUNS) == "kill":
+        trace = kill_at_requested(trace)
     if len(trace) < 2 or trace.arrival[-1] <= 0:
         raise ScenarioError(f"{_path(path, 'trace')}: {file} needs at least two jobs arriving at different times")
     needs, counts = np.unique(trace.need, return_counts=True)
