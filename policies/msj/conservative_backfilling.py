@@ -25,14 +25,17 @@ tested decision for decision against a pure-Python reference of the rule above (
 """
 from __future__ import annotations
 
+import numpy as np
+
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, INF, J_CLS, J_NEXT, J_RES, P_K, P_SERVERS, S_BUSY, S_HEAPN, T_NOW, estimated_end,
-    estimated_remaining, start_job)
+    C_BOUND, INF, J_CLS, J_EST, J_KEY, J_MARK, J_NEXT, J_REM, J_RES, J_SIZE, J_START, P_K, P_SERVERS, S_BUSY,
+    S_HEAPN, T_NOW, departed_job, estimated_end, estimated_remaining, start_job)
 
 from .agents import EstimatesNotObservedAgent
 from .base import Policy
-from .common import next_in_arrival_order, oldest_waiting
+from . import profile_tree as tree
+from .common import next_in_arrival_order
 
 
 # ---------------------------------------------------------------- the profile of free servers
@@ -79,44 +82,216 @@ def _earliest(st, b, P, m, d):
 
 
 # ---------------------------------------------------------------- compiled kernel
-@njit
-def schedule(st, pr, b):
-    """Build the profile (running jobs by estimated end, waiting jobs by reservation), compress it in arrival order
-    and start the jobs whose reservation is now.
+# The profile is kept between events in a search tree (``profile_tree``): each job's planned interval [J_RES, J_KEY)
+# (its reservation, then while it runs the same interval) is in it. The waiting jobs form one list in arrival order
+# (``J_MARK``: the next one, -1 last; first and last in the tree's header). Float scalars in ``prof_t[b, 0:TIMES)``:
+# the hulls [lo, hi) of the times at which free servers increased during the last compression (``_CARRY``) and since
+# it, by early completions (``_SINCE``).
+_CARRY_LO, _CARRY_HI, _SINCE_LO, _SINCE_HI = 0, 1, 2, 3
 
-    Cost O((R + Q)·P) per event for R running and Q waiting jobs, P <= 1 + R + 4Q breakpoints. Memory: the state's
-    ``prof_t``/``prof_f`` (grown with the job capacity); scratch ``[K, 2K)`` walk pointers.
-    """
-    if oldest_waiting(st, pr, b) < 0:
-        return
+
+@njit(inline="always")
+def _widen(st, b, k, lo, hi):
+    """Add [lo, hi) to the hull at prof_t[b, k:k + 2] (nothing if empty)."""
+    if lo < hi:
+        if lo < st.prof_t[b, k]:
+            st.prof_t[b, k] = lo
+        if hi > st.prof_t[b, k + 1]:
+            st.prof_t[b, k + 1] = hi
+
+
+@njit(inline="always")
+def _place(st, b, j, m, r, d):
+    """Plan job j (need m) over [r, r + d) in the tree; returns the end r + d."""
+    end = r + d
+    tree.insert(st, b, 2 * j, r, -m)
+    tree.insert(st, b, 2 * j + 1, end, m)
+    st.job_f[b, j, J_RES] = r
+    st.job_f[b, j, J_KEY] = end
+    return end
+
+
+@njit(inline="always")
+def _unplace(st, b, j):
+    tree.remove(st, b, 2 * j)
+    tree.remove(st, b, 2 * j + 1)
+
+
+@njit
+def _rebuild(st, pr, b, now):
+    """Build the tree and the waiting list from the jobs (a new or grown state)."""
     K = pr.ints[P_K]
-    n = pr.ints[P_SERVERS]
-    now = st.sys_f[b, T_NOW]
-    P = build_profile(st, pr, b, now)
-    # compress in arrival order
-    free = n - st.sys_i[b, S_BUSY]
+    tree.clear(st, b, st.job_i.shape[1])
+    for i in range(st.sys_i[b, S_HEAPN]):
+        j = st.heap[b, i]
+        end = st.job_f[b, j, J_START] + (st.job_f[b, j, J_EST] - (st.job_f[b, j, J_SIZE] - st.job_f[b, j, J_REM]))
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        tree.insert(st, b, 2 * j, st.job_f[b, j, J_START], -m)
+        tree.insert(st, b, 2 * j + 1, end, m)
+        st.job_f[b, j, J_RES] = st.job_f[b, j, J_START]
+        st.job_f[b, j, J_KEY] = end
     for c in range(K):
         st.scratch[b, K + c] = st.cls_i[b, c, C_BOUND]
+    last = -1
+    st.prof_f[b, tree.FIRST] = -1
     while True:
-        c = next_in_arrival_order(st, pr, b, n)
+        c = next_in_arrival_order(st, pr, b, pr.ints[P_SERVERS])
         if c < 0:
-            return
+            break
         j = st.scratch[b, K + c]
-        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]  # read before start_job relinks j
-        m = pr.need[c]
-        d = estimated_remaining(st, b, j, now)
-        r = st.job_f[b, j, J_RES]
-        if d > 0.0:
-            if r < INF:
-                P = _add(st, b, P, r, r + d, m)
-            r = _earliest(st, b, P, m, d)
-            P = _add(st, b, P, r, r + d, -m)
+        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]
+        if last < 0:
+            st.prof_f[b, tree.FIRST] = j
         else:
+            st.job_i[b, last, J_MARK] = j
+        st.job_i[b, j, J_MARK] = -1
+        last = j
+        r = st.job_f[b, j, J_RES]
+        d = estimated_remaining(st, b, j, now)
+        if r < INF and d > 0.0:
+            tree.insert(st, b, 2 * j, r, -pr.need[c])
+            tree.insert(st, b, 2 * j + 1, st.job_f[b, j, J_KEY], pr.need[c])
+    st.prof_f[b, tree.LAST] = last
+    st.prof_t[b, 4] = np.nan  # no memo (``_reaches``)
+    for k in range(4):
+        st.prof_t[b, k] = INF if k % 2 == 0 else -INF
+    st.prof_f[b, tree.VALID] = 1
+
+
+@njit
+def on_arrival(st, pr, b, j):
+    """Append the new job to the waiting list (it has no reservation yet)."""
+    if st.prof_f[b, tree.VALID] == 0:
+        return
+    st.job_i[b, j, J_MARK] = -1
+    last = st.prof_f[b, tree.LAST]
+    if last < 0:
+        st.prof_f[b, tree.FIRST] = j
+    else:
+        st.job_i[b, last, J_MARK] = j
+    st.prof_f[b, tree.LAST] = j
+
+
+@njit
+def on_departure(st, pr, b, c):
+    """Take the job that left out of the tree; if it ended before its estimated end, the servers it would have held
+    until then are an increase of free servers since the last compression."""
+    if st.prof_f[b, tree.VALID] == 0:
+        return
+    j = departed_job(st, b)
+    _unplace(st, b, j)
+    _widen(st, b, _SINCE_LO, st.sys_f[b, T_NOW], st.job_f[b, j, J_KEY])
+
+
+@njit(inline="always")
+def _reaches(st, b, n, a, m):
+    """The first time >= a at which at least m servers are free, memoized per need until the tree changes (in
+    ``prof_t[b, 4]`` the time a of the memo; per need m the tree's version in ``prof_f[b, memo + m]`` and the time in
+    ``prof_t[b, memo + m]``, memo = the last servers + 1 entries, see ``state.profile_size``)."""
+    memo = st.prof_f.shape[1] - n - 1
+    version = st.prof_f[b, tree.VERSION]
+    if st.prof_t[b, 4] != a:
+        st.prof_t[b, 4] = a
+        st.prof_f[b, tree.VERSION] = version + 1  # a new starting time: every memo is stale
+        version += 1
+    if st.prof_f[b, memo + m] == version:
+        return st.prof_t[b, memo + m]
+    t = a if n + tree.prefix(st, b, a, True) >= m else tree.first_at_least(st, b, a, n, m)
+    st.prof_f[b, memo + m] = version
+    st.prof_t[b, memo + m] = t
+    return t
+
+
+@njit(inline="always")
+def _may_move(st, b, n, now, m, r, d, lo, hi):
+    """Can a job of need m planned over [r, r + d), r > now, move earlier, given that free servers increased (since
+    it was placed) only at times in [lo, hi)? An earlier start t < r needs a time s in [t, t + d) that gained servers
+    and has m free without the job: (A) s < r: some time of [max(now, lo), min(hi, r)) has m free; or (B) s >= r: the
+    window crosses r, so m are free just before r, and [lo, hi) meets [r, r + d). Otherwise its old place is still
+    the earliest (no time lost servers: the compression is exact from its old place on)."""
+    a = lo if lo > now else now
+    z = hi if hi < r else r
+    if a < z and _reaches(st, b, n, a, m) < z:
+        return True
+    return hi > r and lo < r + d and n + tree.prefix(st, b, r, False) >= m
+
+
+@njit
+def schedule(st, pr, b):
+    """Compress the schedule in arrival order and start the jobs whose reservation is now.
+
+    The tree holds every planned interval; each waiting job in arrival order is placed again only if it may move
+    (``_may_move``; every job when some reservation has passed, i.e. after an under-estimate, or after a rebuild):
+    leaving the profile and taking the earliest place among the others' reservations, exactly as the plain statement
+    of the rule (``docs/modelling-choices.md#backfilling-conservative-compression``). Cost per event: O(Q) to walk
+    the Q waiting jobs, O(log P) for each one tested, O(log P) per jump of ``earliest`` for each one placed (P: the
+    tree's nodes, two per job).
+    """
+    n = pr.ints[P_SERVERS]
+    now = st.sys_f[b, T_NOW]
+    full = False
+    if st.prof_f[b, tree.VALID] == 0:
+        _rebuild(st, pr, b, now)
+        full = True
+    j = st.prof_f[b, tree.FIRST]
+    while j >= 0:  # a reservation now past (a job ran past its estimate): moved to now, and everything re-placed
+        r = st.job_f[b, j, J_RES]
+        if r < now:
+            _unplace(st, b, j)
+            d = estimated_remaining(st, b, j, now)
+            if d > 0.0:
+                _place(st, b, j, pr.need[st.job_i[b, j, J_CLS]], now, d)
+            else:
+                st.job_f[b, j, J_RES] = now
+            full = True
+        j = st.job_i[b, j, J_MARK]
+    lo = min(st.prof_t[b, _CARRY_LO], st.prof_t[b, _SINCE_LO])
+    hi = max(st.prof_t[b, _CARRY_HI], st.prof_t[b, _SINCE_HI])
+    for k in range(4):
+        st.prof_t[b, k] = INF if k % 2 == 0 else -INF
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, tree.FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        r = st.job_f[b, j, J_RES]
+        d = estimated_remaining(st, b, j, now)
+        if d <= 0.0:
+            _unplace(st, b, j)
+            st.job_f[b, j, J_RES] = now
             r = now
-        st.job_f[b, j, J_RES] = r
+        elif r == INF:
+            r = tree.earliest(st, b, now, n, m, d, INF)
+            _place(st, b, j, m, r, d)
+        elif full or (r > now and _may_move(st, b, n, now, m, r, d, lo, hi)):
+            old_end = st.job_f[b, j, J_KEY]
+            _unplace(st, b, j)
+            if full:
+                new = tree.earliest(st, b, now, n, m, d, INF)
+            else:  # a start that fits earlier meets [lo, hi): in [lo - d, hi) (_may_move); else its place stays
+                new = tree.earliest(st, b, max(now, lo - d), n, m, d, min(r, hi))
+                if new == INF:
+                    new = r
+            end = _place(st, b, j, m, new, d)
+            if new != r:  # the servers it leaves are an increase for the jobs after it (and before it, next time)
+                cut = end if end > r else r
+                _widen(st, b, _CARRY_LO, cut if new < r else r, old_end)
+                lo = min(lo, cut if new < r else r)
+                hi = max(hi, old_end)
+            r = new
         if r == now and m <= free:
             start_job(st, pr, b, j)
             free -= m
+            if prev < 0:
+                st.prof_f[b, tree.FIRST] = nxt
+            else:
+                st.job_i[b, prev, J_MARK] = nxt
+            if nxt < 0:
+                st.prof_f[b, tree.LAST] = prev
+        else:
+            prev = j
+        j = nxt
 
 
 @njit
@@ -164,5 +339,7 @@ CONSERVATIVE_BACKFILLING = Policy(
     source="Mu'alem & Feitelson, \"Utilization, predictability, workloads, and user runtime estimates in scheduling "
            "the IBM SP2 with backfilling\", IEEE TPDS 12(6), 2001, §2",
     schedule=schedule,
+    on_arrival=on_arrival,
+    on_departure=on_departure,
     agent_class=ConservativeBackfillingAgent,
 )

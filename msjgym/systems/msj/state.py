@@ -637,8 +637,10 @@ def profile_size(servers: int, capacity: int) -> int:
     """Breakpoints a profile of future free servers may need: one per running job's end (at most ``servers``
     jobs run), two per waiting job's reservation, twice over (a job is placed again before its old breakpoints are
     dropped), and the first and last; then ``capacity`` more, whose ``prof_f`` entries are an order buffer (the
-    waiting jobs sorted by a priority policy: ``policies/msj/priority.py``)."""
-    return 2 * servers + 5 * capacity + 4
+    waiting jobs sorted by a priority policy: ``policies/msj/priority.py``). At least 800 + 16 per job slot: the
+    search tree of conservative backfilling's profile (``policies/msj/profile_tree.py``: 8 ints for each of a slot's
+    two nodes), then servers + 1 entries (a memo per need)."""
+    return max(2 * servers + 5 * capacity + 4, 800 + 16 * capacity) + servers + 1
 
 
 def grow(st: MSJState) -> MSJState:
