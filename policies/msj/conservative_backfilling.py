@@ -25,8 +25,6 @@ tested decision for decision against a pure-Python reference of the rule above (
 """
 from __future__ import annotations
 
-import numpy as np
-
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
     C_BOUND, INF, J_CLS, J_EST, J_KEY, J_MARK, J_NEXT, J_REM, J_RES, J_SIZE, J_START, P_K, P_SERVERS, S_BUSY,
@@ -38,45 +36,46 @@ from . import profile_tree as tree
 from .common import next_in_arrival_order
 
 
-# ---------------------------------------------------------------- the profile of free servers
-# Breakpoints prof_t[b, 0] = now < prof_t[b, 1] < ... < prof_t[b, P - 1]; prof_f[b, k] servers are free on
-# [prof_t[b, k], prof_t[b, k + 1]) (the last segment extends to infinity). P is carried by the kernel.
+# ---------------------------------------------------------------- the profile of free servers, as arrays
+# Breakpoints prof_t[b, o] = now < prof_t[b, o + 1] < ... < prof_t[b, o + P - 1]; prof_f[b, o + k] servers are free
+# on [prof_t[b, o + k], prof_t[b, o + k + 1]) (the last segment extends to infinity). P is carried by the kernel, o
+# is where the arrays start (0 for ``priority``; after the tree here).
 @njit(inline="always")
-def _breakpoint(st, b, P, t):
+def _breakpoint(st, b, P, t, o):
     """The index of a breakpoint at time t (>= now), inserted if missing; returns (index, new P)."""
     k = P - 1
-    while st.prof_t[b, k] > t:
+    while st.prof_t[b, o + k] > t:
         k -= 1
-    if st.prof_t[b, k] == t:
+    if st.prof_t[b, o + k] == t:
         return k, P
     for i in range(P, k + 1, -1):
-        st.prof_t[b, i] = st.prof_t[b, i - 1]
-        st.prof_f[b, i] = st.prof_f[b, i - 1]
-    st.prof_t[b, k + 1] = t
-    st.prof_f[b, k + 1] = st.prof_f[b, k]
+        st.prof_t[b, o + i] = st.prof_t[b, o + i - 1]
+        st.prof_f[b, o + i] = st.prof_f[b, o + i - 1]
+    st.prof_t[b, o + k + 1] = t
+    st.prof_f[b, o + k + 1] = st.prof_f[b, o + k]
     return k + 1, P + 1
 
 
 @njit(inline="always")
-def _add(st, b, P, t0, t1, delta):
+def _add(st, b, P, t0, t1, delta, o=0):
     """Add ``delta`` free servers over [t0, t1) (t0 < t1); returns the new P."""
-    i0, P = _breakpoint(st, b, P, t0)
-    i1, P = _breakpoint(st, b, P, t1)
+    i0, P = _breakpoint(st, b, P, t0, o)
+    i1, P = _breakpoint(st, b, P, t1, o)
     for k in range(i0, i1):
-        st.prof_f[b, k] += delta
+        st.prof_f[b, o + k] += delta
     return P
 
 
 @njit(inline="always")
-def _earliest(st, b, P, m, d):
+def _earliest(st, b, P, m, d, o=0):
     """The earliest breakpoint time from which ``m`` servers are free for a duration ``d``."""
     k = 0
     while True:
-        t = st.prof_t[b, k]
+        t = st.prof_t[b, o + k]
         s = k
-        while s < P and st.prof_t[b, s] < t + d and st.prof_f[b, s] >= m:
+        while s < P and st.prof_t[b, o + s] < t + d and st.prof_f[b, o + s] >= m:
             s += 1
-        if s == P or st.prof_t[b, s] >= t + d:
+        if s == P or st.prof_t[b, o + s] >= t + d:
             return t
         k = s + 1  # segment s has too few servers: no start before its end fits
 
@@ -152,7 +151,6 @@ def _rebuild(st, pr, b, now):
             tree.insert(st, b, 2 * j, r, -pr.need[c])
             tree.insert(st, b, 2 * j + 1, st.job_f[b, j, J_KEY], pr.need[c])
     st.prof_f[b, tree.LAST] = last
-    st.prof_t[b, 4] = np.nan  # no memo (``_reaches``)
     for k in range(4):
         st.prof_t[b, k] = INF if k % 2 == 0 else -INF
     st.prof_f[b, tree.VALID] = 1
@@ -183,49 +181,65 @@ def on_departure(st, pr, b, c):
     _widen(st, b, _SINCE_LO, st.sys_f[b, T_NOW], st.job_f[b, j, J_KEY])
 
 
-@njit(inline="always")
-def _reaches(st, b, n, a, m):
-    """The first time >= a at which at least m servers are free, memoized per need until the tree changes (in
-    ``prof_t[b, 4]`` the time a of the memo; per need m the tree's version in ``prof_f[b, memo + m]`` and the time in
-    ``prof_t[b, memo + m]``, memo = the last servers + 1 entries, see ``state.profile_size``)."""
-    memo = st.prof_f.shape[1] - n - 1
-    version = st.prof_f[b, tree.VERSION]
-    if st.prof_t[b, 4] != a:
-        st.prof_t[b, 4] = a
-        st.prof_f[b, tree.VERSION] = version + 1  # a new starting time: every memo is stale
-        version += 1
-    if st.prof_f[b, memo + m] == version:
-        return st.prof_t[b, memo + m]
-    t = a if n + tree.prefix(st, b, a, True) >= m else tree.first_at_least(st, b, a, n, m)
-    st.prof_f[b, memo + m] = version
-    st.prof_t[b, memo + m] = t
-    return t
-
-
-@njit(inline="always")
-def _may_move(st, b, n, now, m, r, d, lo, hi):
-    """Can a job of need m planned over [r, r + d), r > now, move earlier, given that free servers increased (since
-    it was placed) only at times in [lo, hi)? An earlier start t < r needs a time s in [t, t + d) that gained servers
-    and has m free without the job: (A) s < r: some time of [max(now, lo), min(hi, r)) has m free; or (B) s >= r: the
-    window crosses r, so m are free just before r, and [lo, hi) meets [r, r + d). Otherwise its old place is still
-    the earliest (no time lost servers: the compression is exact from its old place on)."""
-    a = lo if lo > now else now
-    z = hi if hi < r else r
-    if a < z and _reaches(st, b, n, a, m) < z:
-        return True
-    return hi > r and lo < r + d and n + tree.prefix(st, b, r, False) >= m
+@njit
+def _compress_arrays(st, pr, b, now):
+    """The compression on the profile rebuilt from scratch in arrays (after the tree, see ``state.profile_size``):
+    O((R + Q)·P) whatever moves, cheaper than testing jobs one by one in the tree when free servers increased (an
+    early completion: most completions with over-estimates). The tree and the hull follow the jobs that moved."""
+    n = pr.ints[P_SERVERS]
+    o = tree.NODES + tree.FIELDS * 2 * st.job_i.shape[1]
+    P = build_profile(st, pr, b, now, o)
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, tree.FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        d = estimated_remaining(st, b, j, now)
+        r = st.job_f[b, j, J_RES]
+        if d > 0.0:
+            if r < INF:
+                P = _add(st, b, P, r, r + d, m, o)
+            new = _earliest(st, b, P, m, d, o)
+            P = _add(st, b, P, new, new + d, -m, o)
+            if new != r:
+                if r < INF:
+                    old_end = st.job_f[b, j, J_KEY]
+                    _unplace(st, b, j)
+                    end = _place(st, b, j, m, new, d)
+                    cut = end if end > r else r
+                    _widen(st, b, _CARRY_LO, cut if new < r else r, old_end)
+                else:
+                    _place(st, b, j, m, new, d)
+        else:
+            _unplace(st, b, j)
+            new = now
+            st.job_f[b, j, J_RES] = now
+        if new == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+            if prev < 0:
+                st.prof_f[b, tree.FIRST] = nxt
+            else:
+                st.job_i[b, prev, J_MARK] = nxt
+            if nxt < 0:
+                st.prof_f[b, tree.LAST] = prev
+        else:
+            prev = j
+        j = nxt
 
 
 @njit
 def schedule(st, pr, b):
-    """Compress the schedule in arrival order and start the jobs whose reservation is now.
+    """Compress the schedule in arrival order and start the jobs whose reservation is now
+    (``docs/modelling-choices.md#backfilling-conservative-compression``; how: ``#backfilling-profile-tree``).
 
-    The tree holds every planned interval; each waiting job in arrival order is placed again only if it may move
-    (``_may_move``; every job when some reservation has passed, i.e. after an under-estimate, or after a rebuild):
-    leaving the profile and taking the earliest place among the others' reservations, exactly as the plain statement
-    of the rule (``docs/modelling-choices.md#backfilling-conservative-compression``). Cost per event: O(Q) to walk
-    the Q waiting jobs, O(log P) for each one tested, O(log P) per jump of ``earliest`` for each one placed (P: the
-    tree's nodes, two per job).
+    If no time from now on gained free servers since the last compression (no early completion, no job moved to an
+    earlier place then) and no reservation has passed (a job ran past its estimate), every reservation is already
+    the earliest the compression would give: only a new job is placed, by the tree (``profile_tree.earliest``), and
+    the jobs reserved now start. Cost O(Q) to walk the Q waiting jobs plus O(log P) per tree update. Otherwise the
+    compression runs on the profile rebuilt as arrays (``_compress_arrays``, O((R + Q)·P)) and the tree follows the
+    jobs that moved.
     """
     n = pr.ints[P_SERVERS]
     now = st.sys_f[b, T_NOW]
@@ -245,10 +259,12 @@ def schedule(st, pr, b):
                 st.job_f[b, j, J_RES] = now
             full = True
         j = st.job_i[b, j, J_MARK]
-    lo = min(st.prof_t[b, _CARRY_LO], st.prof_t[b, _SINCE_LO])
     hi = max(st.prof_t[b, _CARRY_HI], st.prof_t[b, _SINCE_HI])
     for k in range(4):
         st.prof_t[b, k] = INF if k % 2 == 0 else -INF
+    if full or hi > now:  # jobs may move: compress on a profile rebuilt as arrays, then update the tree
+        _compress_arrays(st, pr, b, now)
+        return
     free = n - st.sys_i[b, S_BUSY]
     prev = -1
     j = st.prof_f[b, tree.FIRST]
@@ -261,25 +277,9 @@ def schedule(st, pr, b):
             _unplace(st, b, j)
             st.job_f[b, j, J_RES] = now
             r = now
-        elif r == INF:
+        elif r == INF:  # a new job: the earliest place among all the others'
             r = tree.earliest(st, b, now, n, m, d, INF)
             _place(st, b, j, m, r, d)
-        elif full or (r > now and _may_move(st, b, n, now, m, r, d, lo, hi)):
-            old_end = st.job_f[b, j, J_KEY]
-            _unplace(st, b, j)
-            if full:
-                new = tree.earliest(st, b, now, n, m, d, INF)
-            else:  # a start that fits earlier meets [lo, hi): in [lo - d, hi) (_may_move); else its place stays
-                new = tree.earliest(st, b, max(now, lo - d), n, m, d, min(r, hi))
-                if new == INF:
-                    new = r
-            end = _place(st, b, j, m, new, d)
-            if new != r:  # the servers it leaves are an increase for the jobs after it (and before it, next time)
-                cut = end if end > r else r
-                _widen(st, b, _CARRY_LO, cut if new < r else r, old_end)
-                lo = min(lo, cut if new < r else r)
-                hi = max(hi, old_end)
-            r = new
         if r == now and m <= free:
             start_job(st, pr, b, j)
             free -= m
@@ -295,19 +295,19 @@ def schedule(st, pr, b):
 
 
 @njit
-def build_profile(st, pr, b, now):
-    """The profile of free servers from now on, built from scratch: the running jobs until their estimated ends and
-    the waiting jobs at their reservations (a reservation already past is moved to now); returns P, its number of
-    breakpoints."""
+def build_profile(st, pr, b, now, o=0):
+    """The profile of free servers from now on, built from scratch in the arrays from ``o``: the running jobs until
+    their estimated ends and the waiting jobs at their reservations (a reservation already past is moved to now);
+    returns P, its number of breakpoints."""
     K = pr.ints[P_K]
-    st.prof_t[b, 0] = now
-    st.prof_f[b, 0] = pr.ints[P_SERVERS]
+    st.prof_t[b, o] = now
+    st.prof_f[b, o] = pr.ints[P_SERVERS]
     P = 1
     for i in range(st.sys_i[b, S_HEAPN]):
         j = st.heap[b, i]
         end = estimated_end(st, b, j, now)
         if end > now:
-            P = _add(st, b, P, now, end, -pr.need[st.job_i[b, j, J_CLS]])
+            P = _add(st, b, P, now, end, -pr.need[st.job_i[b, j, J_CLS]], o)
     for c in range(K):
         j = st.cls_i[b, c, C_BOUND]
         while j >= 0:
@@ -318,7 +318,7 @@ def build_profile(st, pr, b, now):
                     st.job_f[b, j, J_RES] = now
                 d = estimated_remaining(st, b, j, now)
                 if d > 0.0:
-                    P = _add(st, b, P, r, r + d, -pr.need[c])
+                    P = _add(st, b, P, r, r + d, -pr.need[c], o)
             j = st.job_i[b, j, J_NEXT]
     return P
 

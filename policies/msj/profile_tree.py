@@ -27,7 +27,7 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj.state import INF, _U64, _splitmix
 
 # ---------------------------------------------------------------- layout
-VALID, ROOT, FIRST, LAST, VERSION = 0, 1, 2, 3, 4  # prof_f[b, .] scalars (VERSION: bumped at every change)
+VALID, ROOT, FIRST, LAST = 0, 1, 2, 3  # prof_f[b, .] scalars
 DEPTH = 128  # search paths longer than this cannot occur for any realistic size (expected depth ~ 2 ln P)
 STACK = 32
 ACCS = STACK + DEPTH
@@ -121,7 +121,6 @@ def clear(st, b, capacity):
 def insert(st, b, x, t, delta):
     """Put node x (out of the tree) in at time t with ``delta`` free servers from t on."""
     f = st.prof_f
-    f[b, VERSION] += 1
     st.prof_t[b, TIMES + x] = t
     f[b, _at(x, F_LEFT)] = -1
     f[b, _at(x, F_RIGHT)] = -1
@@ -168,7 +167,6 @@ def remove(st, b, x):
     f = st.prof_f
     if f[b, _at(x, F_IN)] == 0:
         return
-    f[b, VERSION] += 1
     f[b, _at(x, F_IN)] = 0
     k = 0
     y = f[b, ROOT]

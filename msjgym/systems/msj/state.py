@@ -639,8 +639,8 @@ def profile_size(servers: int, capacity: int) -> int:
     dropped), and the first and last; then ``capacity`` more, whose ``prof_f`` entries are an order buffer (the
     waiting jobs sorted by a priority policy: ``policies/msj/priority.py``). At least 800 + 16 per job slot: the
     search tree of conservative backfilling's profile (``policies/msj/profile_tree.py``: 8 ints for each of a slot's
-    two nodes), then servers + 1 entries (a memo per need)."""
-    return max(2 * servers + 5 * capacity + 4, 800 + 16 * capacity) + servers + 1
+    two nodes) before room for the profile as arrays."""
+    return max(2 * servers + 5 * capacity + 4, 800 + 16 * capacity + 2 * servers + 4 * capacity + 4)
 
 
 def grow(st: MSJState) -> MSJState:
