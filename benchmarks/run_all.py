@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("bench_mmc.py", "bench_events.py", "bench_loss.py")
+SCRIPTS = ("bench_mmc.py", "bench_events.py", "bench_loss.py", "bench_replay.py")
 
 
 def main() -> int:

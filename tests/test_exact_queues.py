@@ -49,9 +49,10 @@ def test_half_servers_need_is_mm2():
     assert ok, (mean, half)
 
 
-# Size-based policies (ServerFilling-SRPT, -Gittins) do not serve one server in arrival order: their own M/G/1 check
-# is in tests/test_server_filling_srpt.py.
-ARRIVAL_ORDER_ON_ONE_SERVER = sorted(set(BUILTIN_POLICIES) - {"server-filling-srpt", "server-filling-gittins"})
+# Size-based policies (ServerFilling-SRPT, -Gittins; priority, SJF by default) do not serve one server in arrival
+# order: their own checks are in tests/test_server_filling_srpt.py and tests/test_priority.py.
+ARRIVAL_ORDER_ON_ONE_SERVER = sorted(set(BUILTIN_POLICIES) - {"server-filling-srpt", "server-filling-gittins",
+                                                              "priority"})
 
 
 @pytest.mark.parametrize("policy", ARRIVAL_ORDER_ON_ONE_SERVER)

@@ -115,9 +115,16 @@ def _package_of(path: str) -> str | None:
 def _direct_imports(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     """The msjgym source files that ``path`` imports at module level (memoized per version of the file)."""
     try:
-        tree = ast.parse(_import_lines(Path(path).read_text(encoding="utf-8", errors="replace")))
-    except (OSError, SyntaxError, ValueError):
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
         return ()
+    try:
+        tree = ast.parse(_import_lines(text))
+    except (SyntaxError, ValueError):  # a docstring line starting with "from " or "import ": parse the whole file
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return ()
     package = _package_of(path)
     found: list[str] = []
 

@@ -8,8 +8,9 @@ whitespace-separated fields; lines starting with ``;`` are header comments. msjg
 the job's id through ``--per-job``), field 2 (submit time), field 4 (run time), field 5 (allocated processors; when
 it is -1, unknown, field 8, the requested processors, is used instead, and the jobs concerned are counted in
 ``notes``) and field 9 (requested time, the user's runtime estimate, for backfilling schedulers: a job's estimate is
-its requested time when that is known and at least its run time, else its run time; the jobs whose requested time
-is below their run time are counted in ``notes``).
+its requested time when that is known, else its run time; a requested time below the run time is kept, and such
+jobs are counted in ``notes``: see :func:`kill_at_requested` and ``arrivals.overrun``,
+docs/modelling-choices.md#requested-times).
 
 Jobs that cannot be replayed are skipped and counted, by reason, in ``notes``: a run time of -1 (unknown: the job
 cannot be replayed, whatever its status), a run time of 0 (the job never ran, typically cancelled: it carries no
@@ -24,8 +25,9 @@ version 2.1 "to support SMP nodes", so a log without it counts one processor per
 the machine size is never guessed from the largest job. A header that is not a positive integer (-1: unknown) is
 ignored, with a note. A header below the largest allocation is raised to it, with a note.
 
-CSV: a header ``arrival_time,need,duration`` then one job per line (no requested times: estimates are durations; the
-job ids are the line's rank among the jobs, 1-based).
+CSV: a header ``arrival_time,need,duration`` (optionally ``,requested``: the requested time, -1 or empty for
+unknown) then one job per line (without requested times, estimates are durations; the job ids are the line's rank
+among the jobs, 1-based).
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ from msjgym.errors import MsjgymError
 
 SWF_FIELDS = 18
 CSV_COLUMNS = ("arrival_time", "need", "duration")
+CSV_REQUESTED = "requested"
+"""The optional fourth CSV column: a job's requested time (trace time units; -1 or empty: unknown)."""
 
 
 class TraceError(MsjgymError):
@@ -58,8 +62,8 @@ class Trace:
         arrival: arrival times, non-decreasing, the first one 0 (trace time units).
         need: servers each job holds (after scaling to the simulated system).
         duration: service durations (trace time units), > 0.
-        estimate: runtime estimates (trace time units), >= duration: SWF requested times where known and not below
-            the run time, else the duration.
+        estimate: runtime estimates (trace time units): requested times where known (possibly below the duration),
+            else the duration.
         source: the file it came from.
         machine: the number of processors of the traced machine (module docstring: ``MaxProcs``, ``MaxNodes`` ×
             processors per node, or the size the caller gave).
@@ -268,8 +272,10 @@ def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
     with path.open(newline="", encoding="utf-8", errors="replace") as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        if header is None or tuple(h.strip() for h in header) != CSV_COLUMNS:
-            raise TraceError(f"{path} line 1: the header must be {','.join(CSV_COLUMNS)}")
+        columns = None if header is None else tuple(h.strip() for h in header)
+        if columns not in (CSV_COLUMNS, CSV_COLUMNS + (CSV_REQUESTED,)):
+            raise TraceError(f"{path} line 1: the header must be {','.join(CSV_COLUMNS)} (optionally "
+                             f",{CSV_REQUESTED})")
         number = 1
         while True:
             number += 1
@@ -284,7 +290,7 @@ def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
             try:
                 if fields is None:
                     raise ValueError(problem)
-                rows.append(_csv_job(fields) + (len(rows) + 1,))
+                rows.append(_csv_job(fields, len(columns)) + (len(rows) + 1,))
             except ValueError as exc:
                 if not skip_bad_lines:
                     raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
@@ -295,13 +301,17 @@ def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
     return _trace(rows, path, servers, malformed, 0, given=True)
 
 
-def _csv_job(fields: list[str]) -> tuple[float, int, float, float]:
-    if len(fields) != len(CSV_COLUMNS):
-        raise ValueError(f"expected {len(CSV_COLUMNS)} fields ({','.join(CSV_COLUMNS)}), got {len(fields)}")
+def _csv_job(fields: list[str], columns: int = len(CSV_COLUMNS)) -> tuple[float, int, float, float]:
+    if len(fields) != columns:
+        names = CSV_COLUMNS + (CSV_REQUESTED,) * (columns - len(CSV_COLUMNS))
+        raise ValueError(f"expected {columns} fields ({','.join(names)}), got {len(fields)}")
     arrival = _field("arrival_time", fields[0], low=0.0, high=MAX_TRACE_TIME)
     need = _field("need", fields[1], low=1, high=MAX_TRACE_PROCESSORS, integer=True)
     duration = _field("duration", fields[2], low=TIME_RANGE[0], high=TIME_RANGE[1])
-    return arrival, need, duration, -1.0
+    requested = -1.0
+    if columns > len(CSV_COLUMNS) and fields[3].strip() not in ("", "-1"):
+        requested = _field(CSV_REQUESTED, fields[3], low=TIME_RANGE[0], high=TIME_RANGE[1])
+    return arrival, need, duration, requested
 
 
 def _trace(rows: list[tuple[float, int, float, float, int]], path: Path, machine: int, malformed: int,
@@ -330,10 +340,24 @@ def _trace(rows: list[tuple[float, int, float, float, int]], path: Path, machine
     duration, requested = data[:, 2], data[:, 3]
     known = requested > 0
     short = known & (requested < duration)
-    if short.any():
-        notes.append(f"{int(short.sum())} jobs ran longer than their requested time (field 9); their runtime "
-                     f"estimate is their run time")
-    estimate = np.where(known & ~short, requested, duration)
+    if short.any():  # kept: the replay decides (arrivals.overrun) whether they run on or are killed at it
+        notes.append(f"{int(short.sum())} jobs ran longer than their requested time; it is kept as their runtime "
+                     f"estimate (docs/modelling-choices.md#requested-times)")
+    estimate = np.where(known, requested, duration)
     return Trace(arrival=data[:, 0] - data[0, 0], need=need, duration=duration, source=str(path),
                  machine=machine, skipped_malformed=malformed, skipped_unusable=unusable, notes=notes,
                  estimate=estimate, ident=ident)
+
+
+def kill_at_requested(trace: Trace) -> Trace:
+    """The trace as a batch system that kills a job at its requested time would run it: each job whose requested
+    time (its ``estimate``) is below its run time gets the requested time as its duration; a note counts them.
+    docs/modelling-choices.md#requested-times."""
+    killed = trace.estimate < trace.duration
+    if not killed.any():
+        return trace
+    note = (f"{int(killed.sum()):,} job(s) killed at their requested time (overrun = \"kill\"): their duration is "
+            f"their requested time, {float((trace.duration - trace.estimate)[killed].sum()):,.6g} time units of "
+            "service cut")
+    return replace(trace, duration=np.minimum(trace.duration, trace.estimate),
+                   notes=list(trace.notes) + [note])

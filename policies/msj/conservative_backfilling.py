@@ -27,79 +27,287 @@ from __future__ import annotations
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, INF, J_CLS, J_NEXT, J_RES, P_K, P_SERVERS, S_BUSY, S_HEAPN, T_NOW, estimated_end,
-    estimated_remaining, start_job)
+    C_BOUND, INF, J_CLS, J_EST, J_KEY, J_MARK, J_NEXT, J_REM, J_RES, J_SIZE, J_START, P_K, P_SERVERS, S_BUSY,
+    S_HEAPN, T_NOW, departed_job, estimated_end, estimated_remaining, start_job)
 
 from .agents import EstimatesNotObservedAgent
 from .base import Policy
-from .common import next_in_arrival_order, oldest_waiting
+from . import profile_tree as tree
+from .common import next_in_arrival_order
 
 
-# ---------------------------------------------------------------- the profile of free servers
-# Breakpoints prof_t[b, 0] = now < prof_t[b, 1] < ... < prof_t[b, P - 1]; prof_f[b, k] servers are free on
-# [prof_t[b, k], prof_t[b, k + 1]) (the last segment extends to infinity). P is carried by the kernel.
+# ---------------------------------------------------------------- the profile of free servers, as arrays
+# Breakpoints prof_t[b, o] = now < prof_t[b, o + 1] < ... < prof_t[b, o + P - 1]; prof_f[b, o + k] servers are free
+# on [prof_t[b, o + k], prof_t[b, o + k + 1]) (the last segment extends to infinity). P is carried by the kernel, o
+# is where the arrays start (0 for ``priority``; after the tree here).
 @njit(inline="always")
-def _breakpoint(st, b, P, t):
+def _breakpoint(st, b, P, t, o):
     """The index of a breakpoint at time t (>= now), inserted if missing; returns (index, new P)."""
     k = P - 1
-    while st.prof_t[b, k] > t:
+    while st.prof_t[b, o + k] > t:
         k -= 1
-    if st.prof_t[b, k] == t:
+    if st.prof_t[b, o + k] == t:
         return k, P
     for i in range(P, k + 1, -1):
-        st.prof_t[b, i] = st.prof_t[b, i - 1]
-        st.prof_f[b, i] = st.prof_f[b, i - 1]
-    st.prof_t[b, k + 1] = t
-    st.prof_f[b, k + 1] = st.prof_f[b, k]
+        st.prof_t[b, o + i] = st.prof_t[b, o + i - 1]
+        st.prof_f[b, o + i] = st.prof_f[b, o + i - 1]
+    st.prof_t[b, o + k + 1] = t
+    st.prof_f[b, o + k + 1] = st.prof_f[b, o + k]
     return k + 1, P + 1
 
 
 @njit(inline="always")
-def _add(st, b, P, t0, t1, delta):
+def _add(st, b, P, t0, t1, delta, o=0):
     """Add ``delta`` free servers over [t0, t1) (t0 < t1); returns the new P."""
-    i0, P = _breakpoint(st, b, P, t0)
-    i1, P = _breakpoint(st, b, P, t1)
+    i0, P = _breakpoint(st, b, P, t0, o)
+    i1, P = _breakpoint(st, b, P, t1, o)
     for k in range(i0, i1):
-        st.prof_f[b, k] += delta
+        st.prof_f[b, o + k] += delta
     return P
 
 
 @njit(inline="always")
-def _earliest(st, b, P, m, d):
+def _earliest(st, b, P, m, d, o=0):
     """The earliest breakpoint time from which ``m`` servers are free for a duration ``d``."""
     k = 0
     while True:
-        t = st.prof_t[b, k]
+        t = st.prof_t[b, o + k]
         s = k
-        while s < P and st.prof_t[b, s] < t + d and st.prof_f[b, s] >= m:
+        while s < P and st.prof_t[b, o + s] < t + d and st.prof_f[b, o + s] >= m:
             s += 1
-        if s == P or st.prof_t[b, s] >= t + d:
+        if s == P or st.prof_t[b, o + s] >= t + d:
             return t
         k = s + 1  # segment s has too few servers: no start before its end fits
 
 
 # ---------------------------------------------------------------- compiled kernel
+# The profile is kept between events in a search tree (``profile_tree``): each job's planned interval [J_RES, J_KEY)
+# (its reservation, then while it runs the same interval) is in it. The waiting jobs form one list in arrival order
+# (``J_MARK``: the next one, -1 last; first and last in the tree's header). Float scalars in ``prof_t[b, 0:TIMES)``:
+# the hulls [lo, hi) of the times at which free servers increased during the last compression (``_CARRY``) and since
+# it, by early completions (``_SINCE``).
+_CARRY_LO, _CARRY_HI, _SINCE_LO, _SINCE_HI = 0, 1, 2, 3
+
+
+@njit(inline="always")
+def _widen(st, b, k, lo, hi):
+    """Add [lo, hi) to the hull at prof_t[b, k:k + 2] (nothing if empty)."""
+    if lo < hi:
+        if lo < st.prof_t[b, k]:
+            st.prof_t[b, k] = lo
+        if hi > st.prof_t[b, k + 1]:
+            st.prof_t[b, k + 1] = hi
+
+
+@njit(inline="always")
+def _place(st, b, j, m, r, d):
+    """Plan job j (need m) over [r, r + d) in the tree; returns the end r + d."""
+    end = r + d
+    tree.insert(st, b, 2 * j, r, -m)
+    tree.insert(st, b, 2 * j + 1, end, m)
+    st.job_f[b, j, J_RES] = r
+    st.job_f[b, j, J_KEY] = end
+    return end
+
+
+@njit(inline="always")
+def _unplace(st, b, j):
+    tree.remove(st, b, 2 * j)
+    tree.remove(st, b, 2 * j + 1)
+
+
+@njit
+def _rebuild(st, pr, b, now):
+    """Build the tree and the waiting list from the jobs (a new or grown state)."""
+    K = pr.ints[P_K]
+    tree.clear(st, b, st.job_i.shape[1])
+    for i in range(st.sys_i[b, S_HEAPN]):
+        j = st.heap[b, i]
+        end = st.job_f[b, j, J_START] + (st.job_f[b, j, J_EST] - (st.job_f[b, j, J_SIZE] - st.job_f[b, j, J_REM]))
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        tree.insert(st, b, 2 * j, st.job_f[b, j, J_START], -m)
+        tree.insert(st, b, 2 * j + 1, end, m)
+        st.job_f[b, j, J_RES] = st.job_f[b, j, J_START]
+        st.job_f[b, j, J_KEY] = end
+    for c in range(K):
+        st.scratch[b, K + c] = st.cls_i[b, c, C_BOUND]
+    last = -1
+    st.prof_f[b, tree.FIRST] = -1
+    while True:
+        c = next_in_arrival_order(st, pr, b, pr.ints[P_SERVERS])
+        if c < 0:
+            break
+        j = st.scratch[b, K + c]
+        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]
+        if last < 0:
+            st.prof_f[b, tree.FIRST] = j
+        else:
+            st.job_i[b, last, J_MARK] = j
+        st.job_i[b, j, J_MARK] = -1
+        last = j
+        r = st.job_f[b, j, J_RES]
+        d = estimated_remaining(st, b, j, now)
+        if r < INF and d > 0.0:
+            tree.insert(st, b, 2 * j, r, -pr.need[c])
+            tree.insert(st, b, 2 * j + 1, st.job_f[b, j, J_KEY], pr.need[c])
+    st.prof_f[b, tree.LAST] = last
+    for k in range(4):
+        st.prof_t[b, k] = INF if k % 2 == 0 else -INF
+    st.prof_f[b, tree.VALID] = 1
+
+
+@njit
+def on_arrival(st, pr, b, j):
+    """Append the new job to the waiting list (it has no reservation yet)."""
+    if st.prof_f[b, tree.VALID] == 0:
+        return
+    st.job_i[b, j, J_MARK] = -1
+    last = st.prof_f[b, tree.LAST]
+    if last < 0:
+        st.prof_f[b, tree.FIRST] = j
+    else:
+        st.job_i[b, last, J_MARK] = j
+    st.prof_f[b, tree.LAST] = j
+
+
+@njit
+def on_departure(st, pr, b, c):
+    """Take the job that left out of the tree; if it ended before its estimated end, the servers it would have held
+    until then are an increase of free servers since the last compression."""
+    if st.prof_f[b, tree.VALID] == 0:
+        return
+    j = departed_job(st, b)
+    _unplace(st, b, j)
+    _widen(st, b, _SINCE_LO, st.sys_f[b, T_NOW], st.job_f[b, j, J_KEY])
+
+
+@njit
+def _compress_arrays(st, pr, b, now):
+    """The compression on the profile rebuilt from scratch in arrays (after the tree, see ``state.profile_size``):
+    O((R + Q)·P) whatever moves, cheaper than testing jobs one by one in the tree when free servers increased (an
+    early completion: most completions with over-estimates). The tree and the hull follow the jobs that moved."""
+    n = pr.ints[P_SERVERS]
+    o = tree.NODES + tree.FIELDS * 2 * st.job_i.shape[1]
+    P = build_profile(st, pr, b, now, o)
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, tree.FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        d = estimated_remaining(st, b, j, now)
+        r = st.job_f[b, j, J_RES]
+        if d > 0.0:
+            if r < INF:
+                P = _add(st, b, P, r, r + d, m, o)
+            new = _earliest(st, b, P, m, d, o)
+            P = _add(st, b, P, new, new + d, -m, o)
+            if new != r:
+                if r < INF:
+                    old_end = st.job_f[b, j, J_KEY]
+                    _unplace(st, b, j)
+                    end = _place(st, b, j, m, new, d)
+                    cut = end if end > r else r
+                    _widen(st, b, _CARRY_LO, cut if new < r else r, old_end)
+                else:
+                    _place(st, b, j, m, new, d)
+        else:
+            _unplace(st, b, j)
+            new = now
+            st.job_f[b, j, J_RES] = now
+        if new == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+            if prev < 0:
+                st.prof_f[b, tree.FIRST] = nxt
+            else:
+                st.job_i[b, prev, J_MARK] = nxt
+            if nxt < 0:
+                st.prof_f[b, tree.LAST] = prev
+        else:
+            prev = j
+        j = nxt
+
+
 @njit
 def schedule(st, pr, b):
-    """Build the profile (running jobs by estimated end, waiting jobs by reservation), compress it in arrival order
-    and start the jobs whose reservation is now.
+    """Compress the schedule in arrival order and start the jobs whose reservation is now
+    (``docs/modelling-choices.md#backfilling-conservative-compression``; how: ``#backfilling-profile-tree``).
 
-    Cost O((R + Q)·P) per event for R running and Q waiting jobs, P <= 1 + R + 4Q breakpoints. Memory: the state's
-    ``prof_t``/``prof_f`` (grown with the job capacity); scratch ``[K, 2K)`` walk pointers.
+    If no time from now on gained free servers since the last compression (no early completion, no job moved to an
+    earlier place then) and no reservation has passed (a job ran past its estimate), every reservation is already
+    the earliest the compression would give: only a new job is placed, by the tree (``profile_tree.earliest``), and
+    the jobs reserved now start. Cost O(Q) to walk the Q waiting jobs plus O(log P) per tree update. Otherwise the
+    compression runs on the profile rebuilt as arrays (``_compress_arrays``, O((R + Q)·P)) and the tree follows the
+    jobs that moved.
     """
-    if oldest_waiting(st, pr, b) < 0:
-        return
-    K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
     now = st.sys_f[b, T_NOW]
-    st.prof_t[b, 0] = now
-    st.prof_f[b, 0] = n
+    full = False
+    if st.prof_f[b, tree.VALID] == 0:
+        _rebuild(st, pr, b, now)
+        full = True
+    j = st.prof_f[b, tree.FIRST]
+    while j >= 0:  # a reservation now past (a job ran past its estimate): moved to now, and everything re-placed
+        r = st.job_f[b, j, J_RES]
+        if r < now:
+            _unplace(st, b, j)
+            d = estimated_remaining(st, b, j, now)
+            if d > 0.0:
+                _place(st, b, j, pr.need[st.job_i[b, j, J_CLS]], now, d)
+            else:
+                st.job_f[b, j, J_RES] = now
+            full = True
+        j = st.job_i[b, j, J_MARK]
+    hi = max(st.prof_t[b, _CARRY_HI], st.prof_t[b, _SINCE_HI])
+    for k in range(4):
+        st.prof_t[b, k] = INF if k % 2 == 0 else -INF
+    if full or hi > now:  # jobs may move: compress on a profile rebuilt as arrays, then update the tree
+        _compress_arrays(st, pr, b, now)
+        return
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, tree.FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        r = st.job_f[b, j, J_RES]
+        d = estimated_remaining(st, b, j, now)
+        if d <= 0.0:
+            _unplace(st, b, j)
+            st.job_f[b, j, J_RES] = now
+            r = now
+        elif r == INF:  # a new job: the earliest place among all the others'
+            r = tree.earliest(st, b, now, n, m, d, INF)
+            _place(st, b, j, m, r, d)
+        if r == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+            if prev < 0:
+                st.prof_f[b, tree.FIRST] = nxt
+            else:
+                st.job_i[b, prev, J_MARK] = nxt
+            if nxt < 0:
+                st.prof_f[b, tree.LAST] = prev
+        else:
+            prev = j
+        j = nxt
+
+
+@njit
+def build_profile(st, pr, b, now, o=0):
+    """The profile of free servers from now on, built from scratch in the arrays from ``o``: the running jobs until
+    their estimated ends and the waiting jobs at their reservations (a reservation already past is moved to now);
+    returns P, its number of breakpoints."""
+    K = pr.ints[P_K]
+    st.prof_t[b, o] = now
+    st.prof_f[b, o] = pr.ints[P_SERVERS]
     P = 1
     for i in range(st.sys_i[b, S_HEAPN]):
         j = st.heap[b, i]
         end = estimated_end(st, b, j, now)
         if end > now:
-            P = _add(st, b, P, now, end, -pr.need[st.job_i[b, j, J_CLS]])
+            P = _add(st, b, P, now, end, -pr.need[st.job_i[b, j, J_CLS]], o)
     for c in range(K):
         j = st.cls_i[b, c, C_BOUND]
         while j >= 0:
@@ -110,32 +318,9 @@ def schedule(st, pr, b):
                     st.job_f[b, j, J_RES] = now
                 d = estimated_remaining(st, b, j, now)
                 if d > 0.0:
-                    P = _add(st, b, P, r, r + d, -pr.need[c])
+                    P = _add(st, b, P, r, r + d, -pr.need[c], o)
             j = st.job_i[b, j, J_NEXT]
-    # compress in arrival order
-    free = n - st.sys_i[b, S_BUSY]
-    for c in range(K):
-        st.scratch[b, K + c] = st.cls_i[b, c, C_BOUND]
-    while True:
-        c = next_in_arrival_order(st, pr, b, n)
-        if c < 0:
-            return
-        j = st.scratch[b, K + c]
-        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]  # read before start_job relinks j
-        m = pr.need[c]
-        d = estimated_remaining(st, b, j, now)
-        r = st.job_f[b, j, J_RES]
-        if d > 0.0:
-            if r < INF:
-                P = _add(st, b, P, r, r + d, m)
-            r = _earliest(st, b, P, m, d)
-            P = _add(st, b, P, r, r + d, -m)
-        else:
-            r = now
-        st.job_f[b, j, J_RES] = r
-        if r == now and m <= free:
-            start_job(st, pr, b, j)
-            free -= m
+    return P
 
 
 # ---------------------------------------------------------------- agent form
@@ -154,5 +339,7 @@ CONSERVATIVE_BACKFILLING = Policy(
     source="Mu'alem & Feitelson, \"Utilization, predictability, workloads, and user runtime estimates in scheduling "
            "the IBM SP2 with backfilling\", IEEE TPDS 12(6), 2001, §2",
     schedule=schedule,
+    on_arrival=on_arrival,
+    on_departure=on_departure,
     agent_class=ConservativeBackfillingAgent,
 )

@@ -50,7 +50,7 @@ from msjgym.core.jit import njit, register_source
 from msjgym.errors import PolicyError
 from msjgym.policies.msj.base import Policy
 from msjgym.systems.msj.state import (
-    C_BOUND, C_HEAD, C_N, C_X, J_ARR, J_CLS, J_DONE, J_HPOS, J_NEXT, J_REM, J_SEQ, J_SIZE, P_K, P_SERVERS, S_BUSY,
+    C_BOUND, C_HEAD, C_N, C_X, J_ARR, J_CLS, J_DONE, J_EST, J_HPOS, J_NEXT, J_REM, J_SEQ, J_SIZE, P_K, P_SERVERS, S_BUSY,
     S_ERRARG, S_NJOBS, SystemView, T_NOW, preempt_job as _preempt_job, preempt_last, start_job as _start_job,
     start_next)
 
@@ -232,6 +232,15 @@ def duration(s, j):
     """Job j's whole duration (a size-aware policy's knowledge; size-blind policies should not read it)."""
     _check_job(s, j)
     return s.st.job_f[s.b, j, J_SIZE]
+
+
+@njit(inline="always")
+def estimate(s, j):
+    """Job j's runtime estimate as the scheduler knows it: in a replayed trace its requested time (SWF field 9, CSV
+    ``requested``; it may be below the duration: docs/modelling-choices.md#requested-times), else as the scenario's
+    ``estimate`` says (the duration by default)."""
+    _check_job(s, j)
+    return s.st.job_f[s.b, j, J_EST]
 
 
 @njit(inline="always")

@@ -30,7 +30,7 @@ from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, s
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.replay import (
     loop_integrals, replay_invariants, replay_metrics, uses_bands, window_starts)
-from msjgym.systems.msj.state import NJF, NJI
+from msjgym.systems.msj.state import NJF, NJI, profile_size
 from msjgym.systems.msj.scenarios import (
     is_builtin_msj, list_msj_scenarios, load_msj_scenario, model_of_trace, scenario_system)
 
@@ -153,8 +153,9 @@ def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
     per_rep = 5 * model.servers + batches * model.num_classes * (histogram.NBINS + 16)
     inputs = f"reps={reps}, batches={batches}, servers={model.servers}, classes={model.num_classes}"
     backlog = run.options.get("backlog") if run.options.get("saturated") else None
-    if backlog:  # the waiting jobs are job slots (NJI + NJF words, a slot index, 4 profile breakpoints of 2 words)
-        per_rep += 2 * (backlog + model.servers) * (NJI + NJF + 1 + 8)  # slots double as they fill: up to 2×
+    if backlog:  # the waiting jobs are job slots (NJI + NJF words and a slot index each) and the profile room of
+        slots = 2 * (backlog + model.servers)  # state.profile_size (2 words a breakpoint); slots double: up to 2×
+        per_rep += slots * (NJI + NJF + 1) + 2 * profile_size(model.servers, slots)
         inputs += f", backlog={backlog:,}"
     check_state_bytes(8.0 * reps * per_rep, inputs, fix="use fewer --reps, --batches, servers or a smaller --backlog"
                       if backlog else "use fewer --reps, --batches or servers")

@@ -41,7 +41,8 @@ class EstimateLaw:
     Attributes:
         kind: "exact" (estimate = S, the default), "factor" (estimate = low · S), "uniform" (estimate = f · S with f
             uniform on [low, high], Mu'alem & Feitelson's model with low = 1, high = F), or "requested" (a replayed
-            SWF trace's requested time, field 9, where it is at least the job's run time; else the run time).
+            trace's requested time, SWF field 9 or CSV ``requested``, where known, even below the run time; else
+            the run time).
         low, high: the factor, or the ends of its uniform law.
         allow_underestimate: whether a factor below 1 is allowed (a job may then run past its estimate: msjgym lets
             it run to completion, the scheduler seeing 0 estimated time left; real schedulers kill it).

@@ -41,7 +41,11 @@ CSV trace (:mod:`msjgym.core.traces`) on the traced machine (its size from the S
 ``MaxNodes`` × ``arrivals.processors_per_node``, default 1); a file that does not say (a CSV file, an SWF file
 without those headers) needs ``servers = N``, the traced machine's processors. ``arrivals.scale_servers = S`` (or
 ``servers = S`` with a header) replays it on S servers instead, each job's processors scaled by S / (the traced
-machine's size) and rounded up; optional ``time_scale`` (multiplies the arrival times) and ``skip_bad_lines``. The
+machine's size) and rounded up; optional ``time_scale`` (multiplies the arrival times), ``skip_bad_lines`` and
+``overrun``: what happens to a job that ran longer than its requested time (SWF field 9, CSV ``requested``):
+``"run"`` (the default: it runs its recorded duration, the scheduler seeing 0 estimated time left once its requested
+time is used up) or ``"kill"`` (it is killed at its requested time, as batch systems do: its duration becomes its
+requested time; the killed jobs are counted in the trace's notes); docs/modelling-choices.md#requested-times. The
 classes are the trace's distinct needs, with empirical durations.
 
 Runtime estimates (used only by the backfilling policies; every other policy ignores them), top-level ``estimate``:
@@ -54,8 +58,9 @@ Runtime estimates (used only by the backfilling policies; every other policy ign
     * a factor below 1 (estimates below the durations) is an error unless the table says
       ``allow_underestimate = true``; a job that runs past its estimate then runs to completion, the scheduler seeing
       0 estimated time left (docs/modelling-choices.md#backfilling-overrun);
-    * a replayed trace uses, by default, the SWF requested time (field 9) where it is known and at least the run
-      time, else the run time (``estimate = "requested"``); ``"exact"`` or a factor table override it.
+    * a replayed trace uses, by default, the requested time (SWF field 9, CSV ``requested``) where it is known,
+      else the run time (``estimate = "requested"``); a requested time below the run time is kept (see
+      ``arrivals.overrun``); ``"exact"`` or a factor table override it.
 
 Built-ins (parameters and defaults; each builds a TOML-shaped spec that goes through :func:`model_from_spec`, so
 validation is shared):
@@ -87,7 +92,7 @@ except ModuleNotFoundError:  # Python 3.10
 from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.inputs import check_input_file, note_read
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int, check_time_spread
-from msjgym.core.traces import Trace, read_trace
+from msjgym.core.traces import Trace, kill_at_requested, read_trace
 from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
 from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
@@ -99,8 +104,10 @@ SYSTEMS = ("msj",)
 _TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals", "estimate")
 _ESTIMATE_KEYS = ("factor", "allow_underestimate")
 _FACTOR_KEYS = ("dist", "low", "high")
-_TRACE_KEYS = ("trace", "scale_servers", "processors_per_node", "time_scale", "skip_bad_lines")
+_TRACE_KEYS = ("trace", "scale_servers", "processors_per_node", "time_scale", "skip_bad_lines", "overrun")
 _MODEL_KEYS = ("model", "jobs", "processors", "seed", "scale_servers", "time_scale")
+OVERRUNS = ("run", "kill")
+"""What a replay does with a job that runs longer than its requested time (``arrivals.overrun``; default "run")."""
 _CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
 _PROBABILITY_TOLERANCE = 1e-6
 _CLASS_RATES = "classes[*].arrival_rate"
@@ -285,7 +292,10 @@ def _file_trace(table: Mapping, path: str, base_dir: Path | None, servers: int |
     skip = table.get("skip_bad_lines", False)
     if not isinstance(skip, bool):
         raise _bad(_path(path, "skip_bad_lines"), skip, "must be true or false")
-    return read_trace(file, skip_bad_lines=skip, servers=servers, processors_per_node=per_node)
+    trace = read_trace(file, skip_bad_lines=skip, servers=servers, processors_per_node=per_node)
+    if _choice(table.get("overrun", "run"), _path(path, "overrun"), OVERRUNS) == "kill":
+        trace = kill_at_requested(trace)
+    return trace
 
 
 WORKLOAD_MODELS = ("lublin-feitelson",)

@@ -164,7 +164,8 @@ MSJState.__doc__ = """Mutable state of B independent MSJ systems (numpy arrays w
 ``erng[B, 4]``: the runtime-estimate stream (xoshiro256**), used only by a random estimate law; seeded at each
 system's first job from a hash of the job stream's state (which it does not advance; see ``seed_estimate_stream``).
 ``prof_t[B, P]``, ``prof_f[B, P]``: room for a profile of future free servers (breakpoint times, free servers from
-each breakpoint on), P = 2·servers + 4·capacity + 4, grown with the job capacity (conservative backfilling).
+each breakpoint on), P = 2·servers + 4·capacity + 4, grown with the job capacity (conservative backfilling); then
+``capacity`` entries, an order buffer for the waiting jobs (``profile_size``).
 """
 
 MSJParams = namedtuple(
@@ -637,8 +638,11 @@ def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch:
 def profile_size(servers: int, capacity: int) -> int:
     """Breakpoints a profile of future free servers may need: one per running job's end (at most ``servers``
     jobs run), two per waiting job's reservation, twice over (a job is placed again before its old breakpoints are
-    dropped), and the first and last."""
-    return 2 * servers + 4 * capacity + 4
+    dropped), and the first and last; then ``capacity`` more, whose ``prof_f`` entries are an order buffer (the
+    waiting jobs sorted by a priority policy: ``policies/msj/priority.py``). At least 800 + 16 per job slot: the
+    search tree of conservative backfilling's profile (``policies/msj/profile_tree.py``: 8 ints for each of a slot's
+    two nodes) before room for the profile as arrays."""
+    return max(2 * servers + 5 * capacity + 4, 800 + 16 * capacity + 2 * servers + 4 * capacity + 4)
 
 
 def grow(st: MSJState) -> MSJState:

@@ -1,0 +1,334 @@
+"""The priority-plus-backfilling family of HPC batch schedulers: one job ordering combined with one backfilling rule.
+
+Parameters (``--param order=sjf --param backfill=easy``; from Python ``get_policy("priority").bind(order="f1")``):
+
+``order``, the priority of a waiting job (highest first; ties: the older job first). r is the job's runtime estimate
+(a replayed trace's requested time, SWF field 9: ``msjgym.core.traces``; else the scenario's ``estimate``), n the
+servers it needs (after scaling to the simulated machine), s its arrival time, w = now − s its waiting time:
+
+* ``fcfs``: arrival order.
+* ``sjf``: the smallest r (shortest job first by requested time).
+* ``saf``: the smallest area r·n (smallest area first).
+* ``f1``: the smallest log10(r)·n + 870·log10(s), the first (F1) of the four priority functions learned by
+  Carastan-Santos & de Camargo, "Obtaining dynamic scheduling policies with simulation and machine learning",
+  SC'17; fitted with times in seconds; r and s below 1 count as 1 (log10 of a job arriving at time 0 would be −∞).
+* ``wfp3``: the largest (w/r)³·n, the WFP utility function of Tang, Lan, Desai & Buettner, "Fault-aware,
+  utility-based job scheduling on Blue Gene/P systems", IEEE Cluster 2009 (used by Argonne's Cobalt scheduler).
+* ``unicep``: the largest w / (log2(n)·r), the UNICEP utility function of the same paper. log2(1) = 0: as in RLScheduler (Zhang et al.,
+  SC'20), the score is computed as (w + 1e-15) / (log2(n + 1e-15)·r), so one-server jobs come first.
+
+WFP3 and UNICEP grow with the waiting time: every ordering is recomputed at every event (an arrival or completions).
+
+``backfill``, what happens when the highest-priority waiting job (the *head*) does not fit:
+
+* ``none``: nothing: jobs start in priority order while they fit; the first that does not fit blocks the others.
+* ``easy``: EASY backfilling (Lifka 1995; Mu'alem & Feitelson, IEEE TPDS 12(6), 2001, §2) in priority order: the head
+  gets a reservation at its *shadow time* (the earliest estimated completion by which enough servers are free) and
+  the *extra* servers (free then beyond its need); another waiting job, in priority order, starts now if it fits
+  and either ends (by its estimate) by the shadow time or needs no more than the extra servers (it then uses them).
+  With ``order = "fcfs"`` this is ``easy-backfilling``, decision for decision.
+* ``conservative``: conservative backfilling (Mu'alem & Feitelson §2) in priority order: every waiting job holds a
+  reservation on the profile of future free servers; after every event the schedule is compressed in priority order
+  (each job takes the earliest reservation that fits among the others' current ones), and a job whose reservation is
+  now starts. With ``order = "fcfs"`` this is ``conservative-backfilling``, decision for decision; with a dynamic
+  order a job may be placed after a younger one that now has a higher priority.
+* ``easy-narrow``: the narrower rule of RLScheduler's HPCSim (Zhang, Dai, He, Bao & Xie, "RLScheduler: an automated
+  HPC batch job scheduler using reinforcement learning", SC'20; its ``moveforward_for_resources_backfill_greedy``)
+  and of the simulators built on it, so their published numbers can be reproduced: (1) a job backfills only if it
+  ends (by its estimate) strictly before the shadow time: the extra servers are never used; (2) candidates are
+  taken in arrival order whatever ``order`` is; (3) the head, once chosen, stays the head with the shadow time
+  computed then, until it starts (a higher-priority arrival or an early completion does not change it).
+  ``docs/modelling-choices.md#backfilling-narrow``.
+
+Estimates: a job that runs past its estimate is seen as ending now (``docs/modelling-choices.md#backfilling-overrun``).
+Non-preemptive. No agent form (``EstimatesNotObservedAgent``: the observation shows no estimates, and a start action
+starts the oldest job of a class); the kernel is checked decision for decision against a plain-Python statement of
+each rule (``tests/test_priority.py``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from msjgym.core.jit import njit
+from msjgym.policies import Choice
+from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.state import (
+    C_BOUND, INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_NEXT, J_RES, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, T_NOW,
+    estimated_remaining, start_job)
+
+from .agents import EstimatesNotObservedAgent
+from .base import Policy
+from .common import next_in_arrival_order
+from .conservative_backfilling import _add, _earliest, build_profile
+from .easy_backfilling import reservation
+
+ORDERS = ("fcfs", "sjf", "saf", "f1", "wfp3", "unicep")
+BACKFILLS = ("none", "easy", "conservative", "easy-narrow")
+O_FCFS, O_SJF, O_SAF, O_F1, O_WFP3, O_UNICEP = range(6)
+B_NONE, B_EASY, B_CONSERVATIVE, B_NARROW = range(4)
+
+
+# ---------------------------------------------------------------- the ordering
+@njit
+def priority_key(st, pr, b, j, order, now):
+    """Job j's sort key under ``order`` at time ``now``: the smaller, the higher its priority (ties: arrival order)."""
+    if order == O_FCFS:
+        return float(st.job_i[b, j, J_SEQ])
+    r = st.job_f[b, j, J_EST]
+    n = float(pr.need[st.job_i[b, j, J_CLS]])
+    if order == O_SJF:
+        return r
+    if order == O_SAF:
+        return r * n
+    s = st.job_f[b, j, J_ARR]
+    if order == O_F1:
+        return math.log10(max(r, 1.0)) * n + 870.0 * math.log10(max(s, 1.0))
+    w = now - s
+    if order == O_WFP3:
+        x = w / r
+        return -(x * x * x) * n
+    return -(w + 1e-15) / (math.log2(n + 1e-15) * r)  # O_UNICEP
+
+
+@njit(inline="always")
+def _less(st, b, i, j):
+    ki = st.job_f[b, i, J_KEY]
+    kj = st.job_f[b, j, J_KEY]
+    return ki < kj or (ki == kj and st.job_i[b, i, J_SEQ] < st.job_i[b, j, J_SEQ])
+
+
+@njit(inline="always")
+def _sift(st, b, base, n, pos, up):
+    """Sift-down in the heap ``prof_f[b, base:base + n]`` from ``pos``: a min-heap (highest priority on top) if
+    ``up``, else a max-heap (for an in-place sort into priority order)."""
+    buf = st.prof_f
+    while True:
+        child = 2 * pos + 1
+        if child >= n:
+            return
+        c2 = child + 1
+        if c2 < n and _less(st, b, buf[b, base + c2], buf[b, base + child]) == up:
+            child = c2
+        if _less(st, b, buf[b, base + child], buf[b, base + pos]) != up:
+            return
+        tmp = buf[b, base + pos]
+        buf[b, base + pos] = buf[b, base + child]
+        buf[b, base + child] = tmp
+        pos = child
+
+
+@njit
+def heap_waiting(st, pr, b, order, now):
+    """Put the waiting jobs of system b into a min-heap by priority (highest on top) in the order buffer (the last
+    ``capacity`` entries of ``prof_f[b]``, see ``msjgym.systems.msj.state.profile_size``); returns (its offset,
+    their number). Each job's key is left in ``job_f[b, j, J_KEY]``. O(Q) for Q waiting jobs."""
+    base = st.prof_f.shape[1] - st.job_i.shape[1]
+    q = 0
+    for c in range(pr.ints[P_K]):
+        j = st.cls_i[b, c, C_BOUND]
+        while j >= 0:
+            st.job_f[b, j, J_KEY] = priority_key(st, pr, b, j, order, now)
+            st.prof_f[b, base + q] = j
+            q += 1
+            j = st.job_i[b, j, J_NEXT]
+    for pos in range(q // 2 - 1, -1, -1):
+        _sift(st, b, base, q, pos, True)
+    return base, q
+
+
+@njit
+def pop_first(st, b, base, q):
+    """Remove the top of the min-heap ``prof_f[b, base:base + q]``; returns it (the heap then has q - 1 jobs)."""
+    top = st.prof_f[b, base]
+    st.prof_f[b, base] = st.prof_f[b, base + q - 1]
+    _sift(st, b, base, q - 1, 0, True)
+    return top
+
+
+@njit
+def sort_jobs(st, b, base, q):
+    """Sort ``prof_f[b, base:base + q]`` (job slots with their keys in ``J_KEY``) into priority order, in place
+    (heapsort, O(q log q))."""
+    for pos in range(q // 2 - 1, -1, -1):
+        _sift(st, b, base, q, pos, False)
+    for end in range(q - 1, 0, -1):
+        tmp = st.prof_f[b, base]
+        st.prof_f[b, base] = st.prof_f[b, base + end]
+        st.prof_f[b, base + end] = tmp
+        _sift(st, b, base, end, 0, False)
+
+
+# ---------------------------------------------------------------- backfilling rules
+@njit
+def _start_in_order(st, pr, b, base, q, free):
+    """Start the jobs on top of the heap while they fit; returns (jobs left in the heap, free servers)."""
+    while q > 0:
+        j = st.prof_f[b, base]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        if m > free:
+            break
+        pop_first(st, b, base, q)
+        q -= 1
+        start_job(st, pr, b, j)
+        free -= m
+    return q, free
+
+
+@njit
+def _easy(st, pr, b, base, q, free, now):
+    """EASY in priority order: the head (the top of the heap ``prof_f[b, base:base + q]``) does not fit in the
+    ``free`` servers. The jobs that fit now are the only candidates: they are sorted by priority, and each starts if
+    it ends by the shadow time or fits in the extra servers."""
+    head = st.prof_f[b, base]
+    n = 0
+    for k in range(1, q):  # compact the candidates to the front (the head is kept in ``head``)
+        j = st.prof_f[b, base + k]
+        if pr.need[st.job_i[b, j, J_CLS]] <= free:
+            st.prof_f[b, base + n] = j
+            n += 1
+    if n == 0:
+        return
+    sort_jobs(st, b, base, n)
+    shadow, extra = reservation(st, pr, b, pr.need[st.job_i[b, head, J_CLS]], free, now)
+    for k in range(n):
+        if free == 0:
+            return
+        j = st.prof_f[b, base + k]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        if m > free:
+            continue
+        if now + estimated_remaining(st, b, j, now) <= shadow:
+            start_job(st, pr, b, j)
+            free -= m
+        elif m <= extra:
+            start_job(st, pr, b, j)
+            free -= m
+            extra -= m
+
+
+@njit
+def _conservative(st, pr, b, base, q, now):
+    """Conservative backfilling, the schedule compressed in priority order (``conservative_backfilling.schedule``
+    with the sorted order buffer in place of arrival order)."""
+    sort_jobs(st, b, base, q)
+    free = pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]
+    P = build_profile(st, pr, b, now)
+    for k in range(q):
+        j = st.prof_f[b, base + k]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        d = estimated_remaining(st, b, j, now)
+        r = st.job_f[b, j, J_RES]
+        if d > 0.0:
+            if r < INF:
+                P = _add(st, b, P, r, r + d, m)
+            r = _earliest(st, b, P, m, d)
+            P = _add(st, b, P, r, r + d, -m)
+        else:
+            r = now
+        st.job_f[b, j, J_RES] = r
+        if r == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+
+
+@njit
+def _narrow(st, pr, b, base, q, now):
+    """RLScheduler's rule (module docstring): a fixed head with its shadow time, backfilling in arrival order only
+    jobs that end strictly before it. The head is remembered in ``scratch[b, 2K]`` (its slot + 1; 0: none) and
+    ``scratch[b, 2K + 1]`` (its arrival sequence number), its shadow time in its ``J_RES``."""
+    K = pr.ints[P_K]
+    free = pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]
+    while True:
+        head = st.scratch[b, 2 * K] - 1
+        if head >= 0 and (st.job_i[b, head, J_SEQ] != st.scratch[b, 2 * K + 1] or st.job_i[b, head, J_HPOS] >= 0):
+            head = -1  # it started or left (a reset system)
+        fresh = head < 0
+        if fresh:
+            while q > 0 and st.job_i[b, st.prof_f[b, base], J_HPOS] >= 0:
+                pop_first(st, b, base, q)  # started in this call
+                q -= 1
+            if q == 0:
+                st.scratch[b, 2 * K] = 0
+                return
+            head = st.prof_f[b, base]
+        m = pr.need[st.job_i[b, head, J_CLS]]
+        if m <= free:
+            start_job(st, pr, b, head)
+            free -= m
+            st.scratch[b, 2 * K] = 0
+            continue
+        if fresh:
+            st.scratch[b, 2 * K] = head + 1
+            st.scratch[b, 2 * K + 1] = st.job_i[b, head, J_SEQ]
+            shadow, _ = reservation(st, pr, b, m, free, now)
+            st.job_f[b, head, J_RES] = shadow
+        break
+    shadow = st.job_f[b, head, J_RES]
+    for c in range(K):
+        st.scratch[b, K + c] = st.cls_i[b, c, C_BOUND]
+    while free > 0:
+        c = next_in_arrival_order(st, pr, b, free)
+        if c < 0:
+            return
+        j = st.scratch[b, K + c]
+        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]  # read before start_job relinks j
+        if j != head and now + estimated_remaining(st, b, j, now) < shadow:
+            start_job(st, pr, b, j)
+            free -= pr.need[c]
+
+
+# ---------------------------------------------------------------- compiled kernel
+@njit
+def schedule(st, pr, b):
+    """Order the waiting jobs, start them in that order while they fit, then apply the backfilling rule.
+
+    Cost per event, Q waiting and R running jobs: O(Q) to key and heap the waiting jobs, O(log Q) per job started in
+    order; ``easy`` adds O(R log R) for the head's reservation and O(F log F) to order the F jobs that fit now;
+    ``conservative`` O(Q log Q) to order every waiting job and O((R + Q)·P) for the profile (P <= 1 + R + 4Q
+    breakpoints).
+    """
+    order = pr.ints[P_ARG]
+    rule = pr.ints[P_ARG + 1]
+    now = st.sys_f[b, T_NOW]
+    base, q = heap_waiting(st, pr, b, order, now)
+    if q == 0:
+        return
+    if rule == B_CONSERVATIVE:
+        _conservative(st, pr, b, base, q, now)
+        return
+    if rule == B_NARROW:
+        _narrow(st, pr, b, base, q, now)
+        return
+    q, free = _start_in_order(st, pr, b, base, q, pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY])
+    if q > 0 and rule == B_EASY and free > 0:
+        _easy(st, pr, b, base, q, free, now)
+
+
+# ---------------------------------------------------------------- agent form and declaration
+class PriorityAgent(EstimatesNotObservedAgent):
+    """``priority`` has no agent form (see ``EstimatesNotObservedAgent``)."""
+
+    policy_name = "priority"
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Priority(Policy):
+    def scratch_size(self, model: MSJModel) -> int:
+        """The heap of running jobs by estimated end of the head's reservation: at most ``servers`` jobs run."""
+        return int(model.servers)
+
+
+PRIORITY = _Priority(
+    name="priority",
+    summary="HPC priority scheduling: an order (fcfs, sjf, saf, f1, wfp3, unicep) with none, easy, conservative or "
+            "easy-narrow backfilling",
+    preemptive=False,
+    source="Carastan-Santos & de Camargo, SC'17 (F1); Tang, Lan, Desai & Buettner, IEEE Cluster 2009 "
+           "(WFP3, UNICEP); Lifka, JSSPP 1995 and Mu'alem & Feitelson, IEEE TPDS 12(6), 2001, §2 (EASY, "
+           "conservative); Zhang et al., RLScheduler, SC'20 (easy-narrow)",
+    params=(Choice("order", "sjf", "the priority order: " + ", ".join(ORDERS), choices=ORDERS),
+            Choice("backfill", "easy", "the backfilling rule: " + ", ".join(BACKFILLS), choices=BACKFILLS)),
+    schedule=schedule,
+    agent_class=PriorityAgent,
+)
