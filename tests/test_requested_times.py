@@ -46,11 +46,11 @@ def _starts(sc, policy) -> list[float]:
 def test_csv_requested_column_and_underestimates_are_kept(tmp_path):
     """An empty (or -1) requested time is unknown: the estimate is the duration; one below the duration is kept."""
     (tmp_path / "t.csv").write_text(UNDER)
-    trace = read_trace(tmp_path / "t.csv")
+    trace = read_trace(tmp_path / "t.csv", servers=2)
     assert trace.estimate.tolist() == [5.0, 3.0, 1.0] and trace.duration.tolist() == [10.0, 3.0, 1.0]
     assert any("1 jobs ran longer than their requested time" in n for n in trace.notes)
     (tmp_path / "plain.csv").write_text("arrival_time,need,duration\n0,1,2\n1,1,3\n")
-    plain = read_trace(tmp_path / "plain.csv")
+    plain = read_trace(tmp_path / "plain.csv", servers=1)
     assert np.array_equal(plain.estimate, plain.duration)
 
 
@@ -85,7 +85,7 @@ def test_overrun_run_versus_kill_worked_out_by_hand(tmp_path):
 
 def test_kill_leaves_a_trace_without_underestimates_alone(tmp_path):
     (tmp_path / "ok.csv").write_text("arrival_time,need,duration,requested\n0,1,2,4\n1,1,3,3\n")
-    trace = read_trace(tmp_path / "ok.csv")
+    trace = read_trace(tmp_path / "ok.csv", servers=1)
     assert kill_at_requested(trace) is trace
 
 
