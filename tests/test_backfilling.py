@@ -189,13 +189,11 @@ LAWS = {
 }
 
 
-def drive(policy: str, m, law: EstimateLaw, events: int, seed: int, on_event=None) -> MSJSimulation:
-    """Run ``events`` arrivals and completions by hand (Poisson arrivals, true completion times), checking the kernel's
-    decisions against the reference after every event; ``on_event(sim, started)`` is called after each."""
-    m = dataclasses.replace(m, estimate=law)
-    sim = MSJSimulation(m, get_policy(policy), RunConfig(debug=True), rng.spawn_states(seed, 1)[0])
+def by_hand(sim: MSJSimulation, m, events: int, seed: int):
+    """Drive ``sim`` through ``events`` arrivals and completions by hand (Poisson arrivals, true completion times);
+    after each event (invariants checked) yield ``(now, running, waiting, started)``: the time, the jobs running and
+    waiting just before the kernel decided, and the slots it started."""
     gen = np.random.default_rng(seed)
-    n = m.servers
     t_arrival = gen.exponential(1 / m.arrival_rate)
     for _ in range(events):
         st = sim.state
@@ -211,13 +209,19 @@ def drive(policy: str, m, law: EstimateLaw, events: int, seed: int, on_event=Non
             now, running, waiting = snapshot(sim)
             c = int(gen.choice(m.num_classes, p=m.probabilities))
             slot = sim.arrive(c, float(gen.exponential(m.classes[c].service.mean)))
-            est = float(sim.state.job_f[0, slot, J_EST])
-            waiting.append(Job(slot, int(m.needs[c]), est - 0.0, 0.0, np.inf))
+            waiting.append(Job(slot, int(m.needs[c]), float(sim.state.job_f[0, slot, J_EST]), 0.0, np.inf))
             t_arrival = now + gen.exponential(1 / m.arrival_rate)
         sim.check()
-        before = {w.slot for w in waiting}
-        after = {j for j, _, on in sim.jobs() if on}
-        started = before & after
+        yield now, running, waiting, {w.slot for w in waiting} & {j for j, _, on in sim.jobs() if on}
+
+
+def drive(policy: str, m, law: EstimateLaw, events: int, seed: int, on_event=None) -> MSJSimulation:
+    """Run ``events`` arrivals and completions by hand (Poisson arrivals, true completion times), checking the kernel's
+    decisions against the reference after every event; ``on_event(sim, started)`` is called after each."""
+    m = dataclasses.replace(m, estimate=law)
+    sim = MSJSimulation(m, get_policy(policy), RunConfig(debug=True), rng.spawn_states(seed, 1)[0])
+    n = m.servers
+    for now, running, waiting, started in by_hand(sim, m, events, seed):
         if policy == "easy-backfilling":
             expected = easy_reference(n, now, running, waiting)
             assert started == set(expected), (now, started, expected)

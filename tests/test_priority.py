@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
 import pytest
 
 from msjgym.api import load_scenario
@@ -20,9 +19,9 @@ from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import get_policy
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
-from msjgym.systems.msj.state import DONE, J_ARR, J_DONE, J_EST, J_RES, J_SEQ, S_HEAPN, T_NOW
+from msjgym.systems.msj.state import DONE, J_ARR, J_EST, J_RES, J_SEQ
 from test_backfilling import (
-    EXAMPLES, LAWS, MODELS, Job, _two_class, conservative_reference, easy_reference, easy_shadow, snapshot)
+    EXAMPLES, LAWS, MODELS, Job, _two_class, by_hand, conservative_reference, easy_reference, easy_shadow)
 
 ORDERS = ("fcfs", "sjf", "saf", "f1", "wfp3", "unicep")
 RULES = ("none", "easy", "conservative", "easy-narrow")
@@ -118,27 +117,8 @@ def drive(order: str, rule: str, m, law, events: int, seed: int) -> None:
     m = dataclasses.replace(m, estimate=law)
     sim = MSJSimulation(m, PRIORITY.bind(order=order, backfill=rule), RunConfig(debug=True),
                         rng.spawn_states(seed, 1)[0])
-    gen = np.random.default_rng(seed)
     narrow = Narrow()
-    t_arrival = gen.exponential(1 / m.arrival_rate)
-    for _ in range(events):
-        st = sim.state
-        serving = [int(j) for j in st.heap[0, :st.sys_i[0, S_HEAPN]]]
-        done = min(serving, key=lambda j: st.job_f[0, j, J_DONE], default=-1)
-        if done >= 0 and st.job_f[0, done, J_DONE] <= t_arrival:
-            st.sys_f[0, T_NOW] = st.job_f[0, done, J_DONE]
-            now, running, waiting = snapshot(sim)
-            running = [r for r in running if r.slot != done]
-            sim.complete(done)
-        else:
-            st.sys_f[0, T_NOW] = t_arrival
-            now, running, waiting = snapshot(sim)
-            c = int(gen.choice(m.num_classes, p=m.probabilities))
-            slot = sim.arrive(c, float(gen.exponential(m.classes[c].service.mean)))
-            waiting.append(Job(slot, int(m.needs[c]), float(sim.state.job_f[0, slot, J_EST]), 0.0, np.inf))
-            t_arrival = now + gen.exponential(1 / m.arrival_rate)
-        sim.check()
-        started = {w.slot for w in waiting} & {j for j, _, on in sim.jobs() if on}
+    for now, running, waiting, started in by_hand(sim, m, events, seed):
         ordered = in_priority_order(sim, order, now, waiting)
         n = m.servers
         if rule == "none":
@@ -153,7 +133,7 @@ def drive(order: str, rule: str, m, law, events: int, seed: int) -> None:
             expected = easy_reference(n, now, running, ordered)
         elif rule == "conservative":
             expected, res = conservative_reference(n, now, running, ordered)
-            got = {w.slot: float(sim.state.job_f[0, w.slot, 6]) for w in waiting}
+            got = {w.slot: float(sim.state.job_f[0, w.slot, J_RES]) for w in waiting}
             assert got == res, (now, got, res)
         else:
             expected = narrow(sim, order, n, now, running, waiting)
