@@ -181,6 +181,18 @@ def on_departure(st, pr, b, c):
     _widen(st, b, _SINCE_LO, st.sys_f[b, T_NOW], st.job_f[b, j, J_KEY])
 
 
+
+@njit(inline="always")
+def _unlink(st, b, prev, nxt):
+    """Take the job between ``prev`` and ``nxt`` (-1: none) out of the waiting list (arrival order, linked through
+    ``J_MARK``; its ends in ``prof_f[b, tree.FIRST]`` and ``prof_f[b, tree.LAST]``)."""
+    if prev < 0:
+        st.prof_f[b, tree.FIRST] = nxt
+    else:
+        st.job_i[b, prev, J_MARK] = nxt
+    if nxt < 0:
+        st.prof_f[b, tree.LAST] = prev
+
 @njit
 def _compress_arrays(st, pr, b, now):
     """The compression on the profile rebuilt from scratch in arrays (after the tree, see ``state.profile_size``):
@@ -218,12 +230,7 @@ def _compress_arrays(st, pr, b, now):
         if new == now and m <= free:
             start_job(st, pr, b, j)
             free -= m
-            if prev < 0:
-                st.prof_f[b, tree.FIRST] = nxt
-            else:
-                st.job_i[b, prev, J_MARK] = nxt
-            if nxt < 0:
-                st.prof_f[b, tree.LAST] = prev
+            _unlink(st, b, prev, nxt)
         else:
             prev = j
         j = nxt
@@ -283,12 +290,7 @@ def schedule(st, pr, b):
         if r == now and m <= free:
             start_job(st, pr, b, j)
             free -= m
-            if prev < 0:
-                st.prof_f[b, tree.FIRST] = nxt
-            else:
-                st.job_i[b, prev, J_MARK] = nxt
-            if nxt < 0:
-                st.prof_f[b, tree.LAST] = prev
+            _unlink(st, b, prev, nxt)
         else:
             prev = j
         j = nxt
