@@ -222,5 +222,9 @@ class FiniteSkipFamily:
     def judge(self, scenario: api.Scenario, references: list[Reference], result: Any) -> list[Reference]:
         return F.judge(references, result)
 
+    def options(self) -> tuple[api.Option, ...]:
+        """No switches of its own: ``msjgym evaluate``'s run-length options are all a finite-skip run takes."""
+        return ()
+
 
 FAMILY = FiniteSkipFamily()
