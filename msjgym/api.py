@@ -191,6 +191,13 @@ def options_of(family_: Family) -> tuple[Option, ...]:
     return tuple(declare()) if declare is not None else ()
 
 
+def command_aliases(family_: Family) -> tuple[str, ...]:
+    """The other names under which ``family_`` keeps ``msjgym evaluate`` for scripts (its ``command_aliases``;
+    none by default)."""
+    declare = getattr(family_, "command_aliases", None)
+    return tuple(declare()) if declare is not None else ()
+
+
 def check_options(family_: Family, options: Mapping[str, Any], scenario_options: bool = False) -> dict[str, Any]:
     """``options`` (by name) checked against ``family_``'s declarations: each valid for its option
     (:meth:`Option.check`); an option the family does not declare is a one-line ``MsjgymError`` naming the flag and

@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="built-in scenarios and policies, one line each")
     _evaluate_arguments(sub.add_parser(
-        "evaluate", help="simulate a policy on a scenario of any family and report metrics with 95%% CIs and the "
+        "evaluate", aliases=_evaluate_aliases(), help="simulate a policy on a scenario of any family and report metrics with 95%% CIs and the "
                          "theory's references"))
     th = sub.add_parser("theory", help="the theory's references for a scenario and policy, without simulating")
     th.add_argument("scenario", help="a built-in scenario name or a TOML file")
@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
                                               description=reproduction.description.replace("%", "%%")),
                              name, reproduction)
     return parser
+
+
+def _evaluate_aliases() -> list[str]:
+    """Other names of ``msjgym evaluate`` that families keep for scripts (:func:`msjgym.api.command_aliases`)."""
+    return [alias for family in api.families() for alias in api.command_aliases(family)]
 
 
 def _reproduce_arguments(rp: argparse.ArgumentParser, name: str, reproduction: Reproduction) -> None:
@@ -331,7 +336,7 @@ def _run_command(args: argparse.Namespace) -> int:
     try:
         if args.command == "list":
             _cmd_list()
-        elif args.command == "evaluate":
+        elif args.command in ("evaluate", *_evaluate_aliases()):
             return _cmd_evaluate(args) or 0
         elif args.command == "theory":
             _cmd_theory(args)

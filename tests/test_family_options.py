@@ -122,3 +122,20 @@ def test_a_toy_familys_option_becomes_a_flag(monkeypatch):
     assert args.speed_limit == 2.5
     with pytest.raises(MsjgymError, match=r"--speed-limit: not for msj scenarios; only for toy scenarios \(toy-1\)"):
         flags.family_options(args, api.family("msj"))
+
+
+def test_a_sweep_takes_the_familys_options(tmp_path):
+    """``msjgym sweep ... --saturated``: the option reaches every task (and the task's inputs digest, so a stored
+    sweep without it is not mistaken for this one); a task then runs the saturated system."""
+    from msjgym.evaluate import sweep
+
+    def plan(*extra: str):
+        args = cli.build_parser().parse_args(["sweep", "one-and-n", "--grid", "servers=8", "--policy", "fcfs",
+                                              "--reps", "1", "--jobs", "2000", "--out", str(tmp_path), *extra])
+        return sweep.make_plan(args)
+
+    saturated, plain = plan("--saturated"), plan()
+    assert saturated.tasks[0].options == (("saturated", True),) and plain.tasks[0].options == ()
+    assert saturated.tasks[0].inputs != plain.tasks[0].inputs
+    row = sweep.run_task(saturated.tasks[0])
+    assert "throughput" in row.metrics and "response_time" not in row.metrics
