@@ -261,6 +261,11 @@ def _write_columns(columns: dict, path: Path) -> None:
                              for c in columns) + "\n")
 
 
+THEORY_RUN = api.RunSettings(reps=1, batches=1)
+"""What ``msjgym theory`` validates the scenario and policy with: the smallest run, since the theory simulates
+nothing (a run's size, checked for a simulation, is not the theory's concern)."""
+
+
 def _cmd_theory(args: argparse.Namespace) -> None:
     overrides = dict(parse_override(text) for text in args.param)
     family = api.family_of(args.scenario)
@@ -271,9 +276,8 @@ def _cmd_theory(args: argparse.Namespace) -> None:
             raise MsjgymError(f"{scenario.name}: give --policy (see `msjgym list`)")
     else:
         scenario, policy = _scenario_and_policy(args.scenario, args.policy, overrides)
-    run = api.RunSettings()
-    family.validate(scenario, policy, run)
-    refs = family.references(scenario, policy, run)
+    family.validate(scenario, policy, THEORY_RUN)  # references() take a validated (scenario, policy, run)
+    refs = family.references(scenario, policy, THEORY_RUN)
     load = getattr(scenario.model, "load", None)
     policy = getattr(policy, "label", policy)
     if args.json:

@@ -419,8 +419,8 @@ def _references_of(scenarios: _Scenarios) -> References:
         key = (s.scenario, canonical_point(s.point), s.policy)
         if key not in cache:
             scenario = scenarios.get(s, "--theory")
-            family, run = api.family_of(scenario), api.RunSettings()
-            family.validate(scenario, s.policy, run)  # references() takes a validated run
+            family, run = api.family_of(scenario), api.RunSettings(reps=1, batches=1)  # the smallest: no simulation
+            family.validate(scenario, s.policy, run)  # references() take a validated (scenario, policy, run)
             cache[key] = family.references(scenario, s.policy, run)
         return cache[key]
     return refs_of
