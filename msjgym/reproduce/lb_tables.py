@@ -1,8 +1,8 @@
 """``msjgym reproduce lb-tables``: Tables 1–4 of the bounded-queue load-balancer paper, simulated and solved again.
 
 For each of the 16 settings (push, water filling, pull, resource pooling × 4 job-size laws) and each N of
-``Settings.servers`` (default 100 and 1,000): the paper's protocol — ``reps`` (20) replications from an empty system
-of N·10⁴ arrivals (``Settings.arrivals`` overrides), the first 10 % warm-up — and the cavity value "∞"
+``--servers`` (default 100 and 1,000): the paper's protocol — ``reps`` (20) replications from an empty system
+of N·10⁴ arrivals (``--arrivals`` overrides), the first 10 % warm-up — and the cavity value "∞"
 (:func:`msjgym.theory.lb_tables.cavity_column`). Water filling uses M = C·log₁₀ N (so N must be a power of 10 for the
 table's C) and K = (δ/λ)M; pull uses δ₁ = 0, δ₀ = δ/(1 − λ) (docs/modelling-choices.md#lb-table-3-pull-rates).
 
@@ -32,6 +32,8 @@ from msjgym.errors import MsjgymError
 from msjgym.evaluate import sweep
 from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.core.estimates import Estimate
+from msjgym.api import Option
+from msjgym.core import limits
 from msjgym.reproduce.common import CsvTable, Settings
 from msjgym.systems.dispatch.simulate import Replication, simulate, summarise
 from msjgym.systems.dispatch.model import DispatchModel
@@ -83,7 +85,7 @@ class _Collector:
 
 def plan(settings: Settings) -> list[LbTask]:
     """Every (setting, N, replication) task, replication-major (a run stopped early covers every row)."""
-    servers = settings.servers or PAPER_SERVERS
+    servers = settings.option(OPTIONS, "servers") or PAPER_SERVERS
     rows = []
     for n in servers:
         for row in table_settings():
@@ -96,7 +98,7 @@ def plan(settings: Settings) -> list[LbTask]:
     tasks = []
     for r in range(settings.reps):
         for row in rows:
-            arrivals = settings.arrivals or row.servers * 10_000
+            arrivals = settings.option(OPTIONS, "arrivals") or row.servers * 10_000
             point = {"table": row.table, "dist": row.dist, "servers": row.servers, "arrivals": arrivals}
             tasks.append(LbTask(row, row.servers, r, arrivals, sweep.task_seed(settings.seed, point, row.policy, r)))
     return tasks
@@ -183,15 +185,16 @@ def _duration(seconds: float) -> str:
 
 
 def reproduce(settings: Settings) -> list[Path]:
-    if settings.backend == "ray":
+    backend, workers = settings.option(OPTIONS, "backend"), settings.option(OPTIONS, "workers")
+    if backend == "ray":
         sweep.import_ray()     # a one-line error now if Ray is missing, not after the calibration
     tasks = plan(settings)
-    args = argparse.Namespace(backend=settings.backend, workers=settings.workers, address=None)
-    workers = settings.workers or os.cpu_count() or 1
+    args = argparse.Namespace(backend=backend, workers=workers, address=None)
+    workers = workers or os.cpu_count() or 1
     seconds = estimate_seconds(tasks, workers)
     servers = sorted({t.servers for t in tasks})
     print(f"lb-tables: 16 settings x N in {servers} x {settings.reps} replications = {len(tasks)} tasks "
-          f"({settings.backend}, {workers} workers); estimated compiled-loop time {_duration(seconds)}",
+          f"({backend}, {workers} workers); estimated compiled-loop time {_duration(seconds)}",
           file=sys.stderr, flush=True)
     collected = _Collector()
     start = time.perf_counter()
@@ -201,3 +204,16 @@ def reproduce(settings: Settings) -> list[Path]:
     print(f"lb-tables: ran {len(tasks)} tasks in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     table = tabulate(tasks, collected, settings)
     return [table.write(), markdown(table, settings.out / "lb-tables.md")]
+
+
+OPTIONS = (
+    Option("servers", "the N to simulate, in servers (default 100,1000; the paper also has 10000,100000)", int,
+           low=2, high=limits.MAX_SERVERS, many=True, metavar="N[,N...]"),
+    Option("arrivals", "arrivals per replication (default N·10^4, the paper's; less for a quick check)", int, low=1,
+           high=limits.MAX_JOBS),
+    Option("backend", "where the tasks run: a local process pool or Ray (pip install \"msjgym[ray]\")", str,
+           default="local", choices=("local", "ray")),
+    Option("workers", "worker processes (default: every core; 1 runs in this process)", int, low=1,
+           high=limits.MAX_REPS),
+)
+"""``msjgym reproduce lb-tables``'s own options (:class:`~msjgym.reproduce.common.Settings`.options)."""
