@@ -429,7 +429,7 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
     """With two pools and d = 2: the learned greedy choice when the sample holds a fast server with q_f jobs and a
     slow one with q_s (both sample orders), beside SED's ((q + 1)/speed, ties to the fast server); with N = 2 and
     exponential sizes also the exact E[R] of SED and of the optimal rule (value iteration,
-    ``msjgym.theory.two_server_dispatch``) and their switching curves."""
+    ``msjgym.systems.dispatch.two_server``) and their switching curves."""
     fast, slow = max(speeds), min(speeds)
     lines = [f"Greedy choice of the learned dispatcher when the two sampled servers are one fast (speed {fast:.4g}, "
              f"q_f jobs, rows) and one slow (speed {slow:.4g}, q_s jobs, columns): F = the fast one, S = the slow one "
@@ -453,7 +453,7 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
     lines += ["", f"{differ} of {(top + 1) ** 2} (q_f, q_s) pairs differ from SED; {to_slow} go to the slow server."]
     if len(speeds) == 2:
-        from msjgym.theory import two_server_dispatch as two
+        from msjgym.systems.dispatch import two_server as two
 
         best = two.optimum(arrival_rate, fast, slow)
         sed = two.evaluate_rule(two.sed_rule(fast, slow), arrival_rate, fast, slow)
@@ -464,7 +464,7 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
             return str(picks.index(1)) if 1 in picks else "never"
 
         lines += ["", "Exact values for two servers with exponential sizes (value iteration on the two-queue chain, "
-                  f"`msjgym.theory.two_server_dispatch`, queues truncated at 120 jobs): SED (ties uniform, as the "
+                  f"`msjgym.systems.dispatch.two_server`, queues truncated at 120 jobs): SED (ties uniform, as the "
                   f"built-in `sed` and `sed-d`) E[R] = {sed.response_time:.4f}, the optimal rule E[R] = "
                   f"{best.response_time:.4f}. The least q_f at which a job may go to the slow server (the fast "
                   "server sampled first), for q_s = 0, 1, ..., 5: optimal "

@@ -25,7 +25,7 @@ from msjgym.systems.dispatch.simulate import _params, _state, simulate
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
 from msjgym.reproduce.lb_tables import simulation_params
-from msjgym.theory.lb_tables import rows_for
+from msjgym.systems.dispatch.paper_tables import rows_for
 
 
 LEVEL = 0.999
@@ -326,7 +326,7 @@ def _erlang(k: int) -> Erlang:
     return Erlang(k=k, rate=float(k))
 
 
-# Tables 1-4 at N = 1000 (Hellemans, Kielanski & Van Houdt §8) as msjgym.theory.lb_tables transcribes them, run
+# Tables 1-4 at N = 1000 (Hellemans, Kielanski & Van Houdt §8) as msjgym.systems.dispatch.paper_tables transcribes them, run
 # with the parameters of `msjgym reproduce lb-tables` (pull: δ₁ = 0, δ₀ = δ/(1 − λ),
 # docs/modelling-choices.md#lb-table-3-pull-rates; water filling M = C·log10(1000) = 3C, K = (δ/λ)M) and judged as
 # its scorecard does (combined 95 % CIs; water filling within 2 %, docs/modelling-choices.md#lb-water-filling).
@@ -364,7 +364,7 @@ def test_paper_n1000_other_rows(row):
 def test_queue_length_distribution_near_cavity_at_n_10000(policy, dist, lam, params):
     """At N = 10⁴ the time-average fraction of servers with q = k is within 0.01 of the cavity queue's P[Q = k]
     (water filling is left out: its finite-N error is larger, docs/modelling-choices.md#lb-water-filling)."""
-    cavity = pytest.importorskip("msjgym.theory.cavity")
+    cavity = pytest.importorskip("msjgym.systems.dispatch.cavity")
     r = simulate(policy, servers=10_000, lam=lam, dist=dist, arrivals=10_000_000, reps=2, seed=5, **params)
     ref = cavity.cavity(policy, lam, dist, **params)
     pmf = np.asarray(ref.queue_length_pmf)
@@ -389,7 +389,7 @@ def test_water_filling_n_10000_against_paper_and_cavity():
       that excess (mass moved from m + 1 to m + 2 adds exactly its size to E[Q]) within its 99.9 % CI plus 0.005:
       λ times the paper's CI (0.003) and the small shifts between levels m − 1..m + 1 (≤ 0.002 measured).
     """
-    cavity = pytest.importorskip("msjgym.theory.cavity")
+    cavity = pytest.importorskip("msjgym.systems.dispatch.cavity")
     lam, delta, m_batch = 0.8, 0.4, 80
     r = simulate("water-filling", servers=10_000, lam=lam, dist=Exponential(rate=1.0), reps=10, seed=7, delta=delta,
                  batch_size=m_batch)

@@ -22,7 +22,7 @@ from msjgym.systems.dispatch.model import DispatchModel, default_dist, pool_spee
 from msjgym.systems.dispatch.scenarios import load_lb_scenario
 from msjgym.systems.dispatch.scorecard import random_routing_response_time
 from msjgym.systems.dispatch.simulate import simulate
-from msjgym.theory import two_server_dispatch as two
+from msjgym.systems.dispatch import two_server as two
 
 LEVEL = 0.999
 

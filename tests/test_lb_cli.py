@@ -13,8 +13,8 @@ from msjgym.api import list_scenarios, load_scenario
 from msjgym.core.overrides import parse_override
 from msjgym.reproduce.common import Settings
 from msjgym.reproduce.lb_tables import plan
-from msjgym.theory import cavity as cv
-from msjgym.theory.lb_tables import rows_for, settings
+from msjgym.systems.dispatch import cavity as cv
+from msjgym.systems.dispatch.paper_tables import rows_for, settings
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

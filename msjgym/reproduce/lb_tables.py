@@ -3,7 +3,7 @@
 For each of the 16 settings (push, water filling, pull, resource pooling × 4 job-size laws) and each N of
 ``Settings.servers`` (default 100 and 1,000): the paper's protocol — ``reps`` (20) replications from an empty system
 of N·10⁴ arrivals (``Settings.arrivals`` overrides), the first 10 % warm-up — and the cavity value "∞"
-(:func:`msjgym.theory.lb_tables.cavity_column`). Water filling uses M = C·log₁₀ N (so N must be a power of 10 for the
+(:func:`msjgym.systems.dispatch.paper_tables.cavity_column`). Water filling uses M = C·log₁₀ N (so N must be a power of 10 for the
 table's C) and K = (δ/λ)M; pull uses δ₁ = 0, δ₀ = δ/(1 − λ) (docs/modelling-choices.md#lb-table-3-pull-rates).
 
 Each (setting, N, replication) is one task of the sweep machinery (:func:`msjgym.evaluate.sweep.make_backend`: a
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from msjgym.core.lb_distributions import paper_law
+from msjgym.systems.dispatch.distributions import paper_law
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import sweep
 from msjgym.systems.dispatch.scorecard import paper_agreement
@@ -35,7 +35,7 @@ from msjgym.core.estimates import Estimate
 from msjgym.reproduce.common import CsvTable, Settings
 from msjgym.systems.dispatch.simulate import Replication, simulate, summarise
 from msjgym.systems.dispatch.model import DispatchModel
-from msjgym.theory.lb_tables import TableRow, cavity_column, rows_for, settings as table_settings
+from msjgym.systems.dispatch.paper_tables import TableRow, cavity_column, rows_for, settings as table_settings
 
 PAPER_SERVERS = (100, 1000)
 PAPER_REPS = 20

@@ -41,7 +41,7 @@ from tqdm import tqdm
 
 from msjgym.core.distributions import Distribution
 from msjgym.core.env_batch import EnvBatch
-from msjgym.core.lb_distributions import paper_law
+from msjgym.systems.dispatch.distributions import paper_law
 from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.user_policy import Decide, checked_action, load_user_policy
 from msjgym.errors import MsjgymError, PolicyError

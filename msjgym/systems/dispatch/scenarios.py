@@ -19,11 +19,11 @@ Every scenario also takes the other policies' parameters (``d`` for jsq-d / leas
 
 Defaults: N = 100 and the table's first row. An omitted parameter comes from the table's row with the given ``dist``
 (``--param dist=erlang(k=6)`` on Table 1 gives λ = 0.8, δ = 0.25), or from the first row when no row has that law.
-``dist`` is a job-size law by the paper's name (:mod:`msjgym.core.lb_distributions`: exp, hyperexp(f, scv),
+``dist`` is a job-size law by the paper's name (:mod:`msjgym.systems.dispatch.distributions`: exp, hyperexp(f, scv),
 erlang(k), hypererlang(k, l, p), z(eps), det). Giving ``batch_size`` drops the default ``C``.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
-of Non-Exponential Job Sizes", §8 Tables 1–4 (:mod:`msjgym.theory.lb_tables`).
+of Non-Exponential Job Sizes", §8 Tables 1–4 (:mod:`msjgym.systems.dispatch.paper_tables`).
 """
 from __future__ import annotations
 
@@ -33,15 +33,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from msjgym.core.distributions import Distribution
-from msjgym.core.lb_distributions import paper_law, parse_paper_law
-from msjgym.core.lb_params import require_load, water_filling_batch_size
+from msjgym.systems.dispatch.distributions import paper_law, parse_paper_law
+from msjgym.systems.dispatch.params import require_load, water_filling_batch_size
 from msjgym.core.limits import MAX_SERVERS, check_int
 from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
 from msjgym.policies.dispatch import POLICIES
 from msjgym.systems.dispatch.model import DispatchModel, pool_speeds
-from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
+from msjgym.systems.dispatch.paper_tables import TABLE_ROWS, TABLES, TableRow, settings
 
 TABLE_SCENARIOS = {"lb-push-table1": 1, "lb-water-filling-table2": 2, "lb-pull-table3": 3, "lb-pooling-table4": 4}
 """Scenario name -> table number."""

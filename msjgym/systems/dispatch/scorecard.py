@@ -5,7 +5,7 @@ What applies (HKV = Hellemans, Kielanski & Van Houdt; their errata are corrected
       pooling, whose servers run at rate 1 − p) [exact]; the message rate = δ for push, pull and water filling
       [exact];
     * push, pull, water filling, resource pooling with a phase-type law: the cavity fixed point
-      (:func:`msjgym.theory.cavity.cavity`): E[R], E[Q], the maximum queue length and P[Q = k] [exact for the
+      (:func:`msjgym.systems.dispatch.cavity.cavity`): E[R], E[Q], the maximum queue length and P[Q = k] [exact for the
       cavity queue, the N → ∞ limit as HKV conjecture]; a law that is not phase-type (det): the closed forms only;
     * push / water filling: Thm 4.7 (ceiling upper bound, erratum) on the max queue length, Thm 4.9 (floor on the
       lower side, erratum) and the distribution-free E[Q] bound on E[R]; pull: Thm 6.4; resource pooling: p*(λ)
@@ -26,15 +26,15 @@ from dataclasses import replace
 import numpy as np
 
 from msjgym.core.distributions import Exponential
-from msjgym.core.lb_params import pull_update_rates
+from msjgym.systems.dispatch.params import pull_update_rates
 from msjgym.core.estimates import Estimate
 from msjgym.core.references import Judged, Reference, percent
 from msjgym.core.references import judge as judge_references
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.systems.dispatch.scenarios import DispatchSetting
-from msjgym.theory import cavity as cv
+from msjgym.systems.dispatch import cavity as cv
 from msjgym.theory import queues
-from msjgym.theory.lb_tables import TableRow
+from msjgym.systems.dispatch.paper_tables import TableRow
 
 PAPER_POLICIES = cv.POLICIES
 WATER_FILLING_TOLERANCE = 0.02
