@@ -1,5 +1,9 @@
 """The large-scale dispatch simulator: exact invariants, known limits, uniform tie-breaking, bad inputs.
 
+Runs go through ``msjgym.evaluate`` (``dispatch_runs.simulate``: a bare dispatch setting with any job-size law as
+the scenario); the tests of the engine's own knobs (completions from a heap or from competing clocks, the initial array
+sizes) drive the family's replication runner.
+
 Statistical checks compare with Student-t CIs over seeded replications at level 99.9 % per assertion (``LEVEL``):
 the file makes about 40 such assertions, so 95 % intervals would raise a false alarm in most runs of the file
 (one did, at 1.2 half-widths, in the first run of the M/E3/1 check; other seeds agreed with P-K), while 99.9 %
@@ -15,17 +19,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import msjgym
 from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.core.estimates import Estimate, t_interval
 from msjgym.policies.dispatch import load_balancing as lb
 from msjgym.systems.dispatch import kernel as kern
-from msjgym.systems.dispatch.simulate import _params, _state, simulate
+from msjgym.systems.dispatch.replications import _params, _state
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
-from msjgym.reproduce.lb_tables import simulation_params
+from msjgym.reproduce.lb_tables import SCENARIOS, scenario_params
 from msjgym.systems.dispatch.paper_tables import rows_for
+from dispatch_runs import simulate  # noqa: E402  (tests/dispatch_runs.py)
 
 
 LEVEL = 0.999
@@ -283,8 +289,8 @@ def test_replication_streams_are_independent_of_rep_count():
 
 def test_arrays_grow_on_overflow_without_changing_the_run():
     kw = dict(servers=20, lam=0.9, arrivals=20_000, reps=2, seed=8)
-    small = simulate("random", levels=2, **kw)
-    big = simulate("random", levels=512, **kw)
+    small = simulate("random", array_levels=2, **kw)
+    big = simulate("random", array_levels=512, **kw)
     assert [r.response_time for r in small.replications] == [r.response_time for r in big.replications]
 
 
@@ -307,13 +313,14 @@ def test_arrays_grow_on_overflow_without_changing_the_run():
     (dict(policy="resource-pooling", lam=0.8, p=0.3, remove="first"), "remove = 'first'"),
 ])
 def test_bad_inputs_name_the_parameter_and_range(kwargs, match):
+    kwargs = dict(kwargs)
     with pytest.raises(ScenarioError, match=match):
-        simulate(servers=100, arrivals=100, reps=1, seed=1, **kwargs)
+        DispatchModel(kwargs.pop("policy"), 100, kwargs.pop("lam"), Exponential(rate=1.0), **kwargs)
 
 
 def test_unknown_policy():
     with pytest.raises(PolicyError, match="policy = 'jsq2': unknown dispatch policy; valid: random, "):
-        simulate("jsq2", servers=10, lam=0.5)
+        DispatchModel("jsq2", 10, 0.5, Exponential(rate=1.0))
 
 
 def test_load_uses_the_mean_job_size():
@@ -336,10 +343,11 @@ CHEAP = (0, 8, 12)  # the cheap rows: push Exp, pull Exp, resource pooling Exp
 
 def _paper_row(row):
     """The paper's protocol: N = 1000, 20 replications of N·10⁴ arrivals from empty, 10 % warm-up, 95 % CIs."""
-    r = simulate(row.policy, reps=20, seed=2024, **simulation_params(row))
-    agrees, how = paper_agreement(r.response_time, row)
+    scenario = msjgym.load_scenario(SCENARIOS[row.table], scenario_params(row))
+    r = msjgym.evaluate(scenario, row.policy, reps=20, seed=2024, references=False)
+    agrees, how = paper_agreement(r.metrics["response_time"], row)
     print(f"\n{row.policy} {row.label} lam={row.lam} param={row.param}: {how}")
-    assert agrees, f"{how}\n{r.summary()}"
+    assert agrees, f"{how}\n{r.metrics}"
 
 
 @pytest.mark.slow
@@ -392,9 +400,9 @@ def test_water_filling_n_10000_against_paper_and_cavity():
     cavity = pytest.importorskip("msjgym.systems.dispatch.cavity")
     lam, delta, m_batch = 0.8, 0.4, 80
     r = simulate("water-filling", servers=10_000, lam=lam, dist=Exponential(rate=1.0), reps=10, seed=7, delta=delta,
-                 batch_size=m_batch)
+                 batch_size=m_batch, arrivals=10_000 * 10_000)
     est = r.response_time  # 95 % t-interval over the replications
-    assert abs(est.mean - 3.5446) <= math.hypot(est.ci95, 3.95e-3), r.summary()
+    assert abs(est.mean - 3.5446) <= math.hypot(est.ci95, 3.95e-3), r.estimates
     ref = cavity.cavity("water-filling", lam, Exponential(rate=1.0), delta=delta)
     pmf = np.asarray(ref.queue_length_pmf)
     m = pmf.size - 2  # cavity support is 0..m+1

@@ -42,7 +42,7 @@ BAD = [  # (command line, words the one error line must contain)
     (["evaluate", "lb-dispatch", "--policy", "jsq-d", "--param", "d=101"], ["d = 101", "[1, 100]"]),
     (["evaluate", "lb-push-table1", "--policy", "fcfs"], ["not a dispatch policy", "jsq-d"]),
     (["evaluate", "lb-push-table1", "--policy", "no/such/file.py:Agent"], ["no/such/file.py"]),
-    (["evaluate", "lb-push-table1", "--policy", "push", "--warmup", "10"], ["--warmup", "10%"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--jobs", "100", "--warmup", "100"], ["warmup = 100", "[0, 99]"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--saturated"], ["--saturated", "not for dispatch"]),
     (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "fcfs", "--out", "unused"],
      ["not a policy of the dispatch family", "jsq-d"]),
@@ -197,8 +197,8 @@ def test_reproduce_lb_tables_quick(capsys, tmp_path: Path):
 def test_lb_tables_task_seeds_depend_on_the_task_only(tmp_path: Path):
     small = plan(Settings(out=tmp_path, reps=2, servers=(100,)))
     large = plan(Settings(out=tmp_path, reps=3, servers=(1000, 100)))
-    seeds = {(t.row.setting, t.servers, t.rep): t.task_seed for t in large}
-    assert all(seeds[(t.row.setting, t.servers, t.rep)] == t.task_seed for t in small)
+    seeds = {(t.point["table"], t.point["dist"], t.point["servers"], t.rep): t.task_seed for t in large}
+    assert all(seeds[(t.point["table"], t.point["dist"], t.point["servers"], t.rep)] == t.task_seed for t in small)
     assert len(set(seeds.values())) == len(seeds)
 
 

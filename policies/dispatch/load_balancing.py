@@ -1,4 +1,4 @@
-"""Dispatch policies of the large-scale load-balancing system (:mod:`msjgym.systems.dispatch.simulate`).
+"""Dispatch policies of the large-scale load-balancing system (:mod:`msjgym.systems.dispatch`).
 
 Each policy picks the server of an arriving job from the dispatcher's information; every choice costs O(1) or O(d)
 (never O(N)) and breaks ties uniformly at random. The information models (probes, server updates, the central

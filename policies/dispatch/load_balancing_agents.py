@@ -1,6 +1,7 @@
 """The dispatch policies as agents of ``msjgym/Dispatch-v0``: plain Python on the observation, no access to the
 system, agreeing draw for draw with the compiled ``choose`` of :mod:`msjgym.policies.load_balancing`
-(``tests/test_dispatch_env.py``: the env path and ``simulate`` give identical replications for the same seed).
+(``tests/test_dispatch_env.py``: the env path and the compiled built-in give identical replications for the same
+seed).
 
 =============  ===============  ==============================================================================
 policy         observation      agent

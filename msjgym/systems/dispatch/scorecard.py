@@ -57,6 +57,8 @@ def _cavity_params(setting: DispatchSetting, policy: str) -> dict[str, float]:
     if policy == "resource-pooling":
         return {"p": float(setting.p)}
     if policy == "pull":
+        if setting.delta0 is not None:  # the idle servers' rate given instead of the overall rate
+            return {"delta0": float(setting.delta0), "delta1": float(setting.delta1 or 0.0)}
         return {"delta": float(setting.delta), "delta1": float(setting.delta1 or 0.0)}
     return {"delta": float(setting.delta)}
 
@@ -108,7 +110,10 @@ def _push_bounds(setting: DispatchSetting, cavity_max: float | None) -> list[Ref
 
 def _pull_bounds(setting: DispatchSetting) -> list[Reference]:
     lam = setting.lam
-    delta0, delta1 = pull_update_rates(lam, float(setting.delta), float(setting.delta1 or 0.0))
+    if setting.delta0 is not None:
+        delta0, delta1 = float(setting.delta0), float(setting.delta1 or 0.0)
+    else:
+        delta0, delta1 = pull_update_rates(lam, float(setting.delta), float(setting.delta1 or 0.0))
     m_tilde = cv.pull_m_tilde(lam, delta0, delta1)
     q_lo, q_hi = cv.pull_mean_queue_bounds(lam, delta0, delta1)
     return [Reference("max_queue_length", "exact", f"⌈m̃⌉, m̃ = {m_tilde:.6g} (δ₀ = {delta0:.6g}, δ₁ = {delta1:g}; "
