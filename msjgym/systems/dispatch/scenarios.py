@@ -138,7 +138,7 @@ class DispatchSetting:
         out: dict[str, Any] = {}
         for key in POLICY_KEYS.get(policy, ()):
             value = getattr(self, key)
-            if key == "delta" and self.delta0 is not None:
+            if key == "delta" and policy == "pull" and self.delta0 is not None:
                 continue  # pull with the idle servers' rate delta0 given instead of the overall rate delta
             if value is None and key not in _OPTIONAL:
                 raise ScenarioError(f"{key}: missing; policy '{policy}' needs it ({_WHAT[key]}): add --param "
