@@ -24,11 +24,11 @@ from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.core.estimates import Estimate, t_interval
-from msjgym.policies.dispatch import load_balancing as lb
+from msjgym.policies.dispatch import common, jsq, jsq_d, water_filling
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.replications import _params, _state
 from msjgym.systems.dispatch.model import DispatchModel
-from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
+from msjgym.systems.dispatch.state import P_K, P_N, V_E, V_POS, V_Q, bucket_down, bucket_up
 from msjgym.reproduce.lb_tables import SCENARIOS, scenario_params
 from msjgym.systems.dispatch.paper_tables import rows_for
 from dispatch_runs import simulate  # noqa: E402  (tests/dispatch_runs.py)
@@ -172,9 +172,9 @@ def test_resource_pooling_removal_modes_share_the_mean():
 # ---------------------------------------------------------------- uniform tie-breaking (decision kernels)
 @numba.njit
 def _push_counts(st, pr, draws):
-    counts = np.zeros(pr.ints[lb.P_N], dtype=np.int64)
+    counts = np.zeros(pr.ints[P_N], dtype=np.int64)
     for _ in range(draws):
-        i = lb.choose_estimate(st, pr, 0, 0.0)
+        i = common.choose_estimate(st, pr, 0, 0.0)
         counts[i] += 1
         bucket_down(st.srv, V_E, V_POS, st.eord, st.estart, i)  # undo the e_i += 1
     return counts
@@ -182,7 +182,7 @@ def _push_counts(st, pr, draws):
 
 @numba.njit
 def _jsq_counts(st, pr, draws, choose):
-    counts = np.zeros(pr.ints[lb.P_N], dtype=np.int64)
+    counts = np.zeros(pr.ints[P_N], dtype=np.int64)
     for _ in range(draws):
         counts[choose(st, pr, 0, 0.0)] += 1
     return counts
@@ -198,11 +198,11 @@ def _set_levels(srv, kc, pc, order, start, levels):
 @numba.njit
 def _wf_final(st, pr, draws):
     """Queue lengths after each of ``draws`` independent water fillings of the same starting state."""
-    n = pr.ints[lb.P_N]
+    n = pr.ints[P_N]
     out = np.zeros((draws, n), dtype=np.int64)
     for r in range(draws):
-        lb.water_fill(st, pr, 0)
-        for j in range(pr.ints[lb.P_K]):
+        water_filling.water_fill(st, pr, 0)
+        for j in range(pr.ints[P_K]):
             out[r, st.perm[j]] = st.srv[st.perm[j], V_Q] + st.wfl[j]
     return out
 
@@ -231,13 +231,13 @@ def test_jsq_and_jsq_d_ties_are_uniform_among_shortest_queues():
     levels = np.array([1, 0, 2, 0, 3, 0, 1, 1])
     st, pr = _system("jsq", 8)
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    _uniform_over(_jsq_counts(st, pr, 30_000, lb.choose_jsq), [1, 3, 5])
+    _uniform_over(_jsq_counts(st, pr, 30_000, jsq.choose_jsq), [1, 3, 5])
     st, pr = _system("jsq-d", 8, d=8)  # d = N: the shortest queue overall, ties uniform
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    _uniform_over(_jsq_counts(st, pr, 30_000, lb.choose_jsq_d), [1, 3, 5])
+    _uniform_over(_jsq_counts(st, pr, 30_000, jsq_d.choose_jsq_d), [1, 3, 5])
     st, pr = _system("jsq-d", 8, d=2)  # each server is sampled: all chosen at some point, never a level-3 one
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    counts = _jsq_counts(st, pr, 30_000, lb.choose_jsq_d)
+    counts = _jsq_counts(st, pr, 30_000, jsq_d.choose_jsq_d)
     assert counts[4] == 0 and (np.delete(counts, 4) > 0).all()
     # server 1 (level 0) wins unless paired... P(chosen) = P(sampled) − P(sampled with a tied partner)/2
     assert abs(counts[1] / 30_000 - (2 / 8 - (1 / 28) * 2 / 2)) < 0.01
@@ -319,7 +319,7 @@ def test_bad_inputs_name_the_parameter_and_range(kwargs, match):
 
 
 def test_unknown_policy():
-    with pytest.raises(PolicyError, match="policy = 'jsq2': unknown dispatch policy; valid: random, "):
+    with pytest.raises(PolicyError, match="policy = 'jsq2': unknown dispatch policy; valid: jiq, jsq, jsq-d, "):
         DispatchModel("jsq2", 10, 0.5, Exponential(rate=1.0))
 
 

@@ -15,7 +15,9 @@ from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec  # noqa: E
 from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError  # noqa: E402
 from msjgym.policies.dispatch import POLICIES  # noqa: E402
-from msjgym.policies.dispatch.load_balancing_agents import AGENTS, NOT_EXPRESSIBLE, LowestLevel, ShortestSampled  # noqa: E402
+from msjgym.policies.dispatch import AGENTS, NOT_EXPRESSIBLE  # noqa: E402
+from msjgym.policies.dispatch.common import LowestLevel  # noqa: E402
+from msjgym.policies.dispatch.jsq_d import ShortestSampled  # noqa: E402
 from msjgym.systems.dispatch.state import S_NFREE, V_Q  # noqa: E402
 from dispatch_runs import simulate  # noqa: E402  (tests/dispatch_runs.py)
 

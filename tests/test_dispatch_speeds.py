@@ -16,7 +16,8 @@ from msjgym.core.distributions import Deterministic
 from msjgym.core.estimates import t_interval
 from msjgym.envs.dispatch_env import DISPATCH_ENV_ID
 from msjgym.errors import MsjgymError, ScenarioError
-from msjgym.policies.dispatch.load_balancing_agents import AGENTS, ShortestExpectedDelaySampled
+from msjgym.policies.dispatch import AGENTS
+from msjgym.policies.dispatch.sed_d import ShortestExpectedDelaySampled
 from msjgym.systems.dispatch.model import DispatchModel, default_dist, pool_speeds
 from msjgym.systems.dispatch.scenarios import load_lb_scenario
 from msjgym.systems.dispatch.scorecard import random_routing_response_time

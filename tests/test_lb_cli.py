@@ -218,7 +218,7 @@ def test_a_dispatcher_of_your_own_through_the_cli_is_the_builtin_bit_for_bit(cap
     form (observation "sampled") gives the built-in jsq-d's numbers exactly, on the same seed and run length, and
     the scorecard keeps only what holds for any dispatcher (no cavity values)."""
     agent = tmp_path / "agent.py"
-    agent.write_text("from msjgym.policies.dispatch.load_balancing_agents import ShortestSampled\n")
+    agent.write_text("from msjgym.policies.dispatch.jsq_d import ShortestSampled\n")
     common = ["lb-push-table1", "--param", "servers=20", "--param", "d=3", "--reps", "3", "--jobs", "4000",
               "--seed", "5", "--json"]
     status, out, err = run(capsys, "evaluate", *common, "--policy", f"{agent}:ShortestSampled",

@@ -27,12 +27,11 @@ from msjgym.core import rng
 from msjgym.core.distributions import Exponential
 from msjgym.errors import ScenarioError
 from msjgym.policies.dispatch import POLICIES
-from msjgym.policies.dispatch.load_balancing import P_BATCH, P_D, P_INFO, P_K, P_LCAP, P_N
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel
 from msjgym.systems.dispatch.state import (
-    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_EVENTS, S_MSG, S_NDONE, T_WIN0, T_WIN1,
-    DispatchState)
+    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, P_BATCH, P_D, P_INFO, P_K, P_LCAP, P_N, S_EVENTS, S_MSG,
+    S_NDONE, T_WIN0, T_WIN1, DispatchState)
 
 MAX_EVENTS = 1 << 62
 MAX_LEVELS = 1 << 20

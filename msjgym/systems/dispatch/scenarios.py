@@ -16,7 +16,7 @@ speed-aware dispatchers ``sed`` and ``sed-d`` differ from jsq and jsq-d.
 Every scenario also takes the other policies' parameters (``d`` for jsq-d / least-loaded-d, ``delta``, ``delta0``
 (pull: the idle servers' update rate, instead of ``delta``), ``delta1``,
 ``C`` / ``batch_size``, ``p``, ``remove``), so any of the 12 dispatch policies of
-:mod:`msjgym.policies.dispatch.load_balancing` runs on any scenario: the scenario fixes N, λ and the job-size law.
+:mod:`msjgym.policies.dispatch` runs on any scenario: the scenario fixes N, λ and the job-size law.
 
 Defaults: N = 100 and the table's first row. An omitted parameter comes from the table's row with the given ``dist``
 (``--param dist=erlang(k=6)`` on Table 1 gives λ = 0.8, δ = 0.25), or from the first row when no row has that law.
