@@ -12,7 +12,7 @@ import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec  # noqa: E402
-from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
+from msjgym.systems.dispatch.env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError  # noqa: E402
 from msjgym.policies.dispatch import POLICIES  # noqa: E402
 from msjgym.policies.dispatch import AGENTS, NOT_EXPRESSIBLE  # noqa: E402

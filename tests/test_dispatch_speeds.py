@@ -14,7 +14,7 @@ import gymnasium as gym
 import msjgym  # noqa: F401  registers the environments
 from msjgym.core.distributions import Deterministic
 from msjgym.core.estimates import t_interval
-from msjgym.envs.dispatch_env import DISPATCH_ENV_ID
+from msjgym.systems.dispatch.env import DISPATCH_ENV_ID
 from msjgym.errors import MsjgymError, ScenarioError
 from msjgym.policies.dispatch import AGENTS
 from msjgym.policies.dispatch.sed_d import ShortestExpectedDelaySampled

@@ -17,8 +17,8 @@ from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec
 from msjgym.systems.dispatch.replications import Replication
 
 DISPATCH_ENV_ID = "msjgym/Dispatch-v0"
-ENVS = [EnvRegistration(DISPATCH_ENV_ID, "msjgym.envs.dispatch_env:DispatchEnv",
-                        "msjgym.envs.dispatch_env:DispatchVectorEnv", "dispatch")]
+ENVS = [EnvRegistration(DISPATCH_ENV_ID, "msjgym.systems.dispatch.env:DispatchEnv",
+                        "msjgym.systems.dispatch.env:DispatchVectorEnv", "dispatch")]
 __all__ = ["DISPATCH_ENV_ID", "DispatchEnv", "DispatchVectorEnv"]
 
 DOC = EnvDoc(
