@@ -8,7 +8,7 @@ import numpy as np
 from msjgym.core.jit import njit
 from msjgym.core.rng import below, uniform
 from msjgym.systems.dispatch.state import (
-    F_SPEEDS, NEED_LEVELS, P_LCAP, P_N, S_STATUS, V_E, V_POS, V_Q, bucket_pick_min, bucket_up)
+    F_SPEEDS, NEED_LEVELS, P_LCAP, P_N, S_MSG, S_PHASE, S_STATUS, V_E, V_POS, V_Q, bucket_pick_min, bucket_up)
 
 
 @njit(inline="always")
@@ -20,6 +20,13 @@ def sample_servers(st, b, n, d):
         x = perm[r]
         perm[r] = perm[j]
         perm[j] = x
+
+
+@njit(inline="always")
+def count_messages(st, d):
+    """d messages between the dispatcher and sampled servers, counted once the warm-up is over (``S_PHASE`` 1)."""
+    if st.si[S_PHASE] == 1:
+        st.si[S_MSG] += d
 
 
 @njit(inline="always")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from msjgym.core.jit import njit
-from msjgym.systems.dispatch.state import P_D, P_N, S_MSG, S_PHASE, V_Q
+from msjgym.systems.dispatch.state import P_D, P_N, V_Q
 
 from .base import D, HKV, DispatchPolicy
-from .common import sample_servers
+from .common import count_messages, sample_servers
 
 
 @njit(inline="always")
@@ -32,8 +32,7 @@ def _shortest_of_sample(st, b, n, d):
 def choose_jsq_d(st, pr, b, now):
     """The shortest of d sampled servers (d messages per arrival)."""
     d = pr.ints[P_D]
-    if st.si[S_PHASE] == 1:
-        st.si[S_MSG] += d
+    count_messages(st, d)
     return _shortest_of_sample(st, b, pr.ints[P_N], d)
 
 

@@ -4,10 +4,10 @@ drain it), d messages per arrival (Hellemans, Kielanski & Van Houdt §2).
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.systems.dispatch.state import F_SPEEDS, P_D, P_N, S_MSG, S_PHASE, V_HEAD, W_CT, W_PEND
+from msjgym.systems.dispatch.state import F_SPEEDS, P_D, P_N, V_HEAD, W_CT, W_PEND
 
 from .base import D, HKV, DispatchPolicy
-from .common import sample_servers
+from .common import count_messages, sample_servers
 
 
 @njit(inline="always")
@@ -33,8 +33,7 @@ def _least_loaded_of_sample(st, pr, b, n, d, now):
 def choose_least_loaded_d(st, pr, b, now):
     """The least remaining work among d sampled servers (d messages per arrival)."""
     d = pr.ints[P_D]
-    if st.si[S_PHASE] == 1:
-        st.si[S_MSG] += d
+    count_messages(st, d)
     return _least_loaded_of_sample(st, pr, b, pr.ints[P_N], d, now)
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from msjgym.core.jit import njit
-from msjgym.systems.dispatch.state import P_D, P_N, S_MSG, S_PHASE
+from msjgym.systems.dispatch.state import P_D, P_N
 
 from .base import D, DispatchPolicy
-from .common import expected_delay, sample_servers
+from .common import count_messages, expected_delay, sample_servers
 
 
 @njit
@@ -21,8 +21,7 @@ def choose_sed_d(st, pr, b, now):
     """The least (q_i + 1)/s_i among d sampled servers, the first of the tied in the (random) sample order; d
     messages per arrival."""
     d = pr.ints[P_D]
-    if st.si[S_PHASE] == 1:
-        st.si[S_MSG] += d
+    count_messages(st, d)
     sample_servers(st, b, pr.ints[P_N], d)
     best = st.perm[0]
     eb = expected_delay(st, pr, best)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from msjgym.api import Param
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
-from msjgym.systems.dispatch.state import BATCH, P_BATCH, P_K, P_N, S_MSG, S_PHASE, V_Q
+from msjgym.systems.dispatch.state import BATCH, P_BATCH, P_K, P_N, V_Q
 
 from .base import DELTA, HKV, DispatchPolicy
-from .common import sample_servers
+from .common import count_messages, sample_servers
 
 
 @njit(inline="always")
@@ -63,8 +63,7 @@ def water_fill(st, pr, b):
         h[y] = h[x]
         h[x] = j
         st.wfl[j] += 1
-    if st.si[S_PHASE] == 1:
-        st.si[S_MSG] += kk
+    count_messages(st, kk)
 
 
 @njit
