@@ -43,7 +43,7 @@ from concurrent import futures
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -270,10 +270,17 @@ def make_plan(args: argparse.Namespace) -> Plan:
                    for policy in policies if _applicable(policy, scenario, point, names, args.skip_invalid, args)]
     if not combos:
         raise MsjgymError("no (point, policy) left to run: every policy was refused at every point")
-    tasks = [Task(c.scenario, c.point, c.policy, rep, args.jobs, _warmup(c, args), args.batches, args.seed,
-                  task_seed(args.seed, c.point, c.policy, rep), args.warmup, c.inputs, args.options)
-             for rep in range(args.reps) for c in combos]
+    tasks = replicate([Task(c.scenario, c.point, c.policy, 0, args.jobs, _warmup(c, args), args.batches, args.seed,
+                            0, args.warmup, c.inputs, args.options) for c in combos], args.reps)
     return Plan(args.scenario, names, combos, args.reps, tasks)
+
+
+def replicate(runs: Sequence[Task], reps: int) -> list[Task]:
+    """``reps`` replications of each of ``runs`` (tasks whose ``rep`` and ``task_seed`` are filled in here), as
+    tasks ordered replication-major: replication 0 of every run first, so a sweep stopped early has covered every
+    run evenly. Replication r of a run draws from :func:`task_seed` of the run's root seed, point, policy and r."""
+    return [replace(run, rep=rep, task_seed=task_seed(run.seed, run.point, run.policy, rep))
+            for rep in range(reps) for run in runs]
 
 
 def combo_inputs(name: str, scenario: Scenario, policy: str, files: Sequence[Path],

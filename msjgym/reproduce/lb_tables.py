@@ -88,15 +88,13 @@ def plan(settings: Settings) -> list[sweep.Task]:
             except MsjgymError as exc:
                 raise MsjgymError(f"--servers {n}: Table {row.table} {row.label}: {exc}") from None
             rows.append((at_n, scenario))
-    tasks = []
-    for r in range(settings.reps):
-        for row, scenario in rows:
-            arrivals = settings.option(OPTIONS, "arrivals") or row.servers * 10_000
-            where = point(row, arrivals)
-            tasks.append(sweep.Task(scenario=scenario, point=where, policy=row.policy, rep=r, jobs=arrivals,
-                                    warmup=int(round(WARMUP_FRACTION * arrivals)), batches=20, seed=settings.seed,
-                                    task_seed=sweep.task_seed(settings.seed, where, row.policy, r)))
-    return tasks
+    runs = []
+    for row, scenario in rows:
+        arrivals = settings.option(OPTIONS, "arrivals") or row.servers * 10_000
+        runs.append(sweep.Task(scenario=scenario, point=point(row, arrivals), policy=row.policy, rep=0, jobs=arrivals,
+                               warmup=int(round(WARMUP_FRACTION * arrivals)), batches=20, seed=settings.seed,
+                               task_seed=0))
+    return sweep.replicate(runs, settings.reps)
 
 
 def estimate_seconds(tasks: list[sweep.Task], workers: int) -> float:
