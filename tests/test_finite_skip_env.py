@@ -9,7 +9,7 @@ import pytest
 import gymnasium as gym
 
 import msjgym  # noqa: F401  registers the environments
-from msjgym.envs.finite_skip_env import FINITE_SKIP_ENV_ID, FiniteSkipEnv
+from msjgym.systems.finite_skip.env import FINITE_SKIP_ENV_ID, FiniteSkipEnv
 from msjgym.policies.finite_skip.finite_skip_agents import FiniteSkipAgent
 from msjgym.systems.finite_skip import simulate as fs
 
