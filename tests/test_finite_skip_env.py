@@ -23,16 +23,20 @@ TWINS = [("finite-skip-fig2", "fsf"), ("finite-skip-fig3", "lps"), ("finite-skip
 class ChoosingAgent:
     """A built-in policy's agent form (rates for the jobs present) as choices in the environment: the jobs it serves,
     heterogeneous servers by the server it gives them (fastest first), else jobs at their full share before a
-    partial one; then commit."""
+    partial one; then commit. Built with the environment's spec, ``act(observation, action_mask)``: a policy of the
+    user's too (``msjgym.evaluate(..., mode="choose")``)."""
 
-    def __init__(self, env: FiniteSkipEnv, policy: str) -> None:
-        model = env.spec_.model
-        self.k, self.system = model.servers, model.system
-        self.agent = FiniteSkipAgent(policy, model.servers, model.speeds)
+    policy = "lps"
 
-    def act(self, obs: np.ndarray, view) -> int:
+    def __init__(self, spec, policy: str | None = None) -> None:
+        model = spec.model
+        self.spec, self.k, self.system = spec, model.servers, model.system
+        self.agent = FiniteSkipAgent(policy or self.policy, model.servers, model.speeds)
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        view = self.spec.view(obs)
         n = view.jobs
-        assert n <= view.layout.window, "the twin test needs a window over every job present"
+        assert n <= view.layout.window, "the twin needs a window over every job present"
         params = view.window_params[:n]
         rates = self.agent.act({"params": params, "servers": np.full(n, -1)})
         served = [j for j in range(n) if rates[j] > 0]
@@ -53,11 +57,11 @@ class ChoosingAgent:
 def test_twin_env_agent_reproduces_the_compiled_policy(scenario, policy):
     horizon, seed = 400, 11
     env = FiniteSkipEnv(scenario, window=64, horizon_jobs=horizon, load=0.7)
-    agent = ChoosingAgent(env, policy)
+    agent = ChoosingAgent(env.spec_, policy)
     obs, info = env.reset(seed=seed)
     area, truncated, steps = 0.0, False, 0
     while not truncated:
-        obs, reward, _, truncated, info = env.step(agent.act(obs, env.unwrapped.view(obs)))
+        obs, reward, _, truncated, info = env.step(agent.act(obs, env.unwrapped.action_masks()))
         assert not info["fallback"]
         area -= reward
         steps += 1
@@ -122,35 +126,6 @@ def test_a_plain_ppo_model_loads_as_an_sb3_policy_with_the_fallback_rule(tmp_pat
 
 
 # ------------------------------------------------------------------ a policy of the environment, through msjgym.evaluate
-class ChoosingPolicy:
-    """:class:`ChoosingAgent` as a policy of the user's for ``msjgym.evaluate(..., mode="choose")``: built with the
-    environment's spec, ``act(observation, action_mask)``."""
-
-    policy = "lps"
-
-    def __init__(self, spec) -> None:
-        model = spec.model
-        self.spec, self.k, self.system = spec, model.servers, model.system
-        self.agent = FiniteSkipAgent(self.policy, model.servers, model.speeds)
-
-    def act(self, observation, action_mask) -> int:
-        view = self.spec.view(observation)
-        n = view.jobs
-        params = view.window_params[:n]
-        rates = self.agent.act({"params": params, "servers": np.full(n, -1)})
-        served = [j for j in range(n) if rates[j] > 0]
-        if self.system == fs.HET:
-            order = sorted(served, key=lambda j: self.agent.last_servers[j])
-        elif self.system == fs.LPS:
-            order = served
-        else:
-            order = sorted(served, key=lambda j: (round(rates[j] * self.k) < params[j], j))
-        for j in order:
-            if not view.window_chosen[j]:
-                return j
-        return view.commit
-
-
 @pytest.mark.parametrize("scenario,policy", [("finite-skip-fig2", "fsf"), ("finite-skip-fig3", "lps"),
                                              ("finite-skip-fig4a", "inelastic-first")])
 def test_a_policy_of_the_environment_evaluates_as_the_builtin_it_copies(scenario, policy):
@@ -158,7 +133,7 @@ def test_a_policy_of_the_environment_evaluates_as_the_builtin_it_copies(scenario
     (its window over every job present) that allocates as a built-in gives the built-in's replications exactly."""
     import msjgym
 
-    own = type("Mine", (ChoosingPolicy,), {"policy": policy})
+    own = type("Mine", (ChoosingAgent,), {"policy": policy})
     a = msjgym.evaluate(scenario, own, mode="choose", window=200, reps=2, jobs=1500, seed=4, references=False)
     b = msjgym.evaluate(scenario, policy, reps=2, jobs=1500, seed=4, references=False)
     assert a.policy == "Mine" and a.replications == b.replications and a.diagnostics == b.diagnostics
@@ -169,11 +144,11 @@ def test_the_modes_and_their_errors():
     from msjgym.errors import MsjgymError
 
     with pytest.raises(MsjgymError, match="mode = 'start': must be one of rates, choose"):
-        msjgym.evaluate("finite-skip-fig3", ChoosingPolicy, mode="start", jobs=100, reps=1)
+        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, mode="start", jobs=100, reps=1)
     with pytest.raises(MsjgymError, match="window: only with mode choose"):
-        msjgym.evaluate("finite-skip-fig3", ChoosingPolicy, mode="rates", window=4, jobs=100, reps=1)
+        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, mode="rates", window=4, jobs=100, reps=1)
     with pytest.raises(MsjgymError, match="window = 0: "):
-        msjgym.evaluate("finite-skip-fig3", ChoosingPolicy, window=0, jobs=100, reps=1)
+        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, window=0, jobs=100, reps=1)
     with pytest.raises(MsjgymError, match="--window: only for a policy of your own"):
         msjgym.evaluate("finite-skip-fig3", "lps", window=4, jobs=100, reps=1)
     with pytest.raises(MsjgymError, match="mode = 'rates': sb3: models decide"):
@@ -202,11 +177,13 @@ def test_an_sb3_model_trained_on_the_environment_evaluates_on_the_command_line(t
     import sys
 
     pytest.importorskip("sb3_contrib")
+    import torch
     from sb3_contrib import MaskablePPO
 
     from msjgym.envs import to_sb3
     from msjgym.systems.finite_skip.env import FiniteSkipVectorEnv
 
+    torch.set_num_threads(1)
     env = to_sb3(FiniteSkipVectorEnv(2, scenario="finite-skip-fig3", horizon_jobs=64))
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
     model.learn(64)

@@ -215,7 +215,7 @@ class FiniteSkipFamily:
     name = "finite-skip"
     title = "finite-skip rate models: heterogeneous M/G/k, limited processor sharing, threshold parallelism"
     order = 30
-    env_ids: tuple[str, ...] = ()
+    env_ids = ("msjgym/FiniteSkip-v0",)
 
     def scenarios(self) -> list[tuple[str, str]]:
         return [(name, F.FIGURES[name].description) for name in F.RATE_MODEL_FIGURES]
