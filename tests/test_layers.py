@@ -7,6 +7,7 @@ a lazy import is still a dependency), so the test needs no import of msjgym.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,6 +20,9 @@ LAYERS = (
     ("msjgym.cli", "msjgym.__main__", "msjgym"),
 )
 """Each layer may import from its own and the layers above it in this list, never from a layer below."""
+FAMILY_ENV = re.compile(r"msjgym\.systems\.\w+\.env")
+"""A family's environment module (``msjgym/systems/<family>/env.py``) is in its family's folder but on the layer of
+``msjgym.envs``: it builds on the batched base of ``msjgym.envs`` and on ``msjgym.evaluate``'s result."""
 
 
 def modules() -> dict[str, Path]:
@@ -94,6 +98,8 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 
 
 def layer(module: str) -> int:
+    if FAMILY_ENV.fullmatch(module):
+        return next(i for i, names in enumerate(LAYERS) if "msjgym.envs" in names)
     best, depth = None, -1
     for i, names in enumerate(LAYERS):
         for prefix in names:

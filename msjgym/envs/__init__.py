@@ -2,15 +2,16 @@
 
 Gymnasium is a core dependency: ``import msjgym`` registers every environment, and ``gym.make`` works for every id
 with a plain ``pip install msjgym`` (Stable-Baselines3 and torch, the ``rl`` extra, are needed only to train, for
-``to_sb3`` and ``sb3:MODEL.zip``). Each env module of this package (one per family, on the batched base of
-:mod:`msjgym.envs.base`) declares ``ENVS = [EnvRegistration(...)]``, and :func:`register` registers what the modules
-declare; their public names (``__all__``) are importable from ``msjgym.envs``. Adding a family's environment is one new
-module here.
+``to_sb3`` and ``sb3:MODEL.zip``). A family's environment module (``msjgym/systems/<family>/env.py``, or a module
+of this package, on the batched base of :mod:`msjgym.envs.base`) declares ``ENVS = [EnvRegistration(...)]``, and
+:func:`register` registers what the modules declare; their public names (``__all__``) are importable from
+``msjgym.envs``. Adding a family's environment is its ``env.py``: nothing here names a family.
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -20,12 +21,21 @@ __all__ = ["register", "registrations"]
 _REGISTRATIONS: list[Any] = []
 
 
+def _env_modules() -> list[str]:
+    """Every public module of this package, then every family's ``msjgym.systems.<family>.env``, by name."""
+    names = [f"{__name__}.{i.name}" for i in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
+             if not i.name.startswith("_") and not i.ispkg]
+    systems = Path(__file__).resolve().parent.parent / "systems"
+    for info in sorted(pkgutil.iter_modules([str(systems)]), key=lambda m: m.name):
+        if info.ispkg and (systems / info.name / "env.py").is_file():
+            names.append(f"msjgym.systems.{info.name}.env")
+    return names
+
+
 def _discover() -> None:
-    """Import every public module of this package; collect its ``ENVS`` and export its ``__all__``."""
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.ispkg:
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    """Import every environment module (:func:`_env_modules`); collect its ``ENVS`` and export its ``__all__``."""
+    for name in _env_modules():
+        module = importlib.import_module(name)
         _REGISTRATIONS.extend(getattr(module, "ENVS", []))
         for name in getattr(module, "__all__", []):
             if name in vars(module):  # not the names a module defines on first use (SB3's classes)
