@@ -178,6 +178,16 @@ def test_stdout_that_cannot_encode_ends_in_one_line_and_a_saved_copy(capsys, mon
     saved.unlink()
 
 
+def test_stdout_wrapper_asked_isatty_after_its_stream_closed_says_no():
+    """colorama asks ``isatty()`` at interpreter exit, when the real stream may be closed: no traceback."""
+    console = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    out = GuardedStdout()
+    out._stream = console
+    assert out.isatty() is False
+    console.close()
+    assert out.isatty() is False
+
+
 # ==================================================================================================================
 # Section 3
 
