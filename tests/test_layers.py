@@ -16,7 +16,7 @@ LAYERS = (
     ("msjgym.errors", "msjgym.core", "msjgym.api"),
     ("msjgym.theory", "msjgym.systems", "msjgym.policies"),
     ("msjgym.evaluate",),
-    ("msjgym.envs", "msjgym.reproduce", "msjgym.systems.loss.env", "msjgym.systems.finite_skip.env"),
+    ("msjgym.envs", "msjgym.reproduce"),
     ("msjgym.cli", "msjgym.__main__", "msjgym"),
 )
 """Each layer may import from its own and the layers above it in this list, never from a layer below. A family's
