@@ -41,18 +41,34 @@ from .common import next_in_arrival_order
 # on [prof_t[b, o + k], prof_t[b, o + k + 1]) (the last segment extends to infinity). P is carried by the kernel, o
 # is where the arrays start (0 for ``priority``; after the tree here).
 @njit(inline="always")
+def _search(T, o, P, t):
+    """The last breakpoint index k (from 0, of P) with T[o + k] < t; 0 if none (``T``: one system's times)."""
+    lo = 0
+    hi = P
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if T[o + mid] < t:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit(inline="always")
 def _breakpoint(st, b, P, t, o):
     """The index of a breakpoint at time t (>= now), inserted if missing; returns (index, new P)."""
-    k = P - 1
-    while st.prof_t[b, o + k] > t:
-        k -= 1
-    if st.prof_t[b, o + k] == t:
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    k = _search(T, o, P, t)  # the last breakpoint before t, or 0 (now)
+    if k + 1 < P and T[o + k + 1] == t:
+        return k + 1, P
+    if T[o + k] == t:
         return k, P
-    for i in range(P, k + 1, -1):
-        st.prof_t[b, o + i] = st.prof_t[b, o + i - 1]
-        st.prof_f[b, o + i] = st.prof_f[b, o + i - 1]
-    st.prof_t[b, o + k + 1] = t
-    st.prof_f[b, o + k + 1] = st.prof_f[b, o + k]
+    for i in range(o + P, o + k + 1, -1):
+        T[i] = T[i - 1]
+        F[i] = F[i - 1]
+    T[o + k + 1] = t
+    F[o + k + 1] = F[o + k]
     return k + 1, P + 1
 
 
@@ -61,21 +77,25 @@ def _add(st, b, P, t0, t1, delta, o=0):
     """Add ``delta`` free servers over [t0, t1) (t0 < t1); returns the new P."""
     i0, P = _breakpoint(st, b, P, t0, o)
     i1, P = _breakpoint(st, b, P, t1, o)
-    for k in range(i0, i1):
-        st.prof_f[b, o + k] += delta
+    F = st.prof_f[b]
+    for k in range(o + i0, o + i1):
+        F[k] += delta
     return P
 
 
 @njit(inline="always")
 def _earliest(st, b, P, m, d, o=0):
     """The earliest breakpoint time from which ``m`` servers are free for a duration ``d``."""
-    k = 0
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    k = o
+    end = o + P
     while True:
-        t = st.prof_t[b, o + k]
+        t = T[k]
         s = k
-        while s < P and st.prof_t[b, o + s] < t + d and st.prof_f[b, o + s] >= m:
+        while s < end and T[s] < t + d and F[s] >= m:
             s += 1
-        if s == P or st.prof_t[b, o + s] >= t + d:
+        if s == end or T[s] >= t + d:
             return t
         k = s + 1  # segment s has too few servers: no start before its end fits
 
@@ -236,6 +256,150 @@ def _compress_arrays(st, pr, b, now):
         j = nxt
 
 
+# ---------------------------------------------------------------- the compression when free servers increased
+@njit
+def _tree_to_arrays(st, b, now, n, o):
+    """The profile from now on as arrays from ``o`` (a breakpoint at now, then one per distinct node time after
+    now), read from the tree in key order in O(P); returns the number of breakpoints."""
+    f = st.prof_f[b]
+    T = st.prof_t[b]
+    acc = 0
+    P = o
+    k = tree.STACK
+    y = f[tree.ROOT]
+    while True:
+        while y >= 0:
+            f[k] = y
+            k += 1
+            y = f[tree.NODES + tree.FIELDS * y + tree.F_LEFT]
+        if k == tree.STACK:
+            break
+        k -= 1
+        x = f[k]
+        t = T[tree.TIMES + x]
+        if t > now:
+            if P == o:
+                T[o] = now
+                f[o] = n + acc
+                P += 1
+            if T[P - 1] != t:
+                T[P] = t
+                P += 1
+        acc += f[tree.NODES + tree.FIELDS * x + tree.F_DELTA]
+        if P > o:
+            f[P - 1] = n + acc
+        y = f[tree.NODES + tree.FIELDS * x + tree.F_RIGHT]
+    if P == o:
+        T[o] = now
+        f[o] = n + acc
+        P += 1
+    return P - o
+
+
+@njit(inline="always")
+def _prefix_max(st, b, P, o, q):
+    """prof_t[b, q + k] = the most servers free at any of the breakpoints 0..k."""
+    F = st.prof_f[b]
+    M = st.prof_t[b]
+    hi = -1
+    for k in range(P):
+        v = F[o + k]
+        if v > hi:
+            hi = v
+        M[q + k] = hi
+
+
+@njit(inline="always")
+def _target(st, b, P, o, q, m, d, r):
+    """Where the waiting job reserved at r (need m, d estimated left) moves in the compression: the earliest
+    breakpoint t < r with at least m servers free over [t, min(t + d, r)), or r if none.
+
+    This is the earliest place among the others' without taking the job out of the profile: on [r, t + d) its own
+    servers are free (every free count of a profile whose reservations all fit is >= 0). A job is ruled out in
+    O(log P) when no breakpoint before r has m servers free (the prefix maxima at ``q``), else the breakpoints from
+    the first with m free are walked up to r."""
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    kr = _search(T, o, P, r)
+    if T[q + kr] < m:
+        return r
+    lo = 0
+    hi = kr
+    while lo < hi:  # the first breakpoint with m free (prefix maxima are nondecreasing)
+        mid = (lo + hi) >> 1
+        if T[q + mid] >= m:
+            hi = mid
+        else:
+            lo = mid + 1
+    k = o + lo
+    end = o + P
+    while k < end:
+        t = T[k]
+        if t >= r:
+            return r
+        if F[k] >= m:
+            lim = t + d
+            if r < lim:
+                lim = r
+            s = k + 1
+            while s < end and T[s] < lim and F[s] >= m:
+                s += 1
+            if s == end or T[s] >= lim:
+                return t
+            k = s + 1
+        else:
+            k += 1
+    return r
+
+
+@njit
+def _compress_pass(st, pr, b, now):
+    """The compression after free servers increased, when every reservation is still ahead (no job ran past its
+    estimate): the profile is read from the tree into arrays once (O(P)); each waiting job in arrival order is
+    tested where it stands (``_target``) and only a job that moves is re-planned, in the arrays (O(P)) and in the
+    tree (O(log P)). The hull of the times that gained servers follows the moves."""
+    n = pr.ints[P_SERVERS]
+    o = tree.NODES + tree.FIELDS * 2 * st.job_i.shape[1]
+    q = tree.TIMES + 2 * st.job_i.shape[1]  # the prefix maxima, in the node times' unused tail
+    P = _tree_to_arrays(st, b, now, n, o)
+    _prefix_max(st, b, P, o, q)
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, tree.FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        d = estimated_remaining(st, b, j, now)
+        r = st.job_f[b, j, J_RES]
+        if d <= 0.0:
+            _unplace(st, b, j)
+            st.job_f[b, j, J_RES] = now
+            r = now
+        elif r == INF:  # a new job: the earliest place among all the others'
+            r = _earliest(st, b, P, m, d, o)
+            P = _add(st, b, P, r, r + d, -m, o)
+            _prefix_max(st, b, P, o, q)
+            _place(st, b, j, m, r, d)
+        elif r > now:
+            t = _target(st, b, P, o, q, m, d, r)
+            if t < r:
+                old_end = st.job_f[b, j, J_KEY]
+                P = _add(st, b, P, r, old_end, m, o)
+                P = _add(st, b, P, t, t + d, -m, o)
+                _prefix_max(st, b, P, o, q)
+                _unplace(st, b, j)
+                end = _place(st, b, j, m, t, d)
+                _widen(st, b, _CARRY_LO, end if end > r else r, old_end)
+                r = t
+        if r == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+            _unlink(st, b, prev, nxt)
+        else:
+            prev = j
+        j = nxt
+
+
 @njit
 def schedule(st, pr, b):
     """Compress the schedule in arrival order and start the jobs whose reservation is now
@@ -269,8 +433,11 @@ def schedule(st, pr, b):
     hi = max(st.prof_t[b, _CARRY_HI], st.prof_t[b, _SINCE_HI])
     for k in range(4):
         st.prof_t[b, k] = INF if k % 2 == 0 else -INF
-    if full or hi > now:  # jobs may move: compress on a profile rebuilt as arrays, then update the tree
+    if full:  # a reservation had passed: compress on a profile rebuilt as arrays, then update the tree
         _compress_arrays(st, pr, b, now)
+        return
+    if hi > now:  # free servers increased: only the jobs that can move are placed again
+        _compress_pass(st, pr, b, now)
         return
     free = n - st.sys_i[b, S_BUSY]
     prev = -1

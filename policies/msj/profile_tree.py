@@ -50,15 +50,10 @@ def _at(x, k):
 
 
 @njit(inline="always")
-def _time(st, b, x):
-    return st.prof_t[b, TIMES + x]
-
-
-@njit(inline="always")
-def _before(st, b, x, y):
-    """Key order: time, then ends (odd nodes) before starts (even nodes), then node."""
-    tx = st.prof_t[b, TIMES + x]
-    ty = st.prof_t[b, TIMES + y]
+def _before(T, x, y):
+    """Key order: time, then ends (odd nodes) before starts (even nodes), then node (``T``: one system's times)."""
+    tx = T[TIMES + x]
+    ty = T[TIMES + y]
     if tx != ty:
         return tx < ty
     ex = x & 1
@@ -69,28 +64,27 @@ def _before(st, b, x, y):
 
 
 @njit(inline="always")
-def _pull(st, b, x):
-    """Recompute node x's subtree aggregates from its children."""
-    f = st.prof_f
-    left = f[b, _at(x, F_LEFT)]
-    right = f[b, _at(x, F_RIGHT)]
+def _pull(f, x):
+    """Recompute node x's subtree aggregates from its children (``f``: one system's ints)."""
+    left = f[_at(x, F_LEFT)]
+    right = f[_at(x, F_RIGHT)]
     s = 0
     lo = BIG
     hi = -BIG
     if left >= 0:
-        s = f[b, _at(left, F_SUM)]
-        lo = f[b, _at(left, F_MIN)]
-        hi = f[b, _at(left, F_MAX)]
-    s += f[b, _at(x, F_DELTA)]
+        s = f[_at(left, F_SUM)]
+        lo = f[_at(left, F_MIN)]
+        hi = f[_at(left, F_MAX)]
+    s += f[_at(x, F_DELTA)]
     lo = min(lo, s)
     hi = max(hi, s)
     if right >= 0:
-        lo = min(lo, s + f[b, _at(right, F_MIN)])
-        hi = max(hi, s + f[b, _at(right, F_MAX)])
-        s += f[b, _at(right, F_SUM)]
-    f[b, _at(x, F_SUM)] = s
-    f[b, _at(x, F_MIN)] = lo
-    f[b, _at(x, F_MAX)] = hi
+        lo = min(lo, s + f[_at(right, F_MIN)])
+        hi = max(hi, s + f[_at(right, F_MAX)])
+        s += f[_at(right, F_SUM)]
+    f[_at(x, F_SUM)] = s
+    f[_at(x, F_MIN)] = lo
+    f[_at(x, F_MAX)] = hi
 
 
 @njit(inline="always")
@@ -100,121 +94,125 @@ def _priority(x):
 
 
 @njit(inline="always")
-def _replace_child(st, b, parent, old, new):
+def _replace_child(f, parent, old, new):
     if parent < 0:
-        st.prof_f[b, ROOT] = new
-    elif st.prof_f[b, _at(parent, F_LEFT)] == old:
-        st.prof_f[b, _at(parent, F_LEFT)] = new
+        f[ROOT] = new
+    elif f[_at(parent, F_LEFT)] == old:
+        f[_at(parent, F_LEFT)] = new
     else:
-        st.prof_f[b, _at(parent, F_RIGHT)] = new
+        f[_at(parent, F_RIGHT)] = new
 
 
 @njit
 def clear(st, b, capacity):
     """An empty tree for ``capacity`` job slots (every node out of it)."""
-    st.prof_f[b, ROOT] = -1
+    f = st.prof_f[b]
+    f[ROOT] = -1
     for x in range(2 * capacity):
-        st.prof_f[b, _at(x, F_IN)] = 0
+        f[_at(x, F_IN)] = 0
 
 
 @njit
 def insert(st, b, x, t, delta):
     """Put node x (out of the tree) in at time t with ``delta`` free servers from t on."""
-    f = st.prof_f
-    st.prof_t[b, TIMES + x] = t
-    f[b, _at(x, F_LEFT)] = -1
-    f[b, _at(x, F_RIGHT)] = -1
-    f[b, _at(x, F_PRIO)] = _priority(x)
-    f[b, _at(x, F_DELTA)] = delta
-    f[b, _at(x, F_IN)] = 1
-    _pull(st, b, x)
-    y = f[b, ROOT]
+    f = st.prof_f[b]
+    T = st.prof_t[b]
+    T[TIMES + x] = t
+    f[_at(x, F_LEFT)] = -1
+    f[_at(x, F_RIGHT)] = -1
+    f[_at(x, F_PRIO)] = _priority(x)
+    f[_at(x, F_DELTA)] = delta
+    f[_at(x, F_IN)] = 1
+    _pull(f, x)
+    y = f[ROOT]
     if y < 0:
-        f[b, ROOT] = x
+        f[ROOT] = x
         return
     k = 0
     while True:
-        f[b, STACK + k] = y
+        f[STACK + k] = y
         k += 1
-        side = F_LEFT if _before(st, b, x, y) else F_RIGHT
-        child = f[b, _at(y, side)]
+        side = F_LEFT if _before(T, x, y) else F_RIGHT
+        child = f[_at(y, side)]
         if child < 0:
-            f[b, _at(y, side)] = x
+            f[_at(y, side)] = x
             break
         y = child
-    prio = f[b, _at(x, F_PRIO)]
+    prio = f[_at(x, F_PRIO)]
     while k > 0:  # rotate x up while its priority beats its parent's
-        p = f[b, STACK + k - 1]
-        if f[b, _at(p, F_PRIO)] >= prio:
+        p = f[STACK + k - 1]
+        if f[_at(p, F_PRIO)] >= prio:
             break
-        if f[b, _at(p, F_LEFT)] == x:
-            f[b, _at(p, F_LEFT)] = f[b, _at(x, F_RIGHT)]
-            f[b, _at(x, F_RIGHT)] = p
+        if f[_at(p, F_LEFT)] == x:
+            f[_at(p, F_LEFT)] = f[_at(x, F_RIGHT)]
+            f[_at(x, F_RIGHT)] = p
         else:
-            f[b, _at(p, F_RIGHT)] = f[b, _at(x, F_LEFT)]
-            f[b, _at(x, F_LEFT)] = p
-        _pull(st, b, p)
-        _pull(st, b, x)
-        _replace_child(st, b, f[b, STACK + k - 2] if k >= 2 else -1, p, x)
+            f[_at(p, F_RIGHT)] = f[_at(x, F_LEFT)]
+            f[_at(x, F_LEFT)] = p
+        _pull(f, p)
+        _pull(f, x)
+        _replace_child(f, f[STACK + k - 2] if k >= 2 else -1, p, x)
         k -= 1
     for i in range(k - 1, -1, -1):
-        _pull(st, b, f[b, STACK + i])
+        _pull(f, f[STACK + i])
 
 
 @njit
 def remove(st, b, x):
     """Take node x out of the tree (nothing if it is not in)."""
-    f = st.prof_f
-    if f[b, _at(x, F_IN)] == 0:
+    f = st.prof_f[b]
+    T = st.prof_t[b]
+    if f[_at(x, F_IN)] == 0:
         return
-    f[b, _at(x, F_IN)] = 0
+    f[_at(x, F_IN)] = 0
     k = 0
-    y = f[b, ROOT]
+    y = f[ROOT]
     while y != x:
-        f[b, STACK + k] = y
+        f[STACK + k] = y
         k += 1
-        y = f[b, _at(y, F_LEFT)] if _before(st, b, x, y) else f[b, _at(y, F_RIGHT)]
+        y = f[_at(y, F_LEFT)] if _before(T, x, y) else f[_at(y, F_RIGHT)]
     while True:  # rotate x down until it has at most one child
-        left = f[b, _at(x, F_LEFT)]
-        right = f[b, _at(x, F_RIGHT)]
+        left = f[_at(x, F_LEFT)]
+        right = f[_at(x, F_RIGHT)]
         if left < 0 or right < 0:
             break
-        parent = f[b, STACK + k - 1] if k > 0 else -1
-        if f[b, _at(left, F_PRIO)] > f[b, _at(right, F_PRIO)]:
-            f[b, _at(x, F_LEFT)] = f[b, _at(left, F_RIGHT)]
-            f[b, _at(left, F_RIGHT)] = x
+        parent = f[STACK + k - 1] if k > 0 else -1
+        if f[_at(left, F_PRIO)] > f[_at(right, F_PRIO)]:
+            f[_at(x, F_LEFT)] = f[_at(left, F_RIGHT)]
+            f[_at(left, F_RIGHT)] = x
             up = left
         else:
-            f[b, _at(x, F_RIGHT)] = f[b, _at(right, F_LEFT)]
-            f[b, _at(right, F_LEFT)] = x
+            f[_at(x, F_RIGHT)] = f[_at(right, F_LEFT)]
+            f[_at(right, F_LEFT)] = x
             up = right
-        _replace_child(st, b, parent, x, up)
-        f[b, STACK + k] = up
+        _replace_child(f, parent, x, up)
+        f[STACK + k] = up
         k += 1
-    left = f[b, _at(x, F_LEFT)]
-    child = left if left >= 0 else f[b, _at(x, F_RIGHT)]
-    _replace_child(st, b, f[b, STACK + k - 1] if k > 0 else -1, x, child)
+    left = f[_at(x, F_LEFT)]
+    child = left if left >= 0 else f[_at(x, F_RIGHT)]
+    _replace_child(f, f[STACK + k - 1] if k > 0 else -1, x, child)
     for i in range(k - 1, -1, -1):
-        _pull(st, b, f[b, STACK + i])
+        _pull(f, f[STACK + i])
 
 
 # ---------------------------------------------------------------- queries
 @njit
 def prefix(st, b, t, inclusive):
     """Σ delta over the nodes with time <= t (``inclusive``) or < t."""
-    f = st.prof_f
+    f = st.prof_f[b]
+    T = st.prof_t[b]
     acc = 0
-    y = f[b, ROOT]
+    y = f[ROOT]
     while y >= 0:
-        ty = st.prof_t[b, TIMES + y]
+        ty = T[TIMES + y]
         if ty < t or (inclusive and ty == t):
-            left = f[b, _at(y, F_LEFT)]
+            left = f[_at(y, F_LEFT)]
             if left >= 0:
-                acc += f[b, _at(left, F_SUM)]
-            acc += f[b, _at(y, F_DELTA)]
-            y = f[b, _at(y, F_RIGHT)]
+                acc += f[_at(left, F_SUM)]
+            acc += f[_at(y, F_DELTA)]
+            y = f[_at(y, F_RIGHT)]
         else:
-            y = f[b, _at(y, F_LEFT)]
+            y = f[_at(y, F_LEFT)]
     return acc
 
 
@@ -224,57 +222,58 @@ def _hit(v, x, below):
 
 
 @njit(inline="always")
-def _subtree_hit(st, b, y, base, x, below):
+def _subtree_hit(f, y, base, x, below):
     """Does some prefix sum inside subtree y (the sums before it being ``base``) fall below X (reach X)?"""
     if y < 0:
         return False
     if below:
-        return base + st.prof_f[b, _at(y, F_MIN)] < x
-    return base + st.prof_f[b, _at(y, F_MAX)] >= x
+        return base + f[_at(y, F_MIN)] < x
+    return base + f[_at(y, F_MAX)] >= x
 
 
 @njit
 def _first(st, b, t0, x, below):
     """The time of the first node (in key order) with time > t0 whose prefix sum is < x (``below``) or >= x; inf if
     none."""
-    f = st.prof_f
+    f = st.prof_f[b]
+    T = st.prof_t[b]
     acc = 0
     k = 0
-    y = f[b, ROOT]
+    y = f[ROOT]
     while y >= 0:  # the search path of t0: nodes after t0 where it turns left, with the sums before their subtrees
-        if st.prof_t[b, TIMES + y] > t0:
-            f[b, STACK + k] = y
-            f[b, ACCS + k] = acc
+        if T[TIMES + y] > t0:
+            f[STACK + k] = y
+            f[ACCS + k] = acc
             k += 1
-            y = f[b, _at(y, F_LEFT)]
+            y = f[_at(y, F_LEFT)]
         else:
-            left = f[b, _at(y, F_LEFT)]
+            left = f[_at(y, F_LEFT)]
             if left >= 0:
-                acc += f[b, _at(left, F_SUM)]
-            acc += f[b, _at(y, F_DELTA)]
-            y = f[b, _at(y, F_RIGHT)]
+                acc += f[_at(left, F_SUM)]
+            acc += f[_at(y, F_DELTA)]
+            y = f[_at(y, F_RIGHT)]
     for i in range(k - 1, -1, -1):  # deepest first: key order
-        z = f[b, STACK + i]
-        left = f[b, _at(z, F_LEFT)]
-        v = f[b, ACCS + i] + f[b, _at(z, F_DELTA)]
+        z = f[STACK + i]
+        left = f[_at(z, F_LEFT)]
+        v = f[ACCS + i] + f[_at(z, F_DELTA)]
         if left >= 0:
-            v += f[b, _at(left, F_SUM)]
+            v += f[_at(left, F_SUM)]
         if _hit(v, x, below):
-            return st.prof_t[b, TIMES + z]
-        y = f[b, _at(z, F_RIGHT)]
-        if _subtree_hit(st, b, y, v, x, below):
+            return T[TIMES + z]
+        y = f[_at(z, F_RIGHT)]
+        if _subtree_hit(f, y, v, x, below):
             base = v
             while True:  # descend to the first hit inside y
-                left = f[b, _at(y, F_LEFT)]
-                if _subtree_hit(st, b, left, base, x, below):
+                left = f[_at(y, F_LEFT)]
+                if _subtree_hit(f, left, base, x, below):
                     y = left
                     continue
                 if left >= 0:
-                    base += f[b, _at(left, F_SUM)]
-                base += f[b, _at(y, F_DELTA)]
+                    base += f[_at(left, F_SUM)]
+                base += f[_at(y, F_DELTA)]
                 if _hit(base, x, below):
-                    return st.prof_t[b, TIMES + y]
-                y = f[b, _at(y, F_RIGHT)]
+                    return T[TIMES + y]
+                y = f[_at(y, F_RIGHT)]
     return INF
 
 
@@ -307,7 +306,8 @@ def earliest(st, b, now, n, m, d, limit):
     m - n while checking a window), so its cost is O(log P) per change of state rather than per node. Equal times
     form a group whose last node gives the free servers from that time on; with ends before starts within a group, a
     node below m - n inside a window means its group ends below it."""
-    f = st.prof_f
+    f = st.prof_f[b]
+    T = st.prof_t[b]
     thr = m - n
     v = prefix(st, b, now, True)
     start = now if v >= thr else -1.0
@@ -315,36 +315,36 @@ def earliest(st, b, now, n, m, d, limit):
     cand = 0.0
     top = 0
     k = 0
-    y = f[b, ROOT]
+    y = f[ROOT]
     while y >= 0:  # the search path of now: its left turns, shallow to deep, are the walk's first entries
-        if st.prof_t[b, TIMES + y] > now:
-            f[b, STACK + k] = y
+        if T[TIMES + y] > now:
+            f[STACK + k] = y
             k += 1
-            y = f[b, _at(y, F_LEFT)]
+            y = f[_at(y, F_LEFT)]
         else:
-            y = f[b, _at(y, F_RIGHT)]
+            y = f[_at(y, F_RIGHT)]
     for i in range(k):
-        z = f[b, STACK + i]
-        f[b, TODO + top] = 2 * f[b, _at(z, F_RIGHT)]  # the subtree right of z (an even entry; -2: none)
-        f[b, TODO + top + 1] = 2 * z + 1  # z itself (an odd entry)
+        z = f[STACK + i]
+        f[TODO + top] = 2 * f[_at(z, F_RIGHT)]  # the subtree right of z (an even entry; -2: none)
+        f[TODO + top + 1] = 2 * z + 1  # z itself (an odd entry)
         top += 2
     while top > 0:
         top -= 1
-        e = f[b, TODO + top]
+        e = f[TODO + top]
         if e < 0:
             continue
         y = e >> 1
         if e & 1 == 0:  # a whole subtree: skip it, or expand it into (right subtree, node, left subtree)
-            if not pending and ((start >= 0.0 and v + f[b, _at(y, F_MIN)] >= thr)
-                                or (start < 0.0 and v + f[b, _at(y, F_MAX)] < thr)):
-                v += f[b, _at(y, F_SUM)]
+            if not pending and ((start >= 0.0 and v + f[_at(y, F_MIN)] >= thr)
+                                or (start < 0.0 and v + f[_at(y, F_MAX)] < thr)):
+                v += f[_at(y, F_SUM)]
                 continue
-            f[b, TODO + top] = 2 * f[b, _at(y, F_RIGHT)]
-            f[b, TODO + top + 1] = 2 * y + 1
-            f[b, TODO + top + 2] = 2 * f[b, _at(y, F_LEFT)]
+            f[TODO + top] = 2 * f[_at(y, F_RIGHT)]
+            f[TODO + top + 1] = 2 * y + 1
+            f[TODO + top + 2] = 2 * f[_at(y, F_LEFT)]
             top += 3
             continue
-        t = st.prof_t[b, TIMES + y]
+        t = T[TIMES + y]
         if pending and t != cand:  # the group at cand has ended: did it reach m?
             pending = False
             if v >= thr:
@@ -356,7 +356,7 @@ def earliest(st, b, now, n, m, d, limit):
                 return start
         elif not pending and not t < limit:
             return INF
-        v += f[b, _at(y, F_DELTA)]
+        v += f[_at(y, F_DELTA)]
         if start >= 0.0:
             if v < thr:
                 start = -1.0
