@@ -297,12 +297,13 @@ def _tree_to_arrays(st, b, now, n, o):
 
 
 @njit(inline="always")
-def _prefix_max(st, b, P, o, q):
-    """prof_t[b, q + k] = the most servers free at any of the breakpoints 0..k."""
+def _prefix_max(st, b, P, o, q, k0=0):
+    """prof_t[b, q + k] = the most servers free at any of the breakpoints 0..k, for k from k0 (those before are
+    kept)."""
     F = st.prof_f[b]
     M = st.prof_t[b]
-    hi = -1
-    for k in range(P):
+    hi = M[q + k0 - 1] if k0 > 0 else -1
+    for k in range(k0, P):
         v = F[o + k]
         if v > hi:
             hi = v
@@ -320,36 +321,36 @@ def _target(st, b, P, o, q, m, d, r):
     the first with m free are walked up to r."""
     T = st.prof_t[b]
     F = st.prof_f[b]
-    kr = _search(T, o, P, r)
-    if T[q + kr] < m:
-        return r
     lo = 0
-    hi = kr
+    hi = P
     while lo < hi:  # the first breakpoint with m free (prefix maxima are nondecreasing)
         mid = (lo + hi) >> 1
         if T[q + mid] >= m:
             hi = mid
         else:
             lo = mid + 1
-    k = o + lo
+    if lo == P or T[o + lo] >= r:
+        return r
+    k = o + lo  # m free here: a run of at least m free starts
     end = o + P
+    start = T[k]
+    lim = min(start + d, r)
+    k += 1
     while k < end:
-        t = T[k]
-        if t >= r:
-            return r
-        if F[k] >= m:
-            lim = t + d
-            if r < lim:
-                lim = r
-            s = k + 1
-            while s < end and T[s] < lim and F[s] >= m:
-                s += 1
-            if s == end or T[s] >= lim:
-                return t
-            k = s + 1
-        else:
+        if T[k] >= lim:  # the run lasted until the window's end
+            return start
+        if F[k] < m:  # too few: the next run starts at the next breakpoint with m free
             k += 1
-    return r
+            while k < end and F[k] < m:
+                k += 1
+            if k == end:
+                return r
+            start = T[k]
+            if start >= r:
+                return r
+            lim = min(start + d, r)
+        k += 1
+    return start  # the last segment lasts for ever
 
 
 @njit
@@ -378,7 +379,7 @@ def _compress_pass(st, pr, b, now):
         elif r == INF:  # a new job: the earliest place among all the others'
             r = _earliest(st, b, P, m, d, o)
             P = _add(st, b, P, r, r + d, -m, o)
-            _prefix_max(st, b, P, o, q)
+            _prefix_max(st, b, P, o, q, _search(st.prof_t[b], o, P, r))
             _place(st, b, j, m, r, d)
         elif r > now:
             t = _target(st, b, P, o, q, m, d, r)
@@ -386,7 +387,7 @@ def _compress_pass(st, pr, b, now):
                 old_end = st.job_f[b, j, J_KEY]
                 P = _add(st, b, P, r, old_end, m, o)
                 P = _add(st, b, P, t, t + d, -m, o)
-                _prefix_max(st, b, P, o, q)
+                _prefix_max(st, b, P, o, q, _search(st.prof_t[b], o, P, t))
                 _unplace(st, b, j)
                 end = _place(st, b, j, m, t, d)
                 _widen(st, b, _CARRY_LO, end if end > r else r, old_end)

@@ -50,9 +50,9 @@ def _at(x, k):
 
 
 @njit(inline="always")
-def _before(T, x, y):
-    """Key order: time, then ends (odd nodes) before starts (even nodes), then node (``T``: one system's times)."""
-    tx = T[TIMES + x]
+def _before(T, x, tx, y):
+    """Key order: time, then ends (odd nodes) before starts (even nodes), then node (``T``: one system's times;
+    ``tx``: node x's time)."""
     ty = T[TIMES + y]
     if tx != ty:
         return tx < ty
@@ -132,7 +132,7 @@ def insert(st, b, x, t, delta):
     while True:
         f[STACK + k] = y
         k += 1
-        side = F_LEFT if _before(T, x, y) else F_RIGHT
+        side = F_LEFT if _before(T, x, t, y) else F_RIGHT
         child = f[_at(y, side)]
         if child < 0:
             f[_at(y, side)] = x
@@ -167,10 +167,11 @@ def remove(st, b, x):
     f[_at(x, F_IN)] = 0
     k = 0
     y = f[ROOT]
+    tx = T[TIMES + x]
     while y != x:
         f[STACK + k] = y
         k += 1
-        y = f[_at(y, F_LEFT)] if _before(T, x, y) else f[_at(y, F_RIGHT)]
+        y = f[_at(y, F_LEFT)] if _before(T, x, tx, y) else f[_at(y, F_RIGHT)]
     while True:  # rotate x down until it has at most one child
         left = f[_at(x, F_LEFT)]
         right = f[_at(x, F_RIGHT)]
