@@ -14,7 +14,7 @@ Fastest of ``--repeat`` runs, in wall time and in CPU time of the process (``tim
 shared with other jobs, wall time counts the time the process waited for a core; jobs/s are from CPU time).
 ``priority(order=fcfs, backfill=conservative)`` computes the same schedule as
 ``conservative-backfilling`` with a profile rebuilt from scratch at every event (the algorithm
-``conservative-backfilling`` used before its profile was kept in a search tree): the ratio column compares them.
+``conservative-backfilling`` used before it kept its profile between events): the last line compares them.
 
     python benchmarks/bench_replay.py               # both traces, every policy below
     python benchmarks/bench_replay.py --jobs 20000 --load 0.9
@@ -116,7 +116,7 @@ def main() -> None:
                 if policy.label == "priority(order=fcfs, backfill=conservative)":
                     rebuilt = seconds
             tree = results["conservative-backfilling"]
-            print(f"conservative-backfilling (profile in a tree) vs the profile rebuilt at every event: "
+            print(f"conservative-backfilling (profile kept between events) vs rebuilt at every event: "
                   f"{rebuilt / tree:.1f}x the jobs/s; target >= 50,000 jobs/s: "
                   f"{'met' if args.jobs / tree >= 50_000 else 'not met'} ({args.jobs / tree:,.0f})")
 
