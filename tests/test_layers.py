@@ -7,6 +7,7 @@ a lazy import is still a dependency), so the test needs no import of msjgym.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +94,14 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+FAMILY_ENV = re.compile(r"msjgym\.systems\.\w+\.env")
+"""A family's environment module (``msjgym/systems/<family>/env.py``) lives in the family's folder but builds on the
+batched environment base, so it sits in the layer of ``msjgym.envs``."""
+
+
 def layer(module: str) -> int:
+    if FAMILY_ENV.fullmatch(module):
+        module = "msjgym.envs"
     best, depth = None, -1
     for i, names in enumerate(LAYERS):
         for prefix in names:

@@ -4,12 +4,13 @@ Gymnasium is a core dependency: ``import msjgym`` registers every environment, a
 with a plain ``pip install msjgym`` (Stable-Baselines3 and torch, the ``rl`` extra, are needed only to train, for
 ``to_sb3`` and ``sb3:MODEL.zip``). Each env module of this package (one per family, on the batched base of
 :mod:`msjgym.envs.base`) declares ``ENVS = [EnvRegistration(...)]``, and :func:`register` registers what the modules
-declare; their public names (``__all__``) are importable from ``msjgym.envs``. Adding a family's environment is one new
-module here.
+declare; their public names (``__all__``) are importable from ``msjgym.envs``. A family's environment may instead live in
+its own folder, as ``msjgym/systems/<family>/env.py``: it is found there the same way.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from typing import Any
 
@@ -20,12 +21,23 @@ __all__ = ["register", "registrations"]
 _REGISTRATIONS: list[Any] = []
 
 
+def _env_modules() -> list[str]:
+    """The public modules of this package, then every family's environment module (``msjgym.systems.<family>.env``:
+    a family keeps its environment in its own folder)."""
+    import msjgym.systems
+
+    names = [f"{__name__}.{info.name}" for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
+             if not info.name.startswith("_") and not info.ispkg]
+    for info in sorted(pkgutil.iter_modules(msjgym.systems.__path__), key=lambda m: m.name):
+        if info.ispkg and importlib.util.find_spec(f"msjgym.systems.{info.name}.env") is not None:
+            names.append(f"msjgym.systems.{info.name}.env")
+    return names
+
+
 def _discover() -> None:
-    """Import every public module of this package; collect its ``ENVS`` and export its ``__all__``."""
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.ispkg:
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    """Import every environment module (:func:`_env_modules`); collect its ``ENVS`` and export its ``__all__``."""
+    for name in _env_modules():
+        module = importlib.import_module(name)
         _REGISTRATIONS.extend(getattr(module, "ENVS", []))
         for name in getattr(module, "__all__", []):
             if name in vars(module):  # not the names a module defines on first use (SB3's classes)
