@@ -124,13 +124,4 @@ class Choice(Param):
         return value
 
 
-def lookup(policies: dict[str, PolicySpec], name: str, family: str) -> PolicySpec:
-    """``policies[name]``, or a one-line ``PolicyError`` listing the family's valid names."""
-    try:
-        return policies[name]
-    except KeyError:
-        raise PolicyError(f"--policy {name!r}: not a policy of the {family} family; valid: "
-                          f"{', '.join(policies)}") from None
-
-
-__all__ = ["BuiltinPolicy", "Choice", "discover", "lookup", "registered"]
+__all__ = ["BuiltinPolicy", "Choice", "discover", "registered"]

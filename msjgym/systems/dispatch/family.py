@@ -275,7 +275,6 @@ class DispatchFamily:
         return reps, arrivals - warmup, warmup
 
     def simulation(self, scenario: api.Scenario, policy: Any, run: api.RunSettings, seed: int) -> api.Simulation:
-        self.validate(scenario, policy, run)
         label = getattr(policy, "label", None)  # a bound declaration is named with its values: jsq-d(d=3)
         scenario, policy = resolve(scenario, policy)
         if api.is_user_policy(policy):
@@ -283,7 +282,6 @@ class DispatchFamily:
         return BuiltinRuns(scenario, policy, run, seed, label or policy)
 
     def references(self, scenario: api.Scenario, policy: Any, run: api.RunSettings) -> list[Reference]:
-        self.validate(scenario, policy, run)
         scenario, policy = resolve(scenario, policy)
         setting: DispatchSetting = scenario.model
         if api.is_user_policy(policy):  # what holds for any dispatcher: stability, busy fraction, message rate

@@ -262,11 +262,9 @@ class FiniteSkipFamily:
         return _run_length(run)
 
     def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
-        self.validate(scenario, policy, run)
         return FiniteSkipRuns(scenario, policy, run, seed)
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
-        self.validate(scenario, policy, run)
         if api.is_user_policy(policy):
             own = FiniteSkipPolicy(name=str(getattr(policy, "name", policy)), system=scenario.model.system,
                                    preemptive=True, wcfs=False, summary="user policy", source="user file")

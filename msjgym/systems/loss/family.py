@@ -196,13 +196,11 @@ class LossFamily:
         return _run_length(scenario, run)
 
     def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
-        self.validate(scenario, policy, run)
         if api.is_user_policy(policy):
             return AgentRuns(scenario, policy, run, seed)
         return BuiltinRuns(scenario, self.builtin(policy), run, seed)
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
-        self.validate(scenario, policy, run)
         known = None if api.is_user_policy(policy) else self.builtin(policy)
         return scorecard.references(scenario.model, known)
 

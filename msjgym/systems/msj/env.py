@@ -10,7 +10,7 @@ from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
 from msjgym.envs.docs import EnvDoc
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.evaluator import summarize
-from msjgym.evaluate.result import Result as EvaluationResult
+from msjgym.evaluate.result import Result
 from msjgym.systems.msj.agent import EnvSpec, MSJBatch
 from msjgym.systems.msj.family import EpisodeRuns
 from msjgym.systems.msj.state import RUNNING
@@ -101,7 +101,7 @@ class MSJEnv(BatchedEnv):
     doc = DOC
     vector_type = MSJVectorEnv
 
-    def episode_result(self) -> EvaluationResult:
+    def episode_result(self) -> Result:
         """The episode's statistics, exactly as ``msjgym.evaluate`` reports them (meaningful with ``jobs``)."""
         sim = self._venv._batch.sim
         if sim.status(0) == RUNNING:

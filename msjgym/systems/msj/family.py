@@ -481,7 +481,6 @@ class MSJFamily:
         return _run_length(scenario.model, run)
 
     def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
-        self.validate(scenario, policy, run)
         policy = resolve_compiled(policy) or policy
         if api.is_user_policy(policy):
             return AgentRuns(scenario, policy, run, seed)
@@ -489,9 +488,6 @@ class MSJFamily:
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
         policy = resolve_compiled(policy) or policy
-        _check_options(scenario, policy, run)  # not the state's size: the theory simulates nothing
-        if not api.is_user_policy(policy):
-            _builtin(policy).validate(scenario.model)
         if api.is_user_policy(policy):
             from msjgym.systems.msj.agent import AGENT
             pol = AGENT
