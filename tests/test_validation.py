@@ -72,7 +72,7 @@ def test_parse_number_reads_or_refuses_in_one_line(text, fractions):
 def test_limits_check_int_and_is_finite_never_overflow(value):
     assert is_finite(value) == (validation.is_real(value) and math.isfinite(as_float(value)))
     try:
-        n = limits.check_int("--reps", value, 1, limits.MAX_REPS)
+        n = validation.check_int("--reps", value, 1, limits.MAX_REPS)
     except MsjgymError as exc:
         _one_style(str(exc), "--reps")
     else:
@@ -113,7 +113,7 @@ def test_exact_comparison_beyond_float_precision():
 def test_the_other_checkers_are_this_one():
     """The theory's, the dispatch family's and the policies' checks answer in the same style."""
     from msjgym.systems.dispatch.params import require_rate
-    from msjgym.theory.checks import require_count, require_in
+    from msjgym.core.validation import require_count, require_in
 
     with pytest.raises(ValueError, match=r"^k = an integer of 401 digits: must be an integer >= 1$"):
         require_count("k", 10**400 * -1)

@@ -1,4 +1,4 @@
-"""The valid ranges of msjgym's numeric inputs, in one place, and the checkers that enforce them.
+"""The valid ranges of msjgym's numeric inputs, in one place (their checkers are in :mod:`msjgym.core.validation`).
 
 Every range also bounds what a run can cost: an input outside it is refused with a one-line error naming the input
 and its range *before* anything is allocated, compiled or simulated (so a typo such as ``servers=1e308`` never
@@ -6,12 +6,6 @@ locks the machine, and Ctrl-C is never needed). The limits are generous for rese
 line why it is where it is. ``docs/limits.md`` tables them for users.
 """
 from __future__ import annotations
-
-import math
-from typing import Any
-
-from msjgym.core.validation import as_float, check_number, show
-from msjgym.errors import MsjgymError
 
 MAX_SERVERS = 10**7
 """Servers n (or N) of any family: the engines allocate per-server state (the MSJ heap, dispatch buckets, the loss
@@ -66,43 +60,6 @@ MAX_TIME_SPREAD = 1e9
 """The mean interarrival time over the shortest mean service time: the clock runs ~jobs interarrival times, and
 float64 (16 digits) must still resolve the shortest service on it (above this the shortest jobs are rounded to 0
 time: zero utilization, negative waits)."""
-
-
-def check_int(name: str, value: Any, low: int, high: int, error: type[MsjgymError] = MsjgymError,
-              why: str = "") -> int:
-    """``value`` as an int if it is an integer (integral floats accepted) in [low, high]; else ``error`` naming it
-    (:func:`msjgym.core.validation.check_number`: huge values such as ``1e308`` or ``10**400`` included)."""
-    return check_number(name, value, low, high, integer=True, why=why, error=error)
-
-
-def check_time(name: str, value: float, error: type[MsjgymError] = MsjgymError, what: str = "mean") -> float:
-    """``value`` (a mean time, in the scenario's time unit) if it is finite and within :data:`TIME_RANGE`."""
-    low, high = TIME_RANGE
-    if not low <= as_float(value) <= high:
-        raise error(f"{name}: its {what} {show(value)} is outside [{low:g}, {high:g}] time units, where moments and "
-                    f"metrics stay exact in float64; rescale the time unit")
-    return float(value)
-
-
-def check_time_spread(name: str, value: Any, interarrival: float, service: float,
-                      error: type[MsjgymError] = MsjgymError, what: str = "the shortest mean service time") -> None:
-    """Refuse a scenario whose mean interarrival time is more than :data:`MAX_TIME_SPREAD` times ``service`` (the
-    shortest mean service time): the simulation clock would round those services to 0 (zero utilization, zero or
-    negative times, silently). ``name = value`` is the input to change (an arrival rate, usually)."""
-    spread = interarrival / service if service > 0 else math.inf
-    if not spread <= MAX_TIME_SPREAD:
-        raise error(f"{name} = {show(value)}: the mean interarrival time ({interarrival:.3g}) is {spread:.3g} times "
-                    f"{what} ({service:.3g}); must be at most {MAX_TIME_SPREAD:g} times, or float64 cannot resolve "
-                    "those services on the simulation clock (raise the arrival rate, or rescale)")
-
-
-def check_state_bytes(estimate: float, inputs: str, error: type[Exception] = MsjgymError,
-                      fix: str = "use fewer --reps, --batches or servers", what: str = "the replications' state") -> None:
-    """Refuse a run whose state (``estimate`` bytes, from ``inputs``, e.g. "reps=10, batches=20, ...") is above
-    :data:`MAX_STATE_BYTES`, before anything is allocated; ``fix`` says what the caller's user can change."""
-    if estimate > MAX_STATE_BYTES:
-        raise error(f"{inputs}: {what} would take {estimate / 2**30:,.1f} GiB; must be at most "
-                    f"{MAX_STATE_BYTES / 2**30:g} GiB (allocated before it starts): {fix}")
 
 
 def duration(seconds: float) -> str:

@@ -8,8 +8,12 @@ fraction inside ``dist = "h2(f=1/2, scv=15)"``, a command-line option), with one
 Whatever the value -- a bool, a string, NaN, ±inf, a 400-digit integer, ``1e400``, a NumPy scalar, a float one ulp
 outside the range -- the answer is the number (a Python ``int`` or ``float``) or one ``MsjgymError`` line of that
 form; never an ``OverflowError`` or a ``TypeError`` from deep inside. ``tests/test_validation.py`` fuzzes it with
-hypothesis. The other checks of the package (:mod:`msjgym.core.limits`, ``msjgym.theory.checks``,
-``msjgym.systems.dispatch.params``, the policies' parameters, the environments' arguments) are thin names over these.
+hypothesis. The package's other number checks are thin names over these, and live here too: the theory's argument
+checks (:func:`require_count`, :func:`require_positive`, ..., raising ``ValueError``), the run-cost checks against
+:mod:`msjgym.core.limits`' ranges (:func:`check_int`, :func:`check_time`, :func:`check_time_spread`,
+:func:`check_state_bytes`), the command line's :func:`int_at_least`. A family's parameter checks
+(``msjgym.systems.dispatch.params``, the models' ``__post_init__``), the policies' parameters
+(:class:`msjgym.api.Param`), the options (:class:`msjgym.api.Option`) and the environments' arguments call them.
 """
 from __future__ import annotations
 
@@ -17,10 +21,12 @@ import argparse
 import math
 import numbers
 from collections.abc import Callable
+from typing import Any
 from fractions import Fraction
 
 import numpy as np
 
+from msjgym.core.limits import MAX_STATE_BYTES, MAX_TIME_SPREAD, TIME_RANGE
 from msjgym.errors import MsjgymError
 
 MAX_NUMBER_CHARS = 100
@@ -154,3 +160,73 @@ def int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{value} must be {bounds}")
         return value
     return parse
+
+
+# ---------------------------------------------------------------- the theory's argument checks (ValueError)
+def require_count(name: str, value: object, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum`` (integral floats accepted, bools rejected)."""
+    return check_number(name, value, minimum, integer=True, error=ValueError)
+
+
+def require_positive(name: str, value: object) -> float:
+    """``value`` as a finite float > 0."""
+    return check_number(name, value, 0, open_low=True, error=ValueError)
+
+
+def require_nonnegative(name: str, value: object) -> float:
+    """``value`` as a finite float >= 0."""
+    return check_number(name, value, 0, error=ValueError)
+
+
+def require_probability(name: str, value: object) -> float:
+    """``value`` as a float in [0, 1]."""
+    return check_number(name, value, 0, 1, error=ValueError)
+
+
+def require_stable(load: float, what: str) -> None:
+    """Raise ``ValueError`` unless the utilisation ``load`` (ρ) is < 1."""
+    if load >= 1:
+        raise ValueError(f"{what}: load ρ = {load!r} >= 1, the queue is unstable (needs ρ < 1)")
+
+
+def require_in(name: str, value: object, low: float, high: float, closed: tuple[bool, bool] = (True, True)) -> float:
+    """``value`` as a finite float in the interval from ``low`` to ``high``, ends included where ``closed`` says."""
+    return check_number(name, value, low, high, open_low=not closed[0], open_high=not closed[1], error=ValueError)
+
+
+# ---------------------------------------------------------------- run-cost checks (msjgym.core.limits' ranges)
+def check_int(name: str, value: Any, low: int, high: int, error: type[Exception] = MsjgymError,
+              why: str = "") -> int:
+    """``value`` as an int if it is an integer (integral floats accepted) in [low, high]; else ``error`` naming it
+    (:func:`check_number`: huge values such as ``1e308`` or ``10**400`` included)."""
+    return check_number(name, value, low, high, integer=True, why=why, error=error)
+
+
+def check_time(name: str, value: float, error: type[Exception] = MsjgymError, what: str = "mean") -> float:
+    """``value`` (a mean time, in the scenario's time unit) if it is finite and within :data:`~msjgym.core.limits.TIME_RANGE`."""
+    low, high = TIME_RANGE
+    if not low <= as_float(value) <= high:
+        raise error(f"{name}: its {what} {show(value)} is outside [{low:g}, {high:g}] time units, where moments and "
+                    f"metrics stay exact in float64; rescale the time unit")
+    return float(value)
+
+
+def check_time_spread(name: str, value: Any, interarrival: float, service: float,
+                      error: type[Exception] = MsjgymError, what: str = "the shortest mean service time") -> None:
+    """Refuse a scenario whose mean interarrival time is more than :data:`~msjgym.core.limits.MAX_TIME_SPREAD` times ``service`` (the
+    shortest mean service time): the simulation clock would round those services to 0 (zero utilization, zero or
+    negative times, silently). ``name = value`` is the input to change (an arrival rate, usually)."""
+    spread = interarrival / service if service > 0 else math.inf
+    if not spread <= MAX_TIME_SPREAD:
+        raise error(f"{name} = {show(value)}: the mean interarrival time ({interarrival:.3g}) is {spread:.3g} times "
+                    f"{what} ({service:.3g}); must be at most {MAX_TIME_SPREAD:g} times, or float64 cannot resolve "
+                    "those services on the simulation clock (raise the arrival rate, or rescale)")
+
+
+def check_state_bytes(estimate: float, inputs: str, error: type[Exception] = MsjgymError,
+                      fix: str = "use fewer --reps, --batches or servers", what: str = "the replications' state") -> None:
+    """Refuse a run whose state (``estimate`` bytes, from ``inputs``, e.g. "reps=10, batches=20, ...") is above
+    :data:`~msjgym.core.limits.MAX_STATE_BYTES`, before anything is allocated; ``fix`` says what the caller's user can change."""
+    if estimate > MAX_STATE_BYTES:
+        raise error(f"{inputs}: {what} would take {estimate / 2**30:,.1f} GiB; must be at most "
+                    f"{MAX_STATE_BYTES / 2**30:g} GiB (allocated before it starts): {fix}")

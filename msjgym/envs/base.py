@@ -29,7 +29,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from msjgym.core.actions import action_error, check_invalid_action, fallback_action, resolve_actions
 from msjgym.core.env_batch import EnvBatch
-from msjgym.core.limits import check_state_bytes
+from msjgym.core.validation import check_state_bytes
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
 

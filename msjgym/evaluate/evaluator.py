@@ -28,8 +28,7 @@ from msjgym.core import limits
 from msjgym.core import histogram
 from msjgym.core.estimates import Estimate, estimates, t_interval
 from msjgym.core.references import Reference, unstable_predictions
-from msjgym.core.validation import requirement, show
-from msjgym.errors import MsjgymError
+from msjgym.core.validation import check_int
 from msjgym.evaluate.checks import run_checks, tail_notes
 from msjgym.evaluate.result import Result
 
@@ -65,11 +64,13 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     family = api.family(scenario.family)
     if not isinstance(policy, str) and family.policies().get(getattr(policy, "name", None)) is policy:
         policy = policy.name  # a built-in's declaration
-    _check_int("reps", reps, 1, limits.MAX_REPS)
-    _check_int("jobs", jobs, 1, limits.MAX_JOBS)
-    _check_int("warmup", warmup, 0, limits.MAX_JOBS)
-    _check_int("seed", seed, 0, limits.MAX_SEED)
-    _check_int("batches", batches, 1, limits.MAX_BATCHES)
+    # the run length: None (the family's default) or an integer in its range, before anything is compiled
+    reps, jobs, warmup, seed, batches = (None if value is None else check_int(name, value, low, high) for name, value,
+                                         low, high in (("reps", reps, 1, limits.MAX_REPS),
+                                                       ("jobs", jobs, 1, limits.MAX_JOBS),
+                                                       ("warmup", warmup, 0, limits.MAX_JOBS),
+                                                       ("seed", seed, 0, limits.MAX_SEED),
+                                                       ("batches", batches, 1, limits.MAX_BATCHES)))
     options = api.check_options(family, options)  # each a declared option of the family, within its range
     run = api.RunSettings(reps=reps, jobs=jobs, warmup=warmup, batches=batches, seed=seed, options=options)
     family.validate(scenario, policy, run)  # once, before the theory or a compile starts
@@ -91,14 +92,6 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     if refs:
         result.references = family.judge(scenario, refs, result)
     return result
-
-
-def _check_int(name: str, value: object, low: int, high: int) -> None:
-    """A run-length argument: None (the family's default) or an integer in [low, high] (:mod:`msjgym.core.limits`),
-    checked before anything is compiled or allocated."""
-    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
-                              or not low <= value <= high):
-        raise MsjgymError(f"{name} = {show(value)}: {requirement(low, high, integer=True)}")
 
 
 def _prepare(sim: api.Simulation, progress: bool) -> float:

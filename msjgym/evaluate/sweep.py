@@ -52,7 +52,7 @@ from tqdm import tqdm
 
 from msjgym import api
 from msjgym.api import Scenario, load_scenario
-from msjgym.core import limits
+from msjgym.core import limits, validation
 from msjgym.core.estimates import Estimate
 from msjgym.core.inputs import content_digest, policy_files, recording, refuse_overwrite
 from msjgym.core.overrides import parse_override
@@ -305,7 +305,7 @@ def _check_run_lengths(args: argparse.Namespace) -> None:
                             ("seed", 0, limits.MAX_SEED)):
         value = getattr(args, name, None)
         if value is not None:
-            limits.check_int(f"--{name}", value, low, high)
+            validation.check_int(f"--{name}", value, low, high)
 
 
 def _check_size(axes: Sequence[tuple[str, list[Any]]], policies: int, args: argparse.Namespace) -> None:

@@ -7,9 +7,7 @@ and §5.6; Harchol-Balter, *Performance Modeling and Design of Computer Systems*
 from __future__ import annotations
 
 
-from msjgym.theory.checks import require_count, require_nonnegative, require_positive, require_stable
-
-# ---------------------------------------------------------------------------------------------------------------------
+from msjgym.core.validation import require_count, require_nonnegative, require_positive, require_stable
 # Erlang B / Erlang C
 
 

@@ -35,7 +35,7 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import spsolve
 from scipy.special import digamma
 
-from msjgym.theory.checks import require_count, require_positive, require_probability
+from msjgym.core.validation import require_count, require_positive, require_probability
 
 _CHUNK = 1 << 15          # terms per vectorised block (cache-sized; larger blocks cost page faults)
 _EXP_UNDERFLOW = 746.0    # exp(-x) == 0.0 in float64 for x >= this

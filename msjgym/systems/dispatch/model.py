@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.systems.dispatch.params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
-from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
+from msjgym.core.limits import MAX_SERVERS
+from msjgym.core.validation import check_int, check_time_spread
 from msjgym.core.validation import check_number, is_finite, is_real, show
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.dispatch import POLICIES

@@ -36,7 +36,8 @@ from typing import Any
 from msjgym.core.distributions import Distribution
 from msjgym.systems.dispatch.distributions import paper_law, parse_paper_law
 from msjgym.systems.dispatch.params import require_load, water_filling_batch_size
-from msjgym.core.limits import MAX_SERVERS, check_int
+from msjgym.core.limits import MAX_SERVERS
+from msjgym.core.validation import check_int
 from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from msjgym import api
-from msjgym.core.limits import MAX_WINDOW, check_int
+from msjgym.core.limits import MAX_WINDOW
+from msjgym.core.validation import check_int
 from msjgym.core.references import Reference
 from msjgym.core.user_policy import load_user_policy
 from msjgym.errors import MsjgymError

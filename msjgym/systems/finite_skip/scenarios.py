@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from msjgym.core.distributions import Exponential, HyperExponential
-from msjgym.core.limits import MAX_SERVERS, check_int
+from msjgym.core.limits import MAX_SERVERS
+from msjgym.core.validation import check_int
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.policies.finite_skip import HET, LPS, MSJ, THRESHOLD
 from msjgym.systems.finite_skip import simulate as fs

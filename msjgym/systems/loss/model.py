@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential, from_spec
-from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
+from msjgym.core.limits import MAX_SERVERS
+from msjgym.core.validation import check_int, check_time_spread
 from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError
 

@@ -17,7 +17,8 @@ from msjgym import api
 from msjgym.core import rng
 from msjgym.core import histogram
 from msjgym.core import limits
-from msjgym.core.limits import MAX_WINDOW, TIME_RANGE, check_int, check_state_bytes
+from msjgym.core.limits import MAX_WINDOW, TIME_RANGE
+from msjgym.core.validation import check_int, check_state_bytes
 from msjgym.core.validation import check_number
 from msjgym.core.references import Reference, judge
 from msjgym.systems.msj.traces import Trace

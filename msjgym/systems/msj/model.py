@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from msjgym.core.distributions import Distribution
-from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, check_int, check_time_spread
+from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS
+from msjgym.core.validation import check_int, check_time_spread
 from msjgym.systems.msj.traces import Trace
 from msjgym.errors import ScenarioError
 

@@ -91,7 +91,8 @@ except ModuleNotFoundError:  # Python 3.10
 
 from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.inputs import check_input_file, note_read
-from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int, check_time_spread
+from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE
+from msjgym.core.validation import check_int, check_time_spread
 from msjgym.systems.msj.traces import Trace, kill_at_requested, read_trace
 from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from msjgym.theory.checks import require_nonnegative
+from msjgym.core.validation import require_nonnegative
 from msjgym.theory.queues import erlang_b
 
 

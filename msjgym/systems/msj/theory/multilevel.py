@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from scipy.special import exp1
 
-from msjgym.theory.checks import is_finite, require_count, require_in, require_positive
+from msjgym.core.validation import is_finite, require_count, require_in, require_positive
 
 EULER_GAMMA = 0.5772156649015329
 """Euler–Mascheroni constant γ (the paper prints 0.57726, a typo: docs/errata.md#multilevel-euler-gamma-value)."""

@@ -52,7 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from msjgym.theory.checks import require_count, require_positive
+from msjgym.core.validation import require_count, require_positive
 from msjgym.theory.saturated import fcfs_stability_threshold
 
 _PROBABILITY_TOLERANCE = 1e-9

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msjgym.theory.checks import is_real, require_count, require_nonnegative, require_positive
+from msjgym.core.validation import is_real, require_count, require_nonnegative, require_positive
 from msjgym.theory.queues import erlang_c
 
 # =====================================================================================================================
