@@ -579,7 +579,7 @@ def paired_differences(rows: list[dict[str, Any]]) -> str:
     """Learned minus each built-in row, replication by replication (replication r of every row runs on the stream
     ``SeedSequence(seed).spawn(reps)[r]``: the pairs are independent across r), with a Student-t 95 % CI: a sharper
     test than comparing the two rows' CIs when the common streams make the replications positively correlated."""
-    from msjgym.core.estimates import t_interval
+    from msjgym.evaluate.intervals import t_interval
 
     learned = np.asarray(rows[0]["per_replication"])
     parts = []

@@ -29,7 +29,8 @@ import simpy
 
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.core.estimates import Estimate, t_interval
+from msjgym.core.estimates import Estimate
+from msjgym.evaluate.intervals import t_interval
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.theory.queues import mmc_mean_wait
 

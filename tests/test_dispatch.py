@@ -23,7 +23,8 @@ import msjgym
 from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.systems.dispatch.scorecard import paper_agreement
-from msjgym.core.estimates import Estimate, t_interval
+from msjgym.core.estimates import Estimate
+from msjgym.evaluate.intervals import t_interval
 from msjgym.policies.dispatch import common, jsq, jsq_d, water_filling
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.replications import _params, _state

@@ -13,7 +13,7 @@ import gymnasium as gym
 
 import msjgym  # noqa: F401  registers the environments
 from msjgym.core.distributions import Deterministic
-from msjgym.core.estimates import t_interval
+from msjgym.evaluate.intervals import t_interval
 from msjgym.systems.dispatch.env import DISPATCH_ENV_ID
 from msjgym.errors import MsjgymError, ScenarioError
 from msjgym.policies.dispatch import AGENTS

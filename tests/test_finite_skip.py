@@ -281,7 +281,7 @@ def test_little_utilization_and_mmk():
     for est, target in ((m["response_time"], exact_t), (m["utilization"], model.load),
                         (m["number_in_system"], lam * exact_t)):
         assert abs(est.mean - target) <= est.ci95, (est, target)
-    from msjgym.core.estimates import t_interval
+    from msjgym.evaluate.intervals import t_interval
     for name, policy in (("finite-skip-fig2", "ssf-np"), ("finite-skip-fig4a", "tp-fcfs")):
         model = F.load_finite_skip(name, {"load": 0.7})
         lam = model.arrival_rate

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import msjgym
-from msjgym.core.estimates import t_interval
+from msjgym.evaluate.intervals import t_interval
 from msjgym.systems.loss.model import make_loss_model
 from msjgym.systems.loss import theory as th
 

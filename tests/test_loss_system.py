@@ -15,7 +15,7 @@ from scipy.stats import hypergeom
 
 import msjgym
 from msjgym.core import rng
-from msjgym.core.estimates import t_interval
+from msjgym.evaluate.intervals import t_interval
 from msjgym.policies.loss import POLICIES
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss.metrics import default_warmup, loss_metrics

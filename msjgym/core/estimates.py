@@ -1,16 +1,9 @@
-"""Point estimates with 95 % confidence intervals: the output analysis every family's results share.
-
-Each replication (or, with a single replication, each measurement batch) yields one value per metric; the reported
-mean is the mean of those values and the CI half-width is t_{0.975, r-1} · s / √r over the r values (independent
-replications, or batch means within one replication; Law, *Simulation Modeling and Analysis*, §9.4–9.5).
-"""
+"""A point estimate with the half-width of its 95 % confidence interval: the value every family's results and
+references share. The intervals themselves are computed by the evaluator only (:mod:`msjgym.evaluate.intervals`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 
 @dataclass(frozen=True)
@@ -34,38 +27,3 @@ class Estimate:
 def json_float(x: float | None) -> float | None:
     """``x`` as a float, or None when it is None or not finite."""
     return None if x is None or not math.isfinite(x) else float(x)
-
-
-def t_interval(values: np.ndarray, level: float = 0.95) -> Estimate:
-    """Mean and Student-t CI half-width of i.i.d. ``values`` (NaN entries are an error, not dropped)."""
-    values = np.asarray(values, dtype=np.float64)
-    r = values.size
-    if r == 0:
-        return Estimate(math.nan, math.nan)
-    if np.isnan(values).any():
-        return Estimate(math.nan, math.nan)
-    mean = float(values.mean())
-    if r < 2:
-        return Estimate(mean, math.nan)
-    if np.isinf(values).any():
-        return Estimate(mean, math.nan)
-    from scipy import stats  # imported here: scipy.stats takes a third of a second to import
-
-    half = float(stats.t.ppf(0.5 + level / 2, r - 1) * values.std(ddof=1) / math.sqrt(r))
-    return Estimate(mean, half)
-
-
-def interval(values: np.ndarray) -> Estimate:
-    """:func:`t_interval`, except that a metric identical in every unit is that value with a zero half-width (the
-    mean of equal floats can differ from them in the last bit; e.g. E[D] = 1/d when every job gets d servers)."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.size > 1 and np.all(values == values[0]):
-        return Estimate(float(values[0]), 0.0)
-    return t_interval(values)
-
-
-def estimates(units: Sequence[dict[str, float]]) -> dict[str, Estimate]:
-    """One :func:`interval` per metric over ``units`` (replications, or batches of one replication), in the order
-    the metrics first appear; a metric missing from some units is estimated over the units that have it."""
-    names = list(dict.fromkeys(name for unit in units for name in unit))
-    return {name: interval(np.array([u[name] for u in units if name in u])) for name in names}

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from msjgym.api import Invariant, Side
-from msjgym.core.estimates import json_float, t_interval
+from msjgym.core.estimates import json_float
+from msjgym.evaluate.intervals import t_interval
 
 LEVEL = 0.999
 """Confidence level of the difference's interval: a correct run fails a check with probability about 1 - LEVEL."""

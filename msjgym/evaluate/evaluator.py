@@ -26,7 +26,8 @@ from tqdm import tqdm
 from msjgym import api
 from msjgym.core import limits
 from msjgym.core import histogram
-from msjgym.core.estimates import Estimate, estimates, t_interval
+from msjgym.core.estimates import Estimate
+from msjgym.evaluate.intervals import estimates, t_interval
 from msjgym.core.references import Reference, unstable_predictions
 from msjgym.core.validation import check_int
 from msjgym.evaluate.checks import run_checks, tail_notes

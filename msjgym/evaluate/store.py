@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from msjgym.core.estimates import Estimate, t_interval
+from msjgym.core.estimates import Estimate
+
+from msjgym.evaluate.intervals import t_interval
 from msjgym.errors import MsjgymError
 
 KEY = ("scenario", "point", "policy", "rep", "jobs", "warmup", "batches", "seed", "inputs")
