@@ -1,5 +1,6 @@
 """The layering of msjgym: its module import graph has no cycle, and dependencies point one way,
-core, api → systems, policies, theory → evaluate → envs, reproduce → cli.
+core, api → systems, policies, theory → evaluate → envs, reproduce → cli; and every run goes through
+``msjgym.evaluate``: no module outside ``msjgym/evaluate/`` loops over replications or computes a confidence interval.
 
 The graph is read from the source (every ``import`` and ``from ... import``, at module level or inside a function:
 a lazy import is still a dependency), so the test needs no import of msjgym.
@@ -128,3 +129,83 @@ def test_the_graph_is_read() -> None:
     g = graph()
     assert "msjgym.api" in g["msjgym.cli"]
     assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every run goes through msjgym.evaluate: no module outside msjgym/evaluate/ runs replications or computes intervals.
+
+EVALUATE = "msjgym.evaluate"
+INTERVALS = "msjgym.evaluate.intervals"
+"""The module that computes confidence intervals (Student-t over replications or batch means)."""
+
+
+def _outside_evaluate() -> dict[str, Path]:
+    return {name: path for name, path in modules().items()
+            if name != EVALUATE and not name.startswith(EVALUATE + ".")}
+
+
+def replication_loops(tree: ast.AST) -> list[int]:
+    """Lines of loops (``for`` statements and comprehensions) over ``range(...)`` of a replication count: an
+    argument that names ``reps`` (a variable, an attribute ``x.reps``, a keyword) -- the shape of a loop that runs
+    replications one after the other."""
+    lines = []
+    for node in ast.walk(tree):
+        iters = ([node.iter] if isinstance(node, (ast.For, ast.AsyncFor)) else
+                 [g.iter for g in node.generators] if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp,
+                                                                           ast.GeneratorExp)) else [])
+        for it in iters:
+            calls = [c for c in ast.walk(it) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                     and c.func.id == "range"]
+            for call in calls:
+                names = {n.id for a in call.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+                names |= {n.attr for a in call.args for n in ast.walk(a) if isinstance(n, ast.Attribute)}
+                if any(n == "reps" or n.endswith("_reps") for n in names):
+                    lines.append(node.lineno)
+    return lines
+
+
+def interval_code(tree: ast.AST, imported: set[str]) -> list[str]:
+    """What in a module (its syntax ``tree``, the msjgym modules it ``imported``) computes confidence intervals: an
+    import of :data:`INTERVALS`, or of Student's t (``from scipy.stats import t``, ``stats.t.ppf``)."""
+    found = []
+    if INTERVALS in imported:
+        found.append(f"imports {INTERVALS}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "scipy.stats" and any(a.name == "t" for a in node.names):
+            found.append(f"line {node.lineno}: from scipy.stats import t")
+        if (isinstance(node, ast.Attribute) and node.attr == "t" and isinstance(node.value, ast.Name)
+                and node.value.id == "stats"):
+            found.append(f"line {node.lineno}: stats.t")
+    return found
+
+
+def test_only_evaluate_runs_replications_and_computes_intervals() -> None:
+    """Every run goes through ``msjgym.evaluate`` (docs/layout.md): outside ``msjgym/evaluate/`` no module loops over
+    replications or computes a confidence interval (a reproduction that needs many runs uses the sweep runner or
+    ``evaluate``; a family builds one replication's streams and state, the evaluator runs them)."""
+    known = set(modules())
+    offenders = []
+    for name, path in _outside_evaluate().items():
+        offenders += [f"{name}: {what}" for what in interval_code(ast.parse(path.read_text()),
+                                                                 imports(name, path, known))]
+        offenders += [f"{name}: line {line}: a loop over replications"
+                      for line in replication_loops(ast.parse(path.read_text()))]
+    assert offenders == []
+
+
+def test_the_replication_and_interval_checks_can_fail() -> None:
+    """The controls: the evaluator itself has both (so the checks see what they look for), and a module shaped like
+    the parallel stacks this replaced (its own loop over replications and its own t-intervals) is caught."""
+    known = set(modules())
+    evaluator = modules()["msjgym.evaluate.evaluator"]
+    assert replication_loops(ast.parse(evaluator.read_text()))
+    assert interval_code(ast.parse(evaluator.read_text()), imports("msjgym.evaluate.evaluator", evaluator, known))
+    stack = ast.parse("from scipy.stats import t\n"
+                      "def simulate(model, reps):\n"
+                      "    out = [run(model, r) for r in range(reps)]\n"
+                      "    for b in range(settings.reps):\n"
+                      "        out.append(b)\n"
+                      "    return t.ppf(0.975, reps - 1)\n")
+    assert len(replication_loops(stack)) == 2
+    assert interval_code(stack, set()) == ["line 1: from scipy.stats import t"]
+    assert interval_code(ast.parse("import scipy.stats as stats\nq = stats.t.ppf(0.975, 9)\n"), set())
