@@ -1,0 +1,81 @@
+"""docs/extending.md, followed literally: in a temporary copy of the tree, write exactly the files the page shows
+(each code block whose first line is ``# PATH``), then run msjgym there in a subprocess and check its numbers. The
+page's policy is one new file; its family is one new folder under ``msjgym/systems/`` and one under ``policies/``;
+nothing else of the copy is edited."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "extending.md"
+BLOCK = re.compile(r"```python\n# ((?:msjgym|policies)/[\w/]+\.py)\n(.*?)```", re.S)
+
+
+def page_files() -> dict[str, str]:
+    """The files the page tells the reader to write: path -> content."""
+    files = {path: code for path, code in BLOCK.findall(PAGE.read_text())}
+    assert files, "no '# PATH' code block in docs/extending.md"
+    return files
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    """A copy of msjgym/ and policies/ with the page's files written into it (and nothing else changed)."""
+    root = tmp_path_factory.mktemp("tree")
+    for top in ("msjgym", "policies"):
+        shutil.copytree(ROOT / top, root / top, ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
+    for path, code in page_files().items():
+        target = root / path
+        assert not target.exists(), f"{path}: the page would overwrite a file of the tree"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(code)
+    return root
+
+
+def msjgym(tree: Path, *args: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(tree)}
+    out = subprocess.run([sys.executable, "-m", "msjgym", *args, "--json", "--no-progress"], cwd=tree, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_page_adds_one_policy_file_and_one_family_folder():
+    """What the page writes: one file in an existing family's policies folder, and the new family's two folders."""
+    files = set(page_files())
+    policy = {f for f in files if f.startswith("policies/msj/")}
+    family = files - policy
+    assert len(policy) == 1 and all(not (ROOT / f).exists() for f in files)
+    folders = {str(Path(f).parent) for f in family}
+    assert folders == {"msjgym/systems/single_server", "policies/single_server"}
+
+
+def test_the_pages_policy_runs_as_the_built_in_it_rewrites(tree):
+    """The page's policy (first fit in arrival order, written again) gives first-fit's numbers bit for bit."""
+    run = ["evaluate", "one-and-n", "--reps", "2", "--jobs", "5000", "--seed", "3"]
+    ours = msjgym(tree, *run, "--policy", "oldest-that-fits")
+    theirs = msjgym(tree, *run, "--policy", "first-fit")
+    assert ours["policy"] == "oldest-that-fits"
+    assert ours["metrics"] == theirs["metrics"] and ours["events"] == theirs["events"]
+
+
+def test_the_pages_family_is_listed_and_evaluated(tree):
+    """The page's family: listed, and its M/M/1 run agrees with 1/(mu - lam) (the reference's verdict)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(tree)}
+    listing = subprocess.run([sys.executable, "-m", "msjgym", "list"], cwd=tree, env=env, capture_output=True,
+                             text=True, timeout=900)
+    assert "single-server" in listing.stdout and "mm1-half" in listing.stdout and "oldest-first" in listing.stdout
+    result = msjgym(tree, "evaluate", "mm1-half", "--policy", "oldest-first", "--reps", "4", "--jobs", "20000",
+                    "--seed", "1")
+    t = result["metrics"]["response_time"]
+    assert result["family"] == "single-server" and abs(t["mean"] - 2.0) <= 4 * t["ci95"]
+    (reference,) = result["references"]
+    assert reference["value"] == 2.0 and reference["agrees"] is True
