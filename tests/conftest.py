@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,24 @@ from msjgym.core.distributions import from_spec
 from msjgym.policies.msj import get_policy
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import JobClass, MSJModel
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A whole-suite run on pytest-xdist workers compiles every kernel once first, in parallel processes
+    (:func:`msjgym.evaluate.precompile.precompile`): on a fresh cache each worker would otherwise compile the same
+    loops and policies at the same time. Skipped for a run of chosen tests, on one process, in a worker, or with
+    ``MSJGYM_TEST_PRECOMPILE=0``; a warm cache makes it a few seconds of loading."""
+    workers = getattr(config.option, "numprocesses", None)
+    if (hasattr(config, "workerinput") or not isinstance(workers, int) or workers < 2
+            or config.args_source != pytest.Config.ArgsSource.TESTPATHS
+            or os.environ.get("MSJGYM_TEST_PRECOMPILE", "1") == "0"):
+        return
+    from msjgym.evaluate.precompile import precompile
+
+    failed = [f"{label}: {error}" for label, _, error in precompile(workers=workers, progress=False) if error]
+    if failed:  # the tests that need these kernels compile (and fail) on their own: say it once, up front
+        print("precompile: " + "; ".join(failed))
+
 
 EXAMPLE = """\
 system = "msj"

@@ -21,7 +21,7 @@ from msjgym.core.output import GuardedStdout
 from msjgym.core.traces import TraceError, read_trace
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError
 from msjgym.evaluate import sweep
-from msjgym.evaluate.results import ResultStore, TaskRow
+from msjgym.evaluate.store import ResultStore, TaskRow
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "traces" / "sample.swf"
@@ -176,6 +176,16 @@ def test_stdout_that_cannot_encode_ends_in_one_line_and_a_saved_copy(capsys, mon
     saved = Path(line.split("the full output is in ")[1].split("'")[1])
     assert saved.read_text(encoding="utf-8") == "response_time 1.5 ± 0.2, ρ = 0.9\n"
     saved.unlink()
+
+
+def test_stdout_wrapper_asked_isatty_after_its_stream_closed_says_no():
+    """colorama asks ``isatty()`` at interpreter exit, when the real stream may be closed: no traceback."""
+    console = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    out = GuardedStdout()
+    out._stream = console
+    assert out.isatty() is False
+    console.close()
+    assert out.isatty() is False
 
 
 # ==================================================================================================================

@@ -195,8 +195,8 @@ def test_reproduce_lb_tables_quick(capsys, tmp_path: Path):
 
 
 def test_lb_tables_task_seeds_depend_on_the_task_only(tmp_path: Path):
-    small = plan(Settings(out=tmp_path, reps=2, servers=(100,)))
-    large = plan(Settings(out=tmp_path, reps=3, servers=(1000, 100)))
+    small = plan(Settings(out=tmp_path, reps=2, options={"servers": (100,)}))
+    large = plan(Settings(out=tmp_path, reps=3, options={"servers": (1000, 100)}))
     seeds = {(t.point["table"], t.point["dist"], t.point["servers"], t.rep): t.task_seed for t in large}
     assert all(seeds[(t.point["table"], t.point["dist"], t.point["servers"], t.rep)] == t.task_seed for t in small)
     assert len(set(seeds.values())) == len(seeds)

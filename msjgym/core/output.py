@@ -48,7 +48,11 @@ class GuardedStdout(io.TextIOBase):
         self._stream.flush()
 
     def isatty(self) -> bool:
-        return self._stream.isatty()
+        # asked at interpreter exit too (colorama's wrapper), when the real stream may be closed: then not a tty
+        try:
+            return bool(self._stream.isatty())
+        except (ValueError, AttributeError):
+            return False
 
     def fileno(self) -> int:
         return self._stream.fileno()

@@ -1,8 +1,8 @@
 """``msjgym reproduce lb-tables``: Tables 1–4 of the bounded-queue load-balancer paper, simulated and solved again.
 
 For each of the 16 settings (push, water filling, pull, resource pooling × 4 job-size laws) and each N of
-``Settings.servers`` (default 100 and 1,000): the paper's protocol — ``reps`` (20) replications from an empty system
-of N·10⁴ arrivals (``Settings.arrivals`` overrides), the first 10 % warm-up — and the cavity value "∞"
+``--servers`` (default 100 and 1,000): the paper's protocol — ``reps`` (20) replications from an empty system
+of N·10⁴ arrivals (``--arrivals`` overrides), the first 10 % warm-up — and the cavity value "∞"
 (:func:`msjgym.systems.dispatch.paper_tables.cavity_column`). Water filling uses M = C·log₁₀ N (so N must be a power of 10 for the
 table's C) and K = (δ/λ)M; pull uses δ₁ = 0, δ₀ = δ/(1 − λ) (docs/modelling-choices.md#lb-table-3-pull-rates).
 
@@ -10,7 +10,7 @@ Each (setting, N, replication) is one task of the sweep runner (:func:`msjgym.ev
 ``msjgym.evaluate`` of the table's scenario with one replication; :func:`msjgym.evaluate.sweep.make_backend`: a local
 process pool on every core by default, or Ray), seeded by :func:`msjgym.evaluate.sweep.task_seed` from the root seed
 and the task alone, so results do not depend on the backend or on which other rows run; the replications of a row
-are summarized by :func:`msjgym.evaluate.results.summarize` (Student-t 95 % CIs). Verdict per row: ours within the
+are summarized by :func:`msjgym.evaluate.store.summarize` (Student-t 95 % CIs). Verdict per row: ours within the
 combined 95 % CIs of the paper's printed value (water filling: within 2 %, docs/modelling-choices.md#lb-water-filling);
 "protocol differs" when reps or arrivals are not the paper's.
 
@@ -28,12 +28,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from msjgym.api import load_scenario
+from msjgym.api import Option, load_scenario
+from msjgym.core import limits
 from msjgym.core.estimates import Estimate
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import sweep
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.evaluate.results import TaskRow, summarize
+from msjgym.evaluate.store import TaskRow, summarize
 from msjgym.reproduce.common import CsvTable, Settings
 from msjgym.systems.dispatch.paper_tables import TableRow, cavity_column, rows_for, settings as table_settings
 from msjgym.systems.dispatch.scenarios import TABLE_SCENARIOS
@@ -77,7 +78,7 @@ class _Collector:
 
 def plan(settings: Settings) -> list[sweep.Task]:
     """Every (setting, N, replication) task, replication-major (a run stopped early covers every row)."""
-    servers = settings.servers or PAPER_SERVERS
+    servers = settings.option(OPTIONS, "servers") or PAPER_SERVERS
     rows = []
     for n in servers:
         for row in table_settings():
@@ -90,7 +91,7 @@ def plan(settings: Settings) -> list[sweep.Task]:
     tasks = []
     for r in range(settings.reps):
         for row, scenario in rows:
-            arrivals = settings.arrivals or row.servers * 10_000
+            arrivals = settings.option(OPTIONS, "arrivals") or row.servers * 10_000
             where = point(row, arrivals)
             tasks.append(sweep.Task(scenario=scenario, point=where, policy=row.policy, rep=r, jobs=arrivals,
                                     warmup=int(round(WARMUP_FRACTION * arrivals)), batches=20, seed=settings.seed,
@@ -179,15 +180,16 @@ def _duration(seconds: float) -> str:
 
 
 def reproduce(settings: Settings) -> list[Path]:
-    if settings.backend == "ray":
+    backend, workers = settings.option(OPTIONS, "backend"), settings.option(OPTIONS, "workers")
+    if backend == "ray":
         sweep.import_ray()     # a one-line error now if Ray is missing, not after the calibration
     tasks = plan(settings)
-    args = argparse.Namespace(backend=settings.backend, workers=settings.workers, address=None)
-    workers = settings.workers or os.cpu_count() or 1
+    args = argparse.Namespace(backend=backend, workers=workers, address=None)
+    workers = workers or os.cpu_count() or 1
     seconds = estimate_seconds(tasks, workers)
     servers = sorted({t.point["servers"] for t in tasks})
     print(f"lb-tables: 16 settings x N in {servers} x {settings.reps} replications = {len(tasks)} tasks "
-          f"({settings.backend}, {workers} workers); estimated compiled-loop time {_duration(seconds)}",
+          f"({backend}, {workers} workers); estimated compiled-loop time {_duration(seconds)}",
           file=sys.stderr, flush=True)
     collected = _Collector()
     start = time.perf_counter()
@@ -197,3 +199,16 @@ def reproduce(settings: Settings) -> list[Path]:
     print(f"lb-tables: ran {len(tasks)} tasks in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     table = tabulate(tasks, collected, settings)
     return [table.write(), markdown(table, settings.out / "lb-tables.md")]
+
+
+OPTIONS = (
+    Option("servers", "the N to simulate, in servers (default 100,1000; the paper also has 10000,100000)", int,
+           low=2, high=limits.MAX_SERVERS, many=True, metavar="N[,N...]"),
+    Option("arrivals", "arrivals per replication (default N·10^4, the paper's; less for a quick check)", int, low=1,
+           high=limits.MAX_JOBS),
+    Option("backend", "where the tasks run: a local process pool or Ray (pip install \"msjgym[ray]\")", str,
+           default="local", choices=("local", "ray")),
+    Option("workers", "worker processes (default: every core; 1 runs in this process)", int, low=1,
+           high=limits.MAX_REPS),
+)
+"""``msjgym reproduce lb-tables``'s own options (:class:`~msjgym.reproduce.common.Settings`.options)."""

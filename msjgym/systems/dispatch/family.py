@@ -19,6 +19,7 @@ import numpy as np
 
 from msjgym import api
 from msjgym.core.estimates import Estimate
+from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.references import Reference
 from msjgym.errors import MsjgymError
 from msjgym.policies.dispatch import POLICIES
@@ -298,6 +299,16 @@ class DispatchFamily:
         user = api.is_user_policy(result.policy) or result.policy not in POLICIES
         row = None if user else setting.paper_row(result.policy)
         return scorecard.judge(references, result, row, pmf)
+
+    def options(self) -> tuple[api.Option, ...]:
+        """The switches of ``msjgym evaluate``/``sweep`` for dispatch scenarios: what a dispatcher of your own sees
+        (checked in :meth:`validate`)."""
+        return (
+            api.Option("observation", "a dispatcher of your own: what it sees, as in msjgym/Dispatch-v0 (default "
+                       "histogram)", str, choices=("sampled", "histogram", "estimates")),
+            api.Option("levels", "a dispatcher of your own: histogram length L, in queue-length levels (default 8)",
+                       int, low=1, high=MAX_WINDOW, metavar="L"),
+        )
 
 
 def _show_levels(result: Any, pmf: np.ndarray, at_least: int) -> None:

@@ -222,5 +222,14 @@ class FiniteSkipFamily:
     def judge(self, scenario: api.Scenario, references: list[Reference], result: Any) -> list[Reference]:
         return F.judge(references, result)
 
+    def options(self) -> tuple[api.Option, ...]:
+        """No switches of its own: ``msjgym evaluate``'s run-length options are all a finite-skip run takes."""
+        return ()
+
+    def command_aliases(self) -> tuple[str, ...]:
+        """``msjgym finite-skip SCENARIO ...`` runs ``msjgym evaluate SCENARIO ...``: these models once had a command
+        of their own, and scripts (and the golden outputs) still call it."""
+        return ("finite-skip",)
+
 
 FAMILY = FiniteSkipFamily()
