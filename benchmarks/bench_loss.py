@@ -15,6 +15,7 @@ import argparse
 import math
 import time
 
+from msjgym.api import family, policy_spec
 from msjgym.core import rng
 from msjgym.systems.loss.kernel import LossSimulation
 from msjgym.systems.loss.model import make_loss_model
@@ -26,10 +27,11 @@ def speed(servers: int, k: int | str, arrivals: int, seed: int) -> tuple[float, 
     """(events per second, events, blocking probability) of one replication."""
     model = make_loss_model(servers, 2, k, alpha=0.5, beta=1.0)
     streams, _ = rng.spawn_states(seed, 1)
-    sim = LossSimulation(model, "greedy", 0, arrivals, 1, streams)
+    sim = LossSimulation(model, policy_spec(family("loss"), "greedy"), 0, arrivals, 1, streams)
     sim.advance(0, 1)  # compile / load the kernels
     start = time.perf_counter()
-    sim.run_all()
+    while not sim.advance(0, 1 << 20):
+        pass
     wall = time.perf_counter() - start
     events = sim.events(0)
     st = sim.state.stats[0, 0]

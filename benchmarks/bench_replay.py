@@ -31,7 +31,7 @@ import numpy as np
 
 from msjgym.api import load_scenario
 from msjgym.core import rng
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES as BUILTIN
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import DONE
 
@@ -109,7 +109,7 @@ def main() -> None:
             rebuilt = None
             results = {}
             for policy_name, params in POLICIES:
-                policy = get_policy(policy_name).bind(**params) if params else get_policy(policy_name)
+                policy = BUILTIN[policy_name].bind(**params) if params else BUILTIN[policy_name]
                 wall, seconds, wait = replay_seconds(model, policy, args.repeat)
                 results[policy.label] = seconds
                 print(f"{policy.label:52s} {wall:8.3f} {seconds:8.3f} {args.jobs / seconds:12,.0f} {wait:12,.1f}")

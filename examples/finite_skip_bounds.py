@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 
+import msjgym
+from msjgym.policies.finite_skip import POLICIES
 from msjgym.systems.finite_skip import scenarios as F
-from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
 from msjgym.theory import finite_skip as theory
 
 
@@ -26,13 +27,15 @@ def main() -> None:
     failures = 0
     for name, fig in F.FIGURES.items():
         for policy in fig.policies:
-            pol = FINITE_SKIP_POLICIES[policy]
+            pol = POLICIES[policy]
             if not pol.wcfs:
                 continue
             for i, load in enumerate(loads):
                 model = F.load_finite_skip(name, {"load": load})
                 jobs = args.jobs * (4 if load >= 0.9 else 1)
-                t = F.run(model, policy, jobs=jobs, reps=args.reps, seed=args.seed + i).metrics["response_time"]
+                result = msjgym.evaluate(model, policy, jobs=jobs, reps=args.reps, seed=args.seed + i,
+                                         references=False)
+                t = result.metrics["response_time"]
                 bands = [theory.wcfs_band(model, theory.wcfs_constants(model, pol, exact)) for exact in (False, True)]
                 inside = all(b.response_lower <= t.mean <= b.response_upper for b in bands)
                 failures += not inside

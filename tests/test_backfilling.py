@@ -21,10 +21,10 @@ import pytest
 from conftest import exp_class, model
 from msjgym.api import load_scenario
 from msjgym.core import rng
-from msjgym.core.traces import read_trace
+from msjgym.systems.msj.traces import read_trace
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import EstimateLaw
 from msjgym.systems.msj.state import (
@@ -219,7 +219,7 @@ def drive(policy: str, m, law: EstimateLaw, events: int, seed: int, on_event=Non
     """Run ``events`` arrivals and completions by hand (Poisson arrivals, true completion times), checking the kernel's
     decisions against the reference after every event; ``on_event(sim, started)`` is called after each."""
     m = dataclasses.replace(m, estimate=law)
-    sim = MSJSimulation(m, get_policy(policy), RunConfig(debug=True), rng.spawn_states(seed, 1)[0])
+    sim = MSJSimulation(m, POLICIES[policy], RunConfig(debug=True), rng.spawn_states(seed, 1)[0])
     n = m.servers
     for now, running, waiting, started in by_hand(sim, m, events, seed):
         if policy == "easy-backfilling":
@@ -397,7 +397,7 @@ def test_random_estimates_are_reproducible_and_bounded():
     m = dataclasses.replace(MODELS["three-needs"], estimate=EstimateLaw("uniform", 1.0, 5.0))
     runs = []
     for _ in range(2):
-        sim = MSJSimulation(m, get_policy("fcfs"), RunConfig(), rng.spawn_states(4, 1)[0])
+        sim = MSJSimulation(m, POLICIES["fcfs"], RunConfig(), rng.spawn_states(4, 1)[0])
         slots = [sim.arrive(0, 1.0 + i) for i in range(50)]
         est = np.array([sim.state.job_f[0, j, J_EST] for j in slots])
         size = np.array([sim.state.job_f[0, j, J_SIZE] for j in slots])
@@ -461,9 +461,9 @@ def test_swf_requested_time_is_the_estimate():
 # ==================================================================================================== the policies
 def test_declarations_and_agent_forms():
     for name in ("easy-backfilling", "conservative-backfilling"):
-        policy = get_policy(name)
+        policy = POLICIES[name]
         assert not policy.preemptive and policy.schedule is not None and "Mu'alem & Feitelson" in policy.source
-        from msjgym.envs.msj_env import MSJEnv
+        from msjgym.systems.msj.env import MSJEnv
         with pytest.raises(PolicyError, match="has no agent form.*runtime estimate"):
             policy.agent(MSJEnv(scenario="finite-skip-fig6", mode="start").spec_)
 

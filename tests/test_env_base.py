@@ -227,8 +227,8 @@ def test_no_import_cycle_inside_envs_and_nothing_below_imports_envs():
 
     for m in graph:
         visit(m, [])
-    below = [*(ROOT / "msjgym" / "core").rglob("*.py"), *(ROOT / "msjgym" / "systems").rglob("*.py"),
-             *(ROOT / "policies").rglob("*.py")]
+    systems = [p for p in (ROOT / "msjgym" / "systems").rglob("*.py") if p.name != "env.py"]  # a family's env module
+    below = [*(ROOT / "msjgym" / "core").rglob("*.py"), *systems, *(ROOT / "policies").rglob("*.py")]
     for path in below:  # the agent paths (specs, batches, replications) live in msjgym.systems.<family>.agent
         if path.parent.parent.name == "systems" and path.name == "env.py":
             continue  # a family's environment module, in its folder: it builds on msjgym.envs.base (test_layers)
@@ -252,22 +252,22 @@ def test_the_families_env_ids_are_the_registered_ones():
 
 def test_a_finite_skip_policy_loads_the_same_way():
     """A finite-skip policy of one's own: built with the FiniteSkipSpec, act(observation[, mask]) with mask None; the
-    same trajectory as the object called directly."""
-    from msjgym.systems.finite_skip.agent import FiniteSkipSpec, simulate_agent
-    from msjgym.systems.finite_skip.scenarios import load_finite_skip, summarize
+    same replications through ``msjgym.evaluate`` as the object given directly."""
+    import msjgym
+    from msjgym.systems.finite_skip.agent import FiniteSkipSpec
+    from msjgym.systems.finite_skip.scenarios import load_finite_skip
 
     model = load_finite_skip("finite-skip-fig4a", {})
-    name, decide = load_user_policy(f"{ROOT / 'examples' / 'my_finite_skip_policy.py'}:EqualShare",
-                                    FiniteSkipSpec(model))
+    text = f"{ROOT / 'examples' / 'my_finite_skip_policy.py'}:EqualShare"
+    name, decide = load_user_policy(text, FiniteSkipSpec(model))
     assert decide.policy.k == model.servers
-    loaded = summarize(model, simulate_agent(model, decide, jobs=400, reps=1, seed=2))
-    direct = summarize(model, simulate_agent(model, decide.policy, jobs=400, reps=1, seed=2))
-    assert loaded.metrics["response_time"].mean == direct.metrics["response_time"].mean
+    loaded = msjgym.evaluate(model, text, jobs=400, reps=1, seed=2, references=False)
+    direct = msjgym.evaluate(model, decide.policy, jobs=400, reps=1, seed=2, references=False)
+    assert loaded.replications == direct.replications and loaded.policy == text
 
     def with_mask(observation, action_mask):
         assert action_mask is None
         return decide.policy.act(observation)
 
-    _, decide2 = load_user_policy(with_mask, FiniteSkipSpec(model))
-    masked = summarize(model, simulate_agent(model, decide2, jobs=400, reps=1, seed=2))
-    assert masked.metrics["response_time"].mean == direct.metrics["response_time"].mean
+    masked = msjgym.evaluate(model, with_mask, jobs=400, reps=1, seed=2, references=False)
+    assert masked.replications == direct.replications

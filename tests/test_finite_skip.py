@@ -1,6 +1,7 @@
 """Finite-skip systems (Grosof, Harchol-Balter & Scheller-Wolf): pathwise invariants, the work identity, Cor. 3.8
-bounds, the paper's orderings, exact special cases, and input errors. Every stochastic test is seeded; tolerances
-come from the CIs."""
+bounds, the paper's orderings, exact special cases, and input errors. Every estimate comes from
+:func:`msjgym.evaluate` on the rate model; the pathwise claims read one replication's raw record. Every stochastic test
+is seeded; tolerances come from the CIs."""
 from __future__ import annotations
 
 import math
@@ -9,19 +10,30 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import msjgym
 from msjgym.core.distributions import Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
+from msjgym.policies.finite_skip import POLICIES, HET, LPS, MSJ, THRESHOLD
 from msjgym.systems.finite_skip import scenarios as F
-from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, HET, LPS, MSJ, THRESHOLD
 from msjgym.systems.finite_skip import simulate as fs
 from msjgym.theory import finite_skip as theory
 
-WCFS_CASES = [(name, p) for name, fig in F.FIGURES.items() for p in fig.policies if FINITE_SKIP_POLICIES[p].wcfs]
+WCFS_CASES = [(name, p) for name, fig in F.FIGURES.items() for p in fig.policies if POLICIES[p].wcfs]
 ALL_CASES = [(name, p) for name, fig in F.FIGURES.items() for p in fig.policies]
 
 
 def _const(model, policy, exact):
-    return theory.wcfs_constants(model, FINITE_SKIP_POLICIES[policy], exact)
+    return theory.wcfs_constants(model, POLICIES[policy], exact)
+
+
+def run(model, policy: str, *, jobs: int, reps: int, seed: int, references: bool = False) -> msjgym.Result:
+    """:func:`msjgym.evaluate` of the rate model ``model`` (warm-up: the family's default, jobs/5)."""
+    return msjgym.evaluate(model, policy, jobs=jobs, reps=reps, seed=seed, references=references)
+
+
+def replication(model, policy: str, *, jobs: int, seed: int) -> fs.Replication:
+    """The raw record (``acc``, ``rec``) of the compiled loop's run of ``run(..., reps=1, seed=seed)``."""
+    return fs.replication(model, POLICIES[policy], jobs=jobs, stream=np.random.SeedSequence(seed).spawn(1)[0])
 
 
 # ---------------------------------------------------------------- 1. pathwise invariants
@@ -29,7 +41,7 @@ def _const(model, policy, exact):
 def test_pathwise_invariants(name, policy):
     """Queue non-empty ⇒ total rate 1; front size <= n; T_Q = W^A − W_F^F for every measured job."""
     model = F.load_finite_skip(name, {"load": 0.9})
-    reps = fs.simulate(model, policy, jobs=20_000, reps=1, seed=11)
+    reps = [replication(model, policy, jobs=20_000, seed=11)]
     assert reps[0].stable
     acc, rec = reps[0].acc, reps[0].rec
     assert acc[fs.A_GAP] <= 1e-9  # 1 − B while jobs wait in the queue
@@ -46,11 +58,11 @@ def test_pathwise_invariants(name, policy):
 def test_invariant_checks_catch_non_wcfs_policies():
     """The checks are not vacuous: MSJ FCFS idles servers while jobs queue (head-of-line blocking) and so breaks the
     identity; preemptive First Fit and Elastic-First serve jobs outside the front (they skip without limit)."""
-    fcfs = F.run(F.load_finite_skip("finite-skip-fig6", {"load": 0.8}), "fcfs", jobs=20_000, reps=1, seed=12)
-    assert fcfs.invariants["max_rate_gap"] >= 0.25 and fcfs.invariants["identity_error"] > 0.1
+    fcfs = run(F.load_finite_skip("finite-skip-fig6", {"load": 0.8}), "fcfs", jobs=20_000, reps=1, seed=12)
+    assert fcfs.diagnostics["max_rate_gap"] >= 0.25 and fcfs.diagnostics["identity_error"] > 0.1
     for name, policy in (("finite-skip-fig6", "preemptive-first-fit"), ("finite-skip-fig4a", "elastic-first")):
-        s = F.run(F.load_finite_skip(name, {"load": 0.8}), policy, jobs=20_000, reps=1, seed=13)
-        assert s.invariants["served_outside_front"] > 0 and "queueing_time" not in s.metrics
+        s = run(F.load_finite_skip(name, {"load": 0.8}), policy, jobs=20_000, reps=1, seed=13)
+        assert s.diagnostics["served_outside_front"] > 0 and "queueing_time" not in s.metrics
 
 
 # ---------------------------------------------------------------- 3. work identity, every system and policy
@@ -63,7 +75,7 @@ def test_work_identity_every_system():
     bad = []
     for i, (name, policy) in enumerate(ALL_CASES):
         load = 0.5 if (name == "finite-skip-fig7" and policy == "fcfs") else 0.7  # FCFS of Fig. 7: ρ* ≈ 0.58
-        s = F.run(F.load_finite_skip(name, {"load": load}), policy, jobs=20_000, reps=8, seed=100 + i)
+        s = run(F.load_finite_skip(name, {"load": load}), policy, jobs=20_000, reps=8, seed=100 + i)
         assert s.stable, (name, policy)
         r = s.metrics["work_identity_residual"]
         if abs(r.mean) > r.ci95 / t95 * tq:
@@ -79,7 +91,7 @@ def test_bounds_hold(name, policy):
     exact-constant band on E[T_Q] at ρ = 0.95 in Fig. 6 is 0.6 wide around a value of 33, narrower than the CI)."""
     for j, load in enumerate((0.3, 0.6, 0.95)):
         model = F.load_finite_skip(name, {"load": load})
-        s = F.run(model, policy, jobs=40_000 if load < 0.9 else 400_000, reps=4, seed=7 + j)
+        s = run(model, policy, jobs=40_000 if load < 0.9 else 400_000, reps=4, seed=7 + j, references=True)
         assert s.stable
         for exact in (False, True):
             band = theory.wcfs_band(model, _const(model, policy, exact))
@@ -89,7 +101,7 @@ def test_bounds_hold(name, policy):
                               ("queueing_time", band.queueing_lower, band.queueing_upper)):
                 e = s.metrics[q]  # the band must meet the 95 % CI (exact bands can be narrower than the CI)
                 assert e.mean + e.ci95 >= lo and e.mean - e.ci95 <= hi, (q, load, exact, lo, hi, e)
-        refs = F.judge(F.references(model, policy), s)
+        refs = s.references
         checked = [r for r in refs if r.kind == "condition" or (r.kind == "bound" and r.quantity == "response_time")]
         assert len(checked) == 3 and all(r.agrees is not False for r in checked), checked
 
@@ -131,7 +143,7 @@ def test_het_mmk_matches_birth_death():
     speeds = (0.4, 0.3, 0.2, 0.1)
     model = fs.FiniteSkipModel(HET, 4, 0.7, (1.0,), (Exponential(rate=1.0),), (1,), speeds=speeds)
     for i, policy in enumerate(("fsf", "ssf")):
-        s = F.run(model, policy, jobs=50_000, reps=10, seed=21 + i)
+        s = run(model, policy, jobs=50_000, reps=10, seed=21 + i)
         t = s.metrics["response_time"]
         exact = theory.heterogeneous_mmk(model, fastest_first=policy == "fsf")
         assert abs(t.mean - exact) <= t.ci95, (policy, t, exact)
@@ -142,12 +154,12 @@ def test_lps_k1_is_mg1_and_zhang_zwart_limits():
     h2 = HyperExponential(rates=(2.0, 2.0 / 3.0), probs=(0.5, 0.5))
     m1 = fs.FiniteSkipModel(LPS, 1, 0.7, (1.0,), (h2,), (1,))
     assert theory.zhang_zwart_lps(m1) == pytest.approx(theory.resource_pooled_mg1(m1))
-    s = F.run(m1, "lps", jobs=50_000, reps=10, seed=5)
+    s = run(m1, "lps", jobs=50_000, reps=10, seed=5)
     t = s.metrics["response_time"]
     assert abs(t.mean - theory.resource_pooled_mg1(m1)) <= t.ci95
     many = fs.FiniteSkipModel(LPS, 64, 0.7, (1.0,), (h2,), (1,))  # P(N > 64) ≈ 0.7^65: processor sharing
     assert theory.zhang_zwart_lps(many) == pytest.approx(1.0 / 0.3, rel=1e-9)
-    t = F.run(many, "lps", jobs=50_000, reps=10, seed=6).metrics["response_time"]
+    t = run(many, "lps", jobs=50_000, reps=10, seed=6).metrics["response_time"]
     assert abs(t.mean - 1.0 / 0.3) <= t.ci95  # PS is insensitive: E[T] = E[S]/(1 − ρ)
 
 
@@ -163,7 +175,7 @@ def test_fig4_orderings():
     for name, order, load in (("finite-skip-fig4a", ("inelastic-first", "tp-fcfs", "elastic-first"), 0.8),
                               ("finite-skip-fig4b", ("elastic-first", "tp-fcfs", "inelastic-first"), 0.9)):
         m = F.load_finite_skip(name, {"load": load})
-        t = [F.run(m, p, jobs=50_000, reps=6, seed=31).metrics["response_time"] for p in order]
+        t = [run(m, p, jobs=50_000, reps=6, seed=31).metrics["response_time"] for p in order]
         assert _separated(t[0], t[1]) and _separated(t[1], t[2]), (name, t)
 
 
@@ -175,15 +187,15 @@ def test_msj_fcfs_stability_region():
         assert 0.5 < star < 0.95
         below = F.load_finite_skip(name, {"load": 0.9 * star})
         above = F.load_finite_skip(name, {"load": min(0.99, 1.1 * star)})
-        assert F.run(below, "fcfs", jobs=30_000, reps=2, seed=41).stable
-        assert not F.run(above, "fcfs", jobs=200_000, reps=2, seed=42).stable
-        assert F.run(above, "server-filling", jobs=30_000, reps=2, seed=43).stable
+        assert run(below, "fcfs", jobs=30_000, reps=2, seed=41).stable
+        assert not run(above, "fcfs", jobs=200_000, reps=2, seed=42).stable
+        assert run(above, "server-filling", jobs=30_000, reps=2, seed=43).stable
 
 
 def test_fig7_msf_best():
     """Fig. 7 (larger needs smaller): MSF best among the rate-model policies (MaxWeight: see the slow test)."""
     m = F.load_finite_skip("finite-skip-fig7", {"load": 0.55})
-    t = {p: F.run(m, p, jobs=40_000, reps=6, seed=51).metrics["response_time"]
+    t = {p: run(m, p, jobs=40_000, reps=6, seed=51).metrics["response_time"]
          for p in ("server-filling", "preemptive-first-fit", "msf", "lsf", "fcfs")}
     assert all(_separated(t["msf"], t[p]) for p in t if p != "msf"), t
 
@@ -199,11 +211,11 @@ def test_errors_name_parameter_and_range():
         fs.FiniteSkipModel(THRESHOLD, 8, 0.5, (0.5, 0.5), (h2, h2), (1, 9))
     model = fs.FiniteSkipModel(MSJ, 6, 0.5, (0.5, 0.5), (h2, h2), (2, 3))
     with pytest.raises(PolicyError, match="2 does not divide 3"):
-        fs.simulate(model, "server-filling", jobs=10, reps=1)
+        run(model, "server-filling", jobs=10, reps=1, seed=0)
     with pytest.raises(PolicyError, match=r"needs \[4\] do not"):
-        fs.simulate(fs.FiniteSkipModel(MSJ, 6, 0.5, (1.0,), (h2,), (4,)), "server-filling-divisible", jobs=10)
+        run(fs.FiniteSkipModel(MSJ, 6, 0.5, (1.0,), (h2,), (4,)), "server-filling-divisible", jobs=10, reps=1, seed=0)
     with pytest.raises(PolicyError, match="runs on LPS"):
-        fs.simulate(F.load_finite_skip("finite-skip-fig2"), "lps", jobs=10)
+        run(F.load_finite_skip("finite-skip-fig2"), "lps", jobs=10, reps=1, seed=0)
     with pytest.raises(ScenarioError, match="load = -1"):
         F.load_finite_skip("finite-skip-fig3", {"load": -1})
     with pytest.raises(ScenarioError, match=r"fig2: speeds\[2\] = 0: must be a finite number in \(0, inf\)"):
@@ -220,9 +232,9 @@ def test_divisible_server_filling_fills_and_bounds():
     mean = (1 / 6 + 2 / 6 + 3 / 6) / 3
     model = fs.FiniteSkipModel(MSJ, 6, 0.8 / mean, (1 / 3, 1 / 3, 1 / 3), laws, (1, 2, 3))
     assert math.isclose(model.load, 0.8)
-    s = F.run(model, "server-filling-divisible", jobs=40_000, reps=4, seed=61)
-    assert s.invariants["max_rate_gap"] <= 1e-9 and s.invariants["max_front"] <= 9
-    assert s.invariants["identity_error"] < 1e-8
+    s = run(model, "server-filling-divisible", jobs=40_000, reps=4, seed=61)
+    assert s.diagnostics["max_rate_gap"] <= 1e-9 and s.diagnostics["max_front"] <= 9
+    assert s.diagnostics["identity_error"] < 1e-8
     for exact in (False, True):
         band = theory.wcfs_band(model, _const(model, "server-filling-divisible", exact))
         assert band.response_lower <= s.metrics["response_time"].mean <= band.response_upper
@@ -262,7 +274,7 @@ def test_little_utilization_and_mmk():
     (exact: mean wait of Erlang C). Each estimate's 95 % CI must cover its target (8 replications)."""
     from msjgym.theory.queues import mmc_mean_wait
     model = fs.FiniteSkipModel(MSJ, 4, 3.0, (1.0,), (Exponential(rate=1.0),), (1,))  # ρ = 3/4
-    s = F.run(model, "server-filling", jobs=40_000, reps=8, seed=17)
+    s = run(model, "server-filling", jobs=40_000, reps=8, seed=17)
     m = s.metrics
     lam = model.arrival_rate
     exact_t = mmc_mean_wait(4, lam, 1.0) + 1.0
@@ -273,12 +285,11 @@ def test_little_utilization_and_mmk():
     for name, policy in (("finite-skip-fig2", "ssf-np"), ("finite-skip-fig4a", "tp-fcfs")):
         model = F.load_finite_skip(name, {"load": 0.7})
         lam = model.arrival_rate
-        reps = fs.simulate(model, policy, jobs=40_000, reps=8, seed=18)
-        for n_field, start, end in ((fs.A_N, fs.R_ARR, fs.R_DONE), (fs.A_NF, fs.R_FRONT, fs.R_DONE)):
-            diff = t_interval(np.array([r.acc[n_field] / r.acc[fs.A_TIME]
-                                        - lam * np.mean(r.rec[:, end] - r.rec[:, start]) for r in reps]))
-            assert abs(diff.mean) <= diff.ci95, (name, n_field, diff)
-        util = t_interval(np.array([r.acc[fs.A_B] / r.acc[fs.A_TIME] for r in reps]))
+        reps = run(model, policy, jobs=40_000, reps=8, seed=18).replications
+        for number, time in (("number_in_system", "response_time"), ("number_in_front", "front_time")):
+            diff = t_interval(np.array([r[number] - lam * r[time] for r in reps]))
+            assert abs(diff.mean) <= diff.ci95, (name, number, diff)
+        util = t_interval(np.array([r["utilization"] for r in reps]))
         assert abs(util.mean - 0.7) <= util.ci95
 
 
@@ -302,7 +313,7 @@ def test_heterogeneous_r_min_erratum_is_needed():
     pk = model.arrival_rate * m2 / (2 * (1 - model.load))
     rem = _const(model, "ssf", False).rem_max
     literal_upper = pk + 3 * rem + m1 / max(model.speeds)
-    t = F.run(model, "ssf", jobs=40_000, reps=6, seed=99).metrics["response_time"]
+    t = run(model, "ssf", jobs=40_000, reps=6, seed=99).metrics["response_time"]
     assert t.mean - t.ci95 > literal_upper
     band = theory.wcfs_band(model, _const(model, "ssf", False))
     assert band.response_lower <= t.mean <= band.response_upper
@@ -316,3 +327,19 @@ def test_msjgym_evaluate_runs_a_finite_skip_scenario(capsys):
     assert "scenario  finite-skip-fig3" in capsys.readouterr().out
     assert main(["evaluate", "finite-skip-fig3", "--policy", "fcfs", "--reps", "2", "--jobs", "2000"]) == 2
     assert "valid:" in capsys.readouterr().err
+
+
+def test_a_bound_declaration_evaluates_as_its_name():
+    """``msjgym.evaluate(scenario, spec.bind())``: a finite-skip policy's declaration (bound: the finite-skip policies
+    take no parameters) runs exactly as its name does, scorecard included; an undeclared parameter is refused."""
+    from msjgym.api import family, policy_spec
+
+    spec = policy_spec(family("finite-skip"), "lps")
+    bound = spec.bind()
+    assert bound is not spec
+    a = msjgym.evaluate("finite-skip-fig3", bound, jobs=2000, reps=2, seed=5)
+    b = msjgym.evaluate("finite-skip-fig3", "lps", jobs=2000, reps=2, seed=5)
+    assert a.policy == "lps" and a.replications == b.replications
+    assert [r.to_dict() for r in a.references] == [r.to_dict() for r in b.references]
+    with pytest.raises(PolicyError, match="lps: no parameter 'k'; its parameters: none"):
+        spec.bind(k=2)

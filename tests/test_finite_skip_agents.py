@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from msjgym.core.rng import seed_states
-from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, HET, MSJ, THRESHOLD
-from msjgym.policies.finite_skip.finite_skip_agents import FiniteSkipAgent
+from msjgym.policies.finite_skip import POLICIES, HET, MSJ, THRESHOLD, FiniteSkipAgent
 
 SPEEDS = (0.1, 0.4, 0.2, 0.3)
 
@@ -22,9 +21,9 @@ def _params(system: int, rng: np.random.Generator, n: int, k: int, name: str) ->
     return np.ones(n, dtype=np.int64)
 
 
-@pytest.mark.parametrize("name", list(FINITE_SKIP_POLICIES))
+@pytest.mark.parametrize("name", list(POLICIES))
 def test_agent_matches_kernel(name):
-    policy = FINITE_SKIP_POLICIES[name]
+    policy = POLICIES[name]
     k = {HET: 4, THRESHOLD: 8, MSJ: 6 if name == "server-filling-divisible" else 4}.get(policy.system, 4)
     speeds = np.array(sorted(SPEEDS, reverse=True)) if policy.system == HET else np.full(k, 1.0 / k)
     rng = np.random.default_rng(5)
@@ -55,30 +54,31 @@ def test_agent_matches_kernel(name):
             assert srv.tolist() == agent.last_servers
 
 
-@pytest.mark.parametrize("name", [p for p in FINITE_SKIP_POLICIES if p != "random"])
+@pytest.mark.parametrize("name", [p for p in POLICIES if p != "random"])
 def test_agent_path_reproduces_compiled_trajectory(name):
     """Driving the Python event loop with the agent gives the compiled loop's trajectory: the same per-job records
     (arrival, front entry, completion, size, W^A, W_F^F) and the same time integrals."""
     from msjgym.systems.finite_skip import scenarios as F
     from msjgym.systems.finite_skip import simulate as fs
-    from msjgym.systems.finite_skip.agent import simulate_agent
+    from msjgym.systems.finite_skip.agent import RateDecider, agent_replication
     figure = {HET: "finite-skip-fig2", THRESHOLD: "finite-skip-fig4a", MSJ: "finite-skip-fig6"}.get(
-        FINITE_SKIP_POLICIES[name].system, "finite-skip-fig3")
+        POLICIES[name].system, "finite-skip-fig3")
     model = F.load_finite_skip(figure, {"load": 0.8})
     agent = FiniteSkipAgent(name, model.servers, model.speeds)
     rule = fs.FULL_CLASS if name == "server-filling-divisible" else None
-    fast = fs.simulate(model, name, jobs=1500, reps=1, seed=3)[0]
-    slow = simulate_agent(model, agent, jobs=1500, reps=1, seed=3, rule=rule)[0]
+    stream = np.random.SeedSequence(3).spawn(1)[0]
+    fast = fs.replication(model, POLICIES[name], jobs=1500, stream=stream)
+    slow = agent_replication(model, RateDecider(model, agent), jobs=1500, stream=stream, rule=rule)
     np.testing.assert_allclose(slow.rec, fast.rec, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(slow.acc, fast.acc, rtol=1e-9, atol=1e-9)
 
 
 def test_agent_path_diagnoses_a_custom_policy():
-    """A policy of one's own (serve only the newest job) on LPS's system: the diagnostics show it is not finite-skip."""
-    from msjgym.systems.finite_skip import scenarios as F
-    from msjgym.systems.finite_skip.scenarios import summarize
-    from msjgym.systems.finite_skip.agent import simulate_agent
-    model = F.load_finite_skip("finite-skip-fig3", {"load": 0.5})
+    """A policy of one's own (serve only the newest job) on LPS's system, through ``msjgym.evaluate``: the
+    diagnostics show it is not finite-skip."""
+    import msjgym
+
+    scenario = msjgym.load_scenario("finite-skip-fig3", {"load": 0.5})
 
     def newest_first(obs):
         rates = np.zeros(len(obs["params"]))
@@ -86,5 +86,19 @@ def test_agent_path_diagnoses_a_custom_policy():
             rates[-1] = 1.0
         return rates
 
-    s = summarize(model, simulate_agent(model, newest_first, jobs=2000, reps=2, seed=4))
-    assert s.stable and s.invariants["served_outside_front"] > 0
+    s = msjgym.evaluate(scenario, newest_first, jobs=2000, reps=2, seed=4)
+    assert s.stable and s.diagnostics["served_outside_front"] > 0 and s.policy == "newest_first"
+    assert "queueing_time" not in s.metrics  # jobs served outside the front never entered it
+
+
+def test_a_rate_agent_evaluates_as_its_builtin():
+    """The agent form of a built-in, given to ``msjgym.evaluate`` as an object (mode "rates"), gives the built-in's
+    replications exactly (a policy whose front rule is the system's own: not server-filling-divisible)."""
+    import msjgym
+
+    scenario = msjgym.load_scenario("finite-skip-fig4a", {"load": 0.7})
+    model = scenario.model
+    agent = FiniteSkipAgent("elastic-first", model.servers, model.speeds)
+    a = msjgym.evaluate(scenario, agent, jobs=1500, reps=2, seed=8, references=False)
+    b = msjgym.evaluate(scenario, "elastic-first", jobs=1500, reps=2, seed=8, references=False)
+    assert a.replications == b.replications and a.diagnostics == b.diagnostics

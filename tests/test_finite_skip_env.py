@@ -9,8 +9,8 @@ import pytest
 import gymnasium as gym
 
 import msjgym  # noqa: F401  registers the environments
-from msjgym.envs.finite_skip_env import FINITE_SKIP_ENV_ID, FiniteSkipEnv
-from msjgym.policies.finite_skip.finite_skip_agents import FiniteSkipAgent
+from msjgym.systems.finite_skip.env import FINITE_SKIP_ENV_ID, FiniteSkipEnv
+from msjgym.policies.finite_skip import POLICIES, FiniteSkipAgent
 from msjgym.systems.finite_skip import simulate as fs
 
 TWINS = [("finite-skip-fig2", "fsf"), ("finite-skip-fig3", "lps"), ("finite-skip-fig4a", "tp-fcfs"),
@@ -23,16 +23,20 @@ TWINS = [("finite-skip-fig2", "fsf"), ("finite-skip-fig3", "lps"), ("finite-skip
 class ChoosingAgent:
     """A built-in policy's agent form (rates for the jobs present) as choices in the environment: the jobs it serves,
     heterogeneous servers by the server it gives them (fastest first), else jobs at their full share before a
-    partial one; then commit."""
+    partial one; then commit. Built with the environment's spec, ``act(observation, action_mask)``: a policy of the
+    user's too (``msjgym.evaluate(..., mode="choose")``)."""
 
-    def __init__(self, env: FiniteSkipEnv, policy: str) -> None:
-        model = env.spec_.model
-        self.k, self.system = model.servers, model.system
-        self.agent = FiniteSkipAgent(policy, model.servers, model.speeds)
+    policy = "lps"
 
-    def act(self, obs: np.ndarray, view) -> int:
+    def __init__(self, spec, policy: str | None = None) -> None:
+        model = spec.model
+        self.spec, self.k, self.system = spec, model.servers, model.system
+        self.agent = FiniteSkipAgent(policy or self.policy, model.servers, model.speeds)
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        view = self.spec.view(obs)
         n = view.jobs
-        assert n <= view.layout.window, "the twin test needs a window over every job present"
+        assert n <= view.layout.window, "the twin needs a window over every job present"
         params = view.window_params[:n]
         rates = self.agent.act({"params": params, "servers": np.full(n, -1)})
         served = [j for j in range(n) if rates[j] > 0]
@@ -53,17 +57,17 @@ class ChoosingAgent:
 def test_twin_env_agent_reproduces_the_compiled_policy(scenario, policy):
     horizon, seed = 400, 11
     env = FiniteSkipEnv(scenario, window=64, horizon_jobs=horizon, load=0.7)
-    agent = ChoosingAgent(env, policy)
+    agent = ChoosingAgent(env.spec_, policy)
     obs, info = env.reset(seed=seed)
     area, truncated, steps = 0.0, False, 0
     while not truncated:
-        obs, reward, _, truncated, info = env.step(agent.act(obs, env.unwrapped.view(obs)))
+        obs, reward, _, truncated, info = env.step(agent.act(obs, env.unwrapped.action_masks()))
         assert not info["fallback"]
         area -= reward
         steps += 1
     assert info["arrivals"] == horizon and not info["overflow"]
-    rep = fs.simulate(env.spec_.model, policy, jobs=horizon - 1, warmup=0,
-                      seeds=[np.random.SeedSequence(seed).spawn(1)[0]])[0]
+    rep = fs.replication(env.spec_.model, POLICIES[policy], jobs=horizon - 1, warmup=0,
+                         stream=np.random.SeedSequence(seed).spawn(1)[0])
     assert rep.stable
     assert area == pytest.approx(rep.acc[fs.A_N], rel=1e-9)
     assert steps > horizon  # choices and commits: more than one decision per arrival
@@ -119,3 +123,76 @@ def test_a_plain_ppo_model_loads_as_an_sb3_policy_with_the_fallback_rule(tmp_pat
         obs, _, _, truncated, _ = env.step(action)
         if truncated:
             obs, _ = env.reset()
+
+
+# ------------------------------------------------------------------ a policy of the environment, through msjgym.evaluate
+@pytest.mark.parametrize("scenario,policy", [("finite-skip-fig2", "fsf"), ("finite-skip-fig3", "lps"),
+                                             ("finite-skip-fig4a", "inelastic-first")])
+def test_a_policy_of_the_environment_evaluates_as_the_builtin_it_copies(scenario, policy):
+    """``msjgym.evaluate(scenario, P, mode="choose")``: a policy deciding through msjgym/FiniteSkip-v0's observation
+    (its window over every job present) that allocates as a built-in gives the built-in's replications exactly."""
+    import msjgym
+
+    own = type("Mine", (ChoosingAgent,), {"policy": policy})
+    a = msjgym.evaluate(scenario, own, mode="choose", window=200, reps=2, jobs=1500, seed=4, references=False)
+    b = msjgym.evaluate(scenario, policy, reps=2, jobs=1500, seed=4, references=False)
+    assert a.policy == "Mine" and a.replications == b.replications and a.diagnostics == b.diagnostics
+
+
+def test_the_modes_and_their_errors():
+    import msjgym
+    from msjgym.errors import MsjgymError
+
+    with pytest.raises(MsjgymError, match="mode = 'start': must be one of rates, choose"):
+        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, mode="start", jobs=100, reps=1)
+    with pytest.raises(MsjgymError, match="window: only with mode choose"):
+        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, mode="rates", window=4, jobs=100, reps=1)
+    with pytest.raises(MsjgymError, match="window = 0: "):
+        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, window=0, jobs=100, reps=1)
+    with pytest.raises(MsjgymError, match="--window: only for a policy of your own"):
+        msjgym.evaluate("finite-skip-fig3", "lps", window=4, jobs=100, reps=1)
+    with pytest.raises(MsjgymError, match="mode = 'rates': sb3: models decide"):
+        msjgym.evaluate("finite-skip-fig3", "sb3:model.zip", mode="rates", jobs=100, reps=1)
+    # window 1 (mode choose implied): only the oldest job can be chosen; it gets the whole capacity (LPS: FCFS)
+    def oldest(observation, mask):
+        return 0 if mask[0] else len(mask) - 1
+
+    r = msjgym.evaluate("finite-skip-fig3", oldest, window=1, jobs=500, reps=1, seed=2, references=False)
+    assert r.stable and r.diagnostics["served_outside_front"] == 0 and r.diagnostics["max_rate_gap"] == 0
+
+
+def test_a_masked_choice_is_one_line_naming_the_replication_and_step():
+    import msjgym
+    from msjgym.errors import PolicyError
+
+    with pytest.raises(PolicyError, match=r"policy <lambda>: replication 0, step 0: action 3 is not allowed now"):
+        msjgym.evaluate("finite-skip-fig3", lambda observation, mask: 3, mode="choose", jobs=100, reps=1, seed=1)
+
+
+def test_an_sb3_model_trained_on_the_environment_evaluates_on_the_command_line(tmp_path):
+    """``msjgym evaluate finite-skip-fig3 --policy sb3:MODEL.zip``: a model trained (a few steps) on
+    msjgym/FiniteSkip-v0 decides the evaluation's replications (mode "choose", the environment's window)."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from msjgym.envs import to_sb3
+    from msjgym.systems.finite_skip.env import FiniteSkipVectorEnv
+
+    torch.set_num_threads(1)
+    env = to_sb3(FiniteSkipVectorEnv(2, scenario="finite-skip-fig3", horizon_jobs=64))
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.learn(64)
+    path = tmp_path / "fs.zip"
+    model.save(path)
+    out = subprocess.run([sys.executable, "-m", "msjgym", "evaluate", "finite-skip-fig3", "--policy", f"sb3:{path}",
+                          "--reps", "2", "--jobs", "300", "--seed", "3", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["policy"] == f"sb3:{path}" and data["reps"] == 2
+    assert data["metrics"]["response_time"]["mean"] > 0

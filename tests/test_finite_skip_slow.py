@@ -7,13 +7,19 @@ import math
 import numpy as np
 import pytest
 
+import msjgym
+from msjgym.policies.finite_skip import POLICIES
 from msjgym.systems.finite_skip import scenarios as F
-from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
 from msjgym.theory import finite_skip as theory
 
 pytestmark = pytest.mark.slow
-WCFS_CASES = [(name, p) for name, fig in F.FIGURES.items() for p in fig.policies if FINITE_SKIP_POLICIES[p].wcfs]
+WCFS_CASES = [(name, p) for name, fig in F.FIGURES.items() for p in fig.policies if POLICIES[p].wcfs]
 GRID = tuple(np.round(np.arange(0.3, 0.951, 0.05), 2))
+
+
+def run(model, policy: str, *, jobs: int, reps: int, seed: int) -> msjgym.Result:
+    """:func:`msjgym.evaluate` of the rate model ``model``."""
+    return msjgym.evaluate(model, policy, jobs=jobs, reps=reps, seed=seed, references=False)
 
 
 @pytest.mark.parametrize("name,policy", WCFS_CASES)
@@ -22,11 +28,11 @@ def test_bounds_full_grid(name, policy):
     with the generic and with the exact constants."""
     for j, load in enumerate(GRID):
         model = F.load_finite_skip(name, {"load": float(load)})
-        s = F.run(model, policy, jobs=100_000 if load < 0.9 else 400_000, reps=4, seed=1000 + j)
+        s = run(model, policy, jobs=100_000 if load < 0.9 else 400_000, reps=4, seed=1000 + j)
         assert s.stable
         t = s.metrics["response_time"].mean
         for exact in (False, True):
-            band = theory.wcfs_band(model, theory.wcfs_constants(model, FINITE_SKIP_POLICIES[policy], exact))
+            band = theory.wcfs_band(model, theory.wcfs_constants(model, POLICIES[policy], exact))
             assert band.response_lower <= t <= band.response_upper, (load, exact, band, t)
 
 
@@ -46,8 +52,8 @@ def test_fig6_orderings():
     outside its stability region at ρ = 0.9 (its number in system reaches the simulator's capacity of 3000 jobs)."""
     load = 0.9
     m = F.load_finite_skip("finite-skip-fig6", {"load": load})
-    assert not F.run(m, "lsf", jobs=200_000, reps=2, seed=70).stable
-    t = {p: F.run(m, p, jobs=200_000, reps=6, seed=71).metrics["response_time"]
+    assert not run(m, "lsf", jobs=200_000, reps=2, seed=70).stable
+    t = {p: run(m, p, jobs=200_000, reps=6, seed=71).metrics["response_time"]
          for p in ("server-filling", "preemptive-first-fit", "msf", "fcfs")}
     t["maxweight"] = _msj("finite-skip-fig6", "maxweight", load, 72)
     assert all(_separated(t["maxweight"], t[p]) for p in t if p != "maxweight"), t
@@ -61,8 +67,8 @@ def test_fig7_orderings():
     paper's 'relatively high' holds at the higher loads only."""
     load = 0.8
     m = F.load_finite_skip("finite-skip-fig7", {"load": load})
-    assert not F.run(m, "fcfs", jobs=100_000, reps=2, seed=80).stable
-    t = {p: F.run(m, p, jobs=100_000, reps=6, seed=81).metrics["response_time"]
+    assert not run(m, "fcfs", jobs=100_000, reps=2, seed=80).stable
+    t = {p: run(m, p, jobs=100_000, reps=6, seed=81).metrics["response_time"]
          for p in ("server-filling", "preemptive-first-fit", "msf", "lsf")}
     t["maxweight"] = _msj("finite-skip-fig7", "maxweight", load, 82)
     assert all(_separated(t["msf"], t[p]) for p in t if p != "msf"), t
@@ -79,7 +85,7 @@ def test_rate_model_and_msj_engine_agree():
     bad = []
     for name in ("finite-skip-fig6", "finite-skip-fig7"):
         for i, policy in enumerate(policies):
-            a = F.run(F.load_finite_skip(name, {"load": 0.5}), policy, jobs=100_000, reps=6, seed=91 + i)
+            a = run(F.load_finite_skip(name, {"load": 0.5}), policy, jobs=100_000, reps=6, seed=91 + i)
             a = a.metrics["response_time"]
             b = _msj(name, policy, 0.5, 191 + i)
             if abs(a.mean - b.mean) > widen * math.hypot(a.ci95, b.ci95):

@@ -19,7 +19,9 @@ LAYERS = (
     ("msjgym.envs", "msjgym.reproduce"),
     ("msjgym.cli", "msjgym.__main__", "msjgym"),
 )
-"""Each layer may import from its own and the layers above it in this list, never from a layer below."""
+"""Each layer may import from its own and the layers above it in this list, never from a layer below. A family's
+environment module (``msjgym/systems/<family>/env.py``) lives in its family's folder but sits in the layer of
+:mod:`msjgym.envs` (it builds on :mod:`msjgym.envs.base`)."""
 
 
 def modules() -> dict[str, Path]:

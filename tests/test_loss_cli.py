@@ -10,7 +10,8 @@ import pytest
 from msjgym.errors import ScenarioError
 from msjgym.systems.loss import scorecard as loss_scorecard
 from msjgym.api import list_scenarios, load_scenario
-from msjgym.policies.loss import LOSS_POLICIES, get_loss_policy
+from msjgym.api import family, policy_spec
+from msjgym.policies.loss import POLICIES
 from msjgym.systems.loss.model import make_loss_model
 
 
@@ -77,7 +78,7 @@ def test_scenarios_listed_and_defaults():
 
 def _verdict(overrides: dict, policy: str = "greedy", name: str = "loss-sampled") -> str:
     model = load_scenario(name, overrides).model
-    refs = loss_scorecard.references(model, get_loss_policy(policy))
+    refs = loss_scorecard.references(model, policy_spec(family("loss"), policy))
     (ref,) = [r for r in refs if r.quantity == "asymptotic_optimality"]
     return ref.verdict
 
@@ -116,4 +117,22 @@ def test_cli_evaluate_json_sampled():
     data = json.loads(out.stdout)
     assert data["params"]["k"] == 2 and data["policy"] == "fixed-width"
     assert data["metrics"]["blocking_probability"]["mean"] > 0.3
-    assert set(LOSS_POLICIES) == {"greedy", "fixed-width", "random-width"}
+    assert set(POLICIES) == {"greedy", "fixed-width", "random-width"}
+
+
+def test_a_bound_declaration_evaluates_as_its_name():
+    """``msjgym.evaluate(scenario, spec.bind())``: a loss policy's declaration (bound: the loss policies take no
+    parameters) runs exactly as its name does; a parameter it does not declare is refused in one line."""
+    import msjgym
+    from msjgym.errors import PolicyError
+
+    scenario = load_scenario("loss-sampled", {"servers": 40, "d": 3, "lam": 0.9, "k": 6})
+    spec = policy_spec(family("loss"), "random-width")
+    bound = spec.bind()
+    assert bound is not spec
+    a = msjgym.evaluate(scenario, bound, reps=2, jobs=4000, seed=3)
+    b = msjgym.evaluate(scenario, "random-width", reps=2, jobs=4000, seed=3)
+    assert a.policy == "random-width" and a.replications == b.replications
+    assert [r.to_dict() for r in a.references] == [r.to_dict() for r in b.references]
+    with pytest.raises(PolicyError, match="random-width: no parameter 'w'; its parameters: none"):
+        spec.bind(w=2)

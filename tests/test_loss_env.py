@@ -8,9 +8,10 @@ import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 from msjgym.envs import to_sb3  # noqa: E402
-from msjgym.envs.loss_env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv  # noqa: E402
-from msjgym.systems.loss.metrics import loss_metrics, simulate_loss  # noqa: E402
-from msjgym.policies.loss import LOSS_POLICIES  # noqa: E402
+from msjgym.systems.loss.env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVectorEnv  # noqa: E402
+from msjgym.core import rng  # noqa: E402
+from msjgym.systems.loss.metrics import loss_metrics  # noqa: E402
+from msjgym.policies.loss import POLICIES  # noqa: E402
 from msjgym.systems.loss import kernel as ls  # noqa: E402
 
 
@@ -29,14 +30,16 @@ def test_twin_env_equals_compiled_fast_path(policy, k):
     params = {"servers": 30, "d": 3, "lam": 0.9, "k": k}
     jobs = 3000
     env = AdaptiveLossEnv("loss-sampled", horizon_jobs=jobs, **params)
-    agent = LOSS_POLICIES[policy].agent(3)
+    agent = POLICIES[policy].agent(3)
     obs, _ = env.reset(seed=42)
     truncated, steps = False, 0
     while not truncated:
         obs, _, _, truncated, _ = env.step(agent.act(obs))
         steps += 1
     assert steps == jobs
-    sim = simulate_loss(env.model, policy, reps=1, jobs=jobs, warmup=0, seed=42, batches=1)
+    sim = ls.LossSimulation(env.model, POLICIES[policy], 0, jobs, 1, rng.spawn_states(42, 1)[0])
+    while not sim.advance(0, 1 << 20):
+        pass
     st = env._venv._batch.state
     assert np.array_equal(st.x, sim.state.x)
     assert np.array_equal(st.ints[:, :ls.I_TRACE], sim.state.ints[:, :ls.I_TRACE])
@@ -134,7 +137,7 @@ def test_agent_runner_reproduces_the_builtin_fast_path():
     from msjgym.api import load_scenario
     from msjgym.evaluate import evaluate
     sc = load_scenario("loss-sampled", {"servers": 40, "d": 3, "lam": 0.9, "k": 6})
-    agent = LOSS_POLICIES["greedy"].agent(3)
+    agent = POLICIES["greedy"].agent(3)
     a = evaluate(sc, lambda obs, mask: agent.act(obs), reps=3, jobs=3000, warmup=500, seed=9, batches=5)
     b = evaluate(sc, "greedy", reps=3, jobs=3000, warmup=500, seed=9, batches=5)
     for name, est in a.metrics.items():

@@ -6,17 +6,16 @@ import math
 import numpy as np
 import pytest
 
-from msjgym.systems.loss.metrics import loss_metrics, simulate_loss
+import msjgym
 from msjgym.core.estimates import t_interval
 from msjgym.systems.loss.model import make_loss_model
-from msjgym.theory import loss as th
+from msjgym.systems.loss import theory as th
 
 pytestmark = pytest.mark.slow
 
 
 def _est(model, policy="greedy", reps=10, jobs=200_000, seed=0):
-    sim = simulate_loss(model, policy, reps=reps, jobs=jobs, seed=seed)
-    rows = [loss_metrics(sim.state.stats[b].sum(axis=0), model) for b in range(reps)]
+    rows = msjgym.evaluate(model, policy, reps=reps, jobs=jobs, seed=seed, references=False).replications
     return {k: t_interval(np.array([r[k] for r in rows]), 0.99) for k in rows[0]}
 
 

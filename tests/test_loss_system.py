@@ -1,7 +1,9 @@
 """Loss system with adaptive multiserver jobs: simulator vs exact theory, trace-level claims, identities, bounds.
 
-Stochastic checks use fixed seeds and Student-t CIs over independent replications at 99 % (a 95 % CI misses 1 in 20
-true values by design; nothing here is widened to pass).
+Every estimate comes from :func:`msjgym.evaluate` (its replications' values); the trace-level claims read the compiled
+loop's own state (:class:`msjgym.systems.loss.kernel.LossSimulation`, the same streams). Stochastic checks use fixed
+seeds and Student-t CIs over independent replications at 99 % (a 95 % CI misses 1 in 20 true values by design;
+nothing here is widened to pass).
 """
 from __future__ import annotations
 
@@ -11,19 +13,39 @@ import numpy as np
 import pytest
 from scipy.stats import hypergeom
 
-from msjgym.systems.loss.metrics import loss_metrics, simulate_loss
+import msjgym
+from msjgym.core import rng
 from msjgym.core.estimates import t_interval
+from msjgym.policies.loss import POLICIES
 from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss.metrics import default_warmup, loss_metrics
 from msjgym.systems.loss.model import make_loss_model
-from msjgym.theory import loss as th
+from msjgym.systems.loss import theory as th
 from msjgym.theory.queues import erlang_b
 
 LEVEL = 0.99
 
 
-def estimates(sim, model) -> dict:
-    reps = [loss_metrics(sim.state.stats[b].sum(axis=0), model) for b in range(sim.state.stats.shape[0])]
+def evaluate(model, policy: str, *, reps: int, jobs: int, seed: int) -> msjgym.Result:
+    """``msjgym.evaluate`` of a loss model (default warm-up and batches), without the scorecard."""
+    return msjgym.evaluate(model, policy, reps=reps, jobs=jobs, seed=seed, references=False)
+
+
+def estimates(result: msjgym.Result) -> dict:
+    """Every metric's Student-t interval at ``LEVEL`` over the result's replications."""
+    reps = result.replications
     return {k: t_interval(np.array([r[k] for r in reps]), LEVEL) for k in reps[0]}
+
+
+def kernel_run(model, policy: str, *, reps: int, jobs: int, seed: int, trace_events: int = 0) -> ls.LossSimulation:
+    """The compiled loop's replications as ``msjgym.evaluate`` runs them (same streams, warm-up and batches), run to
+    their end, with the first ``trace_events`` events of each recorded: for the claims about single trajectories."""
+    streams, _ = rng.spawn_states(seed, reps)
+    sim = ls.LossSimulation(model, POLICIES[policy], default_warmup(model, jobs), jobs, 20, streams, trace_events)
+    for b in range(reps):
+        while not sim.advance(b, 1 << 20):
+            pass
+    return sim
 
 
 def assert_covers(est, value, what=""):
@@ -48,11 +70,11 @@ def test_censored_pmf_matches_scipy_hypergeometric(n, idle, k, d):
 def test_divisible_full_access_is_erlang_b_and_every_job_gets_d(n, d):
     lam = 0.85
     model = make_loss_model(n, d, "n", lam=lam)
-    sim = simulate_loss(model, "greedy", reps=10, jobs=40_000, seed=11, trace_events=20_000)
-    est = estimates(sim, model)
-    assert_covers(est["blocking_probability"], erlang_b(n // d, n * lam / d), "P_b vs Erlang B")
-    for b in range(10):  # exactly 1/d in every replication: every accepted job ran on d servers
-        assert loss_metrics(sim.state.stats[b].sum(axis=0), model)["response_time"] == 1.0 / d
+    result = evaluate(model, "greedy", reps=10, jobs=40_000, seed=11)
+    assert_covers(estimates(result)["blocking_probability"], erlang_b(n // d, n * lam / d), "P_b vs Erlang B")
+    for rep in result.replications:  # exactly 1/d in every replication: every accepted job ran on d servers
+        assert rep["response_time"] == 1.0 / d
+    sim = kernel_run(model, "greedy", reps=10, jobs=40_000, seed=11, trace_events=20_000)
     for b in range(10):
         tr = sim.trace(b)
         assert len(tr) == 20_000
@@ -68,7 +90,7 @@ def test_divisible_full_access_is_erlang_b_and_every_job_gets_d(n, d):
 @pytest.mark.parametrize("n,d,lam", [(13, 3, 0.8), (50, 4, 0.9), (101, 5, 0.95)])
 def test_non_divisible_full_access_one_partial_job_and_exact_chain(n, d, lam):
     model = make_loss_model(n, d, "n", lam=lam)
-    sim = simulate_loss(model, "greedy", reps=10, jobs=40_000, seed=5, trace_events=20_000)
+    sim = kernel_run(model, "greedy", reps=10, jobs=40_000, seed=5, trace_events=20_000)
     r = n % d
     for b in range(10):
         assert sim.state.ints[b, ls.I_MAXPART] == 1  # at most one partial job, and one does occur
@@ -77,7 +99,7 @@ def test_non_divisible_full_access_one_partial_job_and_exact_chain(n, d, lam):
         assert tr[:, 2].max() == 1
         assert set(np.unique(tr[tr[:, 0] > 0, 0])) <= {r, d}
     exact = th.greedy_full_access(n, d, lam)
-    est = estimates(sim, model)
+    est = estimates(evaluate(model, "greedy", reps=10, jobs=40_000, seed=5))
     assert_covers(est["blocking_probability"], exact.blocking, "P_b vs (m, p) chain")
     assert_covers(est["response_time"], exact.response_time, "E[D] vs (m, p) chain")
     assert est["response_time"].mean > 1.0 / d
@@ -96,8 +118,7 @@ def test_mp_chain_equals_generic_count_chain():
 def test_sampled_simulation_matches_exact_count_chain(policy, k):
     n, d, lam = 16, 3, 0.8
     model = make_loss_model(n, d, k, lam=lam)
-    sim = simulate_loss(model, policy, reps=10, jobs=30_000, seed=3)
-    est = estimates(sim, model)
+    est = estimates(evaluate(model, policy, reps=10, jobs=30_000, seed=3))
     chain = th.exact_chain(n, d, k, lam, policy)
     if policy == "fixed-width" and k < d:  # a sample of k < d servers can never hold a d-wide job
         assert chain.blocking == 1.0 and est["blocking_probability"].mean == 1.0
@@ -117,8 +138,7 @@ def test_conservation_identities_hold_within_ci(policy, k):
     if policy == "fixed-width" and k in (1, 2):
         pytest.skip("k < d: fixed-width blocks every job (no accepted job, no E[D]); see the exact-chain test")
     model = make_loss_model(n, d, k, lam=0.9)
-    sim = simulate_loss(model, policy, reps=10, jobs=20_000, seed=17)
-    est = estimates(sim, model)
+    est = estimates(evaluate(model, policy, reps=10, jobs=20_000, seed=17))
     names = ["residual_work", "residual_little", "residual_pasta", "residual_stein"]
     names += [f"residual_width[w{i}]" for i in range(1, d + 1)]
     for name in names:
@@ -130,7 +150,7 @@ def test_identity_residuals_detect_a_wrong_load():
     """The residual checks can fail: λ(1 − P_b) with a wrong λ leaves a residual far outside the CI."""
     n, d = 30, 3
     model = make_loss_model(n, d, 6, lam=0.9)
-    sim = simulate_loss(model, "greedy", reps=10, jobs=20_000, seed=17)
+    sim = kernel_run(model, "greedy", reps=10, jobs=20_000, seed=17)
     wrong = make_loss_model(n, d, 6, lam=0.8)
     reps = [loss_metrics(sim.state.stats[b].sum(axis=0), wrong) for b in range(10)]
     est = t_interval(np.array([r["residual_work"] for r in reps]), LEVEL)
@@ -143,8 +163,7 @@ def test_identity_residuals_detect_a_wrong_load():
 def test_theorem4_bounds_hold_in_simulation(n, d):
     model = make_loss_model(n, d, "n", alpha=0.5, beta=1.0)
     lam = model.lam
-    sim = simulate_loss(model, "greedy", reps=8, jobs=max(100_000, 50 * n), seed=n + d)
-    est = estimates(sim, model)
+    est = estimates(evaluate(model, "greedy", reps=8, jobs=max(100_000, 50 * n), seed=n + d))
     t4 = th.theorem4_bounds(n, d, lam)
     assert t4.condition_holds
     assert est["blocking_probability"].mean + est["blocking_probability"].ci95 <= t4.blocking_upper
@@ -167,7 +186,7 @@ def test_sqrt_n_blocking_approaches_halfin_whitt_limit():
         assert all(a > b for a, b in zip(gaps, gaps[1:]))
         assert gaps[-1] < 0.01 * limit
     model = make_loss_model(10_000, 2, "n", alpha=0.5, beta=1.0)
-    est = estimates(simulate_loss(model, "greedy", reps=10, jobs=200_000, seed=8), model)
+    est = estimates(evaluate(model, "greedy", reps=10, jobs=200_000, seed=8))
     assert abs(est["sqrt_n_blocking"].mean - th.sqrt_n_blocking_limit(0.5, 1.0, 2)) < 0.03
     assert_covers(est["sqrt_n_blocking"], 100 * th.greedy_full_access(10_000, 2, model.lam).blocking, "√n P_b")
 
@@ -177,7 +196,7 @@ def test_constant_k_tracks_the_fixed_point_and_does_not_vanish():
     pbs = []
     for n in (200, 2000):
         model = make_loss_model(n, 2, 2, alpha=0.0, beta=0.2)
-        est = estimates(simulate_loss(model, "greedy", reps=6, jobs=60_000, seed=n), model)
+        est = estimates(evaluate(model, "greedy", reps=6, jobs=60_000, seed=n))
         pbs.append(est["blocking_probability"].mean)
     fp = th.fixed_point(2, 2, 0.8)
     assert pbs[-1] == pytest.approx(fp.blocking, rel=0.03)
@@ -195,7 +214,7 @@ def test_theta_n_alpha_sampling_loses_the_full_access_rate():
     for n in (100, 1000, 10_000):
         for k, out in (("sqrt n", scaled), ("n", full)):
             model = make_loss_model(n, 2, k, alpha=0.5, beta=1.0)
-            out.append(estimates(simulate_loss(model, "greedy", reps=6, jobs=100_000, seed=n), model)
+            out.append(estimates(evaluate(model, "greedy", reps=6, jobs=100_000, seed=n))
                        ["sqrt_n_blocking"])
     for lo, hi in zip(scaled, scaled[1:]):
         assert hi.mean - hi.ci95 > lo.mean + lo.ci95  # strictly growing, CIs separated
@@ -208,7 +227,7 @@ def test_theorem9_setting_blocking_below_corollary8_bound():
     n, d, alpha, beta = 4096, 2, 0.5, 4.0
     model = make_loss_model(n, d, "n^alpha log n", alpha=alpha, beta=beta)
     assert model.k == math.ceil(64 * math.log(4096))
-    est = estimates(simulate_loss(model, "greedy", reps=6, jobs=100_000, seed=2), model)
+    est = estimates(evaluate(model, "greedy", reps=6, jobs=100_000, seed=2))
     c8 = th.corollary8_bound(n, d, model.k, alpha, beta)
     assert est["stein_lhs"].mean <= c8.stein_upper
     full = th.greedy_full_access(n, d, model.lam).blocking
@@ -229,16 +248,16 @@ def test_alpha0_log_n_sampling_decays_slower_than_sqrt_n():
     scaled = [math.sqrt(n) * th.fixed_point(math.ceil(math.log(n)), 2, 0.8).blocking for n in (10**3, 10**5, 10**7)]
     assert scaled[0] > 3 and scaled[1] > 3 * scaled[0] and scaled[2] > 3 * scaled[1]  # not O(n^-1/2)
     model = make_loss_model(10_000, 2, "log n", alpha=0.0, beta=0.2)
-    est = estimates(simulate_loss(model, "greedy", reps=6, jobs=100_000, seed=9), model)
+    est = estimates(evaluate(model, "greedy", reps=6, jobs=100_000, seed=9))
     assert est["blocking_probability"].mean == pytest.approx(th.fixed_point(10, 2, 0.8).blocking, rel=0.05)
 
 
 def test_trace_recording_is_bounded_and_rng_reproducible():
     model = make_loss_model(40, 3, 7, lam=0.9)
-    a = simulate_loss(model, "random-width", reps=3, jobs=5_000, seed=4, trace_events=100)
-    b = simulate_loss(model, "random-width", reps=3, jobs=5_000, seed=4, trace_events=100)
+    a = kernel_run(model, "random-width", reps=3, jobs=5_000, seed=4, trace_events=100)
+    b = kernel_run(model, "random-width", reps=3, jobs=5_000, seed=4, trace_events=100)
     assert np.array_equal(a.state.stats, b.state.stats) and len(a.trace(0)) == 100
-    c = simulate_loss(model, "random-width", reps=3, jobs=5_000, seed=5)
+    c = kernel_run(model, "random-width", reps=3, jobs=5_000, seed=5)
     assert not np.array_equal(a.state.stats, c.state.stats)
     assert not np.array_equal(a.state.stats[0], a.state.stats[1])  # replications use different streams
 
@@ -249,7 +268,7 @@ def test_general_kernel_with_exponential_law_matches_exact_chain():
     n, d, k, lam = 16, 3, 4, 0.85
     model = make_loss_model(n, d, k, lam=lam, service={"dist": "erlang", "k": 1, "mean": 1.0})
     assert model.service is not None  # really the general path
-    est = estimates(simulate_loss(model, "greedy", reps=10, jobs=40_000, seed=21), model)
+    est = estimates(evaluate(model, "greedy", reps=10, jobs=40_000, seed=21))
     chain = th.exact_chain(n, d, k, lam)
     assert_covers(est["blocking_probability"], chain.blocking, "P_b")
     assert_covers(est["response_time"], chain.response_time, "E[D]")
@@ -259,8 +278,7 @@ def test_general_kernel_with_exponential_law_matches_exact_chain():
 def test_erlang_b_insensitivity_and_identities_for_general_sizes(service):
     n, d, lam = 24, 3, 0.85
     model = make_loss_model(n, d, "n", lam=lam, service=service)
-    sim = simulate_loss(model, "greedy", reps=10, jobs=40_000, seed=6)
-    est = estimates(sim, model)
+    est = estimates(evaluate(model, "greedy", reps=10, jobs=40_000, seed=6))
     assert_covers(est["blocking_probability"], erlang_b(n // d, n * lam / d), "insensitive Erlang B")
     for name in ("residual_work", "residual_little", "residual_pasta", "residual_width[w3]"):
         assert_covers(est[name], 0.0, name)

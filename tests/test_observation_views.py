@@ -181,7 +181,8 @@ def test_finite_skip_view_names_the_jobs() -> None:
 
 def test_finite_skip_policies_see_the_view_of_their_observation() -> None:
     """Through the agent path, the view of every observation a policy receives holds the same arrays."""
-    from msjgym.systems.finite_skip.agent import FiniteSkipSpec, simulate_agent
+    import msjgym
+    from msjgym.systems.finite_skip.agent import FiniteSkipSpec
     from msjgym.systems.finite_skip.scenarios import load_finite_skip
 
     model = load_finite_skip("finite-skip-fig4a", {})
@@ -195,7 +196,7 @@ def test_finite_skip_policies_see_the_view_of_their_observation() -> None:
         # an equal share, capped at what each job can use (P/k: a P = 1 job cannot take the whole capacity)
         return np.minimum(view.params / view.capacity, 1.0 / view.jobs) if view.jobs else np.zeros(0)
 
-    simulate_agent(model, act, jobs=200, reps=1, seed=1)
+    msjgym.evaluate(model, act, jobs=200, reps=1, seed=1, references=False)
     assert max(sizes) >= 3
 
 

@@ -21,7 +21,7 @@ from msjgym import cli, envs  # noqa: E402
 from msjgym.core import actions  # noqa: E402
 from msjgym.core.user_policy import load_user_policy  # noqa: E402
 from msjgym.errors import PolicyError  # noqa: E402
-from msjgym.systems.finite_skip.agent import FiniteSkipSpec, simulate_agent  # noqa: E402
+from msjgym.systems.finite_skip.agent import FiniteSkipSpec, RateDecider, agent_replication  # noqa: E402
 from msjgym.systems.finite_skip.scenarios import load_finite_skip  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,7 +179,7 @@ def test_finite_skip_rates_are_checked_by_the_one_wrapper(case, bad, message):
     model = load_finite_skip("finite-skip-fig4a", {})
     act = _first_decision_with_jobs(1)(bad)
     with pytest.raises(PolicyError, match=rf"^policy act: replication 3, step \d+: {message}") as info:
-        simulate_agent(model, act, jobs=50, seeds=[np.random.SeedSequence(0)], first_replication=3)
+        agent_replication(model, RateDecider(model, act), jobs=50, stream=np.random.SeedSequence(0), rep=3)
     assert "\n" not in str(info.value)
 
 
@@ -196,7 +196,7 @@ def test_finite_skip_rates_within_what_each_system_allows(system, rates, message
     jobs = 2 if system == "lps" else 1
     act = _first_decision_with_jobs(jobs)(lambda n, p: rates(p))
     with pytest.raises(PolicyError, match=message):
-        simulate_agent(model, act, jobs=200, seeds=[np.random.SeedSequence(1)])
+        agent_replication(model, RateDecider(model, act), jobs=200, stream=np.random.SeedSequence(1))
 
 
 def test_valid_rates_are_not_refused_and_the_example_runs():
@@ -207,7 +207,7 @@ def test_valid_rates_are_not_refused_and_the_example_runs():
     assert actions.rates_error([], np.zeros(0)) is None
     model = load_finite_skip("finite-skip-fig4a", {})
     _, decide = load_user_policy(f"{ROOT / 'examples' / 'my_finite_skip_policy.py'}:EqualShare", FiniteSkipSpec(model))
-    (rep,) = simulate_agent(model, decide, jobs=300, seeds=[np.random.SeedSequence(0)])
+    rep = agent_replication(model, RateDecider(model, decide), jobs=300, stream=np.random.SeedSequence(0))
     assert rep.stable
 
 

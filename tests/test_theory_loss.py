@@ -1,4 +1,4 @@
-"""msjgym.theory.loss: exact solutions agree with each other and satisfy the paper's identities to machine
+"""msjgym.systems.loss.theory: exact solutions agree with each other and satisfy the paper's identities to machine
 precision; bounds, asymptotics and the α = 0 erratum."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from msjgym.theory import loss as th
+from msjgym.systems.loss import theory as th
 from msjgym.theory.queues import erlang_b
 
 CASES = [(12, 3, 12, 0.8, "greedy"), (13, 3, 13, 0.8, "greedy"), (13, 3, 4, 0.8, "greedy"),

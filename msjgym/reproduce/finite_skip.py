@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from msjgym.systems.finite_skip import scenarios as F
-from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
+from msjgym.api import load_scenario
+from msjgym.evaluate.evaluator import evaluate
+from msjgym.policies.finite_skip import POLICIES
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
+from msjgym.systems.finite_skip import scenarios as F
 from msjgym.theory import finite_skip as theory
 
 LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
@@ -23,11 +25,9 @@ BANDED = {"finite-skip-fig2": "fsf", "finite-skip-fig3": "lps", "finite-skip-fig
           "finite-skip-fig4b": "tp-fcfs", "finite-skip-fig6": "server-filling", "finite-skip-fig7": "server-filling"}
 
 
-def _simulate_msj(name: str, policy: str, load: float, settings: Settings, seed: int) -> tuple[bool, float, float]:
-    from msjgym.evaluate.evaluator import evaluate
-    from msjgym.api import load_scenario
-    r = evaluate(load_scenario(name, {"load": load}), policy, reps=settings.reps, jobs=settings.jobs // 2,
-                 seed=seed, references=False)
+def _response_time(scenario, policy: str, reps: int, jobs: int, seed: int) -> tuple[bool, float, float]:
+    """(stable, mean response time, its 95 % CI half-width) of :func:`msjgym.evaluate` (NaN when unstable)."""
+    r = evaluate(scenario, policy, reps=reps, jobs=jobs, seed=seed, references=False)
     est = r.metrics.get("response_time")
     return r.stable, (est.mean if est else float("nan")), (est.ci95 if est else float("nan"))
 
@@ -38,7 +38,7 @@ def reproduce_figure(name: str) -> Callable[[Settings], list[Path]]:
 
     def reproduce(settings: Settings) -> list[Path]:
         table = CsvTable(settings.out / f"{name}.csv")
-        banded = FINITE_SKIP_POLICIES[BANDED[name]]
+        banded = POLICIES[BANDED[name]]
         for i, load in enumerate(progress(LOADS, settings, name)):
             model = F.load_finite_skip(name, {"load": load})
             row = dict(figure=name, load=load, arrival_rate=model.arrival_rate, mg1=theory.resource_pooled_mg1(model))
@@ -52,14 +52,12 @@ def reproduce_figure(name: str) -> Callable[[Settings], list[Path]]:
             jobs = settings.jobs * (2 if load >= 0.9 else 1)
             for j, policy in enumerate(fig.policies + fig.msj_policies):
                 seed = settings.seed * 1000 + 37 * i + j
-                if policy in fig.msj_policies:
-                    stable, mean, ci = _simulate_msj(name, policy, load, settings, seed)
+                if policy in fig.msj_policies:  # the figure's scenario on the multiserver-job engine
+                    stable, mean, ci = _response_time(load_scenario(name, {"load": load}), policy, settings.reps,
+                                                      settings.jobs // 2, seed)
                     engine = "msj"
-                else:
-                    s = F.run(model, policy, jobs=jobs, reps=settings.reps, seed=seed)
-                    est = s.metrics.get("response_time")
-                    nan = float("nan")
-                    stable, mean, ci = s.stable, (est.mean if est else nan), (est.ci95 if est else nan)
+                else:  # the rate model
+                    stable, mean, ci = _response_time(model, policy, settings.reps, jobs, seed)
                     engine = "finite-skip"
                 table.add(policy=policy, engine=engine, figure=name, load=load, stable=stable, reps=settings.reps,
                           response_time=mean, response_time_ci95=ci)

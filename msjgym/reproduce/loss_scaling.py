@@ -16,11 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from msjgym.systems.loss.metrics import loss_metrics, simulate_loss
-from msjgym.core.estimates import t_interval
+from msjgym.evaluate.evaluator import evaluate
 from msjgym.reproduce.common import MAX_SERVERS_OPTION, CsvTable, Settings, progress, pyplot, save_figure
+from msjgym.systems.loss import theory as th
 from msjgym.systems.loss.model import make_loss_model
-from msjgym.theory import loss as th
 
 D = 2
 REGIMES = ((0.0, 0.5), (0.25, 1.0), (0.5, 1.0), (0.75, 1.0))  # (α, β)
@@ -34,10 +33,9 @@ def reproduce(settings: Settings) -> list[Path]:
     points = [(a, b, n, acc) for a, b in REGIMES for n in sizes for acc in ACCESS]
     for i, (alpha, beta, n, (access, rule)) in enumerate(progress(points, settings, "loss-scaling")):
         model = make_loss_model(n, D, rule, alpha=alpha, beta=beta)
-        sim = simulate_loss(model, "greedy", reps=settings.reps, jobs=settings.jobs, seed=settings.seed * 10_000 + i)
-        reps = [loss_metrics(sim.state.stats[b].sum(axis=0), model) for b in range(settings.reps)]
-        pb = t_interval(np.array([r["blocking_probability"] for r in reps]))
-        ed = t_interval(np.array([r["response_time"] for r in reps]))
+        result = evaluate(model, "greedy", reps=settings.reps, jobs=settings.jobs, seed=settings.seed * 10_000 + i,
+                          references=False)
+        pb, ed = result.metrics["blocking_probability"], result.metrics["response_time"]
         lam = model.lam
         exact = th.greedy_full_access(n, D, lam)
         t4 = th.theorem4_bounds(n, D, lam)

@@ -30,7 +30,7 @@ from msjgym.systems.msj.state import (
     C_BOUND, INF, J_CLS, J_EST, J_KEY, J_MARK, J_NEXT, J_REM, J_RES, J_SIZE, J_START, P_K, P_SERVERS, S_BUSY,
     S_HEAPN, T_NOW, departed_job, estimated_end, estimated_remaining, start_job)
 
-from .agents import EstimatesNotObservedAgent
+from .agent_forms import EstimatesNotObservedAgent
 from .base import Policy
 from .common import next_in_arrival_order
 

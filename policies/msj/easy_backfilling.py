@@ -31,7 +31,7 @@ from msjgym.systems.msj.state import (
     start_job)
 from msjgym.systems.msj.model import MSJModel
 
-from .agents import EstimatesNotObservedAgent
+from .agent_forms import EstimatesNotObservedAgent
 from .base import Policy
 from .common import ORDER_ARRIVAL, admit, next_in_arrival_order, oldest_waiting
 

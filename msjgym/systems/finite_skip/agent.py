@@ -1,16 +1,21 @@
-"""The agent path of the finite-skip systems: the event loop of :mod:`msjgym.systems.finite_skip.simulate` in Python, with
-the rates decided by any agent (``act(observation) -> rates``; see :mod:`msjgym.policies.finite_skip.finite_skip_agents` for the
-observation). It draws from the same random streams in the same order as the compiled loop, so a built-in policy's
-agent reproduces the compiled trajectory (``tests/test_finite_skip_agents.py``), and a policy of your own gets the
-same statistics and pathwise diagnostics (is it work-conserving finite-skip on this path?). About 10⁴ events per
-second: use it for checks and small studies.
+"""The agent path of the finite-skip systems: the event loop of :mod:`msjgym.systems.finite_skip.loop` in Python (one
+replication, :func:`agent_replication`), its decisions taken by a policy of the user's.
+
+It draws from the same random streams in the same order as the compiled loop, so a built-in policy's agent form
+reproduces the compiled trajectory (``tests/test_finite_skip_agents.py``), and a policy of your own gets the same
+statistics and pathwise diagnostics (is it work-conserving finite-skip on this path?). At each decision epoch (after
+every arrival and completion) a *decider* gives every job's rate: :class:`RateDecider` asks a rate agent
+(``act(observation) -> rates``, the observation of :mod:`msjgym.systems.finite_skip.observation`), and
+:class:`msjgym.systems.finite_skip.env_agent.ChoiceDecider` asks a policy of ``msjgym/FiniteSkip-v0`` (``sb3:``
+models included) for its choices. About 10⁴ events per second: :func:`msjgym.evaluate` runs it, one replication at a
+time, for a policy of the user's.
 """
 from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -24,10 +29,11 @@ from msjgym.systems.finite_skip.observation import FiniteSkipLayout, FiniteSkipV
 
 @dataclass(frozen=True)
 class FiniteSkipSpec:
-    """What a finite-skip policy of the user's is constructed with (the spec of every family's policy contract,
+    """What a finite-skip rate policy of the user's is constructed with (the spec of every family's policy contract,
     :mod:`msjgym.core.user_policy`): ``model`` (also ``servers`` = k). The observation is a dict of variable size
     (:mod:`msjgym.systems.finite_skip.observation`; ``view(observation)`` names it) and the action N rates, so
-    ``observation_size`` and ``action_count`` are None (no ``sb3:`` models)."""
+    ``observation_size`` and ``action_count`` are None (a learned policy decides through ``msjgym/FiniteSkip-v0``
+    instead: :class:`~msjgym.systems.finite_skip.env_agent.FiniteSkipEnvSpec`)."""
 
     model: fs.FiniteSkipModel
     observation_size: None = None
@@ -62,40 +68,71 @@ def rate_caps(model: fs.FiniteSkipModel) -> Any:
     return lambda params: np.full(params.size, top)
 
 
-def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000, warmup: int | None = None,
-                   reps: int = 1, seed: int = 0, capacity: int = 3_000,
-                   rule: int | None = None, seeds: list[np.random.SeedSequence] | None = None,
-                   first_replication: int = 0) -> list[fs.Replication]:
-    """Like :func:`msjgym.systems.finite_skip.simulate.simulate`, with ``agent.act`` (or ``agent(...)``) choosing the rates.
+class Epoch(NamedTuple):
+    """What a decider sees at a decision epoch: the N jobs present, in arrival order."""
 
-    The agent gets ``{"params": int[N], "servers": int[N]}`` (jobs in arrival order) and returns N rates (fractions of
-    capacity, summing to at most 1). A heterogeneous-server agent reports the servers it assigned in
-    ``agent.last_servers``. ``rule``: the front's fullness rule (default: the system's, see ``fs.FULL_*``).
-    ``seeds``: one replication per seed sequence, instead of ``SeedSequence(seed).spawn(reps)``. The agent's ``act``
-    may take the action mask too (``act(observation, action_mask)``, as every family's policies): it gets None (the
-    action is a rate vector, nothing is masked). A :class:`~msjgym.core.user_policy.UserPolicy` (a policy of the
-    user's, loaded with a :class:`FiniteSkipSpec`) is called the same way.
+    time: float
+    """The current time (time units)."""
+    classes: np.ndarray
+    """int64[N]: each job's class."""
+    params: np.ndarray
+    """int64[N]: each job's threshold P (threshold parallelism) or need v (multiserver jobs), else 1."""
+    arrivals: np.ndarray
+    """float64[N]: each job's arrival time."""
+    servers: np.ndarray
+    """int64[N]: heterogeneous servers, the server each job holds (-1: none); else all -1."""
 
-    Every decision goes through the one wrapper of every family
-    (:func:`msjgym.core.user_policy.checked_rates`): if the agent raises, or returns anything but N finite rates
-    >= 0, each at most what its job can use (:func:`rate_caps`) and summing to at most 1, the run stops with one
-    ``PolicyError`` naming the agent, the replication (``first_replication`` + its index) and the step (the
-    decision's index in that replication, from 0) and the value. Nothing is clipped.
+
+class Decider(Protocol):
+    """``decider(epoch, rep, step) -> (rates, servers)``: every job's rate (float64[N], fractions of the capacity)
+    and, for heterogeneous servers, the server each now holds (None: unchanged). ``rep`` and ``step`` (the epoch's
+    index in the replication) name the decision in a ``PolicyError``."""
+
+    name: str
+
+    def __call__(self, epoch: Epoch, rep: int, step: int) -> tuple[np.ndarray, list[int] | None]: ...
+
+
+class RateDecider:
+    """A rate agent as a decider: ``act(observation) -> rates`` (or ``act(observation, action_mask)``, given None:
+    the action is a rate vector, nothing is masked), with the observation of
+    :mod:`msjgym.systems.finite_skip.observation`; a heterogeneous-server agent reports the servers it assigned in
+    ``last_servers``. A :class:`~msjgym.core.user_policy.UserPolicy` (loaded with a :class:`FiniteSkipSpec`) is
+    called the same way.
+
+    Every decision goes through the one wrapper of every family (:func:`msjgym.core.user_policy.checked_rates`): if
+    the agent raises, or returns anything but N finite rates >= 0, each at most what its job can use
+    (:func:`rate_caps`) and summing to at most 1, the run stops with one ``PolicyError`` naming the agent, the
+    replication, the step and the value. Nothing is clipped.
     """
-    if isinstance(agent, UserPolicy):
-        name, act, agent = agent.name, (lambda observation, _decide=agent: _decide(observation, None)), agent.policy
-    else:
-        name = getattr(agent, "name", None)
-        if not isinstance(name, str):
-            name = getattr(agent, "__name__", None) or type(agent).__name__
-        act = agent.act if hasattr(agent, "act") else agent
-        if _positional(act) >= 2:  # act(observation, action_mask): no action is masked (the action is a rate vector)
-            two, act = act, lambda observation: two(observation, None)
-    caps = rate_caps(model)
 
-    def decide(observation: dict, rep: int, step: int) -> np.ndarray:
-        return checked_rates(lambda obs, _mask: act(obs), observation, caps(observation["params"]), name, rep, step)
+    def __init__(self, model: fs.FiniteSkipModel, agent: Any) -> None:
+        if isinstance(agent, UserPolicy):
+            name, act, agent = agent.name, (lambda observation, _decide=agent: _decide(observation, None)), agent.policy
+        else:
+            name = getattr(agent, "name", None)
+            if not isinstance(name, str):
+                name = getattr(agent, "__name__", None) or type(agent).__name__
+            act = agent.act if hasattr(agent, "act") else agent
+            if _positional(act) >= 2:  # act(observation, action_mask): nothing is masked (the action is rates)
+                two, act = act, lambda observation: two(observation, None)
+        self.name, self.agent, self._act, self._caps = name, agent, act, rate_caps(model)
 
+    def __call__(self, epoch: Epoch, rep: int, step: int) -> tuple[np.ndarray, list[int] | None]:
+        observation = make_observation(epoch.params, epoch.servers)
+        rates = checked_rates(lambda obs, _mask: self._act(obs), observation, self._caps(epoch.params), self.name,
+                              rep, step)
+        last = getattr(self.agent, "last_servers", None)
+        servers = [int(x) for x in last] if last is not None and len(last) == len(epoch.params) else None
+        return rates, servers
+
+
+def agent_replication(model: fs.FiniteSkipModel, decider: Decider, *, jobs: int = 10_000, warmup: int | None = None,
+                      stream: np.random.SeedSequence, capacity: int = fs.CAPACITY, rule: int | None = None,
+                      rep: int = 0) -> fs.Replication:
+    """One replication as :func:`msjgym.systems.finite_skip.simulate.replication` runs it, the rates given by
+    ``decider`` at every decision epoch; it draws from ``stream``. ``rule``: the front's fullness rule (default: the
+    system's, see ``fs.FULL_*``). ``rep`` names the replication in a ``PolicyError``."""
     warmup = jobs // 5 if warmup is None else warmup
     k, lam = model.servers, model.arrival_rate
     cumprob = np.cumsum(np.asarray(model.probs, dtype=np.float64))
@@ -106,12 +143,8 @@ def simulate_agent(model: fs.FiniteSkipModel, agent: Any, *, jobs: int = 10_000,
     levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
     if rule is None:
         rule = fs.FULL_COUNT if model.system in (fs.HET, fs.LPS) else fs.FULL_SUM
-    out = []
-    for i, ss in enumerate(np.random.SeedSequence(seed).spawn(reps) if seeds is None else seeds):
-        rep = first_replication + i
-        out.append(_one(lambda observation, step, _rep=rep: decide(observation, _rep, step), agent, k, lam, cumprob,
-                        prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, seed_states([ss])))
-    return out
+    return _one(lambda epoch, step: decider(epoch, rep, step), k, lam, cumprob, prm, scale, dkind, dstart, ddata,
+                levels, warmup, jobs, capacity, rule, seed_states([stream]))
 
 
 def _positional(fn: Any) -> int:
@@ -123,7 +156,7 @@ def _positional(fn: Any) -> int:
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
-def _one(decide, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, rng):
+def _one(decide, k, lam, cumprob, prm, scale, dkind, dstart, ddata, levels, warmup, jobs, capacity, rule, rng):
     acc = np.zeros(fs.NACC)
     rec = np.full((jobs, fs.NREC), np.nan)
     cls: list[int] = []
@@ -149,10 +182,13 @@ def _one(decide, agent, k, lam, cumprob, prm, scale, dkind, dstart, ddata, level
                 wsum += rem[j]
             wff[nf] = wsum
             nf += 1
-        params = prm[np.asarray(cls, np.int64)] if n else np.zeros(0, np.int64)
-        rates = decide(make_observation(params, np.asarray(srv, np.int64)), int(acc[fs.A_EVENTS]) - 1).tolist()
-        if hasattr(agent, "last_servers") and len(getattr(agent, "last_servers")) == n:
-            srv = [int(x) for x in agent.last_servers]
+        classes = np.asarray(cls, np.int64)
+        epoch = Epoch(t, classes, prm[classes] if n else np.zeros(0, np.int64), np.asarray(arr, np.float64),
+                      np.asarray(srv, np.int64))
+        rates, servers = decide(epoch, int(acc[fs.A_EVENTS]) - 1)
+        rates = rates.tolist()
+        if servers is not None:
+            srv = servers
         b = 0.0
         for j in range(n):
             b += rates[j]

@@ -105,7 +105,8 @@ def observe(system, b, ints, flts, cls, arr, chosen, rates, prm, k, classes, win
 
 
 @njit
-def _new_epoch(b, ints, chosen, rates, taken, k):
+def new_epoch(b, ints, chosen, rates, taken, k):
+    """Start copy b's allocation from nothing: no job chosen, every rate 0, every server free."""
     for j in range(chosen.shape[1]):
         chosen[b, j] = False
         rates[b, j] = 0.0
@@ -210,7 +211,7 @@ def step_batch(system, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds
             flts[b, F_TIME] = 0.0
             flts[b, F_NEXT] = exponential(rng, b) / lam
             t0 = 0.0
-            _new_epoch(b, ints, chosen, rates, taken, k)
+            new_epoch(b, ints, chosen, rates, taken, k)
         else:
             a = actions[b]
             if a < window:
@@ -221,10 +222,10 @@ def step_batch(system, k, lam, cumprob, prm, scale, dkind, dstart, ddata, speeds
             if _event(system, b, ints, flts, cls, rem, arr, chosen, rates, cumprob, scale, dkind, dstart, ddata, lam,
                       horizon, rng):
                 ended[b] = True
-                _new_epoch(b, ints, chosen, rates, taken, k)
+                new_epoch(b, ints, chosen, rates, taken, k)
                 observe(system, b, ints, flts, cls, arr, chosen, rates, prm, k, classes, window, obs, masks)
                 break
-            _new_epoch(b, ints, chosen, rates, taken, k)
+            new_epoch(b, ints, chosen, rates, taken, k)
             run = not observe(system, b, ints, flts, cls, arr, chosen, rates, prm, k, classes, window, obs, masks)
         rewards[b] = -flts[b, F_AREA]
         dts[b] = flts[b, F_TIME] - t0

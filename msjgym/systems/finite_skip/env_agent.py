@@ -1,6 +1,8 @@
 """The discrete-action agent path of the finite-skip systems (``msjgym/FiniteSkip-v0``; no gymnasium needed): the
-environment's spec (validated arguments), the named view of its observation, and the batch of systems under an
-agent's control (:mod:`msjgym.systems.finite_skip.control`).
+environment's spec (validated arguments), the named view of its observation, the batch of systems under an agent's
+control (:mod:`msjgym.systems.finite_skip.control`), and :class:`ChoiceDecider`, which lets such a policy (an
+``sb3:`` model trained on the environment, or ``FILE.py:NAME`` written for it) decide the replications of
+:func:`msjgym.evaluate`.
 
 The rate agents of :mod:`msjgym.systems.finite_skip.agent` decide a vector of rates; this path decides the same
 allocation one job at a time (choose a window slot, then commit), so that any RL library's discrete policies apply.
@@ -16,9 +18,11 @@ import numpy as np
 from msjgym.core.distributions import encode_all
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.observation import ObservationView
+from msjgym.core.user_policy import UserPolicy, checked_action
 from msjgym.errors import MsjgymError
 from msjgym.systems.finite_skip import control as fc
 from msjgym.systems.finite_skip.scenarios import FIGURES, RATE_MODEL_FIGURES, load_finite_skip
+from msjgym.systems.finite_skip.agent import Epoch
 from msjgym.systems.finite_skip.simulate import FiniteSkipModel
 
 SYSTEM_LABELS = {fc.HET: "heterogeneous M/G/k", fc.LPS: "LPS(k)", fc.THRESHOLD: "threshold parallelism",
@@ -236,3 +240,50 @@ class _State:
     """The batch's random streams (``rng``: uint64[B, 4]; :mod:`msjgym.core.rng`)."""
 
     rng: np.ndarray
+
+
+class ChoiceDecider:
+    """A policy of ``msjgym/FiniteSkip-v0`` as a decider of
+    :func:`~msjgym.systems.finite_skip.agent.agent_replication` (``msjgym.evaluate(..., mode="choose")``).
+
+    At each decision epoch it builds the allocation exactly as the environment does, with the same compiled steps of
+    :mod:`msjgym.systems.finite_skip.control`: the observation and mask of the W oldest jobs, one choice at a time,
+    until the policy commits (automatic when nothing more can be chosen, as in the environment); LPS shares the
+    capacity equally among the chosen jobs. So a policy evaluates on what it was trained on, and every choice goes
+    through the one check of every family (:func:`msjgym.core.user_policy.checked_action`: a masked or malformed action
+    stops the run with one ``PolicyError`` naming the replication and the step, the choice's index in it).
+    """
+
+    def __init__(self, spec: FiniteSkipEnvSpec, decide: UserPolicy, capacity: int) -> None:
+        m = spec.model
+        self.spec, self.decide, self.name = spec, decide, decide.name
+        self._prm = np.asarray(m.params, dtype=np.int64)
+        speeds = m.speeds if m.system == fc.HET else [1.0 / m.servers] * m.servers
+        self._speeds = np.sort(np.asarray(speeds, dtype=np.float64))[::-1].copy()  # fastest first
+        self._arrays = fc.new_arrays(1, m.servers, capacity)
+        self._obs = np.zeros((1, spec.observation_size), np.float32)
+        self._mask = np.zeros((1, spec.action_count), np.bool_)
+        self._steps: dict[int, int] = {}
+
+    def __call__(self, epoch: Epoch, rep: int, step: int) -> tuple[np.ndarray, None]:
+        m, spec, a = self.spec.model, self.spec, self._arrays
+        system, k, n = m.system, m.servers, len(epoch.classes)
+        ints, flts, cls, arr = a["ints"], a["flts"], a["cls"], a["arr"]
+        chosen, rates, taken = a["chosen"], a["rates"], a["taken"]
+        ints[0, fc.I_N] = n
+        flts[0, fc.F_TIME] = epoch.time
+        cls[0, :n] = epoch.classes
+        arr[0, :n] = epoch.arrivals
+        fc.new_epoch(0, ints, chosen, rates, taken, k)
+        count = self._steps.get(rep, 0)
+        while fc.observe(system, 0, ints, flts, cls, arr, chosen, rates, self._prm, k, spec.classes, spec.window,
+                         self._obs, self._mask):
+            action = checked_action(self.decide, self._obs[0], self._mask[0], self.name, rep, count)
+            count += 1
+            if action == spec.window:  # commit
+                break
+            fc.choose(system, 0, action, ints, cls, chosen, rates, taken, self._prm, self._speeds, k)
+        self._steps[rep] = count
+        if system == fc.LPS and ints[0, fc.I_CHOSEN] > 0:  # the chosen jobs share the capacity (as at the commit)
+            return np.where(chosen[0, :n], 1.0 / ints[0, fc.I_CHOSEN], 0.0), None
+        return rates[0, :n].copy(), None

@@ -3,8 +3,14 @@
 Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (Figs. 2–4). Capacity is
 normalised to 1 and ``load`` is ρ = λE[S]. Each replication discards the first ``warmup`` arrivals (default jobs/5),
 measures the next ``jobs`` and runs until they have completed. The paper's multiserver-job setting (Figs. 6–7) runs
-on the multiserver-job engine: its scenarios belong to the ``msj`` family. A policy of the user's chooses the rates
-in Python (``act(observation) -> rates``, see :mod:`msjgym.policies.finite_skip.finite_skip_agents`).
+on the multiserver-job engine: its scenarios belong to the ``msj`` family.
+
+A policy of the user's decides in Python (:mod:`msjgym.systems.finite_skip.agent`), in one of two modes (the option
+``mode``): ``"rates"`` (the default for ``FILE.py:NAME`` and objects): ``act(observation) -> rates`` for the jobs
+present (:mod:`msjgym.policies.finite_skip.base` documents the observation); ``"choose"`` (the default, and the only
+mode, for ``sb3:`` and ``rllib:`` models; implied by ``window``): the decisions of ``msjgym/FiniteSkip-v0``, one job
+chosen at a time among the ``window`` oldest (default 8, the environment's), so a policy trained on the environment
+evaluates on what it was trained on (:class:`msjgym.systems.finite_skip.env_agent.ChoiceDecider`).
 """
 from __future__ import annotations
 
@@ -14,15 +20,23 @@ from typing import Any
 import numpy as np
 
 from msjgym import api
+from msjgym.core.limits import MAX_WINDOW, check_int
 from msjgym.core.references import Reference
+from msjgym.core.user_policy import load_user_policy
 from msjgym.errors import MsjgymError
-from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES, FiniteSkipPolicy
+from msjgym.policies.finite_skip import POLICIES, FiniteSkipPolicy
+from msjgym.systems.finite_skip import metrics as M
 from msjgym.systems.finite_skip import scenarios as F
+from msjgym.systems.finite_skip import scorecard
 from msjgym.systems.finite_skip import simulate as fs
-from msjgym.systems.finite_skip.agent import simulate_agent
+from msjgym.systems.finite_skip.agent import FiniteSkipSpec, RateDecider, agent_replication
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
+MODES = ("rates", "choose")
+"""How a policy of the user's decides (module docstring)."""
+DEFAULT_WINDOW = 8
+"""The jobs a policy sees and can choose in mode "choose" (``msjgym/FiniteSkip-v0``'s default window)."""
 
 
 class FiniteSkipRuns(api.Simulation):
@@ -31,21 +45,24 @@ class FiniteSkipRuns(api.Simulation):
 
     unit = "job"
 
-    def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
+    def __init__(self, scenario: api.Scenario, policy: str | FiniteSkipPolicy | Any, run: api.RunSettings,
+                 seed: int) -> None:
         self.model: fs.FiniteSkipModel = scenario.model
         self.reps, self.jobs, self.warmup = _run_length(run)
         self.per_rep = self.warmup + self.jobs
         self.seeds = np.random.SeedSequence(seed).spawn(self.reps)
         self.results: list[fs.Replication | None] = [None] * self.reps
         if api.is_user_policy(policy):
-            self.name, self.agent = policy, load_agent(policy, self.model)
+            self.decider = decider(scenario, policy, run)
+            self.name = self.decider.name
         else:
-            self.name, self.agent = policy, None
+            self.decider = None
             self.policy = builtin_policy(scenario, policy)
+            self.name = self.policy.label
 
     def compile_note(self) -> str | None:
         """A line to print before :meth:`prepare` compiles something (None: cached, or a policy of the user's)."""
-        if self.agent is not None:
+        if self.decider is not None:
             return None
         from msjgym.core.compiling import note
         return note(fs.units(self.policy))
@@ -53,15 +70,15 @@ class FiniteSkipRuns(api.Simulation):
     def prepare(self) -> None:
         """Compile (or load from the cache) the event loop and the built-in policy's kernel (a policy of the user's
         runs in Python: nothing to compile)."""
-        if self.agent is None:
+        if self.decider is None:
             fs.prepare(self.policy)
 
     def advance(self, rep: int, max_events: int) -> int:
-        if self.agent is None:
-            (r,) = fs.simulate(self.model, self.policy, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]])
+        if self.decider is None:
+            r = fs.replication(self.model, self.policy, jobs=self.jobs, warmup=self.warmup, stream=self.seeds[rep])
         else:
-            (r,) = simulate_agent(self.model, self.agent, jobs=self.jobs, warmup=self.warmup, seeds=[self.seeds[rep]],
-                                  first_replication=rep)
+            r = agent_replication(self.model, self.decider, jobs=self.jobs, warmup=self.warmup,
+                                  stream=self.seeds[rep], rep=rep)
         self.results[rep] = r
         return self.status(rep)
 
@@ -76,20 +93,20 @@ class FiniteSkipRuns(api.Simulation):
         return int(self.results[rep].acc[fs.A_EVENTS])
 
     def growth_rate(self, rep: int) -> float:
-        return F.growth_rate(self.results[rep])
+        return M.growth_rate(self.results[rep])
 
     def metrics(self, rep: int) -> dict[str, float]:
         r = self.results[rep]
         if not r.stable:
             return {}
-        out = F.replication_metrics(self.model, r)
-        if not all(F.through_front(x) for x in self.results if x is not None and x.stable):
-            for key in F.FRONT_METRICS:  # not in every replication: in none (F.replications_metrics)
-                out.pop(key, None)
+        out = M.replication_metrics(self.model, r)
+        if not all(M.through_front(x) for x in self.results if x is not None and x.stable):
+            for key in M.FRONT_METRICS:  # not in every replication: in none (selecting replications by their
+                out.pop(key, None)  # outcome would bias the estimate)
         return out
 
     def diagnostics(self) -> dict[str, float]:
-        return F.pathwise_invariants(self.results)
+        return M.pathwise_invariants(self.results)
 
     def summary_params(self) -> dict:
         return {"load": self.model.load}
@@ -149,24 +166,47 @@ def _run_length(run: api.RunSettings) -> tuple[int, int, int]:
     return DEFAULT_REPS if run.reps is None else run.reps, jobs, jobs // 5 if run.warmup is None else run.warmup
 
 
-def builtin_policy(scenario: api.Scenario, name: str) -> FiniteSkipPolicy:
-    """The built-in policy ``name``, checked against the scenario's system."""
-    if name not in FINITE_SKIP_POLICIES:
-        raise MsjgymError(f"--policy {name!r}: unknown; valid for {scenario.name}: "
-                          f"{', '.join(F.FIGURES[scenario.name].policies)}, or FILE.py:NAME")
-    policy = FINITE_SKIP_POLICIES[name]
+def builtin_policy(scenario: api.Scenario, policy: str | FiniteSkipPolicy) -> FiniteSkipPolicy:
+    """The built-in policy ``policy`` (a name, or a declaration as given: ``policy_spec(...).bind(...)``), checked
+    against the scenario's system."""
+    if not isinstance(policy, FiniteSkipPolicy):
+        policy = api.policy_spec(FAMILY, policy)
     fs.check_policy(scenario.model, policy)
     return policy
 
 
-def load_agent(text: str, model: fs.FiniteSkipModel) -> Any:
-    """``FILE.py:NAME``: a class (constructed with the :class:`~msjgym.systems.finite_skip.agent.FiniteSkipSpec` if it
-    takes an argument), an object or a function, loaded as every family's policies are
-    (:func:`msjgym.core.user_policy.load_user_policy`)."""
-    from msjgym.core.user_policy import load_user_policy
-    from msjgym.systems.finite_skip.agent import FiniteSkipSpec
+def _mode(policy: Any, run: api.RunSettings) -> tuple[str, int]:
+    """How a policy of the user's decides, and the window of mode "choose" (module docstring); a one-line
+    ``MsjgymError`` for an option out of its range or that does not fit the policy."""
+    mode, window = run.options.get("mode"), run.options.get("window")
+    if mode is not None and mode not in MODES:
+        raise MsjgymError(f"mode = {mode!r}: must be one of {', '.join(MODES)} on finite-skip scenarios (rates: "
+                          "act(observation) -> rates; choose: msjgym/FiniteSkip-v0's decisions)")
+    if window is not None:
+        window = check_int("window", window, 1, MAX_WINDOW, MsjgymError, "the jobs a policy of mode choose sees")
+    learned = isinstance(policy, str) and policy.startswith(("sb3:", "rllib:"))
+    if mode is None:
+        mode = "choose" if learned or window is not None else "rates"
+    if mode == "rates" and learned:
+        raise MsjgymError(f"mode = 'rates': {policy.split(':')[0]}: models decide msjgym/FiniteSkip-v0's actions "
+                          "(mode choose)")
+    if mode == "rates" and window is not None:
+        raise MsjgymError("window: only with mode choose (a policy of mode rates sees every job present)")
+    return mode, DEFAULT_WINDOW if window is None else window
 
-    return load_user_policy(text, FiniteSkipSpec(model))[1]
+
+def decider(scenario: api.Scenario, policy: Any, run: api.RunSettings) -> Any:
+    """A policy of the user's (``FILE.py:NAME``, ``sb3:MODEL.zip``, ``rllib:DIR`` or an object), loaded as every
+    family's policies are (:func:`msjgym.core.user_policy.load_user_policy`) with the spec of its mode, as the decider
+    of :func:`msjgym.systems.finite_skip.agent.agent_replication`."""
+    from msjgym.systems.finite_skip.env_agent import ChoiceDecider, FiniteSkipEnvSpec
+
+    model = scenario.model
+    mode, window = _mode(policy, run)
+    if mode == "rates":
+        return RateDecider(model, load_user_policy(policy, FiniteSkipSpec(model))[1])
+    spec = FiniteSkipEnvSpec(scenario.name, model, window, horizon_jobs=1, capacity=fs.CAPACITY)
+    return ChoiceDecider(spec, load_user_policy(policy, spec)[1], fs.CAPACITY)
 
 
 class FiniteSkipFamily:
@@ -175,7 +215,7 @@ class FiniteSkipFamily:
     name = "finite-skip"
     title = "finite-skip rate models: heterogeneous M/G/k, limited processor sharing, threshold parallelism"
     order = 30
-    env_ids: tuple[str, ...] = ()
+    env_ids = ("msjgym/FiniteSkip-v0",)
 
     def scenarios(self) -> list[tuple[str, str]]:
         return [(name, F.FIGURES[name].description) for name in F.RATE_MODEL_FIGURES]
@@ -192,16 +232,30 @@ class FiniteSkipFamily:
             params["threshold"] = max(model.params)
         return api.Scenario(name=name, family=self.name, description=fig.description, params=params, model=model)
 
+    def scenario_of_model(self, model: Any) -> api.Scenario | None:
+        """A bare :class:`~msjgym.systems.finite_skip.simulate.FiniteSkipModel` as a scenario named "model"."""
+        if not isinstance(model, fs.FiniteSkipModel):
+            return None
+        return api.Scenario("model", self.name, model.name, {"load": model.load}, model)
+
     def policies(self) -> Mapping[str, FiniteSkipPolicy]:
-        return FINITE_SKIP_POLICIES
+        return POLICIES
 
     def default_policy(self, scenario: api.Scenario) -> str:
-        return F.FIGURES[scenario.name].policies[0]
+        if scenario.name in F.FIGURES:
+            return F.FIGURES[scenario.name].policies[0]
+        return next(p.name for p in POLICIES.values() if p.system == scenario.model.system)
 
-    def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
+    def validate(self, scenario: api.Scenario, policy: str | FiniteSkipPolicy | Any, run: api.RunSettings) -> None:
         for key in run.options:
-            raise MsjgymError(f"--{key.replace('_', '-')}: not for finite-skip scenarios")
-        if not api.is_user_policy(policy):
+            if key not in ("mode", "window"):
+                raise MsjgymError(f"--{key.replace('_', '-')}: not for finite-skip scenarios")
+        if api.is_user_policy(policy):
+            _mode(policy, run)
+        else:
+            if run.options:
+                raise MsjgymError(f"--{next(iter(run.options)).replace('_', '-')}: only for a policy of your own on "
+                                  "finite-skip scenarios (how it decides)")
             builtin_policy(scenario, policy)
 
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
@@ -214,17 +268,23 @@ class FiniteSkipFamily:
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
         self.validate(scenario, policy, run)
         if api.is_user_policy(policy):
-            own = FiniteSkipPolicy(name=policy, system=scenario.model.system, preemptive=True, wcfs=False,
-                                   summary="user policy", source="user file")
-            return F.references(scenario.model, own)
-        return F.references(scenario.model, builtin_policy(scenario, policy))
+            own = FiniteSkipPolicy(name=str(getattr(policy, "name", policy)), system=scenario.model.system,
+                                   preemptive=True, wcfs=False, summary="user policy", source="user file")
+            return scorecard.references(scenario.model, own)
+        return scorecard.references(scenario.model, builtin_policy(scenario, policy))
 
     def judge(self, scenario: api.Scenario, references: list[Reference], result: Any) -> list[Reference]:
-        return F.judge(references, result)
+        return scorecard.judge(references, result)
 
     def options(self) -> tuple[api.Option, ...]:
-        """No switches of its own: ``msjgym evaluate``'s run-length options are all a finite-skip run takes."""
-        return ()
+        """Its switches beyond the run length: how a policy of the user's decides (module docstring)."""
+        return (
+            api.Option("mode", "a policy of your own: rates (act(observation) -> rates) or choose (the decisions of "
+                       "msjgym/FiniteSkip-v0; implied by --window and for sb3:/rllib: models; default rates)", str,
+                       choices=MODES),
+            api.Option("window", f"a policy of your own, mode choose: the oldest jobs it sees and can choose (default "
+                       f"{DEFAULT_WINDOW})", int, low=1, high=MAX_WINDOW, metavar="JOBS"),
+        )
 
     def command_aliases(self) -> tuple[str, ...]:
         """``msjgym finite-skip SCENARIO ...`` runs ``msjgym evaluate SCENARIO ...``: these models once had a command

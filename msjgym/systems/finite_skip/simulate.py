@@ -28,8 +28,8 @@ import numpy as np
 from msjgym.core.distributions import Distribution, encode_all
 from msjgym.core.rng import seed_states
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.finite_skip import (FINITE_SKIP_POLICIES, HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_NAMES,
-                                         THRESHOLD, FiniteSkipPolicy)
+from msjgym.policies.finite_skip import (POLICIES, HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_NAMES, THRESHOLD,
+                                         FiniteSkipPolicy)
 from msjgym.systems.finite_skip.loop import (  # noqa: F401 (re-exported: the layout of acc and rec)
     ALLOCATE, A_B, A_END, A_EVENTS, A_GAP, A_MAXNF, A_N, A_NARR, A_NEND, A_NF, A_OUTSIDE, A_SIZE, A_SIZE2,
     A_TIME, A_UNSTABLE, A_W, A_W1B, FULL_CLASS, FULL_COUNT, FULL_SUM, NACC, NREC, RUN, R_ARR, R_DONE, R_FRONT,
@@ -118,7 +118,7 @@ def validate_model(m: FiniteSkipModel) -> None:
 def check_policy(model: FiniteSkipModel, policy: FiniteSkipPolicy) -> None:
     """Raise ``PolicyError`` if ``policy`` cannot run on ``model`` (wrong system, or ServerFilling's setting broken)."""
     if policy.system != model.system:
-        valid = [p.name for p in FINITE_SKIP_POLICIES.values() if p.system == model.system]
+        valid = [p.name for p in POLICIES.values() if p.system == model.system]
         raise PolicyError(f"policy {policy.name} runs on {SYSTEM_NAMES[policy.system]}, not on "
                           f"{SYSTEM_NAMES[model.system]}; valid: {', '.join(valid)}")
     if policy.name in (SF_EXP, SF_DIV):
@@ -135,13 +135,6 @@ def check_policy(model: FiniteSkipModel, policy: FiniteSkipPolicy) -> None:
                         raise PolicyError(f"policy {policy.name}: every need must divide every larger need "
                                           f"(exponential setting); {a} does not divide {b} (needs={needs}); use "
                                           "server-filling-divisible")
-
-
-def get_finite_skip_policy(name: str) -> FiniteSkipPolicy:
-    try:
-        return FINITE_SKIP_POLICIES[name]
-    except KeyError:
-        raise PolicyError(f"policy {name!r}: unknown; valid: {', '.join(FINITE_SKIP_POLICIES)}") from None
 
 
 def units(policy: FiniteSkipPolicy) -> list:
@@ -174,16 +167,16 @@ class Replication:
         return self.acc[A_UNSTABLE] == 0.0
 
 
-def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: int = 100_000,
-             warmup: int | None = None, reps: int = 10, seed: int = 0, capacity: int = 3_000,
-             seeds: list[np.random.SeedSequence] | None = None) -> list[Replication]:
-    """``reps`` independent replications (streams from ``SeedSequence(seed).spawn(reps)``, or one per ``seeds``).
+CAPACITY = 3_000
+"""The most jobs a replication holds: one whose number in system reaches it stops, flagged unstable."""
 
-    Each discards the first ``warmup`` arrivals (default jobs // 5), measures the next ``jobs`` arrivals, and runs
-    until they have all completed. A replication whose number in system reaches ``capacity`` stops, flagged unstable.
-    """
-    if isinstance(policy, str):
-        policy = get_finite_skip_policy(policy)
+
+def replication(model: FiniteSkipModel, policy: FiniteSkipPolicy, *, jobs: int = 100_000, warmup: int | None = None,
+                stream: np.random.SeedSequence, capacity: int = CAPACITY) -> Replication:
+    """One replication of ``model`` under the built-in ``policy`` (a declaration: ``msjgym.api.policy_spec``), drawing
+    from ``stream``: it discards the first ``warmup`` arrivals (default jobs // 5), measures the next ``jobs``
+    arrivals, and runs until they have all completed, or until its number in system reaches ``capacity`` (flagged
+    unstable). Replications and their statistics: :func:`msjgym.evaluate`."""
     check_policy(model, policy)
     warmup = jobs // 5 if warmup is None else warmup
     k = model.servers
@@ -196,17 +189,12 @@ def simulate(model: FiniteSkipModel, policy: FiniteSkipPolicy | str, *, jobs: in
     levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
     rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.name == SF_DIV else FULL_SUM)
     alloc = prepare(policy)
-    if seeds is None:
-        seeds = np.random.SeedSequence(seed).spawn(reps)
-    out = []
-    for ss in seeds:
-        rng = seed_states([ss])
-        acc = np.zeros(NACC)
-        rec = np.full((jobs, NREC), np.nan)
-        arrays = (np.zeros(capacity, np.int64), np.zeros(capacity), np.zeros(capacity), np.full(capacity, -1, np.int64),
-                  np.zeros(capacity), np.zeros(max(k, levels.size), np.int64), np.zeros(capacity), np.zeros(capacity),
-                  np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(capacity))
-        _run(alloc, int(k), float(model.arrival_rate), cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
-             int(warmup), int(jobs), int(capacity), rng, acc, rec, *arrays, rule)
-        out.append(Replication(acc, rec))
-    return out
+    rng = seed_states([stream])
+    acc = np.zeros(NACC)
+    rec = np.full((jobs, NREC), np.nan)
+    arrays = (np.zeros(capacity, np.int64), np.zeros(capacity), np.zeros(capacity), np.full(capacity, -1, np.int64),
+              np.zeros(capacity), np.zeros(max(k, levels.size), np.int64), np.zeros(capacity), np.zeros(capacity),
+              np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(capacity))
+    _run(alloc, int(k), float(model.arrival_rate), cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
+         int(warmup), int(jobs), int(capacity), rng, acc, rec, *arrays, rule)
+    return Replication(acc, rec)

@@ -16,11 +16,12 @@ from msjgym import api
 from msjgym.core import rng
 from msjgym.core.references import Reference, judge
 from msjgym.errors import MsjgymError
-from msjgym.policies.loss import LOSS_POLICIES, LossPolicy, get_loss_policy
+from msjgym.policies.loss import POLICIES, LossPolicy
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss import scorecard
 from msjgym.systems.loss.metrics import default_warmup, loss_metrics
-from msjgym.systems.loss.scenarios import is_loss_scenario, list_loss_scenarios, load_loss_scenario
+from msjgym.systems.loss.model import LossModel
+from msjgym.systems.loss.scenarios import is_loss_scenario, list_loss_scenarios, load_loss_scenario, resolved_params
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -107,9 +108,9 @@ class BuiltinRuns(_LossRuns):
     """Replications of a built-in policy, advanced by the compiled loop."""
 
     def __init__(self, scenario: api.Scenario, policy: LossPolicy, run: api.RunSettings, seed: int) -> None:
-        self._setup(scenario, policy.name, run)
+        self._setup(scenario, policy.label, run)
         streams, _ = rng.spawn_states(seed, self.reps)
-        self.sim = ls.LossSimulation(self.model, policy.name, self.warmup, self.jobs, self.batches, streams)
+        self.sim = ls.LossSimulation(self.model, policy, self.warmup, self.jobs, self.batches, streams)
         self._done = np.zeros(self.reps, np.bool_)
 
     @property
@@ -172,14 +173,24 @@ class LossFamily:
     def load(self, name: str, overrides: Mapping[str, Any]) -> api.Scenario:
         return load_loss_scenario(name, overrides)
 
-    def policies(self) -> Mapping[str, LossPolicy]:
-        return LOSS_POLICIES
+    def scenario_of_model(self, model: Any) -> api.Scenario | None:
+        """A bare :class:`~msjgym.systems.loss.model.LossModel` as a scenario named "model"."""
+        if not isinstance(model, LossModel):
+            return None
+        return api.Scenario("model", self.name, "", resolved_params(model), model)
 
-    def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
+    def policies(self) -> Mapping[str, LossPolicy]:
+        return POLICIES
+
+    def builtin(self, policy: str | LossPolicy) -> LossPolicy:
+        """A built-in policy by name, or its declaration as given (``policy_spec(...).bind(...)``)."""
+        return policy if isinstance(policy, LossPolicy) else api.policy_spec(self, policy)
+
+    def validate(self, scenario: api.Scenario, policy: str | LossPolicy, run: api.RunSettings) -> None:
         for key in run.options:
             raise MsjgymError(f"--{key.replace('_', '-')}: not for loss scenarios")
         if not api.is_user_policy(policy):
-            get_loss_policy(policy)
+            self.builtin(policy)
 
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
         return _run_length(scenario, run)
@@ -188,11 +199,11 @@ class LossFamily:
         self.validate(scenario, policy, run)
         if api.is_user_policy(policy):
             return AgentRuns(scenario, policy, run, seed)
-        return BuiltinRuns(scenario, get_loss_policy(policy), run, seed)
+        return BuiltinRuns(scenario, self.builtin(policy), run, seed)
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
         self.validate(scenario, policy, run)
-        known = None if api.is_user_policy(policy) else get_loss_policy(policy)
+        known = None if api.is_user_policy(policy) else self.builtin(policy)
         return scorecard.references(scenario.model, known)
 
     def default_policy(self, scenario: api.Scenario) -> str:

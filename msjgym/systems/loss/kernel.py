@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -409,8 +410,9 @@ class LossSimulation:
 
     Args:
         model: the system.
-        policy: a built-in policy's name (``msjgym.policies.loss.POLICIES``; its kernels decide the widths and
-            give the per-state blocking probability P(block | x) in the statistics).
+        policy: a built-in policy's declaration (:class:`msjgym.policies.loss.LossPolicy`, e.g. from
+            :func:`msjgym.api.policy_spec`; its kernels decide the widths and give the per-state blocking
+            probability P(block | x) in the statistics).
         warmup: arrivals discarded.
         jobs: arrivals measured.
         batches: measurement batches.
@@ -418,16 +420,12 @@ class LossSimulation:
         trace_events: events recorded per replication (0: none).
     """
 
-    def __init__(self, model: LossModel, policy: str, warmup: int, jobs: int, batches: int, streams: np.ndarray,
+    def __init__(self, model: LossModel, policy: Any, warmup: int, jobs: int, batches: int, streams: np.ndarray,
                  trace_events: int = 0) -> None:
-        from msjgym.policies.loss import POLICIES  # not at module level: the loop's cache key skips the policies
-
-        if policy not in POLICIES:
-            raise ValueError(f"policy = {policy!r}: must be one of {', '.join(POLICIES)}")
         if jobs < batches:
             raise ValueError(f"jobs = {jobs}: must be >= batches = {batches}")
         self.model = model
-        self.policy = POLICIES[policy]
+        self.policy = policy
         self.params = LossParams(int(model.servers), int(model.d), int(model.k), float(model.lam), (0, 0, 0),
                                  int(warmup), int(jobs), int(batches))
         self.state = new_state(model, streams, batches, trace_events)
@@ -461,11 +459,6 @@ class LossSimulation:
                                     p.kernels, p.warmup, p.jobs, p.batches, max_arrivals))
         return bool(run(*self._args(), b, p.n, p.d, p.k, p.lam, p.kernels, p.warmup, p.jobs, p.batches,
                         max_arrivals))
-
-    def run_all(self, chunk: int = 1 << 20) -> None:
-        for b in range(self.state.x.shape[0]):
-            while not self.advance(b, chunk):
-                pass
 
     def events(self, b: int) -> int:
         return int(self.state.ints[b, I_EVENTS])

@@ -1,4 +1,4 @@
-"""The metrics of a loss-system replication (or batch), from its statistics row; ``simulate_loss`` for checks.
+"""The metrics of a loss-system replication (or batch), from its statistics row.
 
 Metrics (per replication, then mean ± CI): ``blocking_probability`` (blocked/arrivals), ``response_time`` (mean of
 1/width over accepted jobs = E[D], conditioning on the width), ``number_in_system``, ``utilization`` (busy fraction
@@ -15,12 +15,8 @@ import math
 
 import numpy as np
 
-from msjgym.core import rng
-from msjgym.policies.loss import LossPolicy, get_loss_policy
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss.model import LossModel
-
-CHUNK = 1 << 20
 
 
 def loss_metrics(stats: np.ndarray, model: LossModel) -> dict[str, float]:
@@ -57,15 +53,3 @@ def loss_metrics(stats: np.ndarray, model: LossModel) -> dict[str, float]:
 def default_warmup(model: LossModel, jobs: int) -> int:
     """max(jobs/10, 20n) arrivals (module docstring)."""
     return max(jobs // 10, 20 * model.servers)
-
-
-def simulate_loss(model: LossModel, policy: str | LossPolicy, *, reps: int = 10, jobs: int = 100_000,
-                  warmup: int | None = None, seed: int = 0, batches: int = 20,
-                  trace_events: int = 0) -> ls.LossSimulation:
-    """Run ``reps`` replications to completion and return the simulation (state, statistics, traces)."""
-    name = policy.name if isinstance(policy, LossPolicy) else get_loss_policy(policy).name
-    warmup = default_warmup(model, jobs) if warmup is None else warmup
-    streams, _ = rng.spawn_states(seed, reps)
-    sim = ls.LossSimulation(model, name, warmup, jobs, batches, streams, trace_events)
-    sim.run_all(CHUNK)
-    return sim

@@ -1,4 +1,4 @@
-"""Scorecard references for loss scenarios (``msjgym.theory.loss``), judged by ``msjgym.core.references.judge``.
+"""Scorecard references for loss scenarios (``msjgym.systems.loss.theory``), judged by ``msjgym.core.references.judge``.
 
 What applies:
     * every policy: GMGM's identities (eqs. (1), (2), per-width balance, PASTA, Lemma 1 eq. (9)) as exact zero
@@ -16,10 +16,10 @@ from __future__ import annotations
 from msjgym.core.references import Reference
 from msjgym.policies.loss import LossPolicy
 from msjgym.systems.loss.model import LossModel
-from msjgym.theory import loss as th
+from msjgym.systems.loss import theory as th
 
 MAX_EXACT_STATES = 5_000
-_G = "GMGM"  # Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar (see msjgym.theory.loss)
+_G = "GMGM"  # Ghanbarian, Mukhopadhyay, Guillemin & Mazumdar (see msjgym.systems.loss.theory)
 
 
 def _configurations(n: int, d: int) -> int:
@@ -59,7 +59,7 @@ def _exact(model: LossModel, policy: LossPolicy) -> list[Reference]:
         return []
     chain = th.exact_chain(n, d, model.k, lam, policy.name)
     label = f"exact count chain (X_1..X_d), {chain.states} states"
-    src = f"{_G} eqs. (7)–(8) corrected (docs/errata.md#loss-eq-8); msjgym.theory.loss.exact_chain"
+    src = f"{_G} eqs. (7)–(8) corrected (docs/errata.md#loss-eq-8); msjgym.systems.loss.theory.exact_chain"
     return [Reference("blocking_probability", "exact", label, src, value=chain.blocking),
             Reference("response_time", "exact", label, src, value=chain.response_time),
             Reference("utilization", "exact", label, src, value=chain.busy_fraction)]
@@ -108,7 +108,7 @@ def _sampled(model: LossModel, policy: LossPolicy) -> list[Reference]:
     elif k < n:
         mf = th.mean_field_blocking(n, k, d, lam, policy.name)
         label = "finite-n mean field (idle count at its mean; crude when it is O(√n))"
-        src = "msjgym.theory.loss.mean_field_blocking (supplementary)"
+        src = "msjgym.systems.loss.theory.mean_field_blocking (supplementary)"
         refs += [Reference("blocking_probability", "approximation", label, src, value=mf.blocking),
                  Reference("response_time", "approximation", label, src, value=mf.response_time)]
     return refs
@@ -143,7 +143,7 @@ def optimality(model: LossModel, policy: LossPolicy) -> tuple[str, str]:
         return ("NOT SHOWN: k = Θ(n^α) is outside Theorem 9 and the paper's 'k = ω(n^α) suffices' is unproved; "
                 "simulation and the mean-field heuristic show n^α·P_b GROWING with n (like ln n): the full-access "
                 "rate is lost, whether P_b → 0 is not proved",
-                "docs/errata.md#loss-k-omega; msjgym.theory.loss.mean_field_blocking")
+                "docs/errata.md#loss-k-omega; msjgym.systems.loss.theory.mean_field_blocking")
     return (f"NOT SHOWN: k rule {rule!r} with α = {a:g} is not covered by Theorem 9", f"{_G} Thm 9")
 
 

@@ -12,10 +12,11 @@ from msjgym.core.distributions import Exponential
 from msjgym.core.references import Reference
 from msjgym.policies.msj import Policy
 from msjgym.systems.msj.model import MSJModel
-from msjgym.theory import finite_skip, multilevel, queues, zero_queueing
-from msjgym.theory.open_fcfs import solve_open_fcfs
+from msjgym.theory import finite_skip, queues
+from msjgym.systems.msj.theory import multilevel, zero_queueing
+from msjgym.systems.msj.theory.open_fcfs import solve_open_fcfs
 from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
-from msjgym.theory.zero_queueing import ScalingRegime
+from msjgym.systems.msj.theory.zero_queueing import ScalingRegime
 
 # Exact solvers are skipped beyond these sizes, so that listing the references takes about a second at most.
 MAX_SATURATED_STATES = 100_000  # (configuration, blocked head) states of the generic saturated chain
@@ -116,12 +117,12 @@ def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
     """Cor. 3.8 with the exact constants of ServerFilling (docs/modelling-choices.md#finite-skip-constants), when the
     trace-free model allows."""
     from msjgym.systems.finite_skip.scenarios import msj_as_finite_skip
-    from msjgym.policies.finite_skip import FINITE_SKIP_POLICIES
+    from msjgym.policies.finite_skip import POLICIES
     try:
         fs_model = msj_as_finite_skip(model)
     except Exception:  # noqa: BLE001 (a model the rate simulator cannot express: no exact constants)
         return []
-    const = finite_skip.wcfs_constants(fs_model, FINITE_SKIP_POLICIES[policy.name], exact=True)
+    const = finite_skip.wcfs_constants(fs_model, POLICIES[policy.name], exact=True)
     if const is None:
         return []
     band = finite_skip.wcfs_band(fs_model, const)
@@ -219,7 +220,7 @@ def _open_fcfs_exact(model: MSJModel, rates: list[float]) -> list[Reference]:
         return []
     label = (f"exact FCFS CTMC, queue truncated at {sol.truncation_level} jobs "
              f"(boundary mass {sol.truncation_mass:.1e}, {sol.states:,} states)")
-    source = f"{_GA} §2.1, §3.11 (deferred-decision chain); msjgym.theory.open_fcfs"
+    source = f"{_GA} §2.1, §3.11 (deferred-decision chain); msjgym.systems.msj.theory.open_fcfs"
     lam = model.arrival_rate
     values = {"number_in_system": sol.mean_number_in_system, "number_in_queue": sol.mean_number_in_queue,
               "queueing_probability": sol.queueing_probability, "utilization": sol.utilization,

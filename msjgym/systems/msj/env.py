@@ -16,7 +16,7 @@ from msjgym.systems.msj.family import EpisodeRuns
 from msjgym.systems.msj.state import RUNNING
 
 ENV_ID = "msjgym/MSJ-v0"
-ENVS = [EnvRegistration(ENV_ID, "msjgym.envs.msj_env:MSJEnv", "msjgym.envs.msj_env:MSJVectorEnv", "msj")]
+ENVS = [EnvRegistration(ENV_ID, "msjgym.systems.msj.env:MSJEnv", "msjgym.systems.msj.env:MSJVectorEnv", "msj")]
 __all__ = ["ENV_ID", "MSJEnv", "MSJVectorEnv"]
 
 DOC = EnvDoc(

@@ -14,8 +14,8 @@ from msjgym.envs.docs import EnvDoc
 from msjgym.systems.loss.agent import LossBatch, LossSpec
 
 LOSS_ENV_ID = "msjgym/AdaptiveLoss-v0"
-ENVS = [EnvRegistration(LOSS_ENV_ID, "msjgym.envs.loss_env:AdaptiveLossEnv",
-                        "msjgym.envs.loss_env:AdaptiveLossVectorEnv", "loss")]
+ENVS = [EnvRegistration(LOSS_ENV_ID, "msjgym.systems.loss.env:AdaptiveLossEnv",
+                        "msjgym.systems.loss.env:AdaptiveLossVectorEnv", "loss")]
 __all__ = ["LOSS_ENV_ID", "AdaptiveLossEnv", "AdaptiveLossVectorEnv"]
 
 DOC = EnvDoc(

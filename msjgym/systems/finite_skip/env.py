@@ -12,8 +12,8 @@ from msjgym.envs.docs import EnvDoc
 from msjgym.systems.finite_skip.env_agent import FiniteSkipEnvBatch, FiniteSkipEnvSpec
 
 FINITE_SKIP_ENV_ID = "msjgym/FiniteSkip-v0"
-ENVS = [EnvRegistration(FINITE_SKIP_ENV_ID, "msjgym.envs.finite_skip_env:FiniteSkipEnv",
-                        "msjgym.envs.finite_skip_env:FiniteSkipVectorEnv", "finite-skip")]
+ENVS = [EnvRegistration(FINITE_SKIP_ENV_ID, "msjgym.systems.finite_skip.env:FiniteSkipEnv",
+                        "msjgym.systems.finite_skip.env:FiniteSkipVectorEnv", "finite-skip")]
 __all__ = ["FINITE_SKIP_ENV_ID", "FiniteSkipEnv", "FiniteSkipVectorEnv"]
 
 DOC = EnvDoc(
