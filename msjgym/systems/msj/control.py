@@ -28,8 +28,8 @@ from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
     C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ,
-    NEED_CAPACITY, P_K, P_LAMBDA, P_NBATCH, P_SERVERS, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS, S_NARR, S_NEXT_CHK, S_NFREE,
-    S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
+    NEED_CAPACITY, P_K, P_LAMBDA, P_NBATCH, P_SERVERS, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS, S_NARR,
+    S_NEXT_CHK, S_NFREE, S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
 from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.transitions import _checkpoint, _flush, _record_admission
 from msjgym.core.plug import ref

@@ -47,8 +47,8 @@ DOC = EnvDoc(
                                                            "(runtime estimate; time units; 0: empty slot)"),
         ("", "", "That is ``mode=\"start\"`` (the default). ``mode=\"preemptive\"``: [servers left to choose / n, 1 if "
                  "more than L jobs are present; per class: jobs present, chosen, in service; per sequence slot (the "
-                 "L oldest jobs present, in arrival order): present, in service, class one-hot; with ``estimates=True``, "
-                 "then each sequence slot's requested run time]. Layout: "
+                 "L oldest jobs present, in arrival order): present, in service, class one-hot; with "
+                 "``estimates=True``, then each sequence slot's requested run time]. Layout: "
                  "``msjgym.systems.msj.observation``; named views ``StartView`` / ``PreemptiveView``."),
     ),
     reward="""−∫ (jobs in system) dt over the step: by Little's law, maximising the return minimises the mean
