@@ -141,9 +141,10 @@ class EstimatesNotObservedAgent(NotExpressibleAgent):
     (``tests/test_backfilling.py``)."""
 
     mode = MODE_START
-    not_expressible = ("it plans with each job's runtime estimate, which the observation does not show, and it may "
-                       "start a younger job of a class while an older one waits, which a start action cannot express; "
-                       "run it with `msjgym evaluate` (the compiled kernel)")
+    not_expressible = ("it plans with every job's runtime estimate, which the observation shows at most for the "
+                       "window's jobs (estimates=True), and it may start a younger job of a class while an older one "
+                       "waits, which a start action cannot express; run it with `msjgym evaluate` (the compiled "
+                       "kernel)")
 
 
 # ==================================================================================================== start mode

@@ -20,8 +20,9 @@ Source: A. W. Mu'alem and D. G. Feitelson, "Utilization, predictability, workloa
 scheduling the IBM SP2 with backfilling", IEEE TPDS 12(6), 2001, §2 (conservative backfilling: reservations for
 all queued jobs, the profile of free nodes, and compression of the schedule when jobs end before their estimates).
 
-No agent form: the ``msjgym/MSJ-v0`` observation shows no estimates (``EstimatesNotObservedAgent``); the kernel is
-tested decision for decision against a pure-Python reference of the rule above (``tests/test_backfilling.py``).
+No agent form: the ``msjgym/MSJ-v0`` observation shows estimates only for its window's jobs (``estimates=True``;
+``EstimatesNotObservedAgent``); the kernel is tested decision for decision against a pure-Python reference of the
+rule above (``tests/test_backfilling.py``).
 """
 from __future__ import annotations
 

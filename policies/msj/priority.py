@@ -41,9 +41,9 @@ WFP3 and UNICEP grow with the waiting time: every ordering is recomputed at ever
   ``docs/modelling-choices.md#backfilling-narrow``.
 
 Estimates: a job that runs past its estimate is seen as ending now (``docs/modelling-choices.md#backfilling-overrun``).
-Non-preemptive. No agent form (``EstimatesNotObservedAgent``: the observation shows no estimates, and a start action
-starts the oldest job of a class); the kernel is checked decision for decision against a plain-Python statement of
-each rule (``tests/test_priority.py``).
+Non-preemptive. No agent form (``EstimatesNotObservedAgent``: the observation shows estimates only for its window,
+and a start action starts the oldest job of a class); the kernel is checked decision for decision against a
+plain-Python statement of each rule (``tests/test_priority.py``).
 """
 from __future__ import annotations
 
