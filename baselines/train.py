@@ -18,9 +18,9 @@ an evaluation of :data:`QUICK_REPS` replications of a tenth of the jobs; its rep
 the recorded ones).
 
 A config with a ``[dispatch]`` section (``ppo_dispatch.toml``) trains on ``msjgym/Dispatch-v0`` instead (its
-arguments are that section) and compares the learned dispatcher, evaluated through
-``msjgym.envs.dispatch_agent_runner.evaluate_dispatcher`` with the paper's protocol, with the built-in dispatchers of
-``[evaluate] baselines`` run by ``msjgym.systems.dispatch.simulate.simulate`` on the same replications and seeds.
+arguments are that section) and compares the learned dispatcher with the built-in dispatchers of ``[evaluate]
+baselines`` (each with its parameters bound: ``policy.bind(...)``), all through ``msjgym.evaluate`` on the
+``lb-dispatch`` scenario of the environment's arguments, with the paper's protocol, the same replications and seeds.
 """
 from __future__ import annotations
 
@@ -364,41 +364,62 @@ def format_table(rows: list[dict[str, Any]], reference: str = "server-filling") 
 
 
 # ---------------------------------------------------------------------------------------------------- dispatch
+def dispatch_scenario(env_args: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """The built-in scenario, its overrides and ``msjgym.evaluate``'s options that make ``msjgym/Dispatch-v0``'s
+    arguments ``env_args`` (N, λ, the law, the observation and its ``d``, ``delta`` and ``levels``, the pools): a
+    dispatcher of the user's on it sees what the environment shows. Pull's information: ``lb-pull-table3``."""
+    args = dict(env_args)
+    options = {"observation": args.pop("observation", "histogram")}
+    if "levels" in args:
+        options["levels"] = args.pop("levels")
+    information = args.pop("information", "push")
+    name = "lb-pull-table3" if information == "pull" and options["observation"] == "estimates" else "lb-dispatch"
+    if name == "lb-pull-table3":
+        args.setdefault("delta1", 0.0)
+    unknown = [k for k in args if k not in ("servers", "lam", "dist", "d", "delta", "delta1", "fast_fraction",
+                                            "speed_ratio")]
+    if unknown:
+        raise SystemExit(f"[dispatch] {unknown[0]}: not evaluated through a dispatch scenario; give delta (pull: "
+                         "delta and delta1)")
+    return name, args, options
+
+
 def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The learned dispatcher through ``evaluate_dispatcher("sb3:MODEL.zip")`` (greedy actions), then the built-in
-    dispatchers of ``[evaluate] baselines`` through ``simulate``: the same replications, arrivals, warm-up, seeds."""
+    """The learned dispatcher (``sb3:MODEL.zip``, greedy actions) and the built-in dispatchers of ``[evaluate]
+    baselines`` (their parameters bound to their declarations), each through ``msjgym.evaluate`` on the scenario of
+    the environment's arguments: the same replications, arrivals, warm-up and seeds."""
     from sb3_contrib import MaskablePPO
 
+    import msjgym
+    from msjgym.api import family, policy_spec
+    from msjgym.core.user_policy import load_user_policy
     from msjgym.envs import DispatchEnv
     from msjgym.systems.dispatch.agent import DispatchSpec
-    from msjgym.envs.dispatch_agent_runner import dispatcher, evaluate_dispatcher
-    from msjgym.systems.dispatch.simulate import simulate
 
     ev, env_args = config["evaluate"], dict(config["dispatch"])
     env_args.pop("horizon", None)
     env_args.pop("reward", None)  # training's reward: not an argument of the evaluation (mean response time)
     reps, arrivals, seed = int(ev.get("reps", 10)), int(ev.get("arrivals", 200_000)), int(ev.get("seed", 1))
     warmup_fraction = float(ev.get("warmup_fraction", 0.1))
-    protocol = {"arrivals": arrivals, "reps": reps, "seed": seed, "warmup_fraction": warmup_fraction}
+    warmup = int(round(warmup_fraction * arrivals))
     spec = DispatchSpec.make(**env_args, arrivals=arrivals, warmup_fraction=warmup_fraction)
-    _, decide = dispatcher(f"sb3:{model_path}", spec)
+    name, overrides, options = dispatch_scenario(env_args)
+    scenario = msjgym.load_scenario(name, overrides)
+    run = {"reps": reps, "jobs": arrivals, "warmup": warmup, "seed": seed, "references": False}
+    _, decide = load_user_policy(f"sb3:{model_path}", spec)
     count = int(ev.get("check_states", 2000))
     agreement, checked = agreement_on_env(MaskablePPO.load(str(model_path), device="cpu"), decide,
                                           DispatchEnv(**env_args, horizon=count), count)
     print(f"greedy numpy actor = model.predict(deterministic=True) on {agreement:.2%} of {checked} visited states",
           flush=True)
     start = time.perf_counter()
-    learned = evaluate_dispatcher(f"sb3:{model_path}", **env_args, **protocol)
+    learned = msjgym.evaluate(scenario, f"sb3:{model_path}", progress=True, **run, **options)
     print(f"evaluated the learned dispatcher in {time.perf_counter() - start:.0f} s", flush=True)
-    rows = [_dispatch_row("ppo (learned)", f"{env_args.get('observation', 'histogram')} observation", learned)]
+    rows = [_dispatch_row("ppo (learned)", f"{options['observation']} observation", learned)]
+    dispatch = family("dispatch")
     for baseline in ev.get("baselines", []):
         kwargs = {k: v for k, v in baseline.items() if k != "policy"}
-        if spec.model.speeds is not None:
-            kwargs_sim = kwargs | {"speeds": spec.model.speeds}
-        else:
-            kwargs_sim = kwargs
-        result = simulate(baseline["policy"], spec.model.servers, spec.model.lam, spec.model.dist, **kwargs_sim,
-                          **protocol)
+        result = msjgym.evaluate(scenario, policy_spec(dispatch, baseline["policy"]).bind(**kwargs), **run)
         shown = ", ".join(f"{k} = {v:g}" for k, v in kwargs.items())
         rows.append(_dispatch_row(baseline["policy"], shown or "—", result))
     if spec.observation == "sampled" and spec.model.d == 2 and spec.model.speeds is not None:
@@ -410,18 +431,17 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
     else:
         table_extra = ""
     m = spec.model
-    options = " ".join(f"{k}={v!r}" for k, v in env_args.items() if k not in ("servers", "lam"))
-    command = (f"python -c \"from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher as e; print(e("
-               f"'sb3:{_shown(model_path)}', servers={m.servers}, lam={m.lam!r}, "
-               f"{', '.join(f'{k}={v!r}' for k, v in env_args.items() if k not in ('servers', 'lam'))}, "
-               f"arrivals={arrivals}, reps={reps}, seed={seed}"
-               f"{'' if warmup_fraction == 0.1 else f', warmup_fraction={warmup_fraction!r}'}).summary())\"")
-    options += f"; training reward {config['dispatch'].get('reward', 'holding')!r}"
-    meta = {"scenario": f"msjgym/Dispatch-v0 (N = {m.servers}, λ = {m.lam:g}, {m.dist}; {options})",
+    params = " ".join(f"--param {k}={v!r}" for k, v in overrides.items())  # repr: the exact float
+    flags = " ".join(f"--{k} {v}" for k, v in options.items())
+    command = (f"msjgym evaluate {name} {params} --policy sb3:{_shown(model_path)} {flags} --reps {reps} "
+               f"--jobs {arrivals} --warmup {warmup} --seed {seed}")
+    shown_options = " ".join(f"{k}={v!r}" for k, v in env_args.items() if k not in ("servers", "lam"))
+    shown_options += f"; training reward {config['dispatch'].get('reward', 'holding')!r}"
+    meta = {"scenario": f"msjgym/Dispatch-v0 (N = {m.servers}, λ = {m.lam:g}, {m.dist}; {shown_options})",
             "params": {}, "load": m.lam * m.dist.mean, "reps": reps,
             "jobs": arrivals - spec.warmup, "warmup": spec.warmup, "seed": seed, "actor_agreement": agreement,
             "actor_checked_states": checked, "command": command, "extra": table_extra,
-            "via": "`evaluate_dispatcher('sb3:...')` (`msjgym.envs.dispatch_agent_runner`)"}
+            "via": "`msjgym evaluate --policy sb3:...`"}
     return rows, meta
 
 
@@ -429,7 +449,7 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
     """With two pools and d = 2: the learned greedy choice when the sample holds a fast server with q_f jobs and a
     slow one with q_s (both sample orders), beside SED's ((q + 1)/speed, ties to the fast server); with N = 2 and
     exponential sizes also the exact E[R] of SED and of the optimal rule (value iteration,
-    ``msjgym.theory.two_server_dispatch``) and their switching curves."""
+    ``msjgym.systems.dispatch.two_server``) and their switching curves."""
     fast, slow = max(speeds), min(speeds)
     lines = [f"Greedy choice of the learned dispatcher when the two sampled servers are one fast (speed {fast:.4g}, "
              f"q_f jobs, rows) and one slow (speed {slow:.4g}, q_s jobs, columns): F = the fast one, S = the slow one "
@@ -453,7 +473,7 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
     lines += ["", f"{differ} of {(top + 1) ** 2} (q_f, q_s) pairs differ from SED; {to_slow} go to the slow server."]
     if len(speeds) == 2:
-        from msjgym.theory import two_server_dispatch as two
+        from msjgym.systems.dispatch import two_server as two
 
         best = two.optimum(arrival_rate, fast, slow)
         sed = two.evaluate_rule(two.sed_rule(fast, slow), arrival_rate, fast, slow)
@@ -464,7 +484,7 @@ def speed_decision_map(decide: Any, speeds: tuple[float, ...], arrival_rate: flo
             return str(picks.index(1)) if 1 in picks else "never"
 
         lines += ["", "Exact values for two servers with exponential sizes (value iteration on the two-queue chain, "
-                  f"`msjgym.theory.two_server_dispatch`, queues truncated at 120 jobs): SED (ties uniform, as the "
+                  f"`msjgym.systems.dispatch.two_server`, queues truncated at 120 jobs): SED (ties uniform, as the "
                   f"built-in `sed` and `sed-d`) E[R] = {sed.response_time:.4f}, the optimal rule E[R] = "
                   f"{best.response_time:.4f}. The least q_f at which a job may go to the slow server (the fast "
                   "server sampled first), for q_s = 0, 1, ..., 5: optimal "
@@ -529,11 +549,11 @@ def _shown(path: Path) -> Path:
 
 
 def _dispatch_row(name: str, setting: str, result: Any) -> dict[str, Any]:
-    est = result.estimates
+    est = result.metrics
     return {"policy": name, "setting": setting, "response_time": est["response_time"].mean,
             "ci95": est["response_time"].ci95, "message_rate": est["message_rate"].mean,
             "message_ci95": est["message_rate"].ci95,
-            "per_replication": [r.response_time for r in result.replications]}
+            "per_replication": [r["response_time"] for r in result.replications]}
 
 
 def format_dispatch_table(rows: list[dict[str, Any]]) -> str:

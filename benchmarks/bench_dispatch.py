@@ -1,7 +1,9 @@
 """Events per second of the large-scale dispatch simulator, and how they change with the number of servers N.
 
-Timed (``msjgym.systems.dispatch.simulate.simulate``, 1 replication, Exp(1) sizes; the compiled loop only, as
-``DispatchResult.events_per_second``; numba's compilation excluded by an untimed warm-up call), with both
+Timed (one replication of the dispatch family's replication runner,
+``msjgym.systems.dispatch.replications.DispatchReplications``, which ``msjgym.evaluate`` drives; Exp(1) sizes; the
+compiled loop only, its events over the replication's ``seconds``; numba's compilation excluded by an untimed warm-up
+call), with both
 completion mechanisms: ``clocks`` (exponential sizes: a competing clock at a random busy server) and ``heap`` (the
 4-ary heap of completion times that every other size law uses):
 
@@ -30,10 +32,20 @@ import heapq
 import random
 import time
 
-from msjgym.systems.dispatch.simulate import simulate
+from msjgym.core.distributions import Exponential
+from msjgym.systems.dispatch.model import DispatchModel
+from msjgym.systems.dispatch.replications import DispatchReplications, Replication
 
 TARGET = 2e6
 TABLE1_ARRIVALS = 10**9
+
+
+def simulate(policy: str, servers: int, arrivals: int, seed: int, completions: str = "auto",
+             **params) -> Replication:
+    """One replication of ``policy`` on N = ``servers`` unit-rate servers, λ = 0.9, Exp(1) sizes, 10 % warm-up."""
+    model = DispatchModel(policy, servers, 0.9, Exponential(rate=1.0), **params)
+    runs = DispatchReplications(model, arrivals, int(round(0.1 * arrivals)), 1, seed, completions=completions)
+    return runs.run(0)
 
 
 def run(policy: str, n: int, arrivals: int, seed: int, repeat: int, completions: str = "auto",
@@ -42,10 +54,9 @@ def run(policy: str, n: int, arrivals: int, seed: int, repeat: int, completions:
     best = None
     for _ in range(repeat):
         t0 = time.perf_counter()
-        res = simulate(policy, servers=n, lam=0.9, arrivals=arrivals, reps=1, seed=seed, completions=completions,
-                       **params)
+        rep = simulate(policy, n, arrivals, seed, completions, **params)
         wall = time.perf_counter() - t0
-        row = (res.events_per_second, res.events / arrivals, wall, res.response_time.mean)
+        row = (rep.events / rep.seconds, rep.events / arrivals, wall, rep.response_time)
         if best is None or row[0] > best[0]:
             best = row
     return best
@@ -94,7 +105,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    simulate("push", servers=100, lam=0.9, delta=0.3, arrivals=10_000, reps=1, seed=0)  # compile / load the cache
+    simulate("push", 100, 10_000, 0, delta=0.3)  # compile / load the cache
     print(f"{'policy':8s} {'completions':11s} {'N':>7s} {'arrivals':>10s} {'events/arr':>10s} {'M events/s':>10s} "
           f"{'wall s':>7s} {'E[R]':>7s}")
     rates: dict[tuple[str, str, int], tuple] = {}

@@ -7,7 +7,7 @@ Measured: ``evaluate`` (statistics, batch means and instability detection includ
 ``server-filling``, ``first-fit``, and the compiled first-fit of ``examples/compiled_first_fit.py`` (a policy of the
 user's, written outside the package: its ratio to the built-in first-fit is printed, and whether both simulated the
 same events and mean response time), 1 replication of ``--jobs`` measured jobs plus 10 % warm-up, timed with ``time.perf_counter``.
-An event is an arrival or the completions at one instant (``EvaluationResult.events``). numba's one-time
+An event is an arrival or the completions at one instant (``Result.events``). numba's one-time
 compilation is excluded: a short untimed warm-up call runs first.
 
 Ceiling: ``reference_fcfs`` below, a minimal numba-compiled FCFS multiserver-job simulator of the same model with

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from msjgym.evaluate.results import ResultStore
+from msjgym.evaluate.store import ResultStore
 
 GRID = "arrival_rate=1.0,1.5,2.0,2.2,2.3"
 POLICIES = "fcfs,server-filling"

@@ -1,8 +1,10 @@
 """A dispatcher of your own for ``msjgym/Dispatch-v0`` (observation "sampled"): evaluate it like a built-in one.
 
-    python -c "from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher as e; print(e(
-        'examples/my_dispatcher.py:JoinBelowThreshold', servers=100, lam=0.9, observation='sampled', d=2,
-        arrivals=100_000, reps=5, seed=1).summary())"
+    msjgym evaluate lb-dispatch --param d=2 --policy examples/my_dispatcher.py:JoinBelowThreshold \
+        --observation sampled --reps 5 --jobs 100000 --seed 1
+
+or from Python, ``msjgym.evaluate("lb-dispatch", "examples/my_dispatcher.py:JoinBelowThreshold",
+observation="sampled", reps=5, jobs=100_000, seed=1)`` (the same replications, statistics and scorecard as a built-in).
 
 The observation is the queue lengths of the d servers sampled for this arrival (``spec.view(observation)
 .queue_lengths``); the action is the index of the chosen one. ``act(observation, action_mask)`` also works (the mask

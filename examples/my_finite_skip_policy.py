@@ -1,10 +1,10 @@
 """A finite-skip policy of your own: threshold parallelism with the k servers water-filled over all jobs present.
 
-    msjgym finite-skip finite-skip-fig4a --policy examples/my_finite_skip_policy.py:EqualShare --jobs 20000
+    msjgym evaluate finite-skip-fig4a --policy examples/my_finite_skip_policy.py:EqualShare --jobs 20000
 
 The agent gets the jobs in arrival order (``spec.view(obs).params``: each job's parallelism threshold P) and returns
 each job's service rate as a fraction of capacity: q/k for q servers (fractional shares allowed here). It serves every
-job, so it is not finite-skip; the pathwise diagnostics printed by ``msjgym finite-skip`` show it.
+job, so it is not finite-skip; the pathwise diagnostics printed by ``msjgym evaluate`` show it.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ RLlib's current API: ``PPOConfig`` with ``env_runners(num_env_runners=...)`` (En
 a Learner that updates an RLModule, ``algo.train()`` per iteration and ``algo.save_to_path()`` for the checkpoint.
 Action masks: RLlib's PPO has no separate mask argument, so every environment is wrapped by
 ``msjgym.envs.rllib.MaskInObservation`` (observation ``{"observations", "action_mask"}``) and trained with RLlib's
-action-masking RLModule (on log(1 + x) features: ``msjgym.rllib_module``), which never samples a masked action. MSJ-v0 (``mode="start"``) masks actions (an empty
+action-masking RLModule (on log(1 + x) features: ``msjgym.core.rllib_module``), which never samples a masked action. MSJ-v0 (``mode="start"``) masks actions (an empty
 window slot, a job that does not fit); Dispatch-v0 with ``observation="sampled"`` allows every action (the mask is
 all ones there). The environments' ``invalid_action="fallback"`` default would replace a masked action by the mask's
 default one, but this module never samples one.
@@ -111,11 +111,11 @@ FULL = Budget(iterations=60, batch=16_000, minibatch=1000, epochs=10, reps=10, j
 
 def config(setup: Setup, budget: Budget, env_runners: int, envs_per_runner: int, seed: int) -> Any:
     """RLlib's PPOConfig for ``setup`` (new API stack: EnvRunners, a Learner, and RLlib's action-masking RLModule
-    on log(1 + x) features, :mod:`msjgym.rllib_module`)."""
+    on log(1 + x) features, :mod:`msjgym.core.rllib_module`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from msjgym.rllib_module import Log1pActionMaskingTorchRLModule
+    from msjgym.core.rllib_module import Log1pActionMaskingTorchRLModule
 
     env_config = {"env_id": setup.env_id, "reward_scale": setup.reward_scale, "average_cost": setup.average_cost,
                   **setup.env_kwargs}

@@ -15,11 +15,9 @@ from msjgym.api import Scenario, list_scenarios, load_scenario  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError  # noqa: E402
 from msjgym.evaluate import Result, evaluate  # noqa: E402
 
-EvaluationResult = Result  # the name of earlier versions
-
 __version__ = "0.1.0"
 
 import msjgym.envs  # noqa: E402  registers every Gymnasium environment (msjgym/MSJ-v0, ...)
 
-__all__ = ["evaluate", "Result", "EvaluationResult", "load_scenario", "list_scenarios", "Scenario",
+__all__ = ["evaluate", "Result", "load_scenario", "list_scenarios", "Scenario",
            "MsjgymError", "ScenarioError", "PolicyError", "__version__"]

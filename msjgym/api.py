@@ -18,13 +18,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from msjgym.errors import PolicyError, ScenarioError
+from msjgym.core.validation import check_number, show
+from msjgym.errors import MsjgymError, PolicyError, ScenarioError
 
 RUNNING = 0
 """Status of a replication that has more events to run."""
@@ -75,8 +75,6 @@ class Param:
     def check(self, value: Any, where: str = "") -> Any:
         """``value`` if valid, else a one-line ``PolicyError`` naming the parameter and its range
         (:func:`msjgym.core.validation.check_number`)."""
-        from msjgym.core.validation import check_number
-
         checked = check_number(f"{where}{self.name}", value, self.low, self.high, integer=self.integer,
                                why=self.description, error=PolicyError)
         return checked if self.integer else value  # a real parameter keeps the type given (labels show it)
@@ -117,6 +115,115 @@ class RunSettings:
     batches: int = 20
     seed: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A switch that a family declares for ``msjgym evaluate`` and ``msjgym sweep`` (:meth:`Family.options`), or a
+    reproduction for ``msjgym reproduce NAME``: the command line builds its flags from these declarations and names
+    no family.
+
+    Attributes:
+        name: the key: the flag is ``--`` + name with ``_`` as ``-`` (:attr:`flag`), the keyword of
+            ``msjgym.evaluate(..., name=value)``, the key of :attr:`RunSettings.options` (or of a reproduction's
+            ``Settings.options``).
+        help: one line, with units.
+        type: ``bool`` for a switch (a flag without a value: True when given), else ``int``, ``float`` or ``str``.
+        default: its value when not given (None: the family's default, which ``help`` states).
+        choices: the valid values (empty: any value of ``type`` in [low, high]).
+        low, high: the valid closed range of a number (None: unbounded on that side).
+        scenario_key: where it goes: None for :attr:`RunSettings.options` ``[name]``; a dotted scenario key
+            (``arrivals.skip_bad_lines``) for an option that is a scenario override (the command line merges it into
+            the ``--param`` overrides).
+        metavar: the value's placeholder in ``--help`` (default: the name in capitals).
+        writes: the :class:`msjgym.evaluate.result.Result` attribute whose columns the command line writes, as CSV,
+            to the file this option names (``per_job``); such an option is an output path (checked before the run,
+            never one of the run's inputs) and is not offered by ``msjgym sweep``.
+        command_line: False for an option of the Python API only (``debug``), not offered as a flag.
+        many: the value is a non-empty list of such values (``--servers 100,1000``; a tuple in Python).
+    """
+
+    name: str
+    help: str
+    type: type = bool
+    default: Any = None
+    choices: tuple[Any, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    scenario_key: str | None = None
+    metavar: str | None = None
+    writes: str | None = None
+    command_line: bool = True
+    many: bool = False
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag: ``--window``, ``--bsld-threshold``."""
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any) -> Any:
+        """``value`` if valid for this option; else a one-line ``MsjgymError`` naming the flag and the valid
+        values (:func:`msjgym.core.validation.check_number` for numbers)."""
+        if self.many:
+            if not isinstance(value, (tuple, list)) or not value:
+                raise MsjgymError(f"{self.flag} = {show(value)}: must be a non-empty list of values")
+            single = replace(self, many=False)
+            return tuple(single.check(v) for v in value)
+        if self.type is bool:
+            if not isinstance(value, bool):
+                raise MsjgymError(f"{self.flag} = {show(value)}: must be True or False (a switch)")
+            return value
+        if self.choices:
+            if value not in self.choices:
+                raise MsjgymError(f"{self.flag} = {show(value)}: must be one of {', '.join(map(str, self.choices))}")
+            return value
+        if self.type in (int, float):
+            return check_number(self.flag, value, self.low, self.high, integer=self.type is int, why=self.help)
+        if not isinstance(value, self.type):
+            raise MsjgymError(f"{self.flag} = {show(value)}: must be a {self.type.__name__}")
+        return value
+
+
+def options_of(family_: Family) -> tuple[Option, ...]:
+    """The options ``family_`` declares (none when it has no ``options`` method: a family of another package may
+    predate it)."""
+    declare = getattr(family_, "options", None)
+    return tuple(declare()) if declare is not None else ()
+
+
+def command_aliases(family_: Family) -> tuple[str, ...]:
+    """The other names under which ``family_`` keeps ``msjgym evaluate`` for scripts (its ``command_aliases``;
+    none by default)."""
+    declare = getattr(family_, "command_aliases", None)
+    return tuple(declare()) if declare is not None else ()
+
+
+def check_options(family_: Family, options: Mapping[str, Any], scenario_options: bool = False) -> dict[str, Any]:
+    """``options`` (by name) checked against ``family_``'s declarations: each valid for its option
+    (:meth:`Option.check`); an option the family does not declare is a one-line ``MsjgymError`` naming the flag and
+    the families that have it. A scenario-key option (:attr:`Option.scenario_key`) is refused unless
+    ``scenario_options`` (it belongs in the scenario's overrides). Returns the checked options."""
+    own = {o.name: o for o in options_of(family_)}
+    checked = {}
+    for name, value in options.items():
+        option = own.get(name)
+        if option is None:
+            raise MsjgymError(f"{Option(name, '').flag}: not for {family_.name} scenarios; {_owners(name)}")
+        if option.scenario_key is not None and not scenario_options:
+            raise MsjgymError(f"{option.flag}: a scenario key; give it when loading the scenario: "
+                              f"load_scenario(NAME, {{{option.scenario_key!r}: {value!r}}})")
+        checked[name] = option.check(value)
+    return checked
+
+
+def _owners(name: str) -> str:
+    """Which families declare the option ``name``, for an error message."""
+    owners = [f for f in families() if any(o.name == name for o in options_of(f))]
+    if not owners:
+        return "no family has it (see `msjgym evaluate --help`)"
+    return "only for " + ", ".join(
+        f"{f.name} scenarios ({', '.join(n for n, _ in f.scenarios()[:3])}{', ...' if len(f.scenarios()) > 3 else ''})"
+        for f in owners)
 
 
 Side = str | float | Callable[[Mapping[str, float]], float]
@@ -267,7 +374,10 @@ class Family(Protocol):
         """Its built-in policies by name."""
 
     def validate(self, scenario: Scenario, policy: str, run: RunSettings) -> None:
-        """Raise a one-line ``MsjgymError`` if ``policy`` cannot run on ``scenario`` with ``run``'s options."""
+        """Raise a one-line ``MsjgymError`` if ``policy`` cannot run on ``scenario`` with ``run``'s options.
+
+        The caller validates once (:func:`msjgym.evaluate.evaluate` does, before anything else): :meth:`references`
+        and :meth:`simulation` are called only with a validated (scenario, policy, run) and do not validate again."""
 
     def run_length(self, scenario: Scenario, policy: str, run: RunSettings) -> tuple[int, int, int]:
         """(reps, jobs, warm-up) that :meth:`simulation` will use, the family's defaults filled in."""
@@ -285,6 +395,11 @@ class Family(Protocol):
 
     def judge(self, scenario: Scenario, references: list, result: Any) -> list:
         """``references`` with verdicts against ``result``."""
+
+    def options(self) -> tuple[Option, ...]:
+        """Its own switches of ``msjgym evaluate`` and ``msjgym sweep`` (``--window``, ``--saturated``, ...), which
+        arrive in :attr:`RunSettings.options` (or, for a scenario-key option, in the scenario's overrides). The
+        evaluator refuses an option the family does not declare (:func:`check_options`) before :meth:`validate`."""
 
 
 _FAMILIES: list[Family] | None = None
@@ -401,8 +516,11 @@ def is_user_policy(policy: Any) -> bool:
     return policy.startswith(("sb3:", "rllib:")) or ".py:" in policy or policy.endswith(".py")
 
 
-def policy_spec(family_: Family, name: str) -> PolicySpec:
-    """The built-in policy ``name`` of ``family_``; a ``PolicyError`` listing the valid names otherwise."""
+def policy_spec(family_: Family | str, name: str) -> PolicySpec:
+    """The built-in policy ``name`` of a family (the family object, or its name); a one-line ``PolicyError`` listing
+    the valid names otherwise. The one lookup of a built-in policy by name, for every family."""
+    if isinstance(family_, str):
+        family_ = family(family_)
     table = family_.policies()
     if name not in table:
         raise PolicyError(f"--policy {name!r}: not a policy of the {family_.name} family; valid: "

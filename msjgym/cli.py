@@ -3,13 +3,13 @@
     msjgym list
     msjgym evaluate SCENARIO --policy NAME [--reps R] [--jobs J] [--seed S] [--param KEY=VALUE ...] [--json]
     msjgym theory SCENARIO [--policy NAME] [--param KEY=VALUE ...] [--json]
-    msjgym reproduce NAME [--out DIR] [--reps R] [--jobs J] [--max-servers N]
-    msjgym reproduce lb-tables [--servers N,N] [--reps R] [--arrivals A] [--backend local|ray] [--workers W]
+    msjgym reproduce NAME [--out DIR] [--reps R] [--jobs J] [--seed S] [NAME's own options: --help]
     msjgym sweep SCENARIO --grid NAME=a:b:k ... --policy P[,P...] --reps R --out DIR [--backend local|ray]
     msjgym plot RESULTS --x NAME --y METRIC [--by policy] [--theory] [--out FILE]
-    msjgym finite-skip NAME --policy P ...   (an alias of ``msjgym evaluate``, kept for scripts)
 
-Bad input (an unknown policy, a scenario error, an invalid option) prints one ``msjgym: error: ...`` line and exits
+The options that only some families take are each family's declarations
+(:meth:`msjgym.api.Family.options`), and a reproduction's own options its module's ``OPTIONS``: this module names
+no family. Bad input (an unknown policy, a scenario error, an invalid option) prints one ``msjgym: error: ...`` line and exits
 with status 2.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +30,11 @@ from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir, check_output_file, fallback_file
 from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError, UnknownParameter
-from msjgym.evaluate import plot, sweep
+from msjgym.evaluate import flags, plot, sweep
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.report import format_checks, format_references, format_table
 from msjgym.evaluate.result import Result, strict_json
-from msjgym.reproduce import DEFAULT_REPS, REPRODUCTIONS, Settings
+from msjgym.reproduce import REPRODUCTIONS, Reproduction, Settings
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,9 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="built-in scenarios and policies, one line each")
     _evaluate_arguments(sub.add_parser(
-        "evaluate", aliases=["finite-skip"],  # the alias: the finite-skip models once had a command of their own
-        help="simulate a policy on a scenario of any family and report metrics with 95%% CIs and the theory's "
-             "references"))
+        "evaluate", aliases=_evaluate_aliases(), help="simulate a policy on a scenario of any family and report metrics with 95%% CIs and the "
+                         "theory's references"))
     th = sub.add_parser("theory", help="the theory's references for a scenario and policy, without simulating")
     th.add_argument("scenario", help="a built-in scenario name or a TOML file")
     th.add_argument("--policy", default=None, help="a built-in policy name (default: the scenario family's first "
@@ -65,25 +65,39 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_arguments(sub.add_parser(
         "sweep", help="run a grid of scenario points × policies × replications; resumable; local pool or Ray"))
     plot.add_arguments(sub.add_parser("plot", help="draw a metric against a parameter from sweep results"))
-    rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers")
-    rp.add_argument("name", help="what to reproduce (see `msjgym list`)")
-    rp.add_argument("--out", default=None, help="output folder (default results/reproduce/NAME)")
-    rp.add_argument("--reps", type=_positive_int, default=None,
-                    help="replications per simulated point (default 5; lb-tables: 20, the paper's)")
-    rp.add_argument("--jobs", type=_positive_int, default=200_000, help="measured jobs per replication")
-    rp.add_argument("--seed", type=_nonnegative_int, default=1, help="root seed (default 1)")
-    rp.add_argument("--max-servers", type=_positive_int, default=4096,
-                    help="largest n simulated (default 4096; the zero-queueing paper goes to 65536)")
-    rp.add_argument("--servers", type=_server_list, default=None, metavar="N[,N...]",
-                    help="lb-tables: the N to simulate (default 100,1000; the paper also has 10000,100000)")
-    rp.add_argument("--arrivals", type=_positive_int, default=None,
-                    help="lb-tables: arrivals per replication (default N·10^4, the paper's; less for a quick check)")
-    rp.add_argument("--backend", choices=("local", "ray"), default="local",
-                    help="lb-tables: local process pool (default) or Ray (pip install \"msjgym[ray]\")")
-    rp.add_argument("--workers", type=_positive_int, default=None,
-                    help="lb-tables: worker processes (default: every core; 1 runs in this process)")
-    rp.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers "
+                                          "(`msjgym reproduce NAME --help`: its options)")
+    names = rp.add_subparsers(dest="name", required=True, metavar="NAME", parser_class=_Parser,
+                              help="what to reproduce (see `msjgym list`)")
+    for name, reproduction in REPRODUCTIONS.items():
+        _reproduce_arguments(names.add_parser(name, help=reproduction.description,
+                                              description=reproduction.description.replace("%", "%%")),
+                             name, reproduction)
     return parser
+
+
+def _evaluate_aliases() -> list[str]:
+    """Other names of ``msjgym evaluate`` that families keep for scripts (:func:`msjgym.api.command_aliases`)."""
+    return [alias for family in api.families() for alias in api.command_aliases(family)]
+
+
+def _reproduce_arguments(rp: argparse.ArgumentParser, name: str, reproduction: Reproduction) -> None:
+    """The arguments of ``msjgym reproduce NAME``: the common ones, then the reproduction's own (its ``OPTIONS``)."""
+    rp.add_argument("--out", default=None, help=f"output folder (default results/reproduce/{name})")
+    common = dict(_REPRODUCE_COMMON)
+    common["reps"] = replace(common["reps"], help=f"{common['reps'].help} (default {reproduction.reps})")
+    flags.add_flags(rp, flags.declared([("", tuple(common.values()))]), tag=False)
+    flags.add_flags(rp, flags.declared([(name, reproduction.options)]), tag=False)
+    rp.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+_REPRODUCE_COMMON = {o.name: o for o in (
+    api.Option("reps", "replications per simulated point", int, low=1, high=limits.MAX_REPS),
+    api.Option("jobs", "measured jobs per replication (default 200000)", int, default=200_000, low=1,
+               high=limits.MAX_JOBS),
+    api.Option("seed", "root seed (default 1)", int, default=1, low=0, high=limits.MAX_SEED),
+)}
+"""The options every reproduction takes (its own are its module's ``OPTIONS``)."""
 
 
 class _Once(argparse.Action):
@@ -100,68 +114,29 @@ class _Once(argparse.Action):
 
 
 def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
-    """The arguments of ``msjgym evaluate`` (and its alias ``msjgym finite-skip``)."""
+    """The arguments of ``msjgym evaluate``: the run's, then every family's own (:meth:`msjgym.api.Family.options`,
+    each tagged with the families that take it)."""
     ev.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
     ev.add_argument("--policy", required=True, action=_Once,
                     help="a built-in policy name (see `msjgym list`), FILE.py:NAME (a class, object or function "
-                         "with act(observation)), sb3:MODEL.zip or rllib:CHECKPOINT_DIR")
-    ev.add_argument("--mode", choices=("start", "preemptive"), default=None,
-                    help="for a policy of your own: the decisions it takes (as in msjgym/MSJ-v0; default start)")
-    ev.add_argument("--window", type=_positive_int, default=None,
-                    help="for a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8; at most "
-                         "10^4)")
-    ev.add_argument("--observation", choices=("sampled", "histogram", "estimates"), default=None,
-                    help="dispatch scenarios, for a dispatcher of your own: what it sees (as in msjgym/Dispatch-v0; "
-                         "default histogram)")
-    ev.add_argument("--levels", type=_positive_int, default=None,
-                    help="dispatch scenarios, for a dispatcher of your own: histogram length L (default 8)")
+                         "with act(...)), sb3:MODEL.zip or rllib:CHECKPOINT_DIR")
     ev.add_argument("--reps", type=_positive_int, default=None,
-                    help="independent replications (default 10; with 1, CIs come from batch means; lb-* scenarios: "
-                         "default 20, the paper's; a trace is one exact replay, see --windows; a synthetic trace "
-                         "(lublin-feitelson): R traces drawn from its model; at most 10^4)")
+                    help="independent replications (default: the family's, 10 for most; with 1, CIs come from batch "
+                         "means; at most 10^4)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
-                    help="measured jobs per replication (default 100000; for a trace, all of its jobs (J: its "
-                         "first J); lb-* "
-                         "scenarios: arrivals per replication, default N·10^4, the first 10%% warm-up; at most 10^12)")
+                    help="measured jobs (or arrivals) per replication (default: the family's, 100000 for most; at "
+                         "most 10^12)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
-                    help="jobs discarded at the start of each replication (default: jobs/10; 0 for a trace)")
+                    help="jobs (or arrivals) discarded at the start of each replication (default: the family's, "
+                         "jobs/10 for most)")
     ev.add_argument("--seed", type=_nonnegative_int, default=None,
                     help="root seed (default: a random seed, printed so the run can be repeated)")
     ev.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="override a scenario key (repeatable), e.g. --param servers=32")
     ev.add_argument("--batches", type=_positive_int, default=20, help="measurement batches per replication")
-    ev.add_argument("--saturated", action="store_true",
-                    help="measure the closed system that always has --backlog waiting jobs (maximum throughput)")
-    ev.add_argument("--backlog", type=_positive_int, default=None, help="waiting jobs kept in --saturated mode")
-    ev.add_argument("--no-instability-check", action="store_true",
-                    help="do not stop replications whose number in system keeps growing")
     ev.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    ev.add_argument("--per-job", metavar="FILE.csv", default=None,
-                    help="trace replays: write each job's id, arrival, need, duration, completion, response and "
-                         "waiting time and bounded slowdown")
-    ev.add_argument("--windows", type=_positive_int, default=None, metavar="N",
-                    help="trace replays: replicate over N windows of the trace (with --window-jobs), each replayed "
-                         "from an empty machine, for CIs across windows (default: one exact replay, no CI)")
-    ev.add_argument("--window-jobs", type=_positive_int, default=None, metavar="M",
-                    help="trace replays with --windows: measured jobs per window (consecutive jobs; at least 10)")
-    ev.add_argument("--bsld-threshold", type=float, default=None, metavar="TAU",
-                    help="multiserver jobs: threshold τ of the bounded slowdown max(1, response / max(run time, τ)), "
-                         "in the scenario's time unit (default 10, the literature's 10 s)")
-    ev.add_argument("--skip-bad-lines", action="store_true",
-                    help="trace replays: skip malformed trace lines (and count them) instead of stopping")
     ev.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-
-
-
-def _server_list(text: str) -> tuple[int, ...]:
-    """``--servers 100,1000``: integers >= 2."""
-    try:
-        values = tuple(int(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected integers N >= 2 separated by commas") from None
-    if not values or min(values) < 2:
-        raise argparse.ArgumentTypeError(f"{text!r}: every N must be an integer >= 2")
-    return values
+    flags.add_flags(ev, flags.family_flags())
 
 
 def _cmd_list() -> None:
@@ -182,20 +157,8 @@ def _cmd_list() -> None:
             print(f"    {name:<{pwidth}}  {getattr(policy, 'summary', '')}".rstrip())
     print("\nReproductions (msjgym reproduce NAME):")
     width = max(len(name) for name in REPRODUCTIONS)
-    for name, (description, _) in REPRODUCTIONS.items():
-        print(f"  {name:<{width}}  {description}")
-
-
-def _overrides(args: argparse.Namespace) -> dict[str, object]:
-    overrides = dict(parse_override(text) for text in args.param)
-    if getattr(args, "skip_bad_lines", False):
-        overrides["arrivals.skip_bad_lines"] = True
-    return overrides
-
-
-_OPTIONS = ("saturated", "backlog", "no_instability_check", "mode", "window", "observation", "levels", "per_job",
-            "windows", "window_jobs", "bsld_threshold")
-"""``msjgym evaluate``'s family-specific options: passed on when given (each family refuses what it does not take)."""
+    for name, reproduction in REPRODUCTIONS.items():
+        print(f"  {name:<{width}}  {reproduction.description}")
 
 
 def _scenario_and_policy(name: str, policy: str, overrides: dict[str, object]) -> tuple[api.Scenario, object]:
@@ -214,16 +177,25 @@ def _scenario_and_policy(name: str, policy: str, overrides: dict[str, object]) -
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int | None:
-    if args.per_job:
-        check_output_file(args.per_job, "--per-job")  # before the work, not after it
+    family = api.family_of(args.scenario)
+    options, scenario_keys = flags.family_options(args, family)  # one line for a flag the family has not
+    outputs = _outputs(options)
+    for option, path in outputs:
+        check_output_file(path, option.flag)  # before the work, not after it
+    overrides = dict(parse_override(text) for text in args.param) | scenario_keys
     with recording() as files:
-        scenario, policy = _scenario_and_policy(args.scenario, args.policy, _overrides(args))
-    refuse_overwrite({"--per-job": args.per_job}, run_inputs(args.scenario, args.policy, files))
-    options = {k: getattr(args, k) for k in _OPTIONS if getattr(args, k) not in (None, False)}
+        scenario, policy = _scenario_and_policy(args.scenario, args.policy, overrides)
+    refuse_overwrite({o.flag: path for o, path in outputs}, run_inputs(args.scenario, args.policy, files))
     progress = not args.no_progress and sys.stderr.isatty()
     result = evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
                       batches=args.batches, progress=progress, notes=True, **options)
-    return _print_result(result, args)
+    return _print_result(result, args, outputs)
+
+
+def _outputs(options: dict[str, object]) -> list[tuple[api.Option, str]]:
+    """The given options that name an output file (:attr:`msjgym.api.Option.writes`), with their paths."""
+    return [(option, options[name]) for name, (option, _) in flags.family_flags().items()
+            if option.writes and name in options]
 
 
 def run_inputs(scenario: str, policy: object, files: Sequence[Path] = ()) -> list[Path]:
@@ -236,12 +208,11 @@ def run_inputs(scenario: str, policy: object, files: Sequence[Path] = ()) -> lis
     return inputs
 
 
-def _print_result(result: Result, args: argparse.Namespace) -> int:
-    """Print the result; 0, or 1 when the per-job file could not be written after all (the rows then go to a
-    temporary file, named on stderr, so nothing computed is lost)."""
-    failed = None
-    if args.per_job:
-        failed = _save_per_job(result, Path(args.per_job))
+def _print_result(result: Result, args: argparse.Namespace, outputs: Sequence[tuple[api.Option, str]] = ()) -> int:
+    """Print the result and write the output files of ``outputs``; 0, or 1 when one could not be written after all
+    (its rows then go to a temporary file, named on stderr, so nothing computed is lost)."""
+    failed = [message for option, path in outputs
+              if (message := save_columns(getattr(result, option.writes), Path(path), option.flag))]
     if args.json:
         print(strict_json(result.to_dict()))
         for note in result.notes:  # not in the JSON object: on stderr, so that nothing is silently dropped
@@ -249,40 +220,43 @@ def _print_result(result: Result, args: argparse.Namespace) -> int:
     else:
         print(format_table(result) + format_references(result.references)
               + format_checks(result.checks, result.check_notes))
-        notes = result.notes + ([f"per-job response times written to {args.per_job}"]
-                                if args.per_job and not failed else [])
+        written = [f"{option.writes.replace('_', '-')} rows written to {path}" for option, path in outputs
+                   if not any(m.startswith(f"{option.flag} ") for m in failed)]
+        notes = result.notes + written
         if notes:
             print("\n" + "\n".join(notes))
-    if failed:
-        print(f"msjgym: error: {failed}", file=sys.stderr)
-        return 1
-    return 0
+    for message in failed:
+        print(f"msjgym: error: {message}", file=sys.stderr)
+    return 1 if failed else 0
 
 
-def _save_per_job(result: Result, path: Path) -> str | None:
-    """Write the per-job CSV to ``path`` (checked before the run); if that fails after all, to a temporary file.
-    Returns None, or the one-line error saying where the rows went."""
+def save_columns(columns: dict | None, path: Path, flag: str) -> str | None:
+    """Write ``columns`` (name -> array, one row per job) as CSV to ``path`` (checked before the run); if that fails,
+    to a temporary file. Returns None, or the one-line error naming ``flag`` and saying where the rows went."""
+    if columns is None:
+        return f"{flag} {str(path)!r}: this run has no such rows to write"
     try:
-        _write_per_job(result, path)
+        _write_columns(columns, path)
         return None
     except OSError as exc:
         reason = exc.strerror or str(exc)
     try:
-        fallback = fallback_file("per-job", ".csv")
-        _write_per_job(result, fallback)
+        fallback = fallback_file(flag.lstrip("-"), ".csv")
+        _write_columns(columns, fallback)
     except OSError:
-        return f"--per-job {str(path)!r}: could not be written ({reason}); the per-job rows are lost"
-    return f"--per-job {str(path)!r}: could not be written ({reason}); the per-job rows are in {str(fallback)!r}"
+        return f"{flag} {str(path)!r}: could not be written ({reason}); the rows are lost"
+    return f"{flag} {str(path)!r}: could not be written ({reason}); the rows are in {str(fallback)!r}"
 
 
-def _write_per_job(result: Result, path: Path) -> None:
-    """One CSV row per trace job (its id first: the SWF job number); the folder must exist."""
-    columns = result.per_job
-    if "job" not in columns:  # no ids given: the jobs' rank in arrival order, 1-based
-        columns = {"job": np.arange(1, len(columns["arrival_time"]) + 1)} | dict(columns)
+def _write_columns(columns: dict, path: Path) -> None:
+    """One CSV row per job (its id first: the SWF job number, or the rank in arrival order, 1-based); the folder
+    must exist."""
+    first = next(iter(columns.values()))
+    if "job" not in columns:
+        columns = {"job": np.arange(1, len(first) + 1)} | dict(columns)
     with path.open("w") as f:
         f.write(",".join(columns) + "\n")
-        for i in range(len(columns["arrival_time"])):
+        for i in range(len(first)):
             f.write(",".join(f"{columns[c][i]:.10g}" if columns[c].dtype.kind == "f" else str(columns[c][i])
                              for c in columns) + "\n")
 
@@ -297,7 +271,9 @@ def _cmd_theory(args: argparse.Namespace) -> None:
             raise MsjgymError(f"{scenario.name}: give --policy (see `msjgym list`)")
     else:
         scenario, policy = _scenario_and_policy(args.scenario, args.policy, overrides)
-    refs = family.references(scenario, policy, api.RunSettings())
+    run = api.RunSettings()
+    family.validate(scenario, policy, run)
+    refs = family.references(scenario, policy, run)
     load = getattr(scenario.model, "load", None)
     policy = getattr(policy, "label", policy)
     if args.json:
@@ -311,32 +287,33 @@ def _cmd_theory(args: argparse.Namespace) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> None:
-    if args.name not in REPRODUCTIONS:
-        raise MsjgymError(f"reproduce {args.name!r}: unknown; valid: {', '.join(REPRODUCTIONS)}")
+    reproduction = REPRODUCTIONS[args.name]
+    common = {name: option.default if getattr(args, name) is None else option.check(getattr(args, name))
+              for name, option in _REPRODUCE_COMMON.items()}
+    own = {o.name: o.check(getattr(args, o.name)) for o in reproduction.options
+           if getattr(args, o.name, None) is not None}  # checked before anything is created or run
     out = check_output_dir(Path(args.out) if args.out else Path("results") / "reproduce" / args.name, "--out")
-    lb_only = {"servers": args.servers, "arrivals": args.arrivals, "workers": args.workers}
-    given = [f"--{k}" for k, v in lb_only.items() if v is not None] + (["--backend"] if args.backend != "local" else [])
-    if given and args.name != "lb-tables":
-        raise MsjgymError(f"{', '.join(given)}: only for `msjgym reproduce lb-tables`")
-    _check_reproduce_limits(args)
-    reps = args.reps if args.reps is not None else DEFAULT_REPS.get(args.name, 5)
-    settings = Settings(out=out, reps=reps, jobs=args.jobs, seed=args.seed, max_servers=args.max_servers,
-                        progress=not args.no_progress and sys.stderr.isatty(), servers=args.servers,
-                        arrivals=args.arrivals, backend=args.backend, workers=args.workers)
-    for path in REPRODUCTIONS[args.name][1](settings):
+    settings = Settings(out=out, reps=reproduction.reps if common["reps"] is None else common["reps"],
+                        jobs=common["jobs"], seed=common["seed"], progress=not args.no_progress and sys.stderr.isatty(),
+                        options=own)
+    for path in reproduction.run(settings):
         print(path)
 
 
-def _check_reproduce_limits(args: argparse.Namespace) -> None:
-    """``msjgym reproduce``'s numbers within :mod:`msjgym.core.limits`, before anything runs."""
-    for name, value, high in (("--reps", args.reps, limits.MAX_REPS), ("--jobs", args.jobs, limits.MAX_JOBS),
-                              ("--seed", args.seed, limits.MAX_SEED),
-                              ("--max-servers", args.max_servers, limits.MAX_SERVERS),
-                              ("--arrivals", args.arrivals, limits.MAX_JOBS)):
-        if value is not None:
-            limits.check_int(name, value, 0 if name == "--seed" else 1, high)
-    for n in args.servers or ():
-        limits.check_int("--servers", n, 2, limits.MAX_SERVERS)
+def _unknown_flag(args: argparse.Namespace, extras: Sequence[str]) -> str:
+    """The one-line error for arguments the command does not take: a flag of another reproduction (or family)
+    is named with the ones that have it."""
+    flag = next((e.split("=", 1)[0] for e in extras if e.startswith("--")), None)
+    if flag is None:
+        return f"unrecognized arguments: {' '.join(extras)}"
+    owners = [f"`msjgym reproduce {name}`" for name, r in REPRODUCTIONS.items()
+              if any(o.flag == flag for o in r.options)]
+    owners += [f"`msjgym evaluate` on {f.name} scenarios" for f in api.families()
+               if any(o.flag == flag and o.command_line for o in api.options_of(f))]
+    where = f"msjgym {args.command}" + (f" {args.name}" if getattr(args, "name", None) and
+                                          args.command == "reproduce" else "")
+    return f"{flag}: not an option of `{where}`" + (f"; only for {', '.join(owners)}" if owners else
+                                                    f" (see `{where} --help`)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -345,7 +322,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Standard output goes through :class:`~msjgym.core.output.GuardedStdout`: a console that cannot encode some
     character of a result (``PYTHONIOENCODING=ascii``, a Windows code page) shows it replaced, and the whole output
     is saved to a file named in one line on stderr (status 1), instead of a traceback after the run."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # one line naming the flag and who has it (argparse would say "unrecognized arguments")
+        print(f"msjgym: error: {_unknown_flag(args, extras)}", file=sys.stderr)
+        return 2
     with GuardedStdout() as out:
         status = _run_command(args)
     return out.report(status)
@@ -355,7 +336,7 @@ def _run_command(args: argparse.Namespace) -> int:
     try:
         if args.command == "list":
             _cmd_list()
-        elif args.command in ("evaluate", "finite-skip"):
+        elif args.command in ("evaluate", *_evaluate_aliases()):
             return _cmd_evaluate(args) or 0
         elif args.command == "theory":
             _cmd_theory(args)

@@ -1,5 +1,9 @@
 """The large-scale dispatch simulator: exact invariants, known limits, uniform tie-breaking, bad inputs.
 
+Runs go through ``msjgym.evaluate`` (``dispatch_runs.simulate``: a bare dispatch setting with any job-size law as
+the scenario); the tests of the engine's own knobs (completions from a heap or from competing clocks, the initial array
+sizes) drive the family's replication runner.
+
 Statistical checks compare with Student-t CIs over seeded replications at level 99.9 % per assertion (``LEVEL``):
 the file makes about 40 such assertions, so 95 % intervals would raise a false alarm in most runs of the file
 (one did, at 1.2 half-widths, in the first run of the M/E3/1 check; other seeds agreed with P-K), while 99.9 %
@@ -15,17 +19,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import msjgym
 from msjgym.core.distributions import Erlang, Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.core.estimates import Estimate, t_interval
-from msjgym.policies.dispatch import load_balancing as lb
+from msjgym.policies.dispatch import common, jsq, jsq_d, water_filling
 from msjgym.systems.dispatch import kernel as kern
-from msjgym.systems.dispatch.simulate import _params, _state, simulate
+from msjgym.systems.dispatch.replications import _params, _state
 from msjgym.systems.dispatch.model import DispatchModel
-from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
-from msjgym.reproduce.lb_tables import simulation_params
-from msjgym.theory.lb_tables import rows_for
+from msjgym.systems.dispatch.state import P_K, P_N, V_E, V_POS, V_Q, bucket_down, bucket_up
+from msjgym.reproduce.lb_tables import SCENARIOS, scenario_params
+from msjgym.systems.dispatch.paper_tables import rows_for
+from dispatch_runs import simulate  # noqa: E402  (tests/dispatch_runs.py)
 
 
 LEVEL = 0.999
@@ -166,9 +172,9 @@ def test_resource_pooling_removal_modes_share_the_mean():
 # ---------------------------------------------------------------- uniform tie-breaking (decision kernels)
 @numba.njit
 def _push_counts(st, pr, draws):
-    counts = np.zeros(pr.ints[lb.P_N], dtype=np.int64)
+    counts = np.zeros(pr.ints[P_N], dtype=np.int64)
     for _ in range(draws):
-        i = lb.choose_estimate(st, pr, 0, 0.0)
+        i = common.choose_estimate(st, pr, 0, 0.0)
         counts[i] += 1
         bucket_down(st.srv, V_E, V_POS, st.eord, st.estart, i)  # undo the e_i += 1
     return counts
@@ -176,7 +182,7 @@ def _push_counts(st, pr, draws):
 
 @numba.njit
 def _jsq_counts(st, pr, draws, choose):
-    counts = np.zeros(pr.ints[lb.P_N], dtype=np.int64)
+    counts = np.zeros(pr.ints[P_N], dtype=np.int64)
     for _ in range(draws):
         counts[choose(st, pr, 0, 0.0)] += 1
     return counts
@@ -192,11 +198,11 @@ def _set_levels(srv, kc, pc, order, start, levels):
 @numba.njit
 def _wf_final(st, pr, draws):
     """Queue lengths after each of ``draws`` independent water fillings of the same starting state."""
-    n = pr.ints[lb.P_N]
+    n = pr.ints[P_N]
     out = np.zeros((draws, n), dtype=np.int64)
     for r in range(draws):
-        lb.water_fill(st, pr, 0)
-        for j in range(pr.ints[lb.P_K]):
+        water_filling.water_fill(st, pr, 0)
+        for j in range(pr.ints[P_K]):
             out[r, st.perm[j]] = st.srv[st.perm[j], V_Q] + st.wfl[j]
     return out
 
@@ -225,13 +231,13 @@ def test_jsq_and_jsq_d_ties_are_uniform_among_shortest_queues():
     levels = np.array([1, 0, 2, 0, 3, 0, 1, 1])
     st, pr = _system("jsq", 8)
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    _uniform_over(_jsq_counts(st, pr, 30_000, lb.choose_jsq), [1, 3, 5])
+    _uniform_over(_jsq_counts(st, pr, 30_000, jsq.choose_jsq), [1, 3, 5])
     st, pr = _system("jsq-d", 8, d=8)  # d = N: the shortest queue overall, ties uniform
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    _uniform_over(_jsq_counts(st, pr, 30_000, lb.choose_jsq_d), [1, 3, 5])
+    _uniform_over(_jsq_counts(st, pr, 30_000, jsq_d.choose_jsq_d), [1, 3, 5])
     st, pr = _system("jsq-d", 8, d=2)  # each server is sampled: all chosen at some point, never a level-3 one
     _set_levels(st.srv, V_Q, V_POS, st.qord, st.qstart, levels)
-    counts = _jsq_counts(st, pr, 30_000, lb.choose_jsq_d)
+    counts = _jsq_counts(st, pr, 30_000, jsq_d.choose_jsq_d)
     assert counts[4] == 0 and (np.delete(counts, 4) > 0).all()
     # server 1 (level 0) wins unless paired... P(chosen) = P(sampled) − P(sampled with a tied partner)/2
     assert abs(counts[1] / 30_000 - (2 / 8 - (1 / 28) * 2 / 2)) < 0.01
@@ -283,8 +289,8 @@ def test_replication_streams_are_independent_of_rep_count():
 
 def test_arrays_grow_on_overflow_without_changing_the_run():
     kw = dict(servers=20, lam=0.9, arrivals=20_000, reps=2, seed=8)
-    small = simulate("random", levels=2, **kw)
-    big = simulate("random", levels=512, **kw)
+    small = simulate("random", array_levels=2, **kw)
+    big = simulate("random", array_levels=512, **kw)
     assert [r.response_time for r in small.replications] == [r.response_time for r in big.replications]
 
 
@@ -307,13 +313,14 @@ def test_arrays_grow_on_overflow_without_changing_the_run():
     (dict(policy="resource-pooling", lam=0.8, p=0.3, remove="first"), "remove = 'first'"),
 ])
 def test_bad_inputs_name_the_parameter_and_range(kwargs, match):
+    kwargs = dict(kwargs)
     with pytest.raises(ScenarioError, match=match):
-        simulate(servers=100, arrivals=100, reps=1, seed=1, **kwargs)
+        DispatchModel(kwargs.pop("policy"), 100, kwargs.pop("lam"), Exponential(rate=1.0), **kwargs)
 
 
 def test_unknown_policy():
-    with pytest.raises(PolicyError, match="policy = 'jsq2': unknown dispatch policy; valid: random, "):
-        simulate("jsq2", servers=10, lam=0.5)
+    with pytest.raises(PolicyError, match="policy = 'jsq2': unknown dispatch policy; valid: jiq, jsq, jsq-d, "):
+        DispatchModel("jsq2", 10, 0.5, Exponential(rate=1.0))
 
 
 def test_load_uses_the_mean_job_size():
@@ -326,7 +333,7 @@ def _erlang(k: int) -> Erlang:
     return Erlang(k=k, rate=float(k))
 
 
-# Tables 1-4 at N = 1000 (Hellemans, Kielanski & Van Houdt §8) as msjgym.theory.lb_tables transcribes them, run
+# Tables 1-4 at N = 1000 (Hellemans, Kielanski & Van Houdt §8) as msjgym.systems.dispatch.paper_tables transcribes them, run
 # with the parameters of `msjgym reproduce lb-tables` (pull: δ₁ = 0, δ₀ = δ/(1 − λ),
 # docs/modelling-choices.md#lb-table-3-pull-rates; water filling M = C·log10(1000) = 3C, K = (δ/λ)M) and judged as
 # its scorecard does (combined 95 % CIs; water filling within 2 %, docs/modelling-choices.md#lb-water-filling).
@@ -336,10 +343,11 @@ CHEAP = (0, 8, 12)  # the cheap rows: push Exp, pull Exp, resource pooling Exp
 
 def _paper_row(row):
     """The paper's protocol: N = 1000, 20 replications of N·10⁴ arrivals from empty, 10 % warm-up, 95 % CIs."""
-    r = simulate(row.policy, reps=20, seed=2024, **simulation_params(row))
-    agrees, how = paper_agreement(r.response_time, row)
+    scenario = msjgym.load_scenario(SCENARIOS[row.table], scenario_params(row))
+    r = msjgym.evaluate(scenario, row.policy, reps=20, seed=2024, references=False)
+    agrees, how = paper_agreement(r.metrics["response_time"], row)
     print(f"\n{row.policy} {row.label} lam={row.lam} param={row.param}: {how}")
-    assert agrees, f"{how}\n{r.summary()}"
+    assert agrees, f"{how}\n{r.metrics}"
 
 
 @pytest.mark.slow
@@ -364,7 +372,7 @@ def test_paper_n1000_other_rows(row):
 def test_queue_length_distribution_near_cavity_at_n_10000(policy, dist, lam, params):
     """At N = 10⁴ the time-average fraction of servers with q = k is within 0.01 of the cavity queue's P[Q = k]
     (water filling is left out: its finite-N error is larger, docs/modelling-choices.md#lb-water-filling)."""
-    cavity = pytest.importorskip("msjgym.theory.cavity")
+    cavity = pytest.importorskip("msjgym.systems.dispatch.cavity")
     r = simulate(policy, servers=10_000, lam=lam, dist=dist, arrivals=10_000_000, reps=2, seed=5, **params)
     ref = cavity.cavity(policy, lam, dist, **params)
     pmf = np.asarray(ref.queue_length_pmf)
@@ -389,12 +397,12 @@ def test_water_filling_n_10000_against_paper_and_cavity():
       that excess (mass moved from m + 1 to m + 2 adds exactly its size to E[Q]) within its 99.9 % CI plus 0.005:
       λ times the paper's CI (0.003) and the small shifts between levels m − 1..m + 1 (≤ 0.002 measured).
     """
-    cavity = pytest.importorskip("msjgym.theory.cavity")
+    cavity = pytest.importorskip("msjgym.systems.dispatch.cavity")
     lam, delta, m_batch = 0.8, 0.4, 80
     r = simulate("water-filling", servers=10_000, lam=lam, dist=Exponential(rate=1.0), reps=10, seed=7, delta=delta,
-                 batch_size=m_batch)
+                 batch_size=m_batch, arrivals=10_000 * 10_000)
     est = r.response_time  # 95 % t-interval over the replications
-    assert abs(est.mean - 3.5446) <= math.hypot(est.ci95, 3.95e-3), r.summary()
+    assert abs(est.mean - 3.5446) <= math.hypot(est.ci95, 3.95e-3), r.estimates
     ref = cavity.cavity("water-filling", lam, Exponential(rate=1.0), delta=delta)
     pmf = np.asarray(ref.queue_length_pmf)
     m = pmf.size - 2  # cavity support is 0..m+1

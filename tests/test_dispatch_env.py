@@ -1,5 +1,5 @@
-"""msjgym/Dispatch-v0: checkers, the twin test (env path = compiled simulate), masks, reward, seeds, vector env,
-array growth, SB3 adapter, and the dispatcher runner."""
+"""msjgym/Dispatch-v0: checkers, the twin test (env path = the compiled built-in), masks, reward, seeds, vector env,
+array growth, SB3 adapter, and dispatchers of the user's through ``msjgym.evaluate``."""
 from __future__ import annotations
 
 import re
@@ -12,13 +12,14 @@ import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec  # noqa: E402
-from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher  # noqa: E402
-from msjgym.envs.dispatch_env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
+from msjgym.systems.dispatch.env import DISPATCH_ENV_ID, DispatchEnv, DispatchVectorEnv  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError  # noqa: E402
 from msjgym.policies.dispatch import POLICIES  # noqa: E402
-from msjgym.policies.dispatch.load_balancing_agents import AGENTS, NOT_EXPRESSIBLE, LowestLevel, ShortestSampled  # noqa: E402
-from msjgym.systems.dispatch.simulate import simulate  # noqa: E402
+from msjgym.policies.dispatch import AGENTS, NOT_EXPRESSIBLE  # noqa: E402
+from msjgym.policies.dispatch.common import LowestLevel  # noqa: E402
+from msjgym.policies.dispatch.jsq_d import ShortestSampled  # noqa: E402
 from msjgym.systems.dispatch.state import S_NFREE, V_Q  # noqa: E402
+from dispatch_runs import simulate  # noqa: E402  (tests/dispatch_runs.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,7 +51,8 @@ def test_every_policy_has_an_agent_or_a_reason():
 
 @pytest.mark.parametrize("policy", sorted(TWINS))
 def test_twin_env_step_equals_simulate(policy):
-    """The built-in policy's agent through env.step and the compiled simulate: identical replication (==)."""
+    """The built-in policy's agent through env.step and the compiled built-in through ``msjgym.evaluate``: identical
+    replication (==)."""
     env_kw, sim_kw = TWINS[policy]
     observation, agent_class = AGENTS[policy]
     env = gym.make(DISPATCH_ENV_ID, servers=40, lam=0.9, observation=observation, arrivals=6000, **env_kw).unwrapped
@@ -60,10 +62,11 @@ def test_twin_env_step_equals_simulate(policy):
     while not truncated:
         obs, _, _, truncated, _ = env.step(agent.act(obs))
     got = env.episode_replication()
-    want = simulate(policy, 40, 0.9, arrivals=6000, reps=1, seed=11, **sim_kw).replications[0]
-    for name in ("response_time", "mean_queue_length", "utilization", "message_rate", "jobs_measured", "window",
-                 "events"):
+    run = simulate(policy, 40, 0.9, arrivals=6000, reps=1, seed=11, **sim_kw)
+    want = run.replications[0]
+    for name in ("response_time", "mean_queue_length", "utilization", "message_rate"):
         assert getattr(got, name) == getattr(want, name), name
+    assert got.events == run.result.events
     assert np.array_equal(got.queue_length_distribution, want.queue_length_distribution)
 
 
@@ -71,16 +74,15 @@ def test_twin_env_step_equals_simulate(policy):
 def test_twin_runner_equals_simulate_and_a_different_policy_differs(policy):
     env_kw, sim_kw = TWINS[policy]
     observation, agent_class = AGENTS[policy]
-    res = evaluate_dispatcher(agent_class(), 40, 0.9, observation=observation, arrivals=4000, reps=3, seed=5,
-                              **env_kw)
+    res = simulate(agent_class(), 40, 0.9, observation=observation, arrivals=4000, reps=3, seed=5, **env_kw)
     ref = simulate(policy, 40, 0.9, arrivals=4000, reps=3, seed=5, **sim_kw)
-    assert res.agent == agent_class.__name__ and res.model == ref.model
+    assert res.result.policy == agent_class.__name__ and ref.result.policy == policy
     assert res.estimates == ref.estimates
     assert np.array_equal(res.queue_length_distribution, ref.queue_length_distribution)
     # control: the same environment and seed with another dispatcher gives another result, so the twin test can fail
     other = (lambda obs: int(np.argmax(obs))) if observation == "sampled" else (lambda obs, mask: int(
         np.flatnonzero(mask)[-1]))
-    res2 = evaluate_dispatcher(other, 40, 0.9, observation=observation, arrivals=4000, reps=3, seed=5, **env_kw)
+    res2 = simulate(other, 40, 0.9, observation=observation, arrivals=4000, reps=3, seed=5, **env_kw)
     assert res2.response_time.mean != ref.response_time.mean
 
 
@@ -244,18 +246,19 @@ def test_runner_errors_name_replication_step_and_action():
             raise KeyError("boom")
         return 0
     with pytest.raises(PolicyError, match=r"replication 0, step \d+: it raised KeyError"):
-        evaluate_dispatcher(crash, 20, 0.9, observation="sampled", arrivals=2000, reps=2, seed=1)
+        simulate(crash, 20, 0.9, observation="sampled", arrivals=2000, reps=2, seed=1)
     with pytest.raises(PolicyError, match=r"replication 0, step \d+: action 8 is not allowed now; valid actions: \[.*\]"):
-        evaluate_dispatcher(lambda obs: 8, 20, 0.9, observation="histogram", arrivals=2000, reps=2, seed=1)
+        simulate(lambda obs: 8, 20, 0.9, observation="histogram", arrivals=2000, reps=2, seed=1)
     with pytest.raises(PolicyError, match=r"replication 0, step 0: 'x' \(str\) is not an action"):
-        evaluate_dispatcher(lambda obs: "x", 20, 0.9, observation="sampled", arrivals=2000, reps=2, seed=1)
+        simulate(lambda obs: "x", 20, 0.9, observation="sampled", arrivals=2000, reps=2, seed=1)
 
 
 def test_example_dispatcher_runs_from_a_file():
-    res = evaluate_dispatcher("examples/my_dispatcher.py:JoinBelowThreshold", 50, 0.9, observation="sampled", d=2,
-                              arrivals=5000, reps=2, seed=3)
-    assert res.agent.endswith(":JoinBelowThreshold") and 1.0 < res.response_time.mean < 10.0
-    assert res.estimates["message_rate"].mean == pytest.approx(2 * 0.9, rel=0.05)
+    scenario = msjgym.load_scenario("lb-dispatch", {"servers": 50, "lam": 0.9, "d": 2})
+    res = msjgym.evaluate(scenario, "examples/my_dispatcher.py:JoinBelowThreshold", observation="sampled", reps=2,
+                          jobs=5000, seed=3)
+    assert res.policy.endswith(":JoinBelowThreshold") and 1.0 < res.metrics["response_time"].mean < 10.0
+    assert res.metrics["message_rate"].mean == pytest.approx(2 * 0.9, rel=0.05)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -293,7 +296,7 @@ def tiny_recipe(tmp_path: Path, recipe: str, replacements: list[tuple[str, str]]
 
 def test_dispatch_recipe_trains_and_evaluates_beside_the_builtins(train, tmp_path):
     """baselines/train.py on a [dispatch] config: a short training, then the learned row beside the built-ins,
-    whose rows are simulate's on the same seeds."""
+    whose rows are msjgym.evaluate's on the same seeds."""
     pytest.importorskip("sb3_contrib")
     config = tiny_recipe(tmp_path, "ppo_dispatch.toml", [
         ("total_timesteps = 3_000_000", "total_timesteps = 4096"), ("reps = 10", "reps = 2"),
@@ -339,10 +342,10 @@ def test_estimates_recipe_trains_and_evaluates_beside_push_and_pull(train, tmp_p
     assert np.all(reward <= -1.0)  # "response": −(q + 1) for Exp(1)
     assert train.main([str(config), "--out", str(tmp_path)]) == 0
     report = (tmp_path / "ppo_dispatch_estimates.md").read_text()
-    push = simulate("push", 100, 0.9, delta=0.3, arrivals=3000, reps=2, seed=2026, warmup_fraction=0.2)
+    push = simulate("push", 100, 0.9, delta=0.3, arrivals=3000, reps=2, seed=2026, warmup=600)
     assert f"| push | delta = 0.3 | {push.response_time.mean:.4f} ± {push.response_time.ci95:.4f} |" in report
     assert "| pull | delta0 = 3, delta1 = 0 |" in report
-    assert "warmup_fraction=0.2" in report  # the shell command reproduces the protocol
+    assert "--warmup 600" in report  # the shell command reproduces the protocol (20 % of 3,000 arrivals)
     learned = re.search(r"\| ppo \(learned\) \| estimates observation \| [\d.]+ ± [\d.]+ \| ([\d.]+) ± ", report)
     assert learned and abs(float(learned.group(1)) - push.estimates["message_rate"].mean) < 0.1
     shares = [float(x) for x in re.findall(r"^\| -?\d+ \| ([\d.]+) \| [\d.]+ \|$", report, re.M)]

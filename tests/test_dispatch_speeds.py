@@ -14,15 +14,15 @@ import gymnasium as gym
 import msjgym  # noqa: F401  registers the environments
 from msjgym.core.distributions import Deterministic
 from msjgym.core.estimates import t_interval
-from msjgym.envs.dispatch_env import DISPATCH_ENV_ID
+from msjgym.systems.dispatch.env import DISPATCH_ENV_ID
 from msjgym.errors import MsjgymError, ScenarioError
-from msjgym.policies.dispatch.load_balancing_agents import AGENTS, ShortestExpectedDelaySampled
-from msjgym.systems.dispatch.agent import evaluate_dispatcher
+from msjgym.policies.dispatch import AGENTS
+from msjgym.policies.dispatch.sed_d import ShortestExpectedDelaySampled
 from msjgym.systems.dispatch.model import DispatchModel, default_dist, pool_speeds
 from msjgym.systems.dispatch.scenarios import load_lb_scenario
 from msjgym.systems.dispatch.scorecard import random_routing_response_time
-from msjgym.systems.dispatch.simulate import simulate
-from msjgym.theory import two_server_dispatch as two
+from msjgym.systems.dispatch import two_server as two
+from dispatch_runs import simulate  # noqa: E402  (tests/dispatch_runs.py)
 
 LEVEL = 0.999
 
@@ -84,7 +84,7 @@ def test_random_routing_with_pools_is_mm1_per_server():
     assert speeds == (1.5, 1.5, 0.5, 0.5)
     exact = np.mean([1 / (s - 0.3) for s in speeds])
     assert random_routing_response_time(0.3, default_dist(), speeds) == pytest.approx(exact)
-    r = simulate("random", 4, 0.3, speeds=speeds, arrivals=200_000, reps=6, seed=3)
+    r = simulate("random", 4, 0.3, fast_fraction=0.5, speed_ratio=3.0, arrivals=200_000, reps=6, seed=3)
     est = _ci(r)
     assert abs(est.mean - exact) <= est.ci95, (est, exact)
     # utilization: server i is busy λ/s_i of the time
@@ -95,7 +95,8 @@ def test_random_routing_with_pools_md1_per_server():
     """Deterministic sizes (the completion heap): M/D/1 per server, E[R] = 1/s + λ/(2 s² (1 − λ/s))."""
     speeds = pool_speeds(4, 0.5, 3.0)
     exact = np.mean([1 / s + 0.3 / (2 * s * s * (1 - 0.3 / s)) for s in speeds])
-    r = simulate("random", 4, 0.3, Deterministic(1.0), speeds=speeds, arrivals=200_000, reps=6, seed=4)
+    r = simulate("random", 4, 0.3, Deterministic(1.0), fast_fraction=0.5, speed_ratio=3.0, arrivals=200_000, reps=6,
+                 seed=4)
     est = _ci(r)
     assert abs(est.mean - exact) <= est.ci95, (est, exact)
 
@@ -112,7 +113,7 @@ def test_sed_on_two_servers_matches_value_iteration():
     assert to_fast.response_time > exact.response_time + 0.05
     assert [exact.threshold(q) for q in range(3)] == [6, 13, 20] and [best.threshold(q) for q in range(3)] == [3, 7, 13]
     for policy, kw in (("sed", {}), ("sed-d", {"d": 2})):
-        r = simulate(policy, 2, 0.8, speeds=(1.75, 0.25), arrivals=200_000, reps=6, seed=5, **kw)
+        r = simulate(policy, 2, 0.8, fast_fraction=0.5, speed_ratio=7.0, arrivals=200_000, reps=6, seed=5, **kw)
         est = _ci(r)
         assert abs(est.mean - exact.response_time) <= est.ci95, (policy, est, exact.response_time)
 
@@ -132,9 +133,15 @@ def test_value_iteration_refuses_an_unstable_system():
 
 # ---------------------------------------------------------------- equal speeds change nothing
 def test_explicit_unit_speeds_equal_no_speeds_on_the_heap_path():
+    assert pool_speeds(20, 0.5, 1.0) == (1.0,) * 20
     base = simulate("jsq-d", 20, 0.9, d=2, arrivals=20_000, reps=2, seed=7, completions="heap")
-    same = simulate("jsq-d", 20, 0.9, d=2, arrivals=20_000, reps=2, seed=7, speeds=(1.0,) * 20)
-    assert same.estimates == base.estimates
+    same = simulate("jsq-d", 20, 0.9, d=2, arrivals=20_000, reps=2, seed=7, fast_fraction=0.5, speed_ratio=1.0,
+                    completions="heap")
+    assert same.model.speeds is not None and base.model.speeds is None
+
+    def values(run):
+        return [(r.response_time, r.utilization, r.message_rate, r.events) for r in run.replications]
+    assert values(same) == values(base)
 
 
 def test_least_loaded_d_reads_time_to_drain():
@@ -142,9 +149,9 @@ def test_least_loaded_d_reads_time_to_drain():
     sampled queue takes to drain (work / speed), which beats the speed-blind jsq-d (1.62 vs 2.35 here)."""
     base = simulate("least-loaded-d", 20, 0.9, d=2, arrivals=20_000, reps=2, seed=6)
     assert simulate("least-loaded-d", 20, 0.9, d=2, arrivals=20_000, reps=2, seed=6,
-                    speeds=(1.0,) * 20).estimates == base.estimates
-    fast = simulate("least-loaded-d", 2, 0.5, d=2, speeds=(1.75, 0.25), arrivals=50_000, reps=3, seed=9)
-    blind = simulate("jsq-d", 2, 0.5, d=2, speeds=(1.75, 0.25), arrivals=50_000, reps=3, seed=9)
+                    fast_fraction=0.5, speed_ratio=1.0).estimates == base.estimates
+    fast = simulate("least-loaded-d", 2, 0.5, d=2, fast_fraction=0.5, speed_ratio=7.0, arrivals=50_000, reps=3, seed=9)
+    blind = simulate("jsq-d", 2, 0.5, d=2, fast_fraction=0.5, speed_ratio=7.0, arrivals=50_000, reps=3, seed=9)
     assert fast.response_time.mean < 0.8 * blind.response_time.mean
 
 
@@ -158,14 +165,14 @@ def test_sed_d_with_equal_speeds_is_jsq_d_draw_for_draw():
 
 def test_clocks_refuse_speeds():
     with pytest.raises(ScenarioError, match="completions = 'clocks': needs exponential job sizes, equal server"):
-        simulate("random", 2, 0.5, speeds=(1.5, 0.5), arrivals=100, reps=1, completions="clocks")
+        simulate("random", 2, 0.5, fast_fraction=0.5, speed_ratio=3.0, arrivals=100, reps=1, completions="clocks")
 
 
 def test_sed_prefers_the_fast_server_until_its_expected_delay_is_longer():
     """Low load, a 7× faster server: SED sends most jobs to it; jsq-d, speed-blind, splits them evenly, so its
     mean response time is far higher."""
-    sed = simulate("sed", 2, 0.5, speeds=(1.75, 0.25), arrivals=50_000, reps=3, seed=9)
-    jsq = simulate("jsq-d", 2, 0.5, d=2, speeds=(1.75, 0.25), arrivals=50_000, reps=3, seed=9)
+    sed = simulate("sed", 2, 0.5, fast_fraction=0.5, speed_ratio=7.0, arrivals=50_000, reps=3, seed=9)
+    jsq = simulate("jsq-d", 2, 0.5, d=2, fast_fraction=0.5, speed_ratio=7.0, arrivals=50_000, reps=3, seed=9)
     assert sed.response_time.mean < 0.6 * jsq.response_time.mean
 
 
@@ -200,13 +207,12 @@ def test_sed_d_agent_twin_equals_simulate():
     """The sed-d agent through the environment (speeds 1.5 and 0.5: float32 numbers) and the compiled sed-d: the
     same replications, draw for draw; a speed-blind agent on the same seeds differs."""
     assert AGENTS["sed-d"] == ("sampled", ShortestExpectedDelaySampled)
-    kw = {"observation": "sampled", "d": 2, "fast_fraction": 0.5, "speed_ratio": 3.0, "arrivals": 6000, "reps": 3,
-          "seed": 5}
-    got = evaluate_dispatcher(ShortestExpectedDelaySampled(), 4, 0.7, **kw)
-    want = simulate("sed-d", 4, 0.7, d=2, speeds=pool_speeds(4, 0.5, 3.0), arrivals=6000, reps=3, seed=5)
+    kw = {"d": 2, "fast_fraction": 0.5, "speed_ratio": 3.0, "arrivals": 6000, "reps": 3, "seed": 5}
+    got = simulate(ShortestExpectedDelaySampled(), 4, 0.7, observation="sampled", **kw)
+    want = simulate("sed-d", 4, 0.7, **kw)
     assert got.estimates == want.estimates
-    assert np.array_equal(got.queue_length_distribution, want.queue_length_distribution)
-    blind = evaluate_dispatcher(lambda obs: int(np.argmin(obs[:2])), 4, 0.7, **kw)
+    assert got.result.replications == want.result.replications
+    blind = simulate(lambda obs: int(np.argmin(obs[:2])), 4, 0.7, observation="sampled", **kw)
     assert blind.response_time.mean != want.response_time.mean
 
 

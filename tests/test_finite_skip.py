@@ -243,16 +243,16 @@ def test_divisible_server_filling_fills_and_bounds():
 # ---------------------------------------------------------------- command line and reproduction
 def test_cli_finite_skip(capsys):
     from msjgym.cli import main
-    assert main(["finite-skip", "finite-skip-fig3", "--policy", "lps", "--param", "load=0.7", "--reps", "3",
+    assert main(["evaluate", "finite-skip-fig3", "--policy", "lps", "--param", "load=0.7", "--reps", "3",
                  "--jobs", "5000"]) == 0
     out = capsys.readouterr().out
     assert "Zhang–Zwart" in out and "exact constants" in out and "inside" in out
-    assert main(["finite-skip", "finite-skip-fig3", "--policy", "fsf"]) == 2
+    assert main(["evaluate", "finite-skip-fig3", "--policy", "fsf"]) == 2
     assert "runs on heterogeneous M/G/k" in capsys.readouterr().err
-    assert main(["finite-skip", "finite-skip-fig2", "--policy", "fsf", "--param", "speed=1"]) == 2
+    assert main(["evaluate", "finite-skip-fig2", "--policy", "fsf", "--param", "speed=1"]) == 2
     from pathlib import Path
     example = Path(__file__).resolve().parents[1] / "examples" / "my_finite_skip_policy.py"
-    assert main(["finite-skip", "finite-skip-fig4a", "--policy", f"{example}:EqualShare", "--reps", "2",
+    assert main(["evaluate", "finite-skip-fig4a", "--policy", f"{example}:EqualShare", "--reps", "2",
                  "--jobs", "2000"]) == 0
     out = capsys.readouterr().out
     assert "served_outside_front" in out and "work_identity_residual" in out
@@ -320,8 +320,8 @@ def test_heterogeneous_r_min_erratum_is_needed():
 
 
 def test_msjgym_evaluate_runs_a_finite_skip_scenario(capsys):
-    """``msjgym evaluate`` routes the non-MSJ finite-skip scenarios to their simulator (same output as
-    ``msjgym finite-skip``); a policy of another system is one clear error."""
+    """``msjgym evaluate`` routes the non-MSJ finite-skip scenarios to their simulator; a policy of another system
+    is one clear error."""
     from msjgym.cli import main
     assert main(["evaluate", "finite-skip-fig3", "--policy", "lps", "--reps", "2", "--jobs", "2000", "--seed", "1"]) == 0
     assert "scenario  finite-skip-fig3" in capsys.readouterr().out

@@ -21,7 +21,7 @@ from msjgym.core.output import GuardedStdout
 from msjgym.core.traces import TraceError, read_trace
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError
 from msjgym.evaluate import sweep
-from msjgym.evaluate.results import ResultStore, TaskRow
+from msjgym.evaluate.store import ResultStore, TaskRow
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "traces" / "sample.swf"

@@ -13,8 +13,8 @@ from msjgym.api import list_scenarios, load_scenario
 from msjgym.core.overrides import parse_override
 from msjgym.reproduce.common import Settings
 from msjgym.reproduce.lb_tables import plan
-from msjgym.theory import cavity as cv
-from msjgym.theory.lb_tables import rows_for, settings
+from msjgym.systems.dispatch import cavity as cv
+from msjgym.systems.dispatch.paper_tables import rows_for, settings
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -42,7 +42,7 @@ BAD = [  # (command line, words the one error line must contain)
     (["evaluate", "lb-dispatch", "--policy", "jsq-d", "--param", "d=101"], ["d = 101", "[1, 100]"]),
     (["evaluate", "lb-push-table1", "--policy", "fcfs"], ["not a dispatch policy", "jsq-d"]),
     (["evaluate", "lb-push-table1", "--policy", "no/such/file.py:Agent"], ["no/such/file.py"]),
-    (["evaluate", "lb-push-table1", "--policy", "push", "--warmup", "10"], ["--warmup", "10%"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--jobs", "100", "--warmup", "100"], ["warmup = 100", "[0, 99]"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--saturated"], ["--saturated", "not for dispatch"]),
     (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "fcfs", "--out", "unused"],
      ["not a policy of the dispatch family", "jsq-d"]),
@@ -195,10 +195,10 @@ def test_reproduce_lb_tables_quick(capsys, tmp_path: Path):
 
 
 def test_lb_tables_task_seeds_depend_on_the_task_only(tmp_path: Path):
-    small = plan(Settings(out=tmp_path, reps=2, servers=(100,)))
-    large = plan(Settings(out=tmp_path, reps=3, servers=(1000, 100)))
-    seeds = {(t.row.setting, t.servers, t.rep): t.task_seed for t in large}
-    assert all(seeds[(t.row.setting, t.servers, t.rep)] == t.task_seed for t in small)
+    small = plan(Settings(out=tmp_path, reps=2, options={"servers": (100,)}))
+    large = plan(Settings(out=tmp_path, reps=3, options={"servers": (1000, 100)}))
+    seeds = {(t.point["table"], t.point["dist"], t.point["servers"], t.rep): t.task_seed for t in large}
+    assert all(seeds[(t.point["table"], t.point["dist"], t.point["servers"], t.rep)] == t.task_seed for t in small)
     assert len(set(seeds.values())) == len(seeds)
 
 
@@ -218,7 +218,7 @@ def test_a_dispatcher_of_your_own_through_the_cli_is_the_builtin_bit_for_bit(cap
     form (observation "sampled") gives the built-in jsq-d's numbers exactly, on the same seed and run length, and
     the scorecard keeps only what holds for any dispatcher (no cavity values)."""
     agent = tmp_path / "agent.py"
-    agent.write_text("from msjgym.policies.dispatch.load_balancing_agents import ShortestSampled\n")
+    agent.write_text("from msjgym.policies.dispatch.jsq_d import ShortestSampled\n")
     common = ["lb-push-table1", "--param", "servers=20", "--param", "d=3", "--reps", "3", "--jobs", "4000",
               "--seed", "5", "--json"]
     status, out, err = run(capsys, "evaluate", *common, "--policy", f"{agent}:ShortestSampled",
@@ -234,3 +234,49 @@ def test_a_dispatcher_of_your_own_through_the_cli_is_the_builtin_bit_for_bit(cap
     assert {c["name"] for c in mine["checks"]["invariants"]} == {"utilization", "response>=service", "little"}
     rate = next(r for r in mine["references"] if r["quantity"] == "message_rate")
     assert rate["value"] == pytest.approx(3 * 0.9) and rate["agrees"]
+
+
+def test_a_bound_declaration_is_the_run_of_the_same_param():
+    """``policy_spec("dispatch", "jsq-d").bind(d=3)`` through ``msjgym.evaluate`` is the run of ``--param d=3``: the
+    same replications; the default d = 2 gives others (the control); a value out of range is refused by ``bind``."""
+    import msjgym
+    from msjgym.api import family, policy_spec
+    from msjgym.errors import PolicyError
+
+    jsq_d = policy_spec(family("dispatch"), "jsq-d")
+    run = {"reps": 2, "jobs": 4000, "seed": 3, "references": False}
+    bound = msjgym.evaluate("lb-dispatch", jsq_d.bind(d=3), **run)
+    param = msjgym.evaluate(load_scenario("lb-dispatch", {"d": 3}), "jsq-d", **run)
+    default = msjgym.evaluate("lb-dispatch", jsq_d, **run)
+    assert bound.replications == param.replications and bound.policy == "jsq-d(d=3)"
+    assert bound.metrics["message_rate"].mean == pytest.approx(3 * 0.9, rel=0.05)
+    assert default.replications != bound.replications and default.policy == "jsq-d"
+    with pytest.raises(PolicyError, match="d = 0"):
+        jsq_d.bind(d=0)
+
+
+def test_pull_bound_to_its_idle_rate_is_the_scenario_with_delta0():
+    """pull's idle-server rate delta0 (instead of the overall rate delta) as a bound value, as a scenario key, and
+    the scorecard's theory (cavity queue, Thm 6.4) computed from it rather than from the table's delta."""
+    import msjgym
+    from msjgym.api import family, policy_spec
+
+    pull = policy_spec(family("dispatch"), "pull").bind(delta0=3.0, delta1=0.0)
+    run = {"reps": 2, "jobs": 4000, "seed": 4}
+    table = load_scenario("lb-pull-table3", {})
+    lam = table.model.lam
+    bound = msjgym.evaluate(table, pull, **run)
+    param = msjgym.evaluate(load_scenario("lb-pull-table3", {"delta0": 3.0}), "pull", **run)
+    assert bound.replications == param.replications
+    assert bound.metrics["message_rate"].mean == pytest.approx((1 - lam) * 3.0, rel=0.1)  # idle servers' updates
+    cavity = next(r for r in param.references if r.kind == "exact" and r.quantity == "response_time")
+    assert cavity.value == pytest.approx(cv.cavity("pull", lam, "exp", delta0=3.0, delta1=0.0).mean_response_time)
+    assert not any(r.kind == "paper-sim" for r in param.references)  # the table row has delta, not this delta0
+
+
+def test_warmup_counts_the_arrivals_not_measured():
+    import msjgym
+
+    short = msjgym.evaluate("lb-dispatch", "jsq", reps=1, jobs=3000, warmup=1000, seed=2, references=False)
+    default = msjgym.evaluate("lb-dispatch", "jsq", reps=1, jobs=3000, seed=2, references=False)
+    assert (short.warmup, short.jobs) == (1000, 2000) and (default.warmup, default.jobs) == (300, 2700)

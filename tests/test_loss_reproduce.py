@@ -13,7 +13,7 @@ from msjgym.reproduce.loss_scaling import REGIMES, reproduce
 
 def test_loss_scaling_files_and_numbers(tmp_path):
     assert "loss-scaling" in REPRODUCTIONS
-    files = reproduce(Settings(out=tmp_path, reps=3, jobs=20_000, max_servers=101, progress=False))
+    files = reproduce(Settings(out=tmp_path, reps=3, jobs=20_000, progress=False, options={"max_servers": 101}))
     assert sorted(f.name for f in files) == ["loss-scaling.csv", "loss-scaling.png"]
     assert files[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with files[0].open(newline="") as f:

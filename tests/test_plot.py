@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from msjgym.evaluate.plot import build_curves, plot_summaries
-from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, summarize
+from msjgym.evaluate.store import PointSummary, ResultStore, TaskRow, summarize
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
 from msjgym.core.estimates import Estimate

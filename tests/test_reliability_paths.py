@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from msjgym.cli import _save_per_job, main
+from msjgym.cli import main, save_columns
 from msjgym.core.paths import check_output_dir, check_output_file
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.result import Result
@@ -89,7 +89,7 @@ def test_a_per_job_write_that_fails_after_the_run_keeps_the_rows(tmp_path):
     """Issue: "never lose computed results to a failed write (write what you can, say where)". The folder
     disappears between the check and the write: the rows go to a temporary file, named in one line."""
     target = tmp_path / "gone" / "jobs.csv"
-    message = _save_per_job(_trace_result(), target)
+    message = save_columns(_trace_result().per_job, target, "--per-job")
     assert message is not None and message.startswith(f"--per-job {str(target)!r}: could not be written")
     fallback = Path(message.rsplit("are in ", 1)[1].strip("'"))
     try:
@@ -97,7 +97,7 @@ def test_a_per_job_write_that_fails_after_the_run_keeps_the_rows(tmp_path):
         assert len(fallback.read_text().splitlines()) == 4
     finally:
         fallback.unlink()
-    assert _save_per_job(_trace_result(), tmp_path / "jobs.csv") is None
+    assert save_columns(_trace_result().per_job, tmp_path / "jobs.csv", "--per-job") is None
 
 
 def test_a_reproduction_csv_that_cannot_be_written_is_kept(tmp_path):

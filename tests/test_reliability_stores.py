@@ -1,5 +1,5 @@
 """Reliability, results stores: a damaged or foreign ``results.sqlite`` is one line, for sweep and plot
-alike (one check, in :class:`msjgym.evaluate.results.ResultStore`), and a foreign file is never written to."""
+alike (one check, in :class:`msjgym.evaluate.store.ResultStore`), and a foreign file is never written to."""
 from __future__ import annotations
 
 import sqlite3
@@ -8,7 +8,7 @@ import pytest
 
 from msjgym.cli import main
 from msjgym.errors import MsjgymError
-from msjgym.evaluate.results import ResultStore
+from msjgym.evaluate.store import ResultStore
 
 SWEEP = ["sweep", "one-and-n", "--grid", "servers=4", "--policy", "fcfs", "--reps", "1", "--jobs", "1000",
          "--workers", "1", "--no-progress"]

@@ -171,7 +171,7 @@ def test_point_seeds_are_distinct():
 
 
 def test_zero_queueing_small_run(tmp_path):
-    files = reproduce_zero_queueing(tiny(tmp_path, max_servers=256))
+    files = reproduce_zero_queueing(tiny(tmp_path, options={"max_servers": 256}))
     assert_files(files, tmp_path, pngs=4, csvs=1)
     rows = read_csv(tmp_path / "zero-queueing.csv")
     assert {r["set"] for r in rows} == {"set1", "set2", "set3"} and {r["servers"] for r in rows} == {"64", "256"}

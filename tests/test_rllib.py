@@ -31,7 +31,7 @@ from msjgym.core.user_policy import load_user_policy  # noqa: E402
 from msjgym.envs import MSJEnv  # noqa: E402
 from msjgym.envs.rllib import MASK_KEY, OBS_KEY, make_env  # noqa: E402
 from msjgym.errors import PolicyError  # noqa: E402
-from msjgym.rllib_module import Log1pActionMaskingTorchRLModule  # noqa: E402
+from msjgym.core.rllib_module import Log1pActionMaskingTorchRLModule  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -159,3 +159,31 @@ def test_train_rllib_smoke(tmp_path, monkeypatch):
                 row.policy.startswith("ppo") and name == "msj" and row.note.startswith("unstable")), row
     learned, *_ = tables["dispatch"]
     assert learned.mean is not None and 0 < learned.mean < 100 and learned.messages == pytest.approx(1.8, rel=0.05)
+
+
+def test_a_checkpoint_naming_the_modules_earlier_path_loads(tmp_path, monkeypatch):
+    """A checkpoint written when the RLModule lived at ``msjgym.rllib_module`` (its class is pickled by that path)
+    loads through the loader's mapping (:data:`msjgym.core.rllib_policy.MOVED`): no module is left at the old path,
+    so a plain unpickler fails on the same file (the control)."""
+    import pickle
+    import types
+
+    env = MSJEnv(window=2, horizon_jobs=200)
+    path = saved_module(tmp_path / "module", env, "log1p")
+    ctor_file = path / "class_and_ctor_args.pkl"
+    with open(ctor_file, "rb") as f:
+        ctor_info = pickle.load(f)
+    old = types.ModuleType("msjgym.rllib_module")  # write the file as the earlier version did
+    old.Log1pActionMaskingTorchRLModule = Log1pActionMaskingTorchRLModule
+    monkeypatch.setitem(sys.modules, "msjgym.rllib_module", old)
+    monkeypatch.setattr(Log1pActionMaskingTorchRLModule, "__module__", "msjgym.rllib_module")
+    ctor_file.write_bytes(pickle.dumps(ctor_info))
+    monkeypatch.undo()
+    assert b"msjgym.rllib_module" in ctor_file.read_bytes() and "msjgym.rllib_module" not in sys.modules
+    with pytest.raises(ModuleNotFoundError), open(ctor_file, "rb") as f:
+        pickle.load(f)
+    module = rllib_policy.load_module(path, "t")
+    assert type(module) is Log1pActionMaskingTorchRLModule
+    reference = rllib_policy.load_module(saved_module(tmp_path / "again", env, "log1p"), "t")
+    for a, b in zip(module.state_dict().values(), reference.state_dict().values()):
+        torch.testing.assert_close(a, b)  # the same seed: the same weights, restored from the moved checkpoint

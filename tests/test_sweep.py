@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from msjgym.errors import MsjgymError
-from msjgym.evaluate.results import ResultStore
+from msjgym.evaluate.store import ResultStore
 from msjgym.evaluate.sweep import add_arguments, grid_points, main, make_plan, parse_grid, task_seed
 
 MAIN = "import sys; from msjgym.evaluate.sweep import main; sys.exit(main(sys.argv[1:]))"

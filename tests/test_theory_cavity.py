@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from msjgym.core.distributions import HyperExponential, PhaseType
-from msjgym.core.lb_distributions import paper_law, parse_paper_law, ph_arrays, z_epsilon
-from msjgym.core.lb_params import pull_update_rates, water_filling_batch_size, water_filling_sample_size
+from msjgym.systems.dispatch.distributions import paper_law, parse_paper_law, ph_arrays, z_epsilon
+from msjgym.systems.dispatch.params import pull_update_rates, water_filling_batch_size, water_filling_sample_size
 from msjgym.errors import ScenarioError
-from msjgym.theory import cavity as cv
-from msjgym.theory import cavity_formulas as cf
-from msjgym.theory.lb_tables import TABLE_ROWS, cavity_column, cavity_fixed_point, settings
+from msjgym.systems.dispatch import cavity as cv
+from msjgym.systems.dispatch import cavity_formulas as cf
+from msjgym.systems.dispatch.paper_tables import TABLE_ROWS, cavity_column, cavity_fixed_point, settings
 
 LAWS = ["exp", "hyperexp(f=1/2, scv=10)", "hyperexp(f=0.2, scv=4)", "erlang(3)", "hypererlang(2, 5, 0.25)",
         "z(eps=0.1)"]

@@ -112,7 +112,7 @@ def test_exact_comparison_beyond_float_precision():
 
 def test_the_other_checkers_are_this_one():
     """The theory's, the dispatch family's and the policies' checks answer in the same style."""
-    from msjgym.core.lb_params import require_rate
+    from msjgym.systems.dispatch.params import require_rate
     from msjgym.theory.checks import require_count, require_in
 
     with pytest.raises(ValueError, match=r"^k = an integer of 401 digits: must be an integer >= 1$"):

@@ -2,7 +2,7 @@
 
 CHECKPOINT is an Algorithm checkpoint (``algo.save_to_path()``: the module is
 ``learner_group/learner/rl_module/default_policy`` inside it), a MultiRLModule checkpoint (``.../rl_module``), or one
-RLModule's own checkpoint directory. The module is restored with ``RLModule.from_checkpoint`` (no Ray cluster is
+RLModule's own checkpoint directory. The module is restored as ``RLModule.from_checkpoint`` does (:func:`restore`; no Ray cluster is
 needed) and acts greedily: the argmax of its action-distribution logits over the allowed actions (the mask applied
 here whatever the module does). Two observation layouts are accepted, checked against the environment's: a Box of
 shape (D,) (a module trained on the plain environment, where every action was allowed), or the Dict
@@ -19,6 +19,7 @@ trust (``docs/security.md``). Ray is imported here only when an ``rllib:`` polic
 """
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,6 @@ def module_dir(path: Path, text: str) -> Path:
 
 def _check_connectors(path: Path, text: str) -> None:
     """Refuse an Algorithm checkpoint whose env-to-module pipeline changes observations (beyond batching)."""
-    import pickle
-
     file = path / "env_runner" / "env_to_module_connector" / "class_and_ctor_args.pkl"
     if not file.is_file():
         return
@@ -85,12 +84,11 @@ def load_module(path: Path, text: str) -> Any:
     directory = module_dir(path, text)
     try:
         from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
-        from ray.rllib.core.rl_module.rl_module import RLModule
     except ImportError as exc:
         raise PolicyError(f"--policy {text!r}: needs Ray RLlib and torch ({INSTALL}): {exc}") from None
     _check_connectors(path, text)
     try:
-        module = RLModule.from_checkpoint(str(directory))
+        module = restore(directory)
     except Exception as exc:  # a damaged or foreign checkpoint: one line
         message = " ".join(str(exc).split())[:300]
         raise PolicyError(f"--policy {text!r}: loading the RLModule in {directory} failed: "
@@ -100,6 +98,34 @@ def load_module(path: Path, text: str) -> Any:
             raise PolicyError(f"--policy {text!r}: the MultiRLModule has no {MODULE_ID!r} (modules: "
                               f"{', '.join(module.keys())})")
         module = module[MODULE_ID]
+    return module
+
+
+MOVED = {("msjgym.rllib_module", "Log1pActionMaskingTorchRLModule"):
+         ("msjgym.core.rllib_module", "Log1pActionMaskingTorchRLModule")}
+"""Classes that checkpoints name by an earlier path: (module, name) as pickled -> where it lives now. An RLlib
+checkpoint pickles its RLModule's class by reference, so one trained before msjgym 0.1's RLModule moved from the
+package's top level to :mod:`msjgym.core` names ``msjgym.rllib_module``; :class:`_Unpickler` maps it (no module is left
+at the old path). docs/tutorials/rllib.md ("Older checkpoints")."""
+
+
+class _Unpickler(pickle.Unpickler):
+    """A pickle reader that finds a class moved since the checkpoint was written at its new place (:data:`MOVED`)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        module, name = MOVED.get((module, name), (module, name))
+        return super().find_class(module, name)
+
+
+def restore(directory: Path) -> Any:
+    """The RLModule of an RLModule checkpoint ``directory``, as ``RLModule.from_checkpoint`` restores it (its class
+    and constructor arguments from ``class_and_ctor_args.pkl``, then its state), except that the class file is read
+    with :class:`_Unpickler`, so a checkpoint naming a moved class (:data:`MOVED`) loads."""
+    with open(directory / "class_and_ctor_args.pkl", "rb") as f:
+        ctor_info = _Unpickler(f).load()  # trusted checkpoint (see the module docstring)
+    args, kwargs = ctor_info["ctor_args_and_kwargs"]
+    module = ctor_info["class"](*(args if isinstance(args, (list, tuple)) else [args]), **kwargs)
+    module.restore_from_path(str(directory))
     return module
 
 
@@ -162,7 +188,7 @@ def _torch_logits(module: Any, masked: bool) -> Any:
 def numpy_actor(module: Any) -> Any:
     """``logits(obs, mask)`` in numpy from a copy of the actor (encoder, then pi head) when both are sequences of
     Linear / Tanh / ReLU layers, after log(1 + x) when the module declares ``features_transform = "log1p"``
-    (:mod:`msjgym.rllib_module`); None otherwise (then torch is used)."""
+    (:mod:`msjgym.core.rllib_module`); None otherwise (then torch is used)."""
     import torch
 
     encoder = getattr(module, "encoder", None)
@@ -170,7 +196,7 @@ def numpy_actor(module: Any) -> Any:
     pi = getattr(module, "pi", None)
     if actor is None or pi is None:
         return None
-    log1p = getattr(module, "features_transform", None) == "log1p"  # msjgym.rllib_module's features
+    log1p = getattr(module, "features_transform", None) == "log1p"  # msjgym.core.rllib_module's features
     layers: list[Layer] = []
     for part in (actor, pi):
         for layer in part.modules():

@@ -9,7 +9,7 @@ Whatever the value -- a bool, a string, NaN, ±inf, a 400-digit integer, ``1e400
 outside the range -- the answer is the number (a Python ``int`` or ``float``) or one ``MsjgymError`` line of that
 form; never an ``OverflowError`` or a ``TypeError`` from deep inside. ``tests/test_validation.py`` fuzzes it with
 hypothesis. The other checks of the package (:mod:`msjgym.core.limits`, ``msjgym.theory.checks``,
-``msjgym.core.lb_params``, the policies' parameters, the environments' arguments) are thin names over these.
+``msjgym.systems.dispatch.params``, the policies' parameters, the environments' arguments) are thin names over these.
 """
 from __future__ import annotations
 

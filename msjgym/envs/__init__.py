@@ -2,16 +2,16 @@
 
 Gymnasium is a core dependency: ``import msjgym`` registers every environment, and ``gym.make`` works for every id
 with a plain ``pip install msjgym`` (Stable-Baselines3 and torch, the ``rl`` extra, are needed only to train, for
-``to_sb3`` and ``sb3:MODEL.zip``). A family's environment module (``msjgym/systems/<family>/env.py``, or a module
-of this package, on the batched base of :mod:`msjgym.envs.base`) declares ``ENVS = [EnvRegistration(...)]``, and
-:func:`register` registers what the modules declare; their public names (``__all__``) are importable from
-``msjgym.envs``. Adding a family's environment is its ``env.py``: nothing here names a family.
+``to_sb3`` and ``sb3:MODEL.zip``). Each env module of this package (one per family, on the batched base of
+:mod:`msjgym.envs.base`) declares ``ENVS = [EnvRegistration(...)]``, and :func:`register` registers what the modules
+declare; their public names (``__all__``) are importable from ``msjgym.envs``. A family's environment may instead live in
+its own folder, as ``msjgym/systems/<family>/env.py``: it is found there the same way.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -22,12 +22,14 @@ _REGISTRATIONS: list[Any] = []
 
 
 def _env_modules() -> list[str]:
-    """Every public module of this package, then every family's ``msjgym.systems.<family>.env``, by name."""
-    names = [f"{__name__}.{i.name}" for i in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
-             if not i.name.startswith("_") and not i.ispkg]
-    systems = Path(__file__).resolve().parent.parent / "systems"
-    for info in sorted(pkgutil.iter_modules([str(systems)]), key=lambda m: m.name):
-        if info.ispkg and (systems / info.name / "env.py").is_file():
+    """The public modules of this package, then every family's environment module (``msjgym.systems.<family>.env``:
+    a family keeps its environment in its own folder)."""
+    import msjgym.systems
+
+    names = [f"{__name__}.{info.name}" for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
+             if not info.name.startswith("_") and not info.ispkg]
+    for info in sorted(pkgutil.iter_modules(msjgym.systems.__path__), key=lambda m: m.name):
+        if info.ispkg and importlib.util.find_spec(f"msjgym.systems.{info.name}.env") is not None:
             names.append(f"msjgym.systems.{info.name}.env")
     return names
 

@@ -58,7 +58,8 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
         references: put the theory's references beside the results: True computes them, a list uses those,
             False skips them.
         notes: print on stderr the stability conditions that predict instability before simulating.
-        options: the family's own switches (``saturated=True``, ``observation="histogram"``, ``mode="start"``, ...).
+        options: the family's own switches (``saturated=True``, ``observation="histogram"``, ``mode="start"``, ...),
+            as its :meth:`~msjgym.api.Family.options` declares them; any other is a one-line ``MsjgymError``.
     """
     scenario = api.as_scenario(scenario)
     family = api.family(scenario.family)
@@ -69,8 +70,9 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     _check_int("warmup", warmup, 0, limits.MAX_JOBS)
     _check_int("seed", seed, 0, limits.MAX_SEED)
     _check_int("batches", batches, 1, limits.MAX_BATCHES)
-    run = api.RunSettings(reps=reps, jobs=jobs, warmup=warmup, batches=batches, seed=seed, options=dict(options))
-    family.validate(scenario, policy, run)  # every option within its range before the theory or a compile starts
+    options = api.check_options(family, options)  # each a declared option of the family, within its range
+    run = api.RunSettings(reps=reps, jobs=jobs, warmup=warmup, batches=batches, seed=seed, options=options)
+    family.validate(scenario, policy, run)  # once, before the theory or a compile starts
     if references is True:
         references = family.references(scenario, policy, run)
     refs = list(references) if references else []

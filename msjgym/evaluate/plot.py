@@ -13,7 +13,7 @@ further, on one set of axes: such curves keep their ``--by`` colour, get their o
 names the values (``fcfs, servers=16``). With a computed ``--x load``, the point key that moves the load along a
 curve is not split on: ``arrival_rate`` if it varies, otherwise the varying point key with the most values.
 
-A point is the mean over the replications with its 95 % CI (:func:`msjgym.evaluate.results.summarize`). A point whose
+A point is the mean over the replications with its 95 % CI (:func:`msjgym.evaluate.store.summarize`). A point whose
 runs were unstable has no steady-state mean: it is drawn as an ``x`` at the top of the axes ("unstable run").
 
 ``--theory`` adds the scorecard's references (the scenario family's ``references``) for ``--y`` at every
@@ -44,7 +44,7 @@ from msjgym.core.inputs import refuse_overwrite
 from msjgym.core.references import Reference
 from msjgym.core.validation import is_real, show
 from msjgym.errors import MsjgymError
-from msjgym.evaluate.results import PointSummary, ResultStore, canonical_point, summarize
+from msjgym.evaluate.store import PointSummary, ResultStore, canonical_point, summarize
 
 RESULTS_FILE = "results.sqlite"
 LOAD = "load"
@@ -112,7 +112,7 @@ def results_file(path: str | Path) -> Path:
 
 
 def load_summaries(path: str | Path) -> list[PointSummary]:
-    """The summarised points of a results file (or its folder); an error if it holds no finished task."""
+    """The summarized points of a results file (or its folder); an error if it holds no finished task."""
     file = results_file(path)
     try:
         with ResultStore(file, create=False, label="RESULTS") as store:
@@ -419,7 +419,9 @@ def _references_of(scenarios: _Scenarios) -> References:
         key = (s.scenario, canonical_point(s.point), s.policy)
         if key not in cache:
             scenario = scenarios.get(s, "--theory")
-            cache[key] = api.family_of(scenario).references(scenario, s.policy, api.RunSettings())
+            family, run = api.family_of(scenario), api.RunSettings()
+            family.validate(scenario, s.policy, run)  # references() takes a validated run
+            cache[key] = family.references(scenario, s.policy, run)
         return cache[key]
     return refs_of
 

@@ -15,7 +15,7 @@
   ``SeedSequence(root_seed, spawn_key=(h(point), h(policy), r))`` with h a 32-bit SHA-256 hash of the point's
   canonical JSON and of the policy's name, so a task's numbers do not depend on the grid's order or extent, nor on
   the backend or the order tasks finish in; a replication of a task is ``evaluate(..., reps=1, seed=task_seed)``.
-* **Results**: ``DIR/results.sqlite`` (:class:`~msjgym.evaluate.results.ResultStore`), one row per task, written by
+* **Results**: ``DIR/results.sqlite`` (:class:`~msjgym.evaluate.store.ResultStore`), one row per task, written by
   the main process as each task finishes. Rerunning the same command (or a larger grid) skips finished tasks.
 * **Backends**: ``local`` (a pool of ``--workers`` processes forked from a forkserver; ``--workers 1`` runs in this process) or
   ``ray`` (one Ray task per sweep task, on a local Ray instance, or with ``--address HOST:PORT`` on a running
@@ -59,8 +59,9 @@ from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir
 from msjgym.core.validation import int_at_least, show
 from msjgym.errors import MsjgymError
+from msjgym.evaluate import flags
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.evaluate.results import PointSummary, ResultStore, TaskRow, canonical_point, summarize
+from msjgym.evaluate.store import PointSummary, ResultStore, TaskRow, canonical_point, summarize
 
 RESULTS_FILE = "results.sqlite"
 _STORE_FAILED = -1  # _run's status when the results store refused a row (exit status 1)
@@ -187,7 +188,13 @@ class Task:
     seed: int
     task_seed: int
     warmup_option: int | None = None  # --warmup as given (None: the family's default, ``warmup``)
-    inputs: str = ""  # digest of the content of the scenario, the policy and msjgym (Combo.inputs)
+    inputs: str = ""  # digest of the content of the scenario, the policy, the options and msjgym (Combo.inputs)
+    options: tuple[tuple[str, Any], ...] = ()  # the family's switches (RunSettings.options), as (name, value) pairs
+
+    def run_settings(self) -> api.RunSettings:
+        """The settings :func:`run_task` evaluates this task with (one replication)."""
+        return api.RunSettings(reps=1, jobs=self.jobs, warmup=self.warmup_option, batches=self.batches,
+                               options=dict(self.options))
 
     def key(self) -> tuple:
         """The results-store key (:meth:`TaskRow.key`)."""
@@ -198,7 +205,7 @@ class Task:
 def run_task(task: Task) -> TaskRow:
     """Simulate one task (in a worker or in-process) and return its row; the caller stores it."""
     result = evaluate(task.scenario, task.policy, reps=1, jobs=task.jobs, warmup=task.warmup_option,
-                      batches=task.batches, seed=task.task_seed, references=False)
+                      batches=task.batches, seed=task.task_seed, references=False, **dict(task.options))
     return TaskRow(
         scenario=task.scenario.name, point=task.point, policy=task.policy, rep=task.rep, jobs=task.jobs,
         warmup=task.warmup, batches=task.batches, seed=task.seed, task_seed=task.task_seed, stable=result.stable,
@@ -239,10 +246,12 @@ def make_plan(args: argparse.Namespace) -> Plan:
     """
     family = api.family_of(args.scenario)
     _check_run_lengths(args)
+    options, scenario_keys = flags.family_options(args, family, outputs=False)
+    args.options = tuple(sorted(options.items()))
     axes = [parse_grid(text) for text in args.grid]
     policies = _policy_names(args.policy, family)
     _check_size(axes, len(policies), args)
-    points = grid_points(axes, dict(parse_override(text) for text in args.param))
+    points = grid_points(axes, dict(parse_override(text) for text in args.param) | scenario_keys)
     names = [name for name, _ in axes]
     combos = []
     start = time.perf_counter()
@@ -257,26 +266,28 @@ def make_plan(args: argparse.Namespace) -> Plan:
         if args.reps > 1 and getattr(scenario.model, "trace", None) is not None:
             raise MsjgymError(f"--reps {args.reps}: a replayed trace is deterministic; use --reps 1")
         combos += [Combo({k: point[k] for k in names}, point, policy, scenario,
-                         combo_inputs(args.scenario, scenario, policy, files))
+                         combo_inputs(args.scenario, scenario, policy, files, options))
                    for policy in policies if _applicable(policy, scenario, point, names, args.skip_invalid, args)]
     if not combos:
         raise MsjgymError("no (point, policy) left to run: every policy was refused at every point")
     tasks = [Task(c.scenario, c.point, c.policy, rep, args.jobs, _warmup(c, args), args.batches, args.seed,
-                  task_seed(args.seed, c.point, c.policy, rep), args.warmup, c.inputs)
+                  task_seed(args.seed, c.point, c.policy, rep), args.warmup, c.inputs, args.options)
              for rep in range(args.reps) for c in combos]
     return Plan(args.scenario, names, combos, args.reps, tasks)
 
 
-def combo_inputs(name: str, scenario: Scenario, policy: str, files: Sequence[Path]) -> str:
-    """The digest of everything that determines a (point, policy)'s results besides the run settings and seed (in
+def combo_inputs(name: str, scenario: Scenario, policy: str, files: Sequence[Path],
+                 options: dict[str, Any] | None = None) -> str:
+    """The digest of everything that determines a (point, policy)'s results besides the run length and seed (in
     the task's key already): the scenario's content (a built-in: its name and parameters; a file: its parameters
     and the content of every file it read, a trace included, not their names), the policy (a built-in: its name; a
-    file of the user's: its content and the object's name) and msjgym's version."""
+    file of the user's: its content and the object's name), the family's switches (``--saturated``, ...; a sweep
+    without any keeps the digest of earlier versions, so its stored tasks are found) and msjgym's version."""
     builtin = not Path(name).expanduser().is_file()
     user = api.is_user_policy(policy)
     return content_digest(
         {"family": scenario.family, "builtin": name if builtin else None, "params": scenario.params,
-         "policy": policy.rpartition(":")[2] if user else policy},
+         "policy": policy.rpartition(":")[2] if user else policy} | ({"options": options} if options else {}),
         list(files) + policy_files(policy))
 
 
@@ -324,7 +335,8 @@ LONG_SWEEP_SECONDS = 3600.0
 def _warmup(combo: Combo, args: argparse.Namespace) -> int:
     """The warm-up a task runs with: ``--warmup``, or the family's default for the run length (part of the task's
     key, so that a resumed sweep finds it)."""
-    run = api.RunSettings(reps=1, jobs=args.jobs, warmup=args.warmup, batches=args.batches)
+    run = api.RunSettings(reps=1, jobs=args.jobs, warmup=args.warmup, batches=args.batches,
+                          options=dict(args.options))
     return api.family_of(combo.scenario).run_length(combo.scenario, combo.policy, run)[2]
 
 
@@ -354,7 +366,8 @@ def _applicable(policy: str, scenario: Scenario, point: dict[str, Any], names: S
                 args: argparse.Namespace) -> bool:
     """Whether ``policy`` can run at this point; an error unless ``skip`` (then a warning on stderr)."""
     try:
-        run = api.RunSettings(reps=1, jobs=args.jobs, warmup=args.warmup, batches=args.batches)
+        run = api.RunSettings(reps=1, jobs=args.jobs, warmup=args.warmup, batches=args.batches,
+                              options=dict(args.options))
         api.family_of(scenario).validate(scenario, policy, run)
         return True
     except MsjgymError as exc:
@@ -615,8 +628,7 @@ def compile_first(tasks: Sequence[Any]) -> None:
         if not isinstance(task, Task) or (task.scenario.family, task.policy) in seen:
             continue
         seen.add((task.scenario.family, task.policy))
-        run = api.RunSettings(reps=1, jobs=task.jobs, warmup=task.warmup_option, batches=task.batches)
-        sim = api.family(task.scenario.family).simulation(task.scenario, task.policy, run, 0)
+        sim = api.family(task.scenario.family).simulation(task.scenario, task.policy, task.run_settings(), 0)
         note = sim.compile_note()
         if note:
             print(note, file=sys.stderr, flush=True)
@@ -725,6 +737,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="leave out (point, policy) combinations the policy cannot run on, with a warning, "
                              "instead of refusing the sweep")
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    flags.add_flags(parser, flags.family_flags(), outputs=False)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -798,7 +811,7 @@ def _run(plan: Plan, todo: list[Task], args: argparse.Namespace, store: ResultSt
 
 def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: str | Path, *, reps: int = 10,
               jobs: int = 100_000, seed: int = 0, params: Sequence[str] = (), workers: int | None = None,
-              progress: bool = False) -> list[TaskRow]:
+              progress: bool = False, **options: Any) -> list[TaskRow]:
     """Run a sweep from Python (what ``msjgym sweep`` does, without printing): resumable, on the local pool.
 
     Args:
@@ -807,6 +820,7 @@ def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: 
         policies: policy names.
         out: the results folder (``out/results.sqlite``).
         params: ``KEY=VALUE`` overrides fixed at every point.
+        options: the scenario family's switches (``saturated=True``, ...), as for ``msjgym.evaluate``.
     Returns:
         the rows of every task of the sweep (finished now or before).
     Raises:
@@ -815,7 +829,7 @@ def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: 
     args = argparse.Namespace(
         scenario=scenario, grid=list(grid), policy=[",".join(policies)], param=list(params), reps=reps, jobs=jobs,
         warmup=None, batches=20, seed=seed, out=str(out), backend="local", workers=workers, address=None,
-        skip_invalid=False, no_progress=not progress)
+        skip_invalid=False, no_progress=not progress, **options)
     plan = make_plan(args)
     with ResultStore(check_output_dir(out, "out") / RESULTS_FILE, label="out") as store:
         done = store.done_keys()

@@ -3,47 +3,74 @@ from __future__ import annotations
 
 import csv
 import sys
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tqdm import tqdm
 
+from msjgym.api import Option
+from msjgym.core import limits
 from msjgym.core.paths import fallback_file
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.figures import pyplot, save_figure
 
-__all__ = ["Settings", "CsvTable", "progress", "pyplot", "save_figure"]
+__all__ = ["Settings", "Reproduction", "MAX_SERVERS_OPTION", "CsvTable", "progress", "pyplot", "save_figure"]
 
 
 @dataclass(frozen=True)
 class Settings:
-    """What a reproduction may spend: simulation length and seeds, and the largest system it builds.
+    """What a reproduction may spend: simulation length and seeds, and its own options.
 
     Attributes:
         out: folder for the PNG figures and the CSV of numbers.
         reps: independent replications per simulated point.
         jobs: measured jobs per replication.
         seed: root seed; each point derives its own seed from it and its index.
-        max_servers: the largest n a reproduction simulates (the papers go further; say so in the output).
         progress: show a progress bar on stderr.
-        servers: the N to simulate (``lb-tables``; None: the reproduction's default).
-        arrivals: arrivals per replication (``lb-tables``; None: the paper's N·10⁴).
-        backend, workers: where tasks run (``lb-tables``): "local" (a process pool of ``workers``, default every
-            core) or "ray" (:func:`msjgym.evaluate.sweep.make_backend`).
+        options: the reproduction's own options (:attr:`Reproduction.options`), by name; one not given takes its
+            declared default.
     """
 
     out: Path
     reps: int = 5
     jobs: int = 200_000
     seed: int = 1
-    max_servers: int = 4096
     progress: bool = True
-    servers: tuple[int, ...] | None = None
-    arrivals: int | None = None
-    backend: str = "local"
-    workers: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def option(self, declared: Sequence[Option], name: str) -> Any:
+        """The value of the reproduction option ``name``: given in :attr:`options`, else the default of its
+        declaration in ``declared`` (the reproduction's ``OPTIONS``)."""
+        if name in self.options:
+            return self.options[name]
+        for option in declared:
+            if option.name == name:
+                return option.default
+        raise KeyError(f"reproduction option {name!r}: not declared")
+
+
+class Reproduction(NamedTuple):
+    """One ``msjgym reproduce NAME``: what it regenerates, the function that does it, and its own options.
+
+    Attributes:
+        description: one line for ``msjgym list`` (paper, figures, what is simulated).
+        run: writes the figures and CSVs into ``Settings.out``; returns their paths.
+        options: its own flags of ``msjgym reproduce NAME`` (beyond --out, --reps, --jobs, --seed, --no-progress),
+            declared in its module as ``OPTIONS``.
+        reps: replications per simulated point when ``--reps`` is not given (the paper's, where it fixes one).
+    """
+
+    description: str
+    run: Callable[[Settings], list[Path]]
+    options: tuple[Option, ...] = ()
+    reps: int = 5
+
+
+MAX_SERVERS_OPTION = Option("max_servers", "the largest n simulated, in servers (the papers go further; the "
+                            "output says so)", int, default=4096, low=1, high=limits.MAX_SERVERS, metavar="N")
+"""``--max-servers``: declared by the reproductions that simulate growing systems."""
 
 
 class CsvTable:

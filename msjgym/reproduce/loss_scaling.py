@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
+from msjgym.reproduce.common import MAX_SERVERS_OPTION, CsvTable, Settings, progress, pyplot, save_figure
 from msjgym.systems.loss import theory as th
 from msjgym.systems.loss.model import make_loss_model
 
@@ -28,7 +28,7 @@ ACCESS = (("full", "n"), ("sampled", "n^alpha log n"))
 
 
 def reproduce(settings: Settings) -> list[Path]:
-    sizes = [n for n in SIZES if n <= settings.max_servers]
+    sizes = [n for n in SIZES if n <= settings.option(OPTIONS, "max_servers")]
     table = CsvTable(settings.out / "loss-scaling.csv")
     points = [(a, b, n, acc) for a, b in REGIMES for n in sizes for acc in ACCESS]
     for i, (alpha, beta, n, (access, rule)) in enumerate(progress(points, settings, "loss-scaling")):
@@ -96,3 +96,7 @@ def _figure(rows: list[dict], path: Path) -> Path:
     fig.subplots_adjust(wspace=0.35)
     fig.suptitle(f"Greedy, d = {D}, λ = 1 − βn^(−α): GMGM Theorems 4 and 9 (simulation, 95% CIs)", fontsize=10)
     return save_figure(fig, path)
+
+
+OPTIONS = (MAX_SERVERS_OPTION,)
+"""``msjgym reproduce loss-scaling``'s own options: ``--max-servers`` (default 4096; the sizes go to 10,001)."""

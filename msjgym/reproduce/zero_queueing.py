@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from msjgym.evaluate.results import PointSummary, summarize
+from msjgym.evaluate.store import PointSummary, summarize
 from msjgym.api import load_scenario
 from msjgym.evaluate.sweep import run_sweep
 from msjgym.systems.msj.model import MSJModel
-from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
+from msjgym.reproduce.common import MAX_SERVERS_OPTION, CsvTable, Settings, progress, pyplot, save_figure
 
 PAPER_SIZES = tuple(2**k for k in range(6, 17, 2))  # 64 ... 65536
 SET3_RULES = ("sqrt", "4th-root", "log")
@@ -28,7 +28,7 @@ def _sweeps(settings: Settings) -> list[tuple[str, str | None]]:
 def reproduce(settings: Settings) -> list[Path]:
     """Simulate every point through the sweep runner (resumable, all cores: rerunning skips finished tasks; the
     simulations land in ``out/results.sqlite``), then write ``zero-queueing.csv`` and the figures."""
-    sizes = [n for n in PAPER_SIZES if n <= settings.max_servers]
+    sizes = [n for n in PAPER_SIZES if n <= settings.option(OPTIONS, "max_servers")]
     table = CsvTable(settings.out / "zero-queueing.csv")
     for name, rule in progress(_sweeps(settings), settings, "zero-queueing"):
         rows = run_sweep(f"zero-queueing-{name}", [f"servers={','.join(map(str, sizes))}"], ["fcfs"], settings.out,
@@ -40,7 +40,7 @@ def reproduce(settings: Settings) -> list[Path]:
             _add_rows(table, name, rule, load_scenario(f"zero-queueing-{name}", overrides).model, summary)
     table.rows.sort(key=lambda r: (r["set"], r["m3_rule"], r["servers"], r["cls"]))
     files = [table.write()]
-    files += _figures(table.rows, settings.out, settings.max_servers)
+    files += _figures(table.rows, settings.out, settings.option(OPTIONS, "max_servers"))
     return files
 
 
@@ -107,3 +107,5 @@ def _style(ax, title: str, ylabel: str, log_y: bool = True) -> None:
             transform=ax.transAxes, fontsize=6, color="grey")
 
 
+OPTIONS = (MAX_SERVERS_OPTION,)
+"""``msjgym reproduce zero-queueing``'s own options: ``--max-servers`` (default 4096; the paper goes to 65536)."""

@@ -1,20 +1,21 @@
 """The agent path of the dispatch family (no gymnasium needed): the spec of ``msjgym/Dispatch-v0`` (its validated
 arguments, what a dispatcher of the user's is built with), the batch of dispatch systems under an agent's control
-behind the environment, and :func:`evaluate_dispatcher`, which runs any dispatcher — an object with ``act``, a
-callable, ``FILE.py:NAME`` or ``sb3:MODEL.zip`` — with the paper's protocol, returning the ``DispatchResult`` that
-:func:`msjgym.systems.dispatch.simulate.simulate` returns for a built-in policy (so the same tables and scorecard apply).
+behind the environment, and :class:`DispatchAgentReplications`, the replications a dispatcher of the user's — an
+object with ``act``, a callable, ``FILE.py:NAME`` or ``sb3:MODEL.zip`` — decides, with the paper's protocol. They run
+through the one evaluator, as a built-in dispatcher's do (the family's simulation, :mod:`msjgym.systems.dispatch.family`),
+so the same statistics and scorecard apply:
 
-    >>> from msjgym.envs.dispatch_agent_runner import evaluate_dispatcher
-    >>> res = evaluate_dispatcher("examples/my_dispatcher.py:JoinBelowThreshold", servers=100, lam=0.9,
-    ...                           observation="sampled", d=2, arrivals=100_000, reps=5, seed=1)
-    >>> res.response_time            # Estimate(mean, ci95), time units
+    >>> import msjgym
+    >>> res = msjgym.evaluate("lb-dispatch", "examples/my_dispatcher.py:JoinBelowThreshold", observation="sampled",
+    ...                       reps=5, jobs=100_000, seed=1)
+    >>> res.metrics["response_time"]            # Estimate(mean, ci95), time units
 
 The dispatcher sees what an agent of ``msjgym/Dispatch-v0`` sees (``act(observation, action_mask)``, or
 ``act(observation)``); it is loaded by :func:`msjgym.core.user_policy.load_user_policy` (a class is built with the
 environment's :class:`DispatchSpec` if its constructor takes an argument). Replication r runs on
-``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it, so a built-in policy's agent reproduces
-``simulate`` exactly. Anything the dispatcher does wrong stops the evaluation with one error naming the replication,
-the step and the value.
+``SeedSequence(seed).spawn(reps)[r]``, the stream a built-in dispatcher's replication r gets, so a built-in policy's
+agent reproduces the built-in exactly. Anything the dispatcher does wrong stops the evaluation with one error naming
+the replication, the step and the value.
 
 An agent replaces the built-in policy's decision; the rest of the system, including the dispatcher's information
 (sampling, probes or server updates), is the built-in information model the observation mode names:
@@ -29,27 +30,21 @@ observation     information model         the built-in policy an agent can repli
 """
 from __future__ import annotations
 
-import dataclasses
-import sys
-import time
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
-
 from msjgym.core.distributions import Distribution
 from msjgym.core.env_batch import EnvBatch
-from msjgym.core.lb_distributions import paper_law
+from msjgym.systems.dispatch.distributions import paper_law
 from msjgym.core.limits import MAX_WINDOW
-from msjgym.core.user_policy import Decide, checked_action, load_user_policy
-from msjgym.errors import MsjgymError, PolicyError
+from msjgym.core.user_policy import checked_action, load_user_policy
+from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch import control as dc
-from msjgym.systems.dispatch import simulate as sim
+from msjgym.systems.dispatch import replications as sim
 from msjgym.systems.dispatch.model import DispatchModel, default_dist, pool_speeds
 from msjgym.systems.dispatch.observation import DispatchLayout, LevelsView, SampledView
-from msjgym.systems.dispatch.simulate import DispatchResult, summarise
 from msjgym.systems.dispatch.state import (
     NEED_JOBS,
     NEED_LEVELS,
@@ -82,7 +77,7 @@ class DispatchSpec:
         levels: L, the histogram's length (estimates, histogram); the actions are levels 0..L (L: at least L).
         horizon: arrivals decided per episode (``NO_HORIZON`` with ``arrivals``).
         arrivals: None, or the protocol's arrivals per episode (an episode is then one replication of
-            ``msjgym.systems.dispatch.simulate.simulate``: it ends once every measured job has left).
+            a built-in dispatcher's replication: it ends once every measured job has left).
         warmup: arrivals not measured (protocol episodes).
         reward: "holding" (−∫ jobs / N dt per step) or "response" (−the dispatched job's expected response time);
             see ``msjgym.systems.dispatch.control``. Training only: the agent runner's statistics do not use it.
@@ -286,67 +281,17 @@ class DispatchBatch(EnvBatch):
         return DispatchState(*(st.rng if f == "rng" else getattr(st, f)[b] for f in DispatchState._fields))
 
     def replication(self, b: int, seconds: float) -> sim.Replication:
-        """Copy b's statistics as ``simulate`` reports a replication (protocol episodes, once ended)."""
+        """Copy b's statistics as a built-in dispatcher's replication reports them (protocol episodes, once ended)."""
         return sim._replication(self.system(b), self.spec.model, self.spec.arrivals - self.spec.warmup, seconds)
-
-
-PROGRESS_EVERY = 4096
-"""Decisions between progress-bar updates."""
-
-
-def dispatcher(policy: Any, spec: DispatchSpec) -> tuple[str, Decide]:
-    """(display name, decide(observation, mask)) for ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act``,
-    a class or a callable: :func:`msjgym.core.user_policy.load_user_policy` with the environment's spec."""
-    return load_user_policy(policy, spec)
-
-
-def evaluate_dispatcher(policy: Any, servers: int, lam: float, dist: Distribution | str | None = None, *,
-                        observation: str = "histogram", d: int | None = None, information: str = "push",
-                        delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
-                        levels: int = 8, arrivals: int | None = None, warmup_fraction: float = 0.1, reps: int = 20,
-                        seed: int | None = None, progress: bool = False, fast_fraction: float | None = None,
-                        speed_ratio: float | None = None) -> DispatchResult:
-    """Run ``policy`` as the dispatcher of ``reps`` independent replications of the paper's protocol.
-
-    ``servers``, ``lam``, ``dist``, ``observation``, ``d``, ``information``, ``delta``, ``delta0``, ``delta1`` and
-    ``levels``, ``fast_fraction`` and ``speed_ratio`` are the environment (``msjgym/Dispatch-v0``'s arguments; the
-    information model is jsq-d's sampling, jsq's exact queue lengths, or push / pull).
-
-    Args:
-        policy: ``FILE.py:NAME``, ``sb3:MODEL.zip``, an object with ``act(observation)``, a class or a callable.
-        arrivals: jobs per replication (default N·10⁴, as ``simulate``); the first ``warmup_fraction`` not measured.
-        reps: replications (>= 1; CIs need >= 2).
-        seed: root of ``SeedSequence`` (None: fresh entropy, reported).
-        progress: a progress bar (on stderr) over the decisions of the replications, which run side by side.
-
-    Returns the ``DispatchResult`` of ``simulate``: ``model`` is the information model, ``agent`` the policy's name.
-    """
-    if not (isinstance(reps, (int, np.integer)) and reps >= 1):
-        raise PolicyError(f"reps = {reps!r}: must be an integer >= 1")
-    spec = DispatchSpec.make(servers, lam, dist, observation, d, information, delta, delta0, delta1, levels,
-                             arrivals=servers * 10_000 if arrivals is None else arrivals,
-                             warmup_fraction=warmup_fraction, fast_fraction=fast_fraction, speed_ratio=speed_ratio)
-    runs = DispatchAgentReplications(spec, policy, reps, seed)
-    bar = tqdm(total=reps * spec.arrivals, desc=runs.name, unit="arrival", unit_scale=True, disable=not progress,
-               file=sys.stderr, leave=False)
-    start = time.perf_counter()
-    for b in range(reps):
-        while not runs.advance(b, PROGRESS_EVERY):
-            bar.update(min(runs.progress(b), spec.arrivals) + b * spec.arrivals - bar.n)
-    bar.close()
-    seconds = (time.perf_counter() - start) / reps
-    out = [runs.batch.replication(b, seconds) for b in range(reps)]
-    result = summarise(spec.model, spec.arrivals, spec.warmup, runs.seed, out)
-    return dataclasses.replace(result, agent=runs.name)
 
 
 class DispatchAgentReplications:
     """``reps`` replications of ``spec``'s system whose arrivals ``policy`` dispatches, advanced one replication at a
-    time (replication r: ``SeedSequence(seed).spawn(reps)[r]``, the stream ``simulate`` gives it)."""
+    time (replication r: ``SeedSequence(seed).spawn(reps)[r]``, the stream a built-in dispatcher's replication r gets)."""
 
     def __init__(self, spec: DispatchSpec, policy: Any, reps: int, seed: int | None) -> None:
         self.spec, self.reps = spec, reps
-        self.name, self.decide = dispatcher(policy, spec)
+        self.name, self.decide = load_user_policy(policy, spec)
         root = np.random.SeedSequence(seed)
         self.seed = int(root.entropy)
         self.batch = DispatchBatch(spec, reps)

@@ -38,12 +38,12 @@ from collections import namedtuple
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import uniform
-from msjgym.policies.dispatch.load_balancing import P_D, P_LCAP, P_N, sample_servers
+from msjgym.policies.dispatch.common import sample_servers
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.observation import AT_LEAST, SAMPLES
 from msjgym.systems.dispatch.state import (
-    F_SPEEDS, RUNNING, S_CLOCKS, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q, W_CT, W_PEND,
-    DispatchState,
+    F_SPEEDS, P_D, P_LCAP, P_N, RUNNING, S_CLOCKS, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q,
+    W_CT, W_PEND, DispatchState,
     bucket_pick_between, bucket_up)
 
 SAMPLED, ESTIMATES, HISTOGRAM, SAMPLED_SPEEDS = 0, 1, 2, 3  # SAMPLED_SPEEDS: "sampled" with per-server speeds

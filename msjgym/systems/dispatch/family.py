@@ -3,25 +3,29 @@ resource pooling, JSQ(d), JIQ, ...).
 
 Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case of
 Non-Exponential Job Sizes". The paper's protocol is the default: 20 replications of N·10⁴ arrivals from empty, the
-first 10 % warm-up (``jobs`` counts arrivals per replication, warm-up included). A dispatcher of the user's decides
+first 10 % warm-up (``jobs`` counts arrivals per replication, warm-up included; ``warmup`` overrides the 10 %: that
+many of the ``jobs`` arrivals are not measured). A built-in's parameters come from the scenario (``--param d=3``) or
+are bound to its declaration (``policy_spec("dispatch", "jsq-d").bind(d=3)``: the same run). A dispatcher of the user's decides
 through ``msjgym/Dispatch-v0``'s observation (``observation``, ``levels``) and defaults to 10 replications of 1,000
 arrivals per server, since it decides in Python.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from msjgym import api
 from msjgym.core.estimates import Estimate
+from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.references import Reference
 from msjgym.errors import MsjgymError
 from msjgym.policies.dispatch import POLICIES
 from msjgym.systems.dispatch import scorecard
 from msjgym.systems.dispatch.scenarios import DispatchSetting, is_lb_scenario, list_lb_scenarios, load_lb_scenario
-from msjgym.systems.dispatch.simulate import METRICS, DispatchReplications, Replication
+from msjgym.systems.dispatch.replications import METRICS, DispatchReplications, Replication
 
 DEFAULT_REPS = 20
 WARMUP_FRACTION = 0.1
@@ -34,16 +38,45 @@ _AGENT_OPTIONS = ("observation", "levels")
 
 
 def _check_options(run: api.RunSettings, user: bool) -> None:
-    if run.warmup is not None:
-        raise MsjgymError("--warmup: not for dispatch scenarios (the first 10% of --jobs arrivals are warm-up, the "
-                          "paper's protocol)")
     for key in run.options:
         if key not in _AGENT_OPTIONS:
-            raise MsjgymError(f"--{key.replace('_', '-')}: not for dispatch scenarios (the first 10% of --jobs "
-                              "arrivals are warm-up, the paper's protocol)")
+            raise MsjgymError(f"--{key.replace('_', '-')}: not for dispatch scenarios (their options: "
+                              f"{', '.join('--' + k for k in _AGENT_OPTIONS)}, for a dispatcher of your own)")
         if not user:
             raise MsjgymError(f"--{key}: only for a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
                               "rllib:CHECKPOINT_DIR)")
+
+
+def resolve(scenario: api.Scenario, policy: Any) -> tuple[api.Scenario, Any]:
+    """(the scenario, the policy) to run: a built-in's declaration with bound parameter values (``policy.bind(d=3)``)
+    becomes its name on the scenario with those values (as ``--param d=3`` gives them); anything else is returned as
+    given."""
+    if not isinstance(policy, api.PolicySpec):
+        return scenario, policy
+    if POLICIES.get(policy.name) is None or policy.family != "dispatch":
+        raise MsjgymError(f"--policy {policy.name!r}: not a dispatch policy; valid: {', '.join(POLICIES)}")
+    values = dict(getattr(policy, "values", ()))
+    if not values:
+        return scenario, policy.name
+    setting = scenario.model.bound(values)
+    return replace(scenario, model=setting, params=setting.params()), policy.name
+
+
+def run_lengths(scenario: api.Scenario, policy: Any, run: api.RunSettings) -> tuple[int, int, int]:
+    """(replications, arrivals per replication, arrivals of them not measured) of a run: the paper's protocol for a
+    built-in (20 replications of N·10⁴ arrivals), 10 replications of 1,000 arrivals per server for a dispatcher of
+    the user's; the first 10 % of the arrivals not measured unless ``run.warmup`` says how many."""
+    user = api.is_user_policy(policy)
+    servers = scenario.model.servers
+    reps = (AGENT_REPS if user else DEFAULT_REPS) if run.reps is None else run.reps
+    arrivals = run.jobs if run.jobs is not None else (AGENT_ARRIVALS_PER_SERVER if user else 10_000) * servers
+    if arrivals < 2:
+        raise MsjgymError(f"jobs = {arrivals}: must be >= 2 (arrivals per replication, warm-up included)")
+    warmup = int(round(WARMUP_FRACTION * arrivals)) if run.warmup is None else run.warmup
+    if not 0 <= warmup < arrivals:
+        raise MsjgymError(f"warmup = {warmup}: must be an integer in [0, {arrivals - 1}] (arrivals not measured, of "
+                          f"the jobs = {arrivals} arrivals of a replication)")
+    return reps, arrivals, warmup
 
 
 class _DispatchRuns(api.Simulation):
@@ -51,13 +84,12 @@ class _DispatchRuns(api.Simulation):
 
     unit = "arrival"
 
-    def _setup(self, setting: DispatchSetting, name: str, reps: int, arrivals: int) -> None:
-        self.setting, self.name, self.reps = setting, name, reps
-        self.resource_pooling = name == "resource-pooling"
-        self.per_rep = arrivals
-        self.warmup = int(round(WARMUP_FRACTION * arrivals))
-        self.jobs = arrivals - self.warmup
-        self.results: list[Replication | None] = [None] * reps
+    def _setup(self, setting: DispatchSetting, name: str, lengths: tuple[int, int, int], pooling: bool) -> None:
+        self.setting, self.name = setting, name
+        self.reps, self.per_rep, self.warmup = lengths
+        self.resource_pooling = pooling
+        self.jobs = self.per_rep - self.warmup
+        self.results: list[Replication | None] = [None] * self.reps
 
     def status(self, rep: int) -> int:
         return api.RUNNING if self.results[rep] is None else api.DONE
@@ -124,15 +156,13 @@ def invariants(setting: DispatchSetting, pooling: bool, measured: int) -> list[a
 class BuiltinRuns(_DispatchRuns):
     """Replications of a built-in dispatch policy, each run to its end by the compiled loop."""
 
-    def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
+    def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int, label: str) -> None:
         setting: DispatchSetting = scenario.model
         model = setting.model(policy)
-        reps = DEFAULT_REPS if run.reps is None else run.reps
-        arrivals = setting.servers * 10_000 if run.jobs is None else run.jobs
-        if arrivals < 2:
-            raise MsjgymError(f"jobs = {arrivals}: must be >= 2 (arrivals per replication)")
-        self._setup(setting, policy, reps, arrivals)
-        self.runs = DispatchReplications(model, arrivals, WARMUP_FRACTION, reps, seed)
+        lengths = run_lengths(scenario, policy, run)
+        self._setup(setting, label, lengths, policy == "resource-pooling")
+        reps, arrivals, warmup = lengths
+        self.runs = DispatchReplications(model, arrivals, warmup, reps, seed)
 
     def prepare(self) -> None:
         self.runs.prepare()
@@ -157,11 +187,11 @@ class AgentRuns(_DispatchRuns):
         from msjgym.systems.dispatch.agent import DispatchAgentReplications
 
         setting: DispatchSetting = scenario.model
-        reps = AGENT_REPS if run.reps is None else run.reps
-        arrivals = AGENT_ARRIVALS_PER_SERVER * setting.servers if run.jobs is None else run.jobs
-        spec = agent_spec(setting, run, arrivals)
+        lengths = run_lengths(scenario, policy, run)
+        reps, arrivals, warmup = lengths
+        spec = replace(agent_spec(setting, run, arrivals), warmup=warmup)
         self.runner = DispatchAgentReplications(spec, policy, reps, seed)
-        self._setup(setting, self.runner.name, reps, arrivals)
+        self._setup(setting, self.runner.name, lengths, False)
 
     def advance(self, rep: int, max_events: int) -> int:
         if self.runner.advance(rep, max_events):
@@ -214,13 +244,21 @@ class DispatchFamily:
     def load(self, name: str, overrides: Mapping[str, Any]) -> api.Scenario:
         return load_lb_scenario(name, overrides)
 
+    def scenario_of_model(self, model: Any) -> api.Scenario | None:
+        """A bare :class:`~msjgym.systems.dispatch.scenarios.DispatchSetting` (any job-size law, e.g.
+        ``Erlang(k=3, rate=3.0)``) as a scenario named "model"."""
+        if not isinstance(model, DispatchSetting):
+            return None
+        return api.Scenario("model", self.name, "a dispatch setting given as a model", model.params(), model)
+
     def policies(self) -> Mapping[str, Any]:
         return POLICIES
 
     def default_policy(self, scenario: api.Scenario) -> str | None:
         return scenario.model.default_policy
 
-    def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
+    def validate(self, scenario: api.Scenario, policy: Any, run: api.RunSettings) -> None:
+        scenario, policy = resolve(scenario, policy)
         user = api.is_user_policy(policy)
         _check_options(run, user)
         if user:
@@ -231,22 +269,22 @@ class DispatchFamily:
                               "rllib:CHECKPOINT_DIR)")
         scenario.model.model(policy)  # the policy's parameters
 
-    def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
-        user = api.is_user_policy(policy)
-        reps = (AGENT_REPS if user else DEFAULT_REPS) if run.reps is None else run.reps
-        arrivals = run.jobs if run.jobs is not None else (
-            AGENT_ARRIVALS_PER_SERVER * scenario.model.servers if user else scenario.model.servers * 10_000)
-        warmup = int(round(WARMUP_FRACTION * arrivals))
+    def run_length(self, scenario: api.Scenario, policy: Any, run: api.RunSettings) -> tuple[int, int, int]:
+        scenario, policy = resolve(scenario, policy)
+        reps, arrivals, warmup = run_lengths(scenario, policy, run)
         return reps, arrivals - warmup, warmup
 
-    def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
+    def simulation(self, scenario: api.Scenario, policy: Any, run: api.RunSettings, seed: int) -> api.Simulation:
         self.validate(scenario, policy, run)
+        label = getattr(policy, "label", None)  # a bound declaration is named with its values: jsq-d(d=3)
+        scenario, policy = resolve(scenario, policy)
         if api.is_user_policy(policy):
             return AgentRuns(scenario, policy, run, seed)
-        return BuiltinRuns(scenario, policy, run, seed)
+        return BuiltinRuns(scenario, policy, run, seed, label or policy)
 
-    def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
+    def references(self, scenario: api.Scenario, policy: Any, run: api.RunSettings) -> list[Reference]:
         self.validate(scenario, policy, run)
+        scenario, policy = resolve(scenario, policy)
         setting: DispatchSetting = scenario.model
         if api.is_user_policy(policy):  # what holds for any dispatcher: stability, busy fraction, message rate
             return scorecard.information_references(setting, agent_spec(setting, run).model)
@@ -261,6 +299,16 @@ class DispatchFamily:
         user = api.is_user_policy(result.policy) or result.policy not in POLICIES
         row = None if user else setting.paper_row(result.policy)
         return scorecard.judge(references, result, row, pmf)
+
+    def options(self) -> tuple[api.Option, ...]:
+        """The switches of ``msjgym evaluate``/``sweep`` for dispatch scenarios: what a dispatcher of your own sees
+        (checked in :meth:`validate`)."""
+        return (
+            api.Option("observation", "a dispatcher of your own: what it sees, as in msjgym/Dispatch-v0 (default "
+                       "histogram)", str, choices=("sampled", "histogram", "estimates")),
+            api.Option("levels", "a dispatcher of your own: histogram length L, in queue-length levels (default 8)",
+                       int, low=1, high=MAX_WINDOW, metavar="L"),
+        )
 
 
 def _show_levels(result: Any, pmf: np.ndarray, at_least: int) -> None:

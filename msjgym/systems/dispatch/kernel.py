@@ -44,7 +44,7 @@ from msjgym.systems.dispatch.state import (
     bucket_pick_max, bucket_reset, bucket_up, heap_pop, heap_push, heap_replace_top, heap_top, idle_add,
     STATE, idle_remove, job_alloc, job_free, job_unlink)
 
-# params.ints (P_N .. P_LCAP are shared with msjgym.policies.dispatch.load_balancing)
+# params.ints (P_N .. P_LCAP are shared with the dispatchers of msjgym.policies.dispatch)
 P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)
 P_WARMUP = 7
 P_DKIND = 8  # job-size law kind (msjgym.core.sampling)

@@ -4,7 +4,7 @@ N servers, each with its own FIFO queue and one job in service at a time, servin
 1 − p; or per-server ``speeds``, e.g. a fast and a slow pool from :func:`pool_speeds`); arrivals Poisson with rate
 λN (water filling: batches of M tasks at rate λN/M); job sizes i.i.d. from any msjgym
 :class:`~msjgym.core.distributions.Distribution` (the paper's laws have mean 1, so λ is the load). The dispatcher's
-information is part of the model: see :mod:`msjgym.policies.dispatch.load_balancing`.
+information is part of the model: see :mod:`msjgym.policies.dispatch`.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
 of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modelling-choices.md ("Load balancing").
@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from msjgym.core.distributions import Distribution, Exponential
-from msjgym.core.lb_params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
+from msjgym.systems.dispatch.params import pull_update_rates, require_probability, require_rate, water_filling_sample_size
 from msjgym.core.limits import MAX_SERVERS, check_int, check_time_spread
 from msjgym.core.validation import check_number, is_finite, is_real, show
 from msjgym.errors import PolicyError, ScenarioError

@@ -13,41 +13,42 @@ Any scenario also takes ``fast_fraction`` and ``speed_ratio``: a fast pool of ``
 :func:`msjgym.systems.dispatch.model.pool_speeds`); with them the paper's tables and theory do not apply, and the
 speed-aware dispatchers ``sed`` and ``sed-d`` differ from jsq and jsq-d.
 
-Every scenario also takes the other policies' parameters (``d`` for jsq-d / least-loaded-d, ``delta``, ``delta1``,
+Every scenario also takes the other policies' parameters (``d`` for jsq-d / least-loaded-d, ``delta``, ``delta0``
+(pull: the idle servers' update rate, instead of ``delta``), ``delta1``,
 ``C`` / ``batch_size``, ``p``, ``remove``), so any of the 12 dispatch policies of
-:mod:`msjgym.policies.dispatch.load_balancing` runs on any scenario: the scenario fixes N, λ and the job-size law.
+:mod:`msjgym.policies.dispatch` runs on any scenario: the scenario fixes N, λ and the job-size law.
 
 Defaults: N = 100 and the table's first row. An omitted parameter comes from the table's row with the given ``dist``
 (``--param dist=erlang(k=6)`` on Table 1 gives λ = 0.8, δ = 0.25), or from the first row when no row has that law.
-``dist`` is a job-size law by the paper's name (:mod:`msjgym.core.lb_distributions`: exp, hyperexp(f, scv),
+``dist`` is a job-size law by the paper's name (:mod:`msjgym.systems.dispatch.distributions`: exp, hyperexp(f, scv),
 erlang(k), hypererlang(k, l, p), z(eps), det). Giving ``batch_size`` drops the default ``C``.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
-of Non-Exponential Job Sizes", §8 Tables 1–4 (:mod:`msjgym.theory.lb_tables`).
+of Non-Exponential Job Sizes", §8 Tables 1–4 (:mod:`msjgym.systems.dispatch.paper_tables`).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from msjgym.core.distributions import Distribution
-from msjgym.core.lb_distributions import paper_law, parse_paper_law
-from msjgym.core.lb_params import require_load, water_filling_batch_size
+from msjgym.systems.dispatch.distributions import paper_law, parse_paper_law
+from msjgym.systems.dispatch.params import require_load, water_filling_batch_size
 from msjgym.core.limits import MAX_SERVERS, check_int
 from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
 from msjgym.policies.dispatch import POLICIES
 from msjgym.systems.dispatch.model import DispatchModel, pool_speeds
-from msjgym.theory.lb_tables import TABLE_ROWS, TABLES, TableRow, settings
+from msjgym.systems.dispatch.paper_tables import TABLE_ROWS, TABLES, TableRow, settings
 
 TABLE_SCENARIOS = {"lb-push-table1": 1, "lb-water-filling-table2": 2, "lb-pull-table3": 3, "lb-pooling-table4": 4}
 """Scenario name -> table number."""
 GENERAL = "lb-dispatch"
 DEFAULT_SERVERS = 100
-KEYS = ("servers", "dist", "lam", "delta", "delta1", "C", "batch_size", "p", "d", "remove", "fast_fraction",
+KEYS = ("servers", "dist", "lam", "delta", "delta0", "delta1", "C", "batch_size", "p", "d", "remove", "fast_fraction",
         "speed_ratio")
 """Parameters every dispatch scenario accepts."""
 
@@ -56,7 +57,7 @@ SPEED_KEYS = ("fast_fraction", "speed_ratio")
 POLICY_KEYS: dict[str, tuple[str, ...]] = {
     name: tuple(p.name for p in spec.params if p.name in KEYS) for name, spec in POLICIES.items()}
 """The scenario parameters each policy reads: its declaration's parameters that a scenario sets."""
-_OPTIONAL = {"delta1", "remove"}
+_OPTIONAL = {"delta0", "delta1", "remove"}
 _WHAT = {"delta": "probe/update rate per server, > 0", "batch_size": "water-filling batch size M (or C: "
          "M = C·log10 N), with K = (delta/lam)·M an integer", "p": "central server's share, in [0, 1)",
          "d": "sampled servers, an integer in [1, servers]"}
@@ -104,6 +105,7 @@ class DispatchSetting:
     lam: float
     table: int | None = None
     delta: float | None = None
+    delta0: float | None = None
     delta1: float | None = None
     scale: float | None = None
     batch_size: int | None = None
@@ -130,12 +132,14 @@ class DispatchSetting:
         return None if self.table is None else TABLES[self.table]
 
     def policy_params(self, policy: str) -> dict[str, Any]:
-        """The keyword parameters of :class:`DispatchModel` / ``simulate`` that ``policy`` reads from the setting."""
+        """The keyword parameters of :class:`DispatchModel` that ``policy`` reads from the setting."""
         if policy not in POLICIES:
             raise ScenarioError(f"policy = {policy!r}: unknown dispatch policy; valid: {', '.join(POLICIES)}")
         out: dict[str, Any] = {}
         for key in POLICY_KEYS.get(policy, ()):
             value = getattr(self, key)
+            if key == "delta" and policy == "pull" and self.delta0 is not None:
+                continue  # pull with the idle servers' rate delta0 given instead of the overall rate delta
             if value is None and key not in _OPTIONAL:
                 raise ScenarioError(f"{key}: missing; policy '{policy}' needs it ({_WHAT[key]}): add --param "
                                     f"{'C' if key == 'batch_size' else key}=VALUE")
@@ -148,6 +152,23 @@ class DispatchSetting:
         return DispatchModel(policy, self.servers, self.lam, self.dist, speeds=self.speeds,
                              **self.policy_params(policy))
 
+    def bound(self, values: Mapping[str, Any]) -> DispatchSetting:
+        """This setting with a built-in policy's bound parameter values (``policy.bind(d=3)``) in place of the
+        scenario's, exactly as if they were given as ``--param d=3``: ``batch_size`` replaces ``C``, ``delta``
+        replaces a ``delta0`` and ``delta0`` a ``delta``. The values were checked by ``bind``; the model checks the
+        rest (e.g. d <= servers) when the policy runs."""
+        changes = dict(values)
+        unknown = [key for key in changes if key not in KEYS]
+        if unknown:
+            raise ScenarioError(f"{unknown[0]}: not a parameter of a dispatch scenario; valid: {', '.join(KEYS)}")
+        if "batch_size" in changes:
+            changes["scale"] = None
+        if "delta" in changes:
+            changes.setdefault("delta0", None)
+        elif "delta0" in changes:
+            changes["delta"] = None
+        return replace(self, **changes)
+
     def paper_row(self, policy: str) -> TableRow | None:
         """The row of Tables 1–4 this run reproduces (same policy, law, N, λ, δ or p, M; pull with δ₁ = 0; unit-rate
         servers)."""
@@ -159,7 +180,7 @@ class DispatchSetting:
             param = self.p if policy == "resource-pooling" else self.delta
             if param is None or not math.isclose(row.param, param) or not math.isclose(row.lam, self.lam):
                 continue
-            if policy == "pull" and (self.delta1 or 0.0) != 0.0:
+            if policy == "pull" and ((self.delta1 or 0.0) != 0.0 or self.delta0 is not None):
                 continue
             if policy == "water-filling" and self.batch_size != row.batch_size:
                 continue
@@ -169,7 +190,7 @@ class DispatchSetting:
     def params(self) -> dict[str, Any]:
         """The parameters as used (for the report)."""
         out: dict[str, Any] = {"servers": self.servers, "dist": self.dist_name, "lam": self.lam}
-        for key in ("delta", "delta1", "scale", "batch_size", "p", "d", "remove", "fast_fraction", "speed_ratio"):
+        for key in ("delta", "delta0", "delta1", "scale", "batch_size", "p", "d", "remove", "fast_fraction", "speed_ratio"):
             value = getattr(self, key)
             if value is not None:
                 out["C" if key == "scale" else key] = value
@@ -245,7 +266,7 @@ def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
         fast, ratio = float(fast), float(ratio)
     setting = DispatchSetting(
         servers=servers, dist_name=dist_name, dist=dist, lam=lam, table=TABLE_SCENARIOS.get(name),
-        delta=p["delta"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"],
+        delta=p["delta"], delta0=p["delta0"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"],
         fast_fraction=fast, speed_ratio=ratio)
     for key in POLICY_KEYS:       # check every parameter that is set (e.g. delta <= 0, K not an integer) now
         if all(getattr(setting, k) is not None or k in _OPTIONAL for k in POLICY_KEYS[key]):

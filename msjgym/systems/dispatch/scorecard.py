@@ -5,7 +5,7 @@ What applies (HKV = Hellemans, Kielanski & Van Houdt; their errata are corrected
       pooling, whose servers run at rate 1 − p) [exact]; the message rate = δ for push, pull and water filling
       [exact];
     * push, pull, water filling, resource pooling with a phase-type law: the cavity fixed point
-      (:func:`msjgym.theory.cavity.cavity`): E[R], E[Q], the maximum queue length and P[Q = k] [exact for the
+      (:func:`msjgym.systems.dispatch.cavity.cavity`): E[R], E[Q], the maximum queue length and P[Q = k] [exact for the
       cavity queue, the N → ∞ limit as HKV conjecture]; a law that is not phase-type (det): the closed forms only;
     * push / water filling: Thm 4.7 (ceiling upper bound, erratum) on the max queue length, Thm 4.9 (floor on the
       lower side, erratum) and the distribution-free E[Q] bound on E[R]; pull: Thm 6.4; resource pooling: p*(λ)
@@ -26,15 +26,15 @@ from dataclasses import replace
 import numpy as np
 
 from msjgym.core.distributions import Exponential
-from msjgym.core.lb_params import pull_update_rates
+from msjgym.systems.dispatch.params import pull_update_rates
 from msjgym.core.estimates import Estimate
 from msjgym.core.references import Judged, Reference, percent
 from msjgym.core.references import judge as judge_references
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.systems.dispatch.scenarios import DispatchSetting
-from msjgym.theory import cavity as cv
+from msjgym.systems.dispatch import cavity as cv
 from msjgym.theory import queues
-from msjgym.theory.lb_tables import TableRow
+from msjgym.systems.dispatch.paper_tables import TableRow
 
 PAPER_POLICIES = cv.POLICIES
 WATER_FILLING_TOLERANCE = 0.02
@@ -57,6 +57,8 @@ def _cavity_params(setting: DispatchSetting, policy: str) -> dict[str, float]:
     if policy == "resource-pooling":
         return {"p": float(setting.p)}
     if policy == "pull":
+        if setting.delta0 is not None:  # the idle servers' rate given instead of the overall rate
+            return {"delta0": float(setting.delta0), "delta1": float(setting.delta1 or 0.0)}
         return {"delta": float(setting.delta), "delta1": float(setting.delta1 or 0.0)}
     return {"delta": float(setting.delta)}
 
@@ -108,7 +110,10 @@ def _push_bounds(setting: DispatchSetting, cavity_max: float | None) -> list[Ref
 
 def _pull_bounds(setting: DispatchSetting) -> list[Reference]:
     lam = setting.lam
-    delta0, delta1 = pull_update_rates(lam, float(setting.delta), float(setting.delta1 or 0.0))
+    if setting.delta0 is not None:
+        delta0, delta1 = float(setting.delta0), float(setting.delta1 or 0.0)
+    else:
+        delta0, delta1 = pull_update_rates(lam, float(setting.delta), float(setting.delta1 or 0.0))
     m_tilde = cv.pull_m_tilde(lam, delta0, delta1)
     q_lo, q_hi = cv.pull_mean_queue_bounds(lam, delta0, delta1)
     return [Reference("max_queue_length", "exact", f"⌈m̃⌉, m̃ = {m_tilde:.6g} (δ₀ = {delta0:.6g}, δ₁ = {delta1:g}; "

@@ -212,5 +212,9 @@ class LossFamily:
     def judge(self, scenario: api.Scenario, references: list[Reference], result: Any) -> list[Reference]:
         return judge(references, result)
 
+    def options(self) -> tuple[api.Option, ...]:
+        """No switches of its own: ``msjgym evaluate``'s run-length options are all a loss run takes."""
+        return ()
+
 
 FAMILY = LossFamily()

@@ -506,5 +506,35 @@ class MSJFamily:
     def judge(self, scenario: api.Scenario, references: list[Reference], result: Any) -> list[Reference]:
         return judge(references, result)
 
+    def options(self) -> tuple[api.Option, ...]:
+        """The switches of ``msjgym evaluate``/``sweep`` for multiserver-job scenarios (checked in :meth:`validate`:
+        which policies each applies to, and how they combine)."""
+        return (
+            api.Option("saturated", "built-in policies: measure the closed system that always has --backlog waiting "
+                       "jobs (maximum throughput, jobs per unit time)"),
+            api.Option("backlog", "built-in policies with --saturated: waiting jobs kept (default 1)", int, low=1,
+                       metavar="JOBS"),
+            api.Option("no_instability_check", "do not stop replications whose number in system keeps growing"),
+            api.Option("mode", "a policy of your own: the decisions it takes, as in msjgym/MSJ-v0 (default start)",
+                       str, choices=("start", "preemptive")),
+            api.Option("window", "a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8)",
+                       int, low=1, high=MAX_WINDOW, metavar="JOBS"),
+            api.Option("per_job", "trace replays: write each job's id, arrival, need, duration, completion, "
+                       "response and waiting time (scenario time unit) and bounded slowdown", str,
+                       metavar="FILE.csv", writes="per_job"),
+            api.Option("windows", "trace replays: replicate over N windows of the trace (with --window-jobs), each "
+                       "replayed from an empty machine, for CIs across windows (default: one exact replay, no CI)",
+                       int, low=MIN_WINDOWS, high=limits.MAX_REPS, metavar="N"),
+            api.Option("window_jobs", "trace replays with --windows: measured jobs per window (consecutive jobs)",
+                       int, low=MIN_WINDOW_JOBS, high=limits.MAX_JOBS, metavar="M"),
+            api.Option("bsld_threshold", "threshold τ of the bounded slowdown max(1, response / max(run time, τ)), "
+                       "in the scenario's time unit (default 10, the literature's 10 s)", float, low=0.0,
+                       high=TIME_RANGE[1], metavar="TAU"),
+            api.Option("skip_bad_lines", "trace replays: skip malformed trace lines (and count them) instead of "
+                       "stopping", scenario_key="arrivals.skip_bad_lines"),
+            api.Option("debug", "check the state's invariants after every event (slow; for tests)",
+                       command_line=False),
+        )
+
 
 FAMILY = MSJFamily()

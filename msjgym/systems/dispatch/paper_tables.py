@@ -6,7 +6,7 @@ Non-Exponential Job Sizes", §8, Tables 1 (push), 2 (water filling), 3 (pull), 4
 Each of the 64 rows is one (policy, job-size law, λ, parameter, N) with the paper's simulated mean response time
 E[R] (time units, mean job size 1), the half-width of its 95% confidence interval (20 runs of N·10⁴ arrivals from an
 empty system, 10% warm-up), the paper's cavity value (column "∞") and relative error (%). :func:`cavity_column`
-recomputes the "∞" value of every row with :mod:`msjgym.theory.cavity`.
+recomputes the "∞" value of every row with :mod:`msjgym.systems.dispatch.cavity`.
 
 Settings the tables leave implicit (docs/modelling-choices.md, "Load balancing"): Table 3 (pull) uses δ₁ = 0,
 δ₀ = δ/(1 − λ) — only idle servers report; Table 2 (water filling) uses batches of M = C·log₁₀ N tasks sampling
@@ -14,15 +14,15 @@ K = (δ/λ)M servers (an integer in every row); "Hyper-Erlang(k, ℓ) p" is Erla
 both of mean 1; the hyperexponential (f, SCV) parametrisation is that of
 :meth:`msjgym.core.distributions.HyperExponential.from_mean_scv`.
 
-Run ``python -m msjgym.theory.lb_tables`` to print the 16 cavity values, paper against computed.
+Run ``python -m msjgym.systems.dispatch.paper_tables`` to print the 16 cavity values, paper against computed.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from msjgym.core.lb_params import pull_update_rates, water_filling_batch_size, water_filling_sample_size
-from msjgym.theory.cavity import CavityFixedPoint, cavity
+from msjgym.systems.dispatch.params import pull_update_rates, water_filling_batch_size, water_filling_sample_size
+from msjgym.systems.dispatch.cavity import CavityFixedPoint, cavity
 
 TABLES = {1: "push", 2: "water-filling", 3: "pull", 4: "resource-pooling"}
 """Table number -> policy."""
@@ -36,7 +36,7 @@ class TableRow:
         table: 1–4.
         policy: see :data:`TABLES`.
         label: the paper's distribution label.
-        dist: the law's name for :func:`msjgym.core.lb_distributions.paper_law`.
+        dist: the law's name for :func:`msjgym.systems.dispatch.distributions.paper_law`.
         lam: λ per server.
         param: δ (Tables 1–3: probe/update rate per server) or p (Table 4: pooled fraction).
         servers: N.
@@ -68,7 +68,7 @@ class TableRow:
         return (self.table, self.dist, self.lam, self.param)
 
     def cavity_params(self) -> dict[str, float]:
-        """Keyword parameters of :func:`msjgym.theory.cavity.cavity` for this row."""
+        """Keyword parameters of :func:`msjgym.systems.dispatch.cavity.cavity` for this row."""
         if self.policy == "resource-pooling":
             return {"p": self.param}
         if self.policy == "pull":
@@ -188,7 +188,7 @@ def rows_for(table: int, dist: str | None = None, servers: int | None = None) ->
 
 
 def cavity_fixed_point(row: TableRow) -> CavityFixedPoint:
-    """The cavity fixed point of a row's setting (:func:`msjgym.theory.cavity.cavity`)."""
+    """The cavity fixed point of a row's setting (:func:`msjgym.systems.dispatch.cavity.cavity`)."""
     return cavity(row.policy, row.lam, row.dist, **row.cavity_params())
 
 

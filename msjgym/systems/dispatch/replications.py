@@ -1,38 +1,37 @@
-"""Large-scale load balancing: simulate N servers behind a dispatcher, with the paper's protocol and CIs.
+"""Large-scale load balancing: the replications of a built-in dispatcher, each run to its end by the compiled loop.
 
->>> from msjgym.systems.dispatch.simulate import simulate
->>> res = simulate("push", servers=1000, lam=0.9, delta=0.3, arrivals=10**6, reps=5, seed=1)
->>> res.response_time            # Estimate(mean, ci95), time units
+:class:`DispatchReplications` runs replication r of a dispatch model from empty on the stream
+``SeedSequence(seed).spawn(reps)[r]`` and returns its :class:`Replication` (the raw per-replication values); the
+dispatch family's simulation (:mod:`msjgym.systems.dispatch.family`) hands them to the one evaluator
+(``msjgym.evaluate``), which puts the confidence intervals on them:
+
+>>> import msjgym
+>>> res = msjgym.evaluate("lb-push-table1", "push", reps=5, jobs=10**6, seed=1)
+>>> res.metrics["response_time"]            # Estimate(mean, ci95), time units
 
 Protocol (Hellemans, Kielanski & Van Houdt §8; docs/modelling-choices.md#lb-protocol): each replication starts empty,
-runs ``arrivals`` arrivals (default N·10⁴), discards the first ``warmup_fraction`` (10 %) of jobs and measures the rest;
-replication r uses the stream ``SeedSequence(seed).spawn(reps)[r]``. Means are over replications with Student-t 95 % CIs
-(:func:`msjgym.core.estimates.t_interval`).
+runs ``arrivals`` arrivals (default N·10⁴), discards the first ``warmup`` of them (10 %) and measures the rest.
 
-Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.dispatch.load_balancing`; event loop and
+Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.dispatch`; event loop and
 costs: :mod:`msjgym.systems.dispatch.kernel`; data structures: :mod:`msjgym.systems.dispatch.state`.
 """
 from __future__ import annotations
 
 import math
-import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-from tqdm import tqdm
 
 from msjgym.core import rng
-from msjgym.core.distributions import Distribution, Exponential
+from msjgym.core.distributions import Exponential
 from msjgym.errors import ScenarioError
-from msjgym.core.estimates import Estimate, t_interval
 from msjgym.policies.dispatch import POLICIES
-from msjgym.policies.dispatch.load_balancing import P_BATCH, P_D, P_INFO, P_K, P_LCAP, P_N
 from msjgym.systems.dispatch import kernel as kern
-from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel, default_dist
+from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel
 from msjgym.systems.dispatch.state import (
-    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, S_EVENTS, S_MSG, S_NDONE, T_WIN0, T_WIN1,
-    DispatchState)
+    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, P_BATCH, P_D, P_INFO, P_K, P_LCAP, P_N, S_EVENTS, S_MSG,
+    S_NDONE, T_WIN0, T_WIN1, DispatchState)
 
 MAX_EVENTS = 1 << 62
 MAX_LEVELS = 1 << 20
@@ -53,49 +52,6 @@ class Replication:
     window: float
     events: int  # events processed (arrival or batch, completion, probe, idle tick, token), whole run
     seconds: float  # wall-clock time of the compiled loop
-
-
-@dataclass(frozen=True)
-class DispatchResult:
-    """Means over replications with Student-t 95 % CIs, plus the raw replications."""
-
-    model: DispatchModel
-    arrivals: int
-    warmup: int
-    seed: int
-    replications: tuple[Replication, ...]
-    estimates: dict[str, Estimate] = field(default_factory=dict)
-    queue_length_distribution: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    queue_length_ci95: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    agent: str | None = None  # the dispatcher's name when an agent dispatched (msjgym.systems.dispatch.agent);
-    # None: model.policy did. With an agent, model is the information model it ran under (jsq-d, jsq, push, pull)
-
-    @property
-    def response_time(self) -> Estimate:
-        return self.estimates["response_time"]
-
-    @property
-    def events(self) -> int:
-        return sum(r.events for r in self.replications)
-
-    @property
-    def events_per_second(self) -> float:
-        s = sum(r.seconds for r in self.replications)
-        return self.events / s if s > 0 else math.nan
-
-    def tail(self) -> np.ndarray:
-        """Fraction of servers with at least i jobs, i = 0, 1, ... (time average, mean over replications)."""
-        return self.queue_length_distribution[::-1].cumsum()[::-1]
-
-    def summary(self) -> str:
-        m = self.model
-        who = m.policy if self.agent is None else f"{self.agent} (agent; information: {m.policy})"
-        lines = [f"{who}: N={m.servers} lam={m.lam:g} dist={m.dist} reps={len(self.replications)} "
-                 f"arrivals={self.arrivals} warmup={self.warmup} seed={self.seed}"]
-        for name, e in self.estimates.items():
-            lines.append(f"  {name:22s} {e.mean:.6g} ± {e.ci95:.2g}")
-        lines.append(f"  events {self.events}  ({self.events_per_second / 1e6:.2f} M events/s)")
-        return "\n".join(lines)
 
 
 def _aligned(rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
@@ -179,56 +135,19 @@ def _one(st: DispatchState, pr: kern.DispatchParams, b: int, choose: int) -> tup
     return time.perf_counter() - t0, status
 
 
-def simulate(policy: str, servers: int, lam: float, dist: Distribution | None = None, *,
-             delta: float | None = None, delta0: float | None = None, delta1: float | None = None,
-             d: int | None = None, batch_size: int | None = None, p: float | None = None,
-             remove: str | None = None, speeds: tuple[float, ...] | None = None, arrivals: int | None = None,
-             warmup_fraction: float = 0.1, reps: int = 20, seed: int | None = None, levels: int = 256,
-             completions: str = "auto", progress: bool = False) -> DispatchResult:
-    """Simulate ``reps`` independent replications of a dispatch system; returns means with 95 % CIs.
-
-    ``policy``, ``servers``, ``lam``, ``dist``, ``delta``, ``delta0``, ``delta1``, ``d``, ``batch_size``, ``p`` and
-    ``remove`` are the model (:class:`~msjgym.systems.dispatch.model.DispatchModel`); ``dist`` defaults to Exp(1);
-    ``speeds``: None (unit-rate servers) or the N servers' speeds (e.g. ``pool_speeds(N, fast_fraction, speed_ratio)``
-    of :mod:`msjgym.systems.dispatch.model`).
-
-    Args:
-        arrivals: jobs per replication (default N·10⁴, the paper's protocol); the first ``warmup_fraction`` of
-            them are not measured.
-        reps: replications (>= 1; CIs need >= 2).
-        seed: root seed of ``numpy.random.SeedSequence`` (None: fresh entropy, reported in the result).
-        levels: initial largest queue length / estimate the arrays hold (doubled automatically on overflow).
-        completions: "heap" (a heap of completion times, any size law and speeds), "clocks" (exponential sizes and
-            equal speeds: one competing clock at a uniformly random busy server, no heap), or "auto" (clocks when they
-            apply).
-        progress: show a progress bar over the replications on stderr.
-    """
-    model = DispatchModel(policy, servers, lam, default_dist() if dist is None else dist, delta=delta,
-                          delta0=delta0, delta1=delta1, d=d, batch_size=batch_size, p=p, remove=remove,
-                          speeds=speeds)
-    n = model.servers
-    arrivals = n * 10_000 if arrivals is None else arrivals
-    if not (isinstance(arrivals, (int, np.integer)) and arrivals >= 2):
-        raise ScenarioError(f"arrivals = {arrivals!r}: must be an integer >= 2 (jobs per replication)")
-    if not (0.0 <= warmup_fraction < 1.0):
-        raise ScenarioError(f"warmup_fraction = {warmup_fraction!r}: must be in [0, 1)")
-    if not (isinstance(reps, (int, np.integer)) and reps >= 1):
-        raise ScenarioError(f"reps = {reps!r}: must be an integer >= 1")
-    runs = DispatchReplications(model, arrivals, warmup_fraction, reps, seed, levels, completions)
-    out = [runs.run(b) for b in tqdm(range(reps), desc=f"{model.policy} N={n}", unit="rep", disable=not progress,
-                                     file=sys.stderr, leave=False)]
-    return summarise(model, arrivals, runs.warmup, runs.seed, out)
-
-
 class DispatchReplications:
     """``reps`` replications of a dispatch model, run one at a time (replication r uses the stream
     ``SeedSequence(seed).spawn(reps)[r]``, whatever order they run in)."""
 
-    def __init__(self, model: DispatchModel, arrivals: int, warmup_fraction: float, reps: int, seed: int | None,
+    def __init__(self, model: DispatchModel, arrivals: int, warmup: int, reps: int, seed: int | None,
                  levels: int = 256, completions: str = "auto") -> None:
-        warmup = int(round(warmup_fraction * arrivals))
-        if warmup >= arrivals:
-            raise ScenarioError(f"warmup_fraction = {warmup_fraction!r}: leaves no measured job of {arrivals}")
+        """``arrivals`` per replication, the first ``warmup`` of them not measured; ``levels``: the largest queue
+        length (estimate) the arrays hold at first (doubled on overflow); ``completions``: "heap" (a heap of
+        completion times, any size law and speeds), "clocks" (exponential sizes and equal speeds: one competing
+        clock at a uniformly random busy server) or "auto" (clocks when they apply)."""
+        if not 0 <= warmup < arrivals:
+            raise ScenarioError(f"warmup = {warmup!r}: must be an integer in [0, {arrivals - 1}] (arrivals not "
+                                f"measured, of the {arrivals} of a replication)")
         root = np.random.SeedSequence(seed)
         self.model, self.arrivals, self.warmup, self.seed = model, arrivals, warmup, int(root.entropy)
         self._entropy = root.entropy
@@ -291,16 +210,3 @@ def _replication(st: DispatchState, m: DispatchModel, measured: int, seconds: fl
         utilization=float(1.0 - dist[0]), message_rate=float(st.si[S_MSG] / (n * window)),
         little_response_time=mean_q / m.lam, queue_length_distribution=dist, jobs_measured=int(st.si[S_NDONE]),
         window=window, events=int(st.si[S_EVENTS]), seconds=seconds)
-
-
-def summarise(model: DispatchModel, arrivals: int, warmup: int, seed: int,
-              reps: list[Replication]) -> DispatchResult:
-    """Means and Student-t 95 % CIs over replications (also of replications run separately, e.g. one per task of
-    ``msjgym reproduce lb-tables``; ``seed`` is then the root seed they were derived from)."""
-    est = {name: t_interval(np.array([getattr(r, name) for r in reps])) for name in METRICS}
-    top = max(r.queue_length_distribution.size for r in reps)
-    mat = np.zeros((len(reps), top))
-    for i, r in enumerate(reps):
-        mat[i, : r.queue_length_distribution.size] = r.queue_length_distribution
-    ci = np.array([t_interval(mat[:, k]).ci95 for k in range(top)])
-    return DispatchResult(model, arrivals, warmup, seed, tuple(reps), est, mat.mean(axis=0), ci)

@@ -1,6 +1,6 @@
 """Parameter checks of the large-scale load-balancing models (push, pull, water filling, resource pooling).
 
-Shared by the cavity theory (:mod:`msjgym.theory.cavity`) and the dispatch simulator, so both reject the same inputs
+Shared by the cavity theory (:mod:`msjgym.systems.dispatch.cavity`) and the dispatch simulator, so both reject the same inputs
 with the same one-line message naming the parameter, its value and the valid range. All raise
 :class:`~msjgym.errors.ScenarioError` (a ``ValueError``).
 

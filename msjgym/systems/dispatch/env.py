@@ -2,7 +2,7 @@
 
 The single environment (:class:`DispatchEnv`) is the native vector environment (:class:`DispatchVectorEnv`) with one
 copy, on the batched base of :mod:`msjgym.envs.base`. The system, its information models and the built-in policies:
-:mod:`msjgym.systems.dispatch.simulate`; the systems and the spec: :mod:`msjgym.systems.dispatch.agent`; the compiled
+:mod:`msjgym.systems.dispatch.replications`; the systems and the spec: :mod:`msjgym.systems.dispatch.agent`; the compiled
 control step: :mod:`msjgym.systems.dispatch.control`.
 """
 from __future__ import annotations
@@ -14,11 +14,11 @@ from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
 from msjgym.envs.docs import EnvDoc
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec
-from msjgym.systems.dispatch.simulate import Replication
+from msjgym.systems.dispatch.replications import Replication
 
 DISPATCH_ENV_ID = "msjgym/Dispatch-v0"
-ENVS = [EnvRegistration(DISPATCH_ENV_ID, "msjgym.envs.dispatch_env:DispatchEnv",
-                        "msjgym.envs.dispatch_env:DispatchVectorEnv", "dispatch")]
+ENVS = [EnvRegistration(DISPATCH_ENV_ID, "msjgym.systems.dispatch.env:DispatchEnv",
+                        "msjgym.systems.dispatch.env:DispatchVectorEnv", "dispatch")]
 __all__ = ["DISPATCH_ENV_ID", "DispatchEnv", "DispatchVectorEnv"]
 
 DOC = EnvDoc(
@@ -114,7 +114,7 @@ class DispatchEnv(BatchedEnv):
     vector_type = DispatchVectorEnv
 
     def episode_replication(self) -> Replication:
-        """The ended protocol episode's statistics, exactly as ``simulate`` reports a replication (needs
+        """The ended protocol episode's statistics, exactly as a built-in dispatcher's replication reports them (needs
         ``arrivals``; its time average then covers the paper's measurement window)."""
         if self.spec_.arrivals is None or not self._ended:
             raise MsjgymError("episode_replication(): make the environment with arrivals=... and step until the "

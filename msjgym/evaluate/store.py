@@ -12,7 +12,7 @@ out unless asked.
 
 Schema (table ``tasks``): the key columns, then ``task_seed`` (the seed the replication ran with), ``stable``,
 ``growth_rate`` (jobs per unit time, unstable runs), ``metrics`` (JSON object of the replication's metric values, as
-``EvaluationResult.replications[0]``), ``events``, ``wall_seconds``, ``finished_at`` (UTC ISO time). A store of
+``Result.replications[0]``), ``events``, ``wall_seconds``, ``finished_at`` (UTC ISO time). A store of
 an earlier msjgym (no ``inputs`` column, an integer seed) is read as it is, its rows with unknown inputs (``""``),
 and converted when a sweep writes to it (its rows are then recomputed on their next run, their inputs unknown).
 
@@ -224,7 +224,7 @@ class ResultStore:
 class PointSummary:
     """The replications of one (scenario, point, policy, run length): Student-t CIs over replications.
 
-    ``metrics`` is empty when any replication was unstable (then ``growth_rate`` summarises them).
+    ``metrics`` is empty when any replication was unstable (then ``growth_rate`` summarizes them).
     """
 
     scenario: str

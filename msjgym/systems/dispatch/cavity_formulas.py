@@ -3,7 +3,7 @@
 Source: T. Hellemans, G. Kielanski & B. Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in
 case of Non-Exponential Job Sizes" (cited as "HKV", with equation/theorem numbers). Where HKV print a formula
 wrongly, the corrected one is used and explained in docs/errata.md (cited as "docs/errata.md#<anchor>"). The
-models and the numerical fixed points are in :mod:`msjgym.theory.cavity`, which re-exports everything public here.
+models and the numerical fixed points are in :mod:`msjgym.systems.dispatch.cavity`, which re-exports everything public here.
 
 Contents (kind in brackets):
     * :func:`size_below_timer_probability` y = P[Z < X] (eq. 1, 6) and :func:`timer_phase_distribution` α'.
@@ -34,12 +34,12 @@ import numpy as np
 from scipy import optimize
 
 from msjgym.core.distributions import Deterministic, Distribution
-from msjgym.core.lb_distributions import paper_law, ph_arrays
-from msjgym.core.lb_params import require_load, require_pooled_fraction, require_probability, require_rate
+from msjgym.systems.dispatch.distributions import paper_law, ph_arrays
+from msjgym.systems.dispatch.params import require_load, require_pooled_fraction, require_probability, require_rate
 from msjgym.errors import ScenarioError
 
 SizeLaw = Union[str, Mapping[str, Any], Distribution, tuple]
-"""A job-size law: a paper name (``"hyperexp(f=1/2, scv=15)"``, see :mod:`msjgym.core.lb_distributions`), a
+"""A job-size law: a paper name (``"hyperexp(f=1/2, scv=15)"``, see :mod:`msjgym.systems.dispatch.distributions`), a
 mapping, a :class:`~msjgym.core.distributions.Distribution`, or a pair (alpha, S). Mean 1 is required."""
 
 BOUNDARY_TOL = 1e-12

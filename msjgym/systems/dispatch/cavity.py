@@ -25,7 +25,7 @@ balance-equation residual (HKV eq. 2, 26, Thm 5.2's job balance or eq. 33) and w
 All results concern the cavity queue [exact for the cavity]; that it is the exact N → ∞ limit is HKV's conjecture
 (proved for exponential sizes under water filling and resource pooling), supported by their §8 simulations.
 
-The closed forms and bounds live in :mod:`msjgym.theory.cavity_formulas` and are re-exported here.
+The closed forms and bounds live in :mod:`msjgym.systems.dispatch.cavity_formulas` and are re-exported here.
 
 Contents:
     * fixed points: :func:`push_cavity`, :func:`pull_cavity` (:func:`pull_cavity_from_rate` from δ),
@@ -47,9 +47,9 @@ from scipy import optimize
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from msjgym.core.lb_params import pull_update_rates, require_load, require_pooled_fraction, require_rate
+from msjgym.systems.dispatch.params import pull_update_rates, require_load, require_pooled_fraction, require_rate
 from msjgym.errors import ScenarioError
-from msjgym.theory.cavity_formulas import (  # noqa: F401  (re-exported: the closed forms belong to this API)
+from msjgym.systems.dispatch.cavity_formulas import (  # noqa: F401  (re-exported: the closed forms belong to this API)
     SizeLaw, BOUNDARY_TOL, MAX_LEVEL, size_below_timer_probability, timer_phase_distribution, push_m_tilde,
     push_idle_cumulative, push_load_threshold, push_delta_threshold, erlang_m_tilde, deterministic_m_tilde,
     push_max_queue_bounds, push_mean_queue_bounds, push_mean_queue_upper_bound, push_heavy_traffic_slope,
