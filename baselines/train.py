@@ -235,11 +235,11 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------------- evaluation
 def evaluate_all(config: dict[str, Any], model_path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The learned policy through ``--policy sb3:MODEL.zip``'s code path (``load_policy`` + ``evaluate_agent``,
-    greedy actions), then the built-in policies, all with the same replications, seeds, jobs and warm-up."""
+    """The learned policy through ``--policy sb3:MODEL.zip``'s code path (``load_user_policy``, greedy actions, then
+    ``msjgym.evaluate``), then the built-in policies, all with the same replications, seeds, jobs and warm-up."""
     import msjgym
+    from msjgym.core.user_policy import load_user_policy
     from msjgym.systems.msj.agent import EnvSpec
-    from msjgym.envs.agent_runner import evaluate_agent, load_policy
 
     ev, env = config["evaluate"], config["env"]
     params = scenario_params(config)
@@ -248,20 +248,20 @@ def evaluate_all(config: dict[str, Any], model_path: Path) -> tuple[list[dict[st
     reps, jobs, seed = int(ev.get("reps", 10)), int(ev.get("jobs", 100_000)), int(ev.get("seed", 1))
     warmup = int(ev.get("warmup", jobs // 10))
     spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup)
-    _, decide = load_policy(f"sb3:{model_path}", spec)
+    _, decide = load_user_policy(f"sb3:{model_path}", spec)
     agreement, checked = agreement_with_predict(model_path, decide, scenario, mode, window,
                                                 int(ev.get("check_states", 2000)))
     print(f"greedy numpy actor = model.predict(deterministic=True) on {agreement:.2%} of {checked} visited states",
           flush=True)
     start = time.perf_counter()
-    learned = evaluate_agent(scenario, "maskable-ppo (learned)", decide, mode=mode, window=window, reps=reps,
-                             jobs=jobs, warmup=warmup, seed=seed, progress=True)
+    learned = msjgym.evaluate(scenario, decide, mode=mode, window=window, reps=reps, jobs=jobs, warmup=warmup,
+                              seed=seed, progress=True)
     print(f"evaluated the learned policy in {time.perf_counter() - start:.0f} s", flush=True)
     rows = [_row("maskable-ppo (learned)", "yes" if mode == "preemptive" else "no", learned)]
     from msjgym.errors import PolicyError
-    from msjgym.policies.msj import get_policy
+    from msjgym.policies.msj import POLICIES
     for policy in ev.get("policies", ["fcfs", "first-fit", "msf-nonpreemptive", "server-filling"]):
-        preemptive = "yes" if get_policy(policy).preemptive else "no"
+        preemptive = "yes" if POLICIES[policy].preemptive else "no"
         try:
             result = msjgym.evaluate(scenario, policy, reps=reps, jobs=jobs, warmup=warmup, seed=seed,
                                      references=False)

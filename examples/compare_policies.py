@@ -9,7 +9,7 @@ import argparse
 import msjgym
 from msjgym.errors import PolicyError
 from msjgym.core.overrides import parse_override
-from msjgym.policies.msj import BUILTIN_POLICIES
+from msjgym.policies.msj import POLICIES
 
 
 def main() -> None:
@@ -21,7 +21,7 @@ def main() -> None:
     args = parser.parse_args()
     scenario = msjgym.load_scenario(args.scenario, dict(parse_override(p) for p in args.param))
     print(f"{scenario.name}: load {scenario.model.load:.3f}")
-    for name, policy in BUILTIN_POLICIES.items():
+    for name, policy in POLICIES.items():
         try:
             result = msjgym.evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, seed=1, references=False)
         except PolicyError as exc:

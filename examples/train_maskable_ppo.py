@@ -13,7 +13,6 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecNormalize
 from msjgym.envs import MSJVectorEnv, to_sb3
-from msjgym.envs.agent_runner import evaluate_agent
 from msjgym.envs.sb3 import AverageCostReward, Log1pExtractor, greedy_actor
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -33,7 +32,7 @@ model.save("maskable_ppo_one_and_n.zip")   # then: msjgym evaluate one-and-n --p
                                            #   --policy sb3:maskable_ppo_one_and_n.zip
 
 scenario = msjgym.load_scenario("one-and-n", params)
-learned = evaluate_agent(scenario, "maskable-ppo", greedy_actor(model), window=2, reps=5, jobs=args.jobs, seed=7)
+learned = msjgym.evaluate(scenario, greedy_actor(model), window=2, reps=5, jobs=args.jobs, seed=7)
 for name, result in [("maskable-ppo", learned)] + [
         (p, msjgym.evaluate(scenario, p, reps=5, jobs=args.jobs, seed=7)) for p in ("fcfs", "first-fit")]:
     if result.stable:

@@ -30,7 +30,7 @@ from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir, check_output_file, fallback_file
 from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError, UnknownParameter
-from msjgym.evaluate import flags, plot, sweep
+from msjgym.evaluate import flags, plot, precompile, sweep
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.report import format_checks, format_references, format_table
 from msjgym.evaluate.result import Result, strict_json
@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_arguments(sub.add_parser(
         "sweep", help="run a grid of scenario points × policies × replications; resumable; local pool or Ray"))
     plot.add_arguments(sub.add_parser("plot", help="draw a metric against a parameter from sweep results"))
+    precompile.add_arguments(sub.add_parser(
+        "compile", help="compile every family's kernels once on this machine, in parallel (optional: a first run "
+                        "compiles what it needs; useful before a container image, a cluster or many processes)"))
     rp = sub.add_parser("reproduce", help="regenerate a paper's figures as PNG plus a CSV of the numbers "
                                           "(`msjgym reproduce NAME --help`: its options)")
     names = rp.add_subparsers(dest="name", required=True, metavar="NAME", parser_class=_Parser,
@@ -346,6 +349,8 @@ def _run_command(args: argparse.Namespace) -> int:
             return plot.command(args)
         elif args.command == "sweep":
             return sweep.command(args)
+        elif args.command == "compile":
+            return precompile.command(args)
     except MsjgymError as exc:
         print(f"msjgym: error: {exc}", file=sys.stderr)
         return 2

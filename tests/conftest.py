@@ -16,7 +16,7 @@ except ImportError:
 
 from msjgym.core import rng
 from msjgym.core.distributions import from_spec
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import JobClass, MSJModel
 
@@ -64,7 +64,7 @@ def model(servers: int, arrival_rate: float, *classes: JobClass) -> MSJModel:
 
 def sim(m: MSJModel, policy: str, debug: bool = True, **config) -> MSJSimulation:
     """A single-replication simulation for driving events by hand (no arrivals unless run)."""
-    return MSJSimulation(m, get_policy(policy), RunConfig(debug=debug, **config), rng.spawn_states(0, 1)[0])
+    return MSJSimulation(m, POLICIES[policy], RunConfig(debug=debug, **config), rng.spawn_states(0, 1)[0])
 
 
 def skip_unless_applicable(policy, m: MSJModel) -> None:
@@ -72,7 +72,7 @@ def skip_unless_applicable(policy, m: MSJModel) -> None:
     setting, e.g. ``msfq``'s one-or-all), with the policy's reason."""
     from msjgym.errors import PolicyError
     try:
-        (get_policy(policy) if isinstance(policy, str) else policy).validate(m)
+        (POLICIES[policy] if isinstance(policy, str) else policy).validate(m)
     except PolicyError as exc:
         pytest.skip(f"not applicable: {exc}")
 

@@ -21,10 +21,10 @@ import pytest
 from conftest import exp_class, model
 from msjgym.api import load_scenario
 from msjgym.core import rng
-from msjgym.core.traces import read_trace
+from msjgym.systems.msj.traces import read_trace
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import EstimateLaw
 from msjgym.systems.msj.state import (
@@ -219,7 +219,7 @@ def drive(policy: str, m, law: EstimateLaw, events: int, seed: int, on_event=Non
     """Run ``events`` arrivals and completions by hand (Poisson arrivals, true completion times), checking the kernel's
     decisions against the reference after every event; ``on_event(sim, started)`` is called after each."""
     m = dataclasses.replace(m, estimate=law)
-    sim = MSJSimulation(m, get_policy(policy), RunConfig(debug=True), rng.spawn_states(seed, 1)[0])
+    sim = MSJSimulation(m, POLICIES[policy], RunConfig(debug=True), rng.spawn_states(seed, 1)[0])
     n = m.servers
     for now, running, waiting, started in by_hand(sim, m, events, seed):
         if policy == "easy-backfilling":
@@ -276,6 +276,32 @@ class _Reservations:
             assert r <= self.last.get(seq, np.inf), f"job {seq}: reservation {self.last[seq]} delayed to {r}"
             self.last[seq] = r
             self.first.setdefault(seq, r)
+
+
+def test_conservative_follows_the_reference_when_over_estimates_move_reservations_in_cascades():
+    """24 servers, six needs, estimates ×U[1, 5] at load 0.85: most completions come before their estimates and
+    the reservations behind them move earlier in cascades (the compression of ``conservative_backfilling`` that
+    places again only the jobs that can move). After every event the starts and every reservation equal the
+    reference's; the run must see many reservations move to a later time than now (not only jobs starting)."""
+    classes = [exp_class("a", 1, 0.35), exp_class("b", 2, 0.2), exp_class("c", 5, 0.15), exp_class("d", 8, 0.12),
+               exp_class("e", 13, 0.1, rate=0.5), exp_class("f", 24, 0.08)]
+    work = sum(c.probability * c.need * c.service.mean for c in classes)
+    m = model(24, 0.85 * 24 / work, *classes)
+    moved = []
+
+    def count_moves(sim, started):
+        st = sim.state
+        now = float(st.sys_f[0, T_NOW])
+        for j, (seq, res) in list(last.items()):
+            if st.job_i[0, j, J_SEQ] == seq and st.job_i[0, j, J_HPOS] < 0 and now < st.job_f[0, j, J_RES] < res:
+                moved.append(seq)
+        last.clear()
+        for _, job in [(0, w) for w in snapshot(sim)[2]]:
+            last[job.slot] = (int(st.job_i[0, job.slot, J_SEQ]), float(st.job_f[0, job.slot, J_RES]))
+
+    last: dict[int, tuple[int, float]] = {}
+    drive("conservative-backfilling", m, LAWS["uniform-1-5"], events=1200, seed=23, on_event=count_moves)
+    assert len(moved) > 100
 
 
 @pytest.mark.parametrize("law", ["exact", "double", "uniform-1-5"])
@@ -371,7 +397,7 @@ def test_random_estimates_are_reproducible_and_bounded():
     m = dataclasses.replace(MODELS["three-needs"], estimate=EstimateLaw("uniform", 1.0, 5.0))
     runs = []
     for _ in range(2):
-        sim = MSJSimulation(m, get_policy("fcfs"), RunConfig(), rng.spawn_states(4, 1)[0])
+        sim = MSJSimulation(m, POLICIES["fcfs"], RunConfig(), rng.spawn_states(4, 1)[0])
         slots = [sim.arrive(0, 1.0 + i) for i in range(50)]
         est = np.array([sim.state.job_f[0, j, J_EST] for j in slots])
         size = np.array([sim.state.job_f[0, j, J_SIZE] for j in slots])
@@ -435,9 +461,9 @@ def test_swf_requested_time_is_the_estimate():
 # ==================================================================================================== the policies
 def test_declarations_and_agent_forms():
     for name in ("easy-backfilling", "conservative-backfilling"):
-        policy = get_policy(name)
+        policy = POLICIES[name]
         assert not policy.preemptive and policy.schedule is not None and "Mu'alem & Feitelson" in policy.source
-        from msjgym.envs.msj_env import MSJEnv
+        from msjgym.systems.msj.env import MSJEnv
         with pytest.raises(PolicyError, match="has no agent form.*runtime estimate"):
             policy.agent(MSJEnv(scenario="finite-skip-fig6", mode="start").spec_)
 

@@ -14,19 +14,20 @@ import numpy as np
 import pytest
 
 from conftest import covers, exp_class, model
-from msjgym.api import load_scenario
+from msjgym.api import load_scenario, policy_spec
 from msjgym.cli import main
 from msjgym.core import rng
 from msjgym.core.distributions import from_spec
-from msjgym.envs.msj_env import MSJEnv
+from msjgym.systems.msj.env import MSJEnv
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.msj import POLICIES, get_policy
-from msjgym.policies.msj.agents import make_agent
+from msjgym.policies.msj import POLICIES
+from msjgym.systems.msj.family import FAMILY
+from msjgym.policies.msj.agent_forms import make_agent
 from msjgym.policies.msj.balanced_splitting import BALANCED_SPLITTING as BS
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import JobClass, MSJModel
-from msjgym.theory import balanced_splitting as theory
+from msjgym.systems.msj.theory import balanced_splitting as theory
 
 # n = 12: a_i = λ p_i E[S_i] = (3.5, 2.2, 0.5): s = (3, 2, 0), |A| = (3, 4, 0), |H| = 5 >= max need 4.
 SMALL = model(12, 10.0, exp_class("one", 1, 0.35), exp_class("two", 2, 0.22), exp_class("four", 4, 0.43, 8.6))
@@ -72,7 +73,7 @@ def _partition(m: MSJModel, scale: float = 1.0) -> tuple[list[int], int]:
 
 # ---------------------------------------------------------------- declaration, parameters, setting
 def test_discovered_with_its_parameters():
-    assert POLICIES["balanced-splitting"] is BS and get_policy("balanced-splitting") is BS
+    assert POLICIES["balanced-splitting"] is BS and policy_spec(FAMILY, "balanced-splitting") is BS
     assert not BS.preemptive and BS.schedule is not None and "Anselmi & Doncel" in BS.source
     assert BS.value("helper") == "fcfs" and BS.value("scale") == 1.0
     assert BS.bind(helper="first-fit", scale=0.5).label == "balanced-splitting(helper=first-fit, scale=0.5)"

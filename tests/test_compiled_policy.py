@@ -15,7 +15,7 @@ from msjgym.core import rng
 from msjgym.core.jit import cached
 from msjgym.errors import PolicyError
 from msjgym.evaluate import evaluate
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj import compiled
 from msjgym.core.compiling import compile_units
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig, loop_unit
@@ -37,7 +37,7 @@ def test_user_first_fit_is_the_builtin_trajectory_bit_for_bit() -> None:
     m = benchmark_model()
     sims = [MSJSimulation(m, policy, RunConfig(jobs=4000, warmup=0, batches=4, debug=True),
                           rng.spawn_states(11, 1)[0])
-            for policy in (get_policy("first-fit"), compiled.resolve(FIRST_FIT))]
+            for policy in (POLICIES["first-fit"], compiled.resolve(FIRST_FIT))]
     for _ in range(3000):  # event by event: the same state after every event
         statuses = [sim.advance(0, 1) for sim in sims]
         assert statuses[0] == statuses[1]

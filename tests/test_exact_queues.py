@@ -15,7 +15,7 @@ from conftest import covers, exp_class, model, skip_unless_applicable
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
-from msjgym.policies.msj import BUILTIN_POLICIES
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.model import JobClass
 from msjgym.theory import queues
 
@@ -51,7 +51,7 @@ def test_half_servers_need_is_mm2():
 
 # Size-based policies (ServerFilling-SRPT, -Gittins; priority, SJF by default) do not serve one server in arrival
 # order: their own checks are in tests/test_server_filling_srpt.py and tests/test_priority.py.
-ARRIVAL_ORDER_ON_ONE_SERVER = sorted(set(BUILTIN_POLICIES) - {"server-filling-srpt", "server-filling-gittins",
+ARRIVAL_ORDER_ON_ONE_SERVER = sorted(set(POLICIES) - {"server-filling-srpt", "server-filling-gittins",
                                                               "priority"})
 
 

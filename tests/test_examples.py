@@ -9,7 +9,7 @@ import pytest
 
 from msjgym.systems.msj import scorecard
 from msjgym.api import load_scenario
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -24,7 +24,7 @@ def test_example_scenarios_load(path):
                                           ("three_class.toml", "open_fcfs")])
 def test_example_scenarios_have_exact_references(name, source):
     scenario = load_scenario(str(EXAMPLES / name))
-    refs = scorecard.references(scenario.model, get_policy("fcfs"))
+    refs = scorecard.references(scenario.model, POLICIES["fcfs"])
     assert any(r.kind == "exact" and source in r.source for r in refs)
 
 

@@ -139,3 +139,20 @@ def test_a_sweep_takes_the_familys_options(tmp_path):
     assert saturated.tasks[0].inputs != plain.tasks[0].inputs
     row = sweep.run_task(saturated.tasks[0])
     assert "throughput" in row.metrics and "response_time" not in row.metrics
+
+
+def test_one_flag_two_families_each_checks_its_own_choices():
+    """``--mode`` is declared by two families with different values: the flag takes either, each family refuses
+    the other's in one line."""
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "msjgym", "evaluate", *args, "--jobs", "100", "--reps", "1"],
+                              capture_output=True, text=True)
+
+    fs = run("finite-skip-fig3", "--policy", "lps", "--mode", "start")
+    msj = run("one-and-n", "--policy", "fcfs", "--mode", "choose")
+    assert fs.returncode != 0 and msj.returncode != 0
+    assert fs.stderr.strip().splitlines()[-1] == "msjgym: error: --mode = 'start': must be one of rates, choose"
+    assert msj.stderr.strip().splitlines()[-1] == "msjgym: error: --mode = 'choose': must be one of start, preemptive"

@@ -24,7 +24,7 @@ class ChoosingAgent:
     """A built-in policy's agent form (rates for the jobs present) as choices in the environment: the jobs it serves,
     heterogeneous servers by the server it gives them (fastest first), else jobs at their full share before a
     partial one; then commit. Built with the environment's spec, ``act(observation, action_mask)``: a policy of the
-    user's too (``msjgym.evaluate(..., window=W)``)."""
+    user's too (``msjgym.evaluate(..., mode="choose")``)."""
 
     policy = "lps"
 
@@ -129,27 +129,31 @@ def test_a_plain_ppo_model_loads_as_an_sb3_policy_with_the_fallback_rule(tmp_pat
 @pytest.mark.parametrize("scenario,policy", [("finite-skip-fig2", "fsf"), ("finite-skip-fig3", "lps"),
                                              ("finite-skip-fig4a", "inelastic-first")])
 def test_a_policy_of_the_environment_evaluates_as_the_builtin_it_copies(scenario, policy):
-    """``msjgym.evaluate(scenario, P, window=W)``: a policy deciding through msjgym/FiniteSkip-v0's observation (its
-    window over every job present) that allocates as a built-in gives the built-in's replications exactly."""
+    """``msjgym.evaluate(scenario, P, mode="choose")``: a policy deciding through msjgym/FiniteSkip-v0's observation
+    (its window over every job present) that allocates as a built-in gives the built-in's replications exactly."""
     import msjgym
 
     own = type("Mine", (ChoosingAgent,), {"policy": policy})
-    a = msjgym.evaluate(scenario, own, window=200, reps=2, jobs=1500, seed=4, references=False)
+    a = msjgym.evaluate(scenario, own, mode="choose", window=200, reps=2, jobs=1500, seed=4, references=False)
     b = msjgym.evaluate(scenario, policy, reps=2, jobs=1500, seed=4, references=False)
     assert a.policy == "Mine" and a.replications == b.replications and a.diagnostics == b.diagnostics
 
 
-def test_the_window_and_its_errors():
+def test_the_modes_and_their_errors():
     import msjgym
     from msjgym.errors import MsjgymError
 
+    with pytest.raises(MsjgymError, match="mode = 'start': must be one of rates, choose"):
+        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, mode="start", jobs=100, reps=1)
+    with pytest.raises(MsjgymError, match="window: only with mode choose"):
+        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, mode="rates", window=4, jobs=100, reps=1)
     with pytest.raises(MsjgymError, match="window = 0: "):
         msjgym.evaluate("finite-skip-fig3", ChoosingAgent, window=0, jobs=100, reps=1)
     with pytest.raises(MsjgymError, match="--window: only for a policy of your own"):
         msjgym.evaluate("finite-skip-fig3", "lps", window=4, jobs=100, reps=1)
-    with pytest.raises(MsjgymError, match="--mode: not for finite-skip scenarios; only for msj scenarios"):
-        msjgym.evaluate("finite-skip-fig3", ChoosingAgent, mode="start", jobs=100, reps=1)
-    # window 1: only the oldest job can be chosen; it gets the whole capacity (LPS: FCFS)
+    with pytest.raises(MsjgymError, match="mode = 'rates': sb3: models decide"):
+        msjgym.evaluate("finite-skip-fig3", "sb3:model.zip", mode="rates", jobs=100, reps=1)
+    # window 1 (mode choose implied): only the oldest job can be chosen; it gets the whole capacity (LPS: FCFS)
     def oldest(observation, mask):
         return 0 if mask[0] else len(mask) - 1
 
@@ -162,12 +166,12 @@ def test_a_masked_choice_is_one_line_naming_the_replication_and_step():
     from msjgym.errors import PolicyError
 
     with pytest.raises(PolicyError, match=r"policy <lambda>: replication 0, step 0: action 3 is not allowed now"):
-        msjgym.evaluate("finite-skip-fig3", lambda observation, mask: 3, window=8, jobs=100, reps=1, seed=1)
+        msjgym.evaluate("finite-skip-fig3", lambda observation, mask: 3, mode="choose", jobs=100, reps=1, seed=1)
 
 
 def test_an_sb3_model_trained_on_the_environment_evaluates_on_the_command_line(tmp_path):
     """``msjgym evaluate finite-skip-fig3 --policy sb3:MODEL.zip``: a model trained (a few steps) on
-    msjgym/FiniteSkip-v0 decides the evaluation's replications (as an agent of the environment, its default window)."""
+    msjgym/FiniteSkip-v0 decides the evaluation's replications (mode "choose", the environment's window)."""
     import json
     import subprocess
     import sys

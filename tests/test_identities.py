@@ -16,7 +16,7 @@ from conftest import covers, skip_unless_applicable
 from msjgym.core.distributions import from_spec
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
-from msjgym.policies.msj import BUILTIN_POLICIES
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.model import JobClass, MSJModel
 
 REPS, JOBS = 10, 100_000
@@ -52,7 +52,7 @@ MODELS = {
 
 
 @pytest.mark.parametrize("model_name", sorted(MODELS))
-@pytest.mark.parametrize("policy", sorted(BUILTIN_POLICIES))
+@pytest.mark.parametrize("policy", sorted(POLICIES))
 def test_work_and_littles_law(policy, model_name):
     m = MODELS[model_name]
     skip_unless_applicable(policy, m)
@@ -70,7 +70,7 @@ def test_work_and_littles_law(policy, model_name):
 
 
 @pytest.mark.parametrize("model_name", sorted(MODELS))
-@pytest.mark.parametrize("policy", sorted(BUILTIN_POLICIES))
+@pytest.mark.parametrize("policy", sorted(POLICIES))
 def test_invariants_hold_after_every_event(policy, model_name):
     """Debug mode: after every event, busy servers <= n and equal the needs in service, per-class lists are
     consistent and in arrival order, the served jobs are each class's oldest, and the completion heap is exact."""

@@ -109,11 +109,11 @@ def test_after_editing_one_policy_file_only_that_policy_compiles(tmp_path):
         shutil.copytree(root / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.nb?"))
     script = ("import msjgym, json\n"
               "from msjgym.core.compiling import pending\n"
-              "from msjgym.policies.msj import get_policy\n"
+              "from msjgym.policies.msj import POLICIES\n"
               "from msjgym.systems.msj.engine import policy_units\n"
               "out = {}\n"
               "for name in ('fcfs', 'first-fit'):\n"
-              "    units = policy_units(get_policy(name))\n"
+              "    units = policy_units(POLICIES[name])\n"
               "    out[name] = sorted(set(u.label for u in pending(units)))\n"
               "    msjgym.evaluate('one-and-n', name, reps=1, jobs=200, seed=1)\n"
               "print(json.dumps(out))\n")

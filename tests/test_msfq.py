@@ -11,12 +11,13 @@ import pytest
 from scipy import stats
 
 from conftest import covers, exp_class, model
-from msjgym.api import load_scenario
+from msjgym.api import load_scenario, policy_spec
 from msjgym.cli import main
 from msjgym.core import rng
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.msj import POLICIES, get_policy
+from msjgym.policies.msj import POLICIES
+from msjgym.systems.msj.family import FAMILY
 from msjgym.policies.msj.msfq import MSFQ
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from test_twin import assert_twins
@@ -70,7 +71,7 @@ def _same_run(scenario: str, params: dict, a, b, jobs: int = 20_000) -> None:
 
 
 def test_msfq_is_discovered_with_its_parameter():
-    assert POLICIES["msfq"] is MSFQ and get_policy("msfq") is MSFQ
+    assert POLICIES["msfq"] is MSFQ and policy_spec(FAMILY, "msfq") is MSFQ
     assert not MSFQ.preemptive and MSFQ.value("threshold") == 1 and MSFQ.schedule is not None
     assert MSFQ.bind(threshold=0).value("threshold") == 0
     for bad in (-1, 2.5, "3"):

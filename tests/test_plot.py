@@ -91,12 +91,12 @@ def test_theory_lines_bands_and_unstable_range(summaries, tmp_path):
 
 def test_theory_exact_values_sit_on_the_line(summaries, tmp_path):
     from msjgym.systems.msj import scorecard
-    from msjgym.policies.msj import get_policy
+    from msjgym.policies.msj import POLICIES
     record = plot_summaries(summaries, "arrival_rate", "number_in_system", theory=True, out=tmp_path / "n.png")
     (exact,) = record.exact
     for x, value in zip(exact.get_xdata(), exact.get_ydata()):
         scenario = load_scenario("one-and-n", {"arrival_rate": x})
-        (ref,) = [r for r in scorecard.references(scenario.model, get_policy("fcfs"))
+        (ref,) = [r for r in scorecard.references(scenario.model, POLICIES["fcfs"])
                   if r.quantity == "number_in_system" and r.kind == "exact"]
         assert value == pytest.approx(ref.value)
 

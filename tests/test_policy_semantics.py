@@ -7,7 +7,7 @@ import pytest
 
 from conftest import exp_class, model, sim
 from msjgym.errors import PolicyError
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.state import S_BUSY
 
 LONG = 1e9
@@ -114,7 +114,7 @@ def test_maxweight_maximises_weight():
 def test_server_filling_rejects_settings_it_does_not_cover(policy, needs, servers):
     m = model(servers, 1.0, *(exp_class(f"v{v}", v, 1 / len(needs)) for v in needs))
     with pytest.raises(PolicyError, match="must divide"):
-        get_policy(policy).validate(m)
+        POLICIES[policy].validate(m)
 
 
 def test_classes_sharing_a_need_are_served_oldest_first():

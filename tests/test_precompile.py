@@ -38,3 +38,11 @@ def test_a_task_that_cannot_build_is_reported_not_raised():
 def test_workers_must_be_a_positive_integer(workers):
     with pytest.raises(MsjgymError, match="workers"):
         precompile(workers=workers, progress=False)
+
+
+def test_the_compile_command_names_a_bad_worker_count_in_one_line():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "msjgym", "compile", "--workers", "0"], capture_output=True, text=True)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--workers" in done.stderr

@@ -17,7 +17,7 @@ from msjgym.api import load_scenario
 from msjgym.core import rng
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import DONE, J_ARR, J_EST, J_RES, J_SEQ
 from test_backfilling import (
@@ -25,7 +25,7 @@ from test_backfilling import (
 
 ORDERS = ("fcfs", "sjf", "saf", "f1", "wfp3", "unicep")
 RULES = ("none", "easy", "conservative", "easy-narrow")
-PRIORITY = get_policy("priority")
+PRIORITY = POLICIES["priority"]
 
 
 # ==================================================================================================== twins

@@ -8,7 +8,7 @@ import pytest
 
 from msjgym import api
 from msjgym.cli import main
-from msjgym.core.traces import TraceError, read_trace
+from msjgym.systems.msj.traces import TraceError, read_trace
 from msjgym.errors import ScenarioError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "traces" / "sample.swf"
@@ -58,7 +58,7 @@ def _swf(tmp_path: Path, header: str, order: list[int] | None = None) -> Path:
 
 @pytest.mark.parametrize("value", ["abc", "-1", "0", "12.5"])
 def test_an_invalid_maxprocs_header_gets_a_note(tmp_path, value):
-    """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/core/traces.py)"; and the
+    """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/systems/msj/traces.py)"; and the
     machine size is never guessed from the largest job: without a valid header, the caller's servers are required."""
     with pytest.raises(TraceError, match=r"t\.swf: the header gives the machine size neither as MaxProcs nor as "
                                          r"MaxNodes; give the traced machine's processors as servers = N"):

@@ -11,7 +11,7 @@ import pytest
 
 from msjgym.api import load_scenario
 from msjgym.cli import main
-from msjgym.core.traces import TraceError, read_trace
+from msjgym.systems.msj.traces import TraceError, read_trace
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.systems.msj import lublin

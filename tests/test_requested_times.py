@@ -10,9 +10,9 @@ import pytest
 
 from msjgym.api import load_scenario
 from msjgym.core import rng
-from msjgym.core.traces import TraceError, kill_at_requested, read_trace
+from msjgym.systems.msj.traces import TraceError, kill_at_requested, read_trace
 from msjgym.errors import ScenarioError
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj import compiled
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import DONE
@@ -73,7 +73,7 @@ def test_overrun_run_versus_kill_worked_out_by_hand(tmp_path):
     13), C (2 servers) at 13. Starts A0 B10 C13.
     kill: A is killed at 5 (its duration becomes 5); B starts at 5 (ends 8), C at 8. Starts A0 B5 C8; the note
     counts one killed job and 5 time units of service cut."""
-    easy = get_policy("easy-backfilling")
+    easy = POLICIES["easy-backfilling"]
     run = _scenario(tmp_path, UNDER, 2, name="run")
     assert _starts(run, easy) == [0, 10, 13]
     assert _scenario(tmp_path, UNDER, 2, "run", name="run2").model.trace.duration.tolist() == [10, 3, 1]
@@ -110,5 +110,5 @@ def test_a_compiled_policy_of_the_users_reads_requested_times(tmp_path):
         lines.append(f"{t:.3f},{int(gen.integers(1, 9))},{run},{req}")
     sc = _scenario(tmp_path, "\n".join(lines) + "\n", 8, name="many")
     assert np.any(sc.model.trace.estimate < sc.model.trace.duration)
-    builtin = _starts(sc, get_policy("priority").bind(order="sjf", backfill="none"))
+    builtin = _starts(sc, POLICIES["priority"].bind(order="sjf", backfill="none"))
     assert _starts(sc, compiled.resolve(SJF_USER)) == builtin

@@ -9,7 +9,7 @@ from msjgym.core.references import unstable_predictions
 from msjgym.systems.msj import scorecard
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
-from msjgym.policies.msj import get_policy
+from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.model import JobClass
 from msjgym.theory import queues
 from msjgym.theory.saturated import one_and_n_throughput
@@ -24,7 +24,7 @@ def test_fcfs_beyond_threshold_is_flagged_before_simulating_and_confirmed():
     before simulating, and the simulation confirms it."""
     mu = one_and_n_throughput(10, 0.1, 1.0, 1.0)
     scenario = load_scenario("one-and-n", {"arrival_rate": 1.2 * mu})
-    refs = scorecard.references(scenario.model, get_policy("fcfs"))
+    refs = scorecard.references(scenario.model, POLICIES["fcfs"])
     flagged = unstable_predictions(refs)
     assert len(flagged) == 1 and "FCFS stability threshold" in flagged[0].description
     assert flagged[0].value == pytest.approx(1.2)
@@ -50,7 +50,7 @@ def test_exact_verdicts_follow_the_confidence_interval():
 @pytest.mark.parametrize("policy", ["fcfs", "server-filling", "maxweight", "lsf"])
 def test_single_class_is_erlang_c_for_every_policy(policy):
     m = model(8, 5.0, exp_class("a", 2, 1.0, 1.5))
-    refs = scorecard.references(m, get_policy(policy))
+    refs = scorecard.references(m, POLICIES[policy])
     p_wait = _refs(refs, "queueing_probability", "exact")
     assert p_wait and p_wait[0].value == pytest.approx(queues.erlang_c(4, 5.0 / 1.5))
 
@@ -58,7 +58,7 @@ def test_single_class_is_erlang_c_for_every_policy(policy):
 def test_equal_needs_with_general_durations_is_pollaczek_khinchine():
     det = from_spec({"dist": "det", "value": 1.0})
     m = model(4, 0.5, JobClass("a", 4, 1.0, det))
-    refs = scorecard.references(m, get_policy("first-fit"))
+    refs = scorecard.references(m, POLICIES["first-fit"])
     wait = _refs(refs, "waiting_time", "exact")[0]
     assert wait.value == pytest.approx(queues.mg1_mean_wait(0.5, 1.0, 1.0))
 
@@ -66,7 +66,7 @@ def test_equal_needs_with_general_durations_is_pollaczek_khinchine():
 def test_throughput_optimal_policies_get_rho_below_one():
     scenario = load_scenario("finite-skip-fig7", {"load": 0.9})
     for name, predicted in (("server-filling", True), ("maxweight", True), ("lsf", None)):
-        conds = _refs(scorecard.references(scenario.model, get_policy(name)), "stability", "condition")
+        conds = _refs(scorecard.references(scenario.model, POLICIES[name]), "stability", "condition")
         assert [c.predicts_stable for c in conds if "throughput-optimal" in c.description] == \
             ([predicted] if predicted is not None else [])
 
@@ -74,13 +74,13 @@ def test_throughput_optimal_policies_get_rho_below_one():
 def test_fcfs_theory_needs_exponential_durations():
     h2 = from_spec({"dist": "hyperexp", "mean": 1.0, "scv": 4.0})
     m = model(4, 1.0, JobClass("a", 1, 0.5, h2), JobClass("b", 4, 0.5, h2))
-    refs = scorecard.references(m, get_policy("fcfs"))
+    refs = scorecard.references(m, POLICIES["fcfs"])
     assert [r.description.split(":")[0] for r in refs] == ["capacity"]
 
 
 @pytest.mark.parametrize("name, diminishing", [("zero-queueing-set1", True), ("zero-queueing-set2", False)])
 def test_zero_queueing_regime_and_vacuous_bound(name, diminishing):
-    refs = scorecard.references(load_scenario(name).model, get_policy("fcfs"),
+    refs = scorecard.references(load_scenario(name).model, POLICIES["fcfs"],
                                 regime=load_scenario(name).regime)
     regime = _refs(refs, "queueing_probability", "asymptotic")
     assert len(regime) == 1 and ("P_Q → 0" in regime[0].description) == diminishing

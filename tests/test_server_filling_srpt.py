@@ -24,8 +24,8 @@ from msjgym.api import load_scenario
 from msjgym.core.distributions import from_spec
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.msj import POLICIES, get_policy
-from msjgym.policies.msj.agents import make_agent
+from msjgym.policies.msj import POLICIES
+from msjgym.policies.msj.agent_forms import make_agent
 from msjgym.policies.msj.server_filling_srpt import gittins_rank
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.systems.msj.state import J_DONE, J_REM, J_SEQ, J_SIZE, J_START, T_NOW
@@ -262,7 +262,7 @@ def test_one_server_srpt_is_mg1_srpt():
 # ---------------------------------------------------------------- settings and the agent form
 def test_declarations_and_refusals(tmp_path):
     for name in (SRPT, GITTINS):
-        p = get_policy(name)
+        p = POLICIES[name]
         assert p is POLICIES[name] and p.preemptive and p.schedule is not None and "Grosof, Scully" in p.source
     with pytest.raises(PolicyError, match=r"server-filling-srpt: every need must divide servers=6; needs \[4\]"):
         evaluate(model(6, 1.0, exp_class("a", 1, 0.5), exp_class("b", 4, 0.5)), SRPT, reps=1, jobs=100)
@@ -275,13 +275,13 @@ def test_declarations_and_refusals(tmp_path):
 
 
 def test_agent_form_says_why_it_cannot_exist():
-    from msjgym.envs.msj_env import MSJEnv
+    from msjgym.systems.msj.env import MSJEnv
     spec = MSJEnv(scenario="finite-skip-fig6", mode="preemptive", window=8).spec_
     for name in (SRPT, GITTINS):
         with pytest.raises(PolicyError, match=rf"'{name}' has no agent form on msjgym/MSJ-v0: .*remaining"):
             make_agent(name, spec)
         with pytest.raises(PolicyError, match="no agent form"):
-            get_policy(name).agent(spec)
+            POLICIES[name].agent(spec)
 
 
 # ---------------------------------------------------------------- the paper's heavy-traffic ordering

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from conftest import exp_class, model
-from msjgym.api import load_scenario
+from msjgym.api import load_scenario, policy_spec
 from msjgym.core import rng
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.msj import POLICIES, get_policy
+from msjgym.policies.msj import POLICIES
+from msjgym.systems.msj.family import FAMILY
 from msjgym.policies.msj.smash import SMASH
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import S_BUSY
@@ -32,7 +33,7 @@ def _same_run(scenario: str, params: dict, a, b, jobs: int = 20_000) -> None:
 
 
 def test_smash_is_discovered_with_its_parameter():
-    assert POLICIES["smash"] is SMASH and get_policy("smash") is SMASH
+    assert POLICIES["smash"] is SMASH and policy_spec(FAMILY, "smash") is SMASH
     assert not SMASH.preemptive and SMASH.value("w") == 4 and SMASH.schedule is not None
     assert SMASH.bind(w=7).value("w") == 7 and SMASH.bind(w=7).schedule is SMASH.schedule
     for bad in (0, 2.5, -1, "3"):

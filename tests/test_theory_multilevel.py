@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from msjgym.theory import multilevel
-from msjgym.theory.multilevel import (
+from msjgym.systems.msj.theory import multilevel
+from msjgym.systems.msj.theory.multilevel import (
     EULER_GAMMA,
     balanced_throughput,
     classify_regime,

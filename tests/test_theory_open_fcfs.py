@@ -1,4 +1,4 @@
-"""Exact solver of small open FCFS multiserver-job systems (msjgym.theory.open_fcfs).
+"""Exact solver of small open FCFS multiserver-job systems (msjgym.systems.msj.theory.open_fcfs).
 
 Deterministic checks: classical reductions (M/M/⌊n/m⌋, M/H₂/1), Little's law, the saturated throughput against
 Grosof & Ayhan's Lemma 5.3, the truncation control, and an independent full-order CTMC (queue of explicit classes)
@@ -22,7 +22,7 @@ from conftest import covers, exp_class, model
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
 from msjgym.theory import queues
-from msjgym.theory.open_fcfs import OpenFCFSSolution, solve_open_fcfs
+from msjgym.systems.msj.theory.open_fcfs import OpenFCFSSolution, solve_open_fcfs
 from msjgym.theory.saturated import fcfs_stability_threshold
 
 

@@ -1,4 +1,4 @@
-"""Zero-queueing results of Wang, Xie & Harchol-Balter (msjgym.theory.zero_queueing).
+"""Zero-queueing results of Wang, Xie & Harchol-Balter (msjgym.systems.msj.theory.zero_queueing).
 
 Formulas against hand-computed values, the paper's Table 3 configurations (§7, against Thms 4.1 and 4.2), the regime
 classifier (§1, Fig. 3), the fluid solution (eq. (16) solves (7)) and the single-class Erlang C reference.
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from msjgym.theory.zero_queueing import (
+from msjgym.systems.msj.theory.zero_queueing import (
     QueueingProbabilityBound,
     ScalingRegime,
     classify_regime,

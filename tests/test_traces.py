@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from msjgym.core.traces import TraceError, read_trace
+from msjgym.systems.msj.traces import TraceError, read_trace
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
 

@@ -18,8 +18,9 @@ from msjgym.core.validation import parse_number, show
 
 def declared(owners: Iterable[tuple[str, Sequence[api.Option]]]) -> dict[str, tuple[api.Option, list[str]]]:
     """Every command-line option of ``owners`` ((owner label, its options) pairs), by name: the first declaration
-    and the labels of every owner that declares it. Two owners declaring one name with different kinds of value is
-    an error in the declarations (``TypeError``)."""
+    and the labels of every owner that declares it; where the owners' choices differ, the flag takes the values of
+    any of them (each family checks the value against its own declaration, :func:`msjgym.api.check_options`). Two
+    owners declaring one name with different kinds of value is an error in the declarations (``TypeError``)."""
     out: dict[str, tuple[api.Option, list[str]]] = {}
     for label, options in owners:
         for option in options:
@@ -27,10 +28,13 @@ def declared(owners: Iterable[tuple[str, Sequence[api.Option]]]) -> dict[str, tu
                 continue
             if option.name in out:
                 first, labels = out[option.name]
-                if (first.type, first.choices) != (option.type, option.choices):
+                if (first.type, first.many) != (option.type, option.many):
                     raise TypeError(f"option {option.flag}: declared as {first.type.__name__} by {labels[0]} and as "
                                     f"{option.type.__name__} by {label}")
-                labels.append(label)
+                if first.choices != option.choices:  # the flag takes any owner's; each family checks its own
+                    union = tuple(dict.fromkeys(first.choices + option.choices))
+                    first = replace(first, choices=union if first.choices and option.choices else ())
+                out[option.name] = (first, labels + [label])
             else:
                 out[option.name] = (option, [label])
     return out

@@ -15,6 +15,7 @@ runs on none of its family's built-in scenarios) is reported, not raised: precom
 """
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import os
 import sys
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from msjgym import api
+from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError
 
 
@@ -100,9 +102,7 @@ def _touch_env(env_id: str) -> None:
     """One reset and one valid step of environment ``env_id``: compiles its decision path."""
     import gymnasium as gym
 
-    import msjgym.envs  # noqa: F401  (registers the environments)
-
-    env = gym.make(env_id)
+    env = gym.make(env_id)  # registered by importing msjgym, which importing this module did
     try:
         env.reset(seed=0)
         env.step(env.action_space.sample())  # every action is valid in the initial state (the environments' rule)
@@ -128,3 +128,26 @@ def precompile(families: list[str] | None = None, workers: int | None = None,
                     done.append(future.result())
                     bar.update(1)
     return done
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``msjgym compile``."""
+    parser.add_argument("--family", action="append", default=None, metavar="NAME",
+                        choices=[f.name for f in api.families()],
+                        help="only this family's kernels (repeat for several; default: every family)")
+    parser.add_argument("--workers", type=int_at_least(1), default=None, metavar="N",
+                        help="processes compiling at once (default: one per CPU)")
+    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+def command(args: argparse.Namespace) -> int:
+    """``msjgym compile``: precompile, then one line per task that failed and a summary line; status 1 if any
+    failed."""
+    start = time.perf_counter()
+    done = precompile(args.family, args.workers, progress=not args.no_progress)
+    failed = [(label, error) for label, _, error in done if error]
+    for label, error in failed:
+        print(f"msjgym: could not compile {label}: {error}", file=sys.stderr)
+    print(f"compiled or loaded {len(done) - len(failed)} of {len(done)} kernels and environment paths in "
+          f"{time.perf_counter() - start:.1f} s (cached on this machine: later runs load them)")
+    return 1 if failed else 0

@@ -28,7 +28,7 @@ from msjgym.core.distributions import from_spec
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 from msjgym.systems.msj.model import JobClass, MSJModel
-from msjgym.theory.multilevel import (
+from msjgym.systems.msj.theory.multilevel import (
     mean_relative_completions_regimes_1_2,
     throughput_polynomial_regime_3,
     throughput_regimes_1_2,

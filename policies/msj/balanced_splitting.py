@@ -18,7 +18,7 @@ first come first served; H serves the jobs sent to it with a policy π. Balanced
 * completion: the job's servers return to the set it ran in.
 
 So A_i is an M/GI/s_i/s_i loss system whatever H does, and the fraction of class-i arrivals sent to H is Erlang's
-loss formula B(s_i, a_i) (``msjgym.theory.balanced_splitting.helper_probability``; ``tests/test_balanced_splitting.py``
+loss formula B(s_i, a_i) (``msjgym.systems.msj.theory.balanced_splitting.helper_probability``; ``tests/test_balanced_splitting.py``
 measures it). What is the paper's and what is our reading (its full text was not available while this was written:
 the partition rule, the routing "for good", ψ and the first-fit helper are ours to confirm) is in
 ``docs/modelling-choices.md#balanced-splitting``.
@@ -53,9 +53,9 @@ from msjgym.policies import Choice
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
     C_BOUND, J_CLS, J_MARK, J_SEQ, P_ARG, P_FARG, P_K, P_SERVERS, S_BUSY, departed_job, start_job, start_next)
-from msjgym.theory.balanced_splitting import balanced_slots, helper_servers
+from msjgym.systems.msj.theory.balanced_splitting import balanced_slots, helper_servers
 
-from .agents import BalancedSplittingAgent
+from .agent_forms import NotExpressibleAgent
 from .base import Policy
 
 IN_A = 0  # J_MARK: the job runs (ran) in its class's set A_i
@@ -118,6 +118,25 @@ def schedule(st, pr, b):
             return
         start_next(st, pr, b, best)
         free -= pr.need[best]
+
+
+# ---------------------------------------------------------------- agent form
+class BalancedSplittingAgent(NotExpressibleAgent):
+    """``balanced-splitting`` (``policies/msj/balanced_splitting.py``): not expressible from the observation.
+
+    The kernel gives each class i a set A_i of servers and sends the overflow to a helper set H; when a class-i job
+    completes, its servers return to A_i or to H depending on where it ran. The observation shows how many class-i
+    jobs are in service, not where each runs, and completions between decision epochs are unseen: with random
+    durations, whether the job that completed was one of A_i's or one of H's is not a function of the observations
+    (an agent with memory cannot tell either), and the next decisions (start an H job now; send the next class-i
+    arrival to A_i or to H) depend on it.
+    """
+
+    policy_name = "balanced-splitting"
+    not_expressible = ("the observation does not show which server set (a class's own A_i or the helper set H) "
+                       "each job in service runs in, so after a completion the agent cannot know whether A_i or H "
+                       "got servers back; run it on the compiled path (msjgym evaluate SCENARIO --policy "
+                       "balanced-splitting)")
 
 
 # ---------------------------------------------------------------- declaration

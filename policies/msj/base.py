@@ -24,7 +24,7 @@ class Policy(BuiltinPolicy):
     Each kernel is compiled on its own, on first use, for the signature the event loop calls it with
     (:func:`msjgym.systems.msj.loop.hook_signatures`: ``st`` and ``pr`` by reference), and cached by its file
     (:mod:`msjgym.core.jit`); the event loop is compiled once and calls it (:mod:`msjgym.systems.msj.loop`).
-        agent_class: the agent form: a :class:`msjgym.policies.msj.agents.BuiltinAgent` subclass, constructed as
+        agent_class: the agent form: a :class:`msjgym.policies.msj.agent_forms.BuiltinAgent` subclass, constructed as
             ``agent_class(env_spec, policy)``, taking the kernel's decisions from ``msjgym/MSJ-v0`` observations.
     """
 
@@ -44,7 +44,7 @@ class Policy(BuiltinPolicy):
     def agent(self, spec):
         """This policy as an agent of ``msjgym/MSJ-v0`` (``spec``: the environment's ``EnvSpec``): a
         ``Callable[[np.ndarray], int]`` with ``act(observation)``, deciding from the observation alone exactly as
-        the compiled kernel does (``msjgym.policies.msj.agents``)."""
+        the compiled kernel does (``msjgym.policies.msj.agent_forms``)."""
         if self.agent_class is None:
             raise PolicyError(f"policy {self.name!r} has no agent form")
         return self.agent_class(spec, self)

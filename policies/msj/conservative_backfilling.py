@@ -20,8 +20,9 @@ Source: A. W. Mu'alem and D. G. Feitelson, "Utilization, predictability, workloa
 scheduling the IBM SP2 with backfilling", IEEE TPDS 12(6), 2001, §2 (conservative backfilling: reservations for
 all queued jobs, the profile of free nodes, and compression of the schedule when jobs end before their estimates).
 
-No agent form: the ``msjgym/MSJ-v0`` observation shows no estimates (``EstimatesNotObservedAgent``); the kernel is
-tested decision for decision against a pure-Python reference of the rule above (``tests/test_backfilling.py``).
+No agent form: the ``msjgym/MSJ-v0`` observation shows estimates only for its window's jobs (``estimates=True``;
+``EstimatesNotObservedAgent``); the kernel is tested decision for decision against a pure-Python reference of the
+rule above (``tests/test_backfilling.py``).
 """
 from __future__ import annotations
 
@@ -30,29 +31,44 @@ from msjgym.systems.msj.state import (
     C_BOUND, INF, J_CLS, J_EST, J_KEY, J_MARK, J_NEXT, J_REM, J_RES, J_SIZE, J_START, P_K, P_SERVERS, S_BUSY,
     S_HEAPN, T_NOW, departed_job, estimated_end, estimated_remaining, start_job)
 
-from .agents import EstimatesNotObservedAgent
+from .agent_forms import EstimatesNotObservedAgent
 from .base import Policy
-from . import profile_tree as tree
 from .common import next_in_arrival_order
 
 
 # ---------------------------------------------------------------- the profile of free servers, as arrays
 # Breakpoints prof_t[b, o] = now < prof_t[b, o + 1] < ... < prof_t[b, o + P - 1]; prof_f[b, o + k] servers are free
 # on [prof_t[b, o + k], prof_t[b, o + k + 1]) (the last segment extends to infinity). P is carried by the kernel, o
-# is where the arrays start (0 for ``priority``; after the tree here).
+# is where the arrays start (0 for ``priority``; ``_ARRAYS`` here).
+@njit(inline="always")
+def _search(T, o, P, t):
+    """The last breakpoint index k (from 0, of P) with T[o + k] < t; 0 if none (``T``: one system's times)."""
+    lo = 0
+    hi = P
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if T[o + mid] < t:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 @njit(inline="always")
 def _breakpoint(st, b, P, t, o):
     """The index of a breakpoint at time t (>= now), inserted if missing; returns (index, new P)."""
-    k = P - 1
-    while st.prof_t[b, o + k] > t:
-        k -= 1
-    if st.prof_t[b, o + k] == t:
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    k = _search(T, o, P, t)  # the last breakpoint before t, or 0 (now)
+    if k + 1 < P and T[o + k + 1] == t:
+        return k + 1, P
+    if T[o + k] == t:
         return k, P
-    for i in range(P, k + 1, -1):
-        st.prof_t[b, o + i] = st.prof_t[b, o + i - 1]
-        st.prof_f[b, o + i] = st.prof_f[b, o + i - 1]
-    st.prof_t[b, o + k + 1] = t
-    st.prof_f[b, o + k + 1] = st.prof_f[b, o + k]
+    for i in range(o + P, o + k + 1, -1):
+        T[i] = T[i - 1]
+        F[i] = F[i - 1]
+    T[o + k + 1] = t
+    F[o + k + 1] = F[o + k]
     return k + 1, P + 1
 
 
@@ -61,32 +77,46 @@ def _add(st, b, P, t0, t1, delta, o=0):
     """Add ``delta`` free servers over [t0, t1) (t0 < t1); returns the new P."""
     i0, P = _breakpoint(st, b, P, t0, o)
     i1, P = _breakpoint(st, b, P, t1, o)
-    for k in range(i0, i1):
-        st.prof_f[b, o + k] += delta
+    F = st.prof_f[b]
+    for k in range(o + i0, o + i1):
+        F[k] += delta
     return P
 
 
 @njit(inline="always")
 def _earliest(st, b, P, m, d, o=0):
     """The earliest breakpoint time from which ``m`` servers are free for a duration ``d``."""
-    k = 0
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    k = o
+    end = o + P
     while True:
-        t = st.prof_t[b, o + k]
+        t = T[k]
         s = k
-        while s < P and st.prof_t[b, o + s] < t + d and st.prof_f[b, o + s] >= m:
+        while s < end and T[s] < t + d and F[s] >= m:
             s += 1
-        if s == P or st.prof_t[b, o + s] >= t + d:
+        if s == end or T[s] >= t + d:
             return t
         k = s + 1  # segment s has too few servers: no start before its end fits
 
 
-# ---------------------------------------------------------------- compiled kernel
-# The profile is kept between events in a search tree (``profile_tree``): each job's planned interval [J_RES, J_KEY)
-# (its reservation, then while it runs the same interval) is in it. The waiting jobs form one list in arrival order
-# (``J_MARK``: the next one, -1 last; first and last in the tree's header). Float scalars in ``prof_t[b, 0:TIMES)``:
-# the hulls [lo, hi) of the times at which free servers increased during the last compression (``_CARRY``) and since
-# it, by early completions (``_SINCE``).
+# ---------------------------------------------------------------- the state kept between events
+# prof_f[b, 0:4]: _VALID (0 in a new or grown state: rebuild from the jobs), the waiting list in arrival order (first
+# and last job; each job's next in J_MARK, -1 last), _NP the breakpoints of the profile kept as arrays at _ARRAYS;
+# prof_t[b, 0:4]: the hulls [lo, hi) of the times at which free servers increased during the last compression
+# (_CARRY) and since it, by early completions (_SINCE). The profile's prefix maxima (during a compression) in
+# prof_t[b] after the arrays' room. Room: every breakpoint but now is a planned start or end after now (at most
+# 2·capacity once equal neighbours are merged), and a compression adds at most 2 per waiting job:
+# ``state.profile_size`` leaves more than 2 · (4·capacity + 4) + 8.
+_VALID, _FIRST, _LAST, _NP = 0, 1, 2, 3
 _CARRY_LO, _CARRY_HI, _SINCE_LO, _SINCE_HI = 0, 1, 2, 3
+_ARRAYS = 8
+
+
+@njit(inline="always")
+def _maxima_at(st):
+    """Where the prefix maxima start in ``prof_t[b]``."""
+    return _ARRAYS + 4 * st.job_i.shape[1] + 4
 
 
 @njit(inline="always")
@@ -100,39 +130,44 @@ def _widen(st, b, k, lo, hi):
 
 
 @njit(inline="always")
-def _place(st, b, j, m, r, d):
-    """Plan job j (need m) over [r, r + d) in the tree; returns the end r + d."""
-    end = r + d
-    tree.insert(st, b, 2 * j, r, -m)
-    tree.insert(st, b, 2 * j + 1, end, m)
+def _plan(st, b, j, r, d):
+    """Record job j's reservation [r, r + d); returns its end."""
     st.job_f[b, j, J_RES] = r
-    st.job_f[b, j, J_KEY] = end
-    return end
-
-
-@njit(inline="always")
-def _unplace(st, b, j):
-    tree.remove(st, b, 2 * j)
-    tree.remove(st, b, 2 * j + 1)
+    st.job_f[b, j, J_KEY] = r + d
+    return r + d
 
 
 @njit
-def _rebuild(st, pr, b, now):
-    """Build the tree and the waiting list from the jobs (a new or grown state)."""
+def _advance(st, b, now):
+    """The kept profile from now on: the breakpoints before now dropped (the segment holding now starts now) and
+    equal neighbours merged, in one pass; returns P."""
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    o = _ARRAYS
+    P = F[_NP]
+    k = _search(T, o, P, now)
+    if k + 1 < P and T[o + k + 1] == now:
+        k += 1
+    w = o
+    T[w] = now
+    F[w] = F[o + k]
+    for i in range(o + k + 1, o + P):
+        if F[i] != F[w]:
+            w += 1
+            T[w] = T[i]
+            F[w] = F[i]
+    return w + 1 - o
+
+
+@njit
+def _rebuild(st, pr, b):
+    """Build the waiting list from the jobs (a new or grown state); the profile is then built by a full
+    compression."""
     K = pr.ints[P_K]
-    tree.clear(st, b, st.job_i.shape[1])
-    for i in range(st.sys_i[b, S_HEAPN]):
-        j = st.heap[b, i]
-        end = st.job_f[b, j, J_START] + (st.job_f[b, j, J_EST] - (st.job_f[b, j, J_SIZE] - st.job_f[b, j, J_REM]))
-        m = pr.need[st.job_i[b, j, J_CLS]]
-        tree.insert(st, b, 2 * j, st.job_f[b, j, J_START], -m)
-        tree.insert(st, b, 2 * j + 1, end, m)
-        st.job_f[b, j, J_RES] = st.job_f[b, j, J_START]
-        st.job_f[b, j, J_KEY] = end
     for c in range(K):
         st.scratch[b, K + c] = st.cls_i[b, c, C_BOUND]
     last = -1
-    st.prof_f[b, tree.FIRST] = -1
+    st.prof_f[b, _FIRST] = -1
     while True:
         c = next_in_arrival_order(st, pr, b, pr.ints[P_SERVERS])
         if c < 0:
@@ -140,70 +175,70 @@ def _rebuild(st, pr, b, now):
         j = st.scratch[b, K + c]
         st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]
         if last < 0:
-            st.prof_f[b, tree.FIRST] = j
+            st.prof_f[b, _FIRST] = j
         else:
             st.job_i[b, last, J_MARK] = j
         st.job_i[b, j, J_MARK] = -1
         last = j
-        r = st.job_f[b, j, J_RES]
-        d = estimated_remaining(st, b, j, now)
-        if r < INF and d > 0.0:
-            tree.insert(st, b, 2 * j, r, -pr.need[c])
-            tree.insert(st, b, 2 * j + 1, st.job_f[b, j, J_KEY], pr.need[c])
-    st.prof_f[b, tree.LAST] = last
+    st.prof_f[b, _LAST] = last
     for k in range(4):
         st.prof_t[b, k] = INF if k % 2 == 0 else -INF
-    st.prof_f[b, tree.VALID] = 1
+    st.prof_f[b, _VALID] = 1
 
 
 @njit
 def on_arrival(st, pr, b, j):
     """Append the new job to the waiting list (it has no reservation yet)."""
-    if st.prof_f[b, tree.VALID] == 0:
+    if st.prof_f[b, _VALID] == 0:
         return
     st.job_i[b, j, J_MARK] = -1
-    last = st.prof_f[b, tree.LAST]
+    last = st.prof_f[b, _LAST]
     if last < 0:
-        st.prof_f[b, tree.FIRST] = j
+        st.prof_f[b, _FIRST] = j
     else:
         st.job_i[b, last, J_MARK] = j
-    st.prof_f[b, tree.LAST] = j
+    st.prof_f[b, _LAST] = j
 
 
 @njit
 def on_departure(st, pr, b, c):
-    """Take the job that left out of the tree; if it ended before its estimated end, the servers it would have held
-    until then are an increase of free servers since the last compression."""
-    if st.prof_f[b, tree.VALID] == 0:
+    """If the job that left ended before its estimated end, the servers it would have held until then are free in
+    the kept profile: an increase of free servers since the last compression."""
+    if st.prof_f[b, _VALID] == 0:
         return
     j = departed_job(st, b)
-    _unplace(st, b, j)
-    _widen(st, b, _SINCE_LO, st.sys_f[b, T_NOW], st.job_f[b, j, J_KEY])
-
+    now = st.sys_f[b, T_NOW]
+    end = st.job_f[b, j, J_START] + (st.job_f[b, j, J_EST] - (st.job_f[b, j, J_SIZE] - st.job_f[b, j, J_REM]))
+    if end > now:
+        P = _advance(st, b, now)
+        st.prof_f[b, _NP] = _add(st, b, P, now, end, pr.need[c], _ARRAYS)
+        _widen(st, b, _SINCE_LO, now, end)
 
 
 @njit(inline="always")
 def _unlink(st, b, prev, nxt):
     """Take the job between ``prev`` and ``nxt`` (-1: none) out of the waiting list (arrival order, linked through
-    ``J_MARK``; its ends in ``prof_f[b, tree.FIRST]`` and ``prof_f[b, tree.LAST]``)."""
+    ``J_MARK``; its ends in ``prof_f[b, _FIRST]`` and ``prof_f[b, _LAST]``)."""
     if prev < 0:
-        st.prof_f[b, tree.FIRST] = nxt
+        st.prof_f[b, _FIRST] = nxt
     else:
         st.job_i[b, prev, J_MARK] = nxt
     if nxt < 0:
-        st.prof_f[b, tree.LAST] = prev
+        st.prof_f[b, _LAST] = prev
 
+
+# ---------------------------------------------------------------- the three ways to compress
 @njit
-def _compress_arrays(st, pr, b, now):
-    """The compression on the profile rebuilt from scratch in arrays (after the tree, see ``state.profile_size``):
-    O((R + Q)·P) whatever moves, cheaper than testing jobs one by one in the tree when free servers increased (an
-    early completion: most completions with over-estimates). The tree and the hull follow the jobs that moved."""
+def _compress_full(st, pr, b, now):
+    """The compression as defined, on the profile rebuilt from the jobs (``build_profile``), each job taken out and
+    placed at its earliest place: O((R + Q)·P). Used when the kept profile cannot be trusted (a new or grown state)
+    or when a reservation has passed (a job ran past its estimate: free counts may then be below 0)."""
     n = pr.ints[P_SERVERS]
-    o = tree.NODES + tree.FIELDS * 2 * st.job_i.shape[1]
+    o = _ARRAYS
     P = build_profile(st, pr, b, now, o)
     free = n - st.sys_i[b, S_BUSY]
     prev = -1
-    j = st.prof_f[b, tree.FIRST]
+    j = st.prof_f[b, _FIRST]
     while j >= 0:
         nxt = st.job_i[b, j, J_MARK]
         m = pr.need[st.job_i[b, j, J_CLS]]
@@ -215,16 +250,12 @@ def _compress_arrays(st, pr, b, now):
             new = _earliest(st, b, P, m, d, o)
             P = _add(st, b, P, new, new + d, -m, o)
             if new != r:
+                old_end = st.job_f[b, j, J_KEY]
+                end = _plan(st, b, j, new, d)
                 if r < INF:
-                    old_end = st.job_f[b, j, J_KEY]
-                    _unplace(st, b, j)
-                    end = _place(st, b, j, m, new, d)
                     cut = end if end > r else r
                     _widen(st, b, _CARRY_LO, cut if new < r else r, old_end)
-                else:
-                    _place(st, b, j, m, new, d)
         else:
-            _unplace(st, b, j)
             new = now
             st.job_f[b, j, J_RES] = now
         if new == now and m <= free:
@@ -234,59 +265,103 @@ def _compress_arrays(st, pr, b, now):
         else:
             prev = j
         j = nxt
+    st.prof_f[b, _NP] = P
+
+
+@njit(inline="always")
+def _prefix_max(st, b, P, q, k0=0):
+    """prof_t[b, q + k] = the most servers free at any of the breakpoints 0..k, for k from k0 (those before are
+    kept)."""
+    F = st.prof_f[b]
+    M = st.prof_t[b]
+    hi = M[q + k0 - 1] if k0 > 0 else -1
+    for k in range(k0, P):
+        v = F[_ARRAYS + k]
+        if v > hi:
+            hi = v
+        M[q + k] = hi
+
+
+@njit(inline="always")
+def _target(st, b, P, q, m, d, r):
+    """Where the waiting job reserved at r (need m, d estimated left) moves in the compression: the earliest
+    breakpoint t < r with at least m servers free over [t, min(t + d, r)), or r if none.
+
+    This is the earliest place among the others' without taking the job out of the profile: on [r, t + d) its own
+    servers are free (every free count of a profile whose reservations all fit is >= 0). A job is ruled out by one
+    binary search when no breakpoint before r has m servers free (the prefix maxima at ``q``), else the runs of
+    breakpoints with m free are walked from the first one."""
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    o = _ARRAYS
+    lo = 0
+    hi = P
+    while lo < hi:  # the first breakpoint with m free (prefix maxima are nondecreasing)
+        mid = (lo + hi) >> 1
+        if T[q + mid] >= m:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == P or T[o + lo] >= r:
+        return r
+    k = o + lo  # m free here: a run of at least m free starts
+    end = o + P
+    start = T[k]
+    lim = min(start + d, r)
+    k += 1
+    while k < end:
+        if T[k] >= lim:  # the run lasted until the window's end
+            return start
+        if F[k] < m:  # too few: the next run starts at the next breakpoint with m free
+            k += 1
+            while k < end and F[k] < m:
+                k += 1
+            if k == end:
+                return r
+            start = T[k]
+            if start >= r:
+                return r
+            lim = min(start + d, r)
+        k += 1
+    return start  # the last segment lasts for ever
 
 
 @njit
-def schedule(st, pr, b):
-    """Compress the schedule in arrival order and start the jobs whose reservation is now
-    (``docs/modelling-choices.md#backfilling-conservative-compression``; how: ``#backfilling-profile-tree``).
-
-    If no time from now on gained free servers since the last compression (no early completion, no job moved to an
-    earlier place then) and no reservation has passed (a job ran past its estimate), every reservation is already
-    the earliest the compression would give: only a new job is placed, by the tree (``profile_tree.earliest``), and
-    the jobs reserved now start. Cost O(Q) to walk the Q waiting jobs plus O(log P) per tree update. Otherwise the
-    compression runs on the profile rebuilt as arrays (``_compress_arrays``, O((R + Q)·P)) and the tree follows the
-    jobs that moved.
-    """
+def _compress_moves(st, pr, b, now):
+    """The compression after free servers increased, when every reservation is still ahead: each waiting job in
+    arrival order is tested where it stands (``_target``) and only a job that moves is placed again, in the kept
+    profile (O(P)). The hull of the times that gained servers follows the moves."""
     n = pr.ints[P_SERVERS]
-    now = st.sys_f[b, T_NOW]
-    full = False
-    if st.prof_f[b, tree.VALID] == 0:
-        _rebuild(st, pr, b, now)
-        full = True
-    j = st.prof_f[b, tree.FIRST]
-    while j >= 0:  # a reservation now past (a job ran past its estimate): moved to now, and everything re-placed
-        r = st.job_f[b, j, J_RES]
-        if r < now:
-            _unplace(st, b, j)
-            d = estimated_remaining(st, b, j, now)
-            if d > 0.0:
-                _place(st, b, j, pr.need[st.job_i[b, j, J_CLS]], now, d)
-            else:
-                st.job_f[b, j, J_RES] = now
-            full = True
-        j = st.job_i[b, j, J_MARK]
-    hi = max(st.prof_t[b, _CARRY_HI], st.prof_t[b, _SINCE_HI])
-    for k in range(4):
-        st.prof_t[b, k] = INF if k % 2 == 0 else -INF
-    if full or hi > now:  # jobs may move: compress on a profile rebuilt as arrays, then update the tree
-        _compress_arrays(st, pr, b, now)
-        return
+    o = _ARRAYS
+    q = _maxima_at(st)
+    P = _advance(st, b, now)
+    _prefix_max(st, b, P, q)
     free = n - st.sys_i[b, S_BUSY]
     prev = -1
-    j = st.prof_f[b, tree.FIRST]
+    j = st.prof_f[b, _FIRST]
     while j >= 0:
         nxt = st.job_i[b, j, J_MARK]
         m = pr.need[st.job_i[b, j, J_CLS]]
-        r = st.job_f[b, j, J_RES]
         d = estimated_remaining(st, b, j, now)
+        r = st.job_f[b, j, J_RES]
         if d <= 0.0:
-            _unplace(st, b, j)
             st.job_f[b, j, J_RES] = now
             r = now
         elif r == INF:  # a new job: the earliest place among all the others'
-            r = tree.earliest(st, b, now, n, m, d, INF)
-            _place(st, b, j, m, r, d)
+            r = _earliest(st, b, P, m, d, o)
+            P = _add(st, b, P, r, r + d, -m, o)
+            _prefix_max(st, b, P, q, _search(st.prof_t[b], o, P, r))
+            _plan(st, b, j, r, d)
+        elif r > now:
+            t = _target(st, b, P, q, m, d, r)
+            if t < r:
+                old_end = st.job_f[b, j, J_KEY]
+                P = _add(st, b, P, r, old_end, m, o)
+                P = _add(st, b, P, t, t + d, -m, o)
+                _prefix_max(st, b, P, q, _search(st.prof_t[b], o, P, t))
+                end = _plan(st, b, j, t, d)
+                _widen(st, b, _CARRY_LO, end if end > r else r, old_end)
+                r = t
         if r == now and m <= free:
             start_job(st, pr, b, j)
             free -= m
@@ -294,6 +369,67 @@ def schedule(st, pr, b):
         else:
             prev = j
         j = nxt
+    st.prof_f[b, _NP] = P
+
+
+@njit
+def schedule(st, pr, b):
+    """Compress the schedule in arrival order and start the jobs whose reservation is now
+    (``docs/modelling-choices.md#backfilling-conservative-compression``; how: ``#backfilling-kept-profile``).
+
+    The profile is kept between events as arrays (O(P) to update; every event walks the Q waiting jobs anyway). If
+    no time from now on gained free servers since the last compression (no early completion, no job moved to an
+    earlier place then) and no reservation has passed (a job ran past its estimate), every reservation is already
+    the earliest the compression would give: only a new job is placed and the jobs reserved now start. If free
+    servers increased, only the jobs that can move are placed again (``_compress_moves``). If a reservation has
+    passed, or the state is new, the compression runs as defined on a profile rebuilt from the jobs
+    (``_compress_full``).
+    """
+    n = pr.ints[P_SERVERS]
+    now = st.sys_f[b, T_NOW]
+    full = False
+    if st.prof_f[b, _VALID] == 0:
+        _rebuild(st, pr, b)
+        full = True
+    j = st.prof_f[b, _FIRST]
+    while j >= 0 and not full:  # a reservation now past (a job ran past its estimate)
+        if st.job_f[b, j, J_RES] < now:
+            full = True
+        j = st.job_i[b, j, J_MARK]
+    hi = max(st.prof_t[b, _CARRY_HI], st.prof_t[b, _SINCE_HI])
+    for k in range(4):
+        st.prof_t[b, k] = INF if k % 2 == 0 else -INF
+    if full:
+        _compress_full(st, pr, b, now)
+        return
+    if hi > now:
+        _compress_moves(st, pr, b, now)
+        return
+    o = _ARRAYS
+    P = _advance(st, b, now)
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, _FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        r = st.job_f[b, j, J_RES]
+        d = estimated_remaining(st, b, j, now)
+        if d <= 0.0:
+            st.job_f[b, j, J_RES] = now
+            r = now
+        elif r == INF:  # a new job: the earliest place among all the others'
+            r = _earliest(st, b, P, m, d, o)
+            P = _add(st, b, P, r, r + d, -m, o)
+            _plan(st, b, j, r, d)
+        if r == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+            _unlink(st, b, prev, nxt)
+        else:
+            prev = j
+        j = nxt
+    st.prof_f[b, _NP] = P
 
 
 @njit

@@ -18,8 +18,9 @@ backfilling", IEEE TPDS 12(6), 2001, §2 (the shadow time and extra nodes rule s
 policy of the multiserver-job simulator of Olliaro, Anggraito, Ajmone Marsan, Balsamo & Marin (mjqm-simulator)
 backfills only jobs that end by the shadow time, with exact durations; this is the full EASY rule.
 
-No agent form: the ``msjgym/MSJ-v0`` observation shows no estimates (``EstimatesNotObservedAgent``); the kernel is
-tested decision for decision against a pure-Python reference of the rule above (``tests/test_backfilling.py``).
+No agent form: the ``msjgym/MSJ-v0`` observation shows estimates only for its window's jobs (``estimates=True``;
+``EstimatesNotObservedAgent``); the kernel is tested decision for decision against a pure-Python reference of the
+rule above (``tests/test_backfilling.py``).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from msjgym.systems.msj.state import (
     start_job)
 from msjgym.systems.msj.model import MSJModel
 
-from .agents import EstimatesNotObservedAgent
+from .agent_forms import EstimatesNotObservedAgent
 from .base import Policy
 from .common import ORDER_ARRIVAL, admit, next_in_arrival_order, oldest_waiting
 

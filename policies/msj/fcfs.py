@@ -5,8 +5,11 @@ Grosof & Ayhan, "Multiserver-job Response Time under Multilevel Scaling", §3.1.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from msjgym.core.jit import njit
-from .agents import FCFSAgent
+from msjgym.systems.msj import observation as ob
+from .agent_forms import StartAgent
 from .base import Policy
 from .common import ORDER_ARRIVAL, admit
 
@@ -17,6 +20,20 @@ def schedule(st, pr, b):
     admit(st, pr, b, ORDER_ARRIVAL, True)
 
 
+# ---------------------------------------------------------------- agent form
+class FCFSAgent(StartAgent):
+    """``fcfs``: start the oldest waiting job if it fits; otherwise wait (head-of-line blocking)."""
+
+    policy_name = "fcfs"
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        if obs[self.base + ob.SLOT_PRESENT] <= 0.5:  # nothing waiting
+            return -1
+        c = int(np.argmax(obs[self.base + ob.SLOT_CLASS:self.base + ob.SLOT_CLASS + self.K]))
+        return c if self.need[c] <= free else -1
+
+
+# ---------------------------------------------------------------- declaration
 FCFS = Policy(
     name="fcfs",
     summary="FCFS with head-of-line blocking: start jobs in arrival order; a job that does not fit blocks the queue",

@@ -5,9 +5,11 @@ Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for mult
 """
 from __future__ import annotations
 
+import numpy as np
+
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import C_HEAD, J_NEXT, J_SEQ, P_K, P_SERVERS, apply_targets
-from .agents import FirstFitAgent, PreemptiveFirstFitAgent
+from .agent_forms import SetAgent, SetView, StartAgent
 from .base import Policy
 from .common import ORDER_ARRIVAL, admit, clear_targets
 
@@ -47,6 +49,47 @@ def schedule_preemptive(st, pr, b):
     apply_targets(st, pr, b)
 
 
+# ---------------------------------------------------------------- agent form
+class FirstFitAgent(StartAgent):
+    """``first-fit``: start the oldest waiting job that fits (skip the others)."""
+
+    policy_name = "first-fit"
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        fit = [c for c in range(self.K) if waiting[c] > 0 and self.need[c] <= free]
+        return self._oldest_head(obs, fit, waiting) if fit else -1
+
+
+class PreemptiveFirstFitAgent(SetAgent):
+    """``preemptive-first-fit``: place the jobs in arrival order, skipping those that do not fit what is left."""
+
+    policy_name = "preemptive-first-fit"
+
+    def targets(self, view: SetView) -> list[int]:
+        need = self.need
+        targets = [0] * self.K
+        seen = [0] * self.K
+        free = self.n
+        for c in view.seq:
+            seen[c] += 1
+            if need[c] <= free:
+                targets[c] += 1
+                free -= need[c]
+        if view.truncated:  # jobs beyond the window: only classes that still fit matter (free only decreases)
+            rest = {c: view.N[c] - seen[c] for c in range(self.K) if view.N[c] > seen[c] and need[c] <= free}
+            if len(rest) == 1:
+                (c, r), = rest.items()
+                targets[c] += min(r, free // need[c])
+            elif sum(r * need[c] for c, r in rest.items()) <= free:  # all of them fit, in any order
+                for c, r in rest.items():
+                    targets[c] += r
+            else:
+                raise self._not_enough(f"jobs of classes {sorted(rest)} beyond the window would fit the {free} "
+                                       f"servers left, in an arrival order not shown")
+        return targets
+
+
+# ---------------------------------------------------------------- declaration
 FIRST_FIT = Policy(
     name="first-fit",
     summary="First-fit backfilling (non-preemptive): start any waiting job that fits, oldest first",

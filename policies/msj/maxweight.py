@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import P_GROUPS, P_K, P_SERVERS, apply_targets
 from msjgym.systems.msj.model import MSJModel
-from .agents import MaxWeightAgent
+from .agent_forms import SetAgent, SetView
 from .base import Policy
 from .common import group_count, split_group, clear_targets
 
@@ -57,6 +57,49 @@ def schedule(st, pr, b):
     apply_targets(st, pr, b)
 
 
+# ---------------------------------------------------------------- agent form
+class MaxWeightAgent(SetAgent):
+    """``maxweight``: the packing maximising Σ_v (served with need v)·(present with need v), encoded as weight·(n+1)
+    + servers used, by the kernel's dynamic program (groups in decreasing need, the smallest count on ties) and its
+    backtracking from the last group; the oldest jobs of each group are served."""
+
+    policy_name = "maxweight"
+
+    def targets(self, view: SetView) -> list[int]:
+        n = self.n
+        W = n + 1
+        G = len(self.grp_need)
+        dp = [[0] * W for _ in range(G + 1)]
+        choice = [[0] * W for _ in range(G + 1)]
+        for g in range(1, G + 1):
+            v = self.grp_need[g - 1]
+            count = self.group_count(view, g - 1)
+            unit = count * W + v
+            prev, row, crow = dp[g - 1], dp[g], choice[g]
+            # the backtracking reads the last group's row at cap = n only: the others are not needed
+            for cap in (range(W) if g < G else (n,)):
+                best = prev[cap]
+                best_c = 0
+                top = cap // v
+                if count < top:
+                    top = count
+                for c in range(1, top + 1):
+                    value = prev[cap - c * v] + c * unit
+                    if value > best:
+                        best = value
+                        best_c = c
+                row[cap] = best
+                crow[cap] = best_c
+        targets = [0] * self.K
+        cap = n
+        for g in range(G, 0, -1):
+            c = choice[g][cap]
+            self.split_group(view, g - 1, c, targets)
+            cap -= c * self.grp_need[g - 1]
+        return targets
+
+
+# ---------------------------------------------------------------- declaration
 @dataclass(frozen=True, kw_only=True)
 class _MaxWeight(Policy):
     def scratch_size(self, model: MSJModel) -> int:

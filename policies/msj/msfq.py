@@ -23,19 +23,22 @@ an empty system rests in phase 1. The paper defines MSFQ only for needs {1, k}; 
 Quickswap, §4.3–4.4) are not implemented, and any other model is refused.
 
 This file holds the policy's compiled kernel and its declaration; its agent form is
-:class:`msjgym.policies.msj.agents.MSFQAgent`.
+:class:`msjgym.policies.msj.msfq.MSFQAgent`.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from dataclasses import dataclass
 
 from msjgym.api import Param
 from msjgym.core.jit import njit
+from msjgym.systems.msj import observation as ob
 from msjgym.errors import PolicyError
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import C_BOUND, C_N, C_X, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, start_next
 
-from .agents import MSFQAgent
+from .agent_forms import EnvSpec, StartAgent
 from .base import Policy
 
 WIDE = 0  # phase 1: k-server jobs only (the scratch starts at 0: an empty system rests here)
@@ -102,6 +105,93 @@ def schedule(st, pr, b):
             if small_serving > 0:
                 return
             st.scratch[b, slot] = WIDE
+
+
+# ---------------------------------------------------------------- agent form
+class MSFQAgent(StartAgent):
+    """``msfq``: MSF with Quickswap (``policies/msj/msfq.py``), the one built-in agent with memory: the phase.
+
+    The observation cannot tell phase 3 (start 1-server jobs) from phase 4 (drain) on its own, so the agent runs the
+    kernel's phase machine (wide, small, drain) on the counts it observes and keeps the phase. It is asked only at
+    decision epochs (instants where a waiting job fits), so it also works out the phase changes at the events in
+    between, where nothing starts:
+
+    * a next observation whose counts are exactly those after the agent's last start is the same instant (any event
+      changes a count): the machine goes on from the phase of that start;
+    * otherwise the instant ended after the last decision, in the phase the machine reaches from there with nothing
+      more starting; at the events the agent did not see the phase can only move on from small to drain (the drain
+      ends when no 1-server job is in service, which the machine sees at once). That happened iff at one of them no
+      1-server job was waiting and at most ℓ were in service: then the event that makes the next epoch is the arrival
+      of the only 1-server job waiting (age 0), with still at most ℓ in service.
+
+    An empty system resets the memory (the kernel rests in phase 1 there), so one agent serves several episodes.
+    """
+
+    policy_name = "msfq"
+    WIDE, SMALL, DRAIN = 0, 1, 2  # msfq.py's phases
+
+    def __init__(self, spec: EnvSpec, policy: Policy | None = None) -> None:
+        super().__init__(spec, policy)
+        self.ell = int(self.policy.value("threshold"))
+        self.wide = [c for c in range(self.K) if self.need[c] == self.n]
+        self.small = [c for c in range(self.K) if self.need[c] != self.n]
+        self._phase = self.WIDE  # the kernel's phase when the agent last started a job, or after its last wait
+        self._after: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # (waiting, in service) after that start
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        serving = [int(obs[at + ob.IN_SERVICE]) for at in self.cls]
+        if not any(waiting) and not any(serving):  # empty: phase 1
+            self._phase, self._after = self.WIDE, None
+            return -1
+        counts = (tuple(waiting), tuple(serving))
+        phase = self._phase
+        if counts != self._after:  # a new instant
+            if self._after is not None:  # the instant of the last start ended with nothing more fitting
+                phase, c = self._machine(phase, *self._after, None)
+                assert c < 0
+            if phase == self.SMALL:  # the events between the epochs, unseen
+                small_serving = sum(serving[c] for c in self.small)
+                arrived = [c for c in self.small if waiting[c] > 0]
+                if sum(waiting[c] for c in self.small) == 1 and small_serving <= self.ell \
+                        and float(obs[self.cls[arrived[0]] + ob.OLDEST_AGE]) == 0.0:
+                    phase = self.DRAIN
+        phase, c = self._machine(phase, waiting, serving, obs)
+        self._phase = phase
+        self._after = None
+        if c >= 0:
+            after_w, after_x = list(waiting), list(serving)
+            after_w[c] -= 1
+            after_x[c] += 1
+            self._after = (tuple(after_w), tuple(after_x))
+        return c
+
+    def _machine(self, phase: int, waiting, serving, obs: np.ndarray | None) -> tuple[int, int]:
+        """The kernel's loop (``msfq.schedule``) at these counts, up to its first start: (phase, class to start, or
+        -1 and the phase it rests in)."""
+        wide = sum(waiting[c] + serving[c] for c in self.wide)
+        small = sum(waiting[c] + serving[c] for c in self.small)
+        small_serving = sum(serving[c] for c in self.small)
+        busy = sum(self.need[c] * serving[c] for c in range(self.K))
+        for _ in range(4):
+            if phase == self.WIDE:
+                ready = [c for c in self.wide if waiting[c] > 0]
+                if wide:
+                    return phase, (self._oldest_head(obs, ready, waiting) if ready and busy == 0 else -1)
+                if small == small_serving:
+                    return phase, -1
+                phase = self.SMALL
+            elif phase == self.SMALL:
+                ready = [c for c in self.small if waiting[c] > 0]
+                if ready and busy < self.n:
+                    return phase, self._oldest_head(obs, ready, waiting)
+                if small > self.ell:
+                    return phase, -1
+                phase = self.DRAIN
+            else:
+                if small_serving:
+                    return phase, -1
+                phase = self.WIDE
+        raise AssertionError("msfq agent: the phase machine did not settle")
 
 
 # ---------------------------------------------------------------- declaration

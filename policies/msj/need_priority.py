@@ -6,9 +6,11 @@ every arrival and completion). The non-preemptive variants apply the same order 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import P_GROUPS, P_SERVERS, apply_targets
-from .agents import LSFAgent, LSFNonpreemptiveAgent, MSFAgent, MSFNonpreemptiveAgent
+from .agent_forms import SetAgent, SetView, StartAgent
 from .base import Policy
 from .common import ORDER_LARGEST, ORDER_SMALLEST, admit, group_count, split_group, clear_targets
 
@@ -58,6 +60,61 @@ def schedule_lsf_nonpreemptive(st, pr, b):
     schedule_nonpreemptive(st, pr, b, False)
 
 
+# ---------------------------------------------------------------- agent form
+class NeedPriorityStartAgent(StartAgent):
+    """``msf-nonpreemptive`` / ``lsf-nonpreemptive``: among the waiting jobs that fit, the largest (smallest) need
+    first, the oldest first within a need (classes sharing a need merged by arrival order)."""
+
+    largest_first = True
+
+    def pick(self, obs: np.ndarray, free: int, waiting: list[int]) -> int:
+        fit = [c for c in range(self.K) if waiting[c] > 0 and self.need[c] <= free]
+        if not fit:
+            return -1
+        best = (max if self.largest_first else min)(self.need[c] for c in fit)
+        return self._oldest_head(obs, [c for c in fit if self.need[c] == best], waiting)
+
+
+class MSFNonpreemptiveAgent(NeedPriorityStartAgent):
+    policy_name = "msf-nonpreemptive"
+    largest_first = True
+
+
+class LSFNonpreemptiveAgent(NeedPriorityStartAgent):
+    policy_name = "lsf-nonpreemptive"
+    largest_first = False
+
+
+class NeedPriorityAgent(SetAgent):
+    """``msf`` / ``lsf``: fill the servers need group by need group (largest or smallest need first), the oldest
+    jobs first within a group."""
+
+    largest_first = True
+
+    def targets(self, view: SetView) -> list[int]:
+        G = len(self.grp_need)
+        free = self.n
+        targets = [0] * self.K
+        for i in range(G):
+            g = i if self.largest_first else G - 1 - i
+            v = self.grp_need[g]
+            count = min(self.group_count(view, g), free // v)
+            free -= count * v
+            self.split_group(view, g, count, targets)
+        return targets
+
+
+class MSFAgent(NeedPriorityAgent):
+    policy_name = "msf"
+    largest_first = True
+
+
+class LSFAgent(NeedPriorityAgent):
+    policy_name = "lsf"
+    largest_first = False
+
+
+# ---------------------------------------------------------------- declaration
 _SRC = "Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.3"
 
 MSF = Policy(name="msf", summary="Most Servers First (preemptive): largest need first, oldest first within a need",

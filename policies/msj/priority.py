@@ -1,9 +1,9 @@
 """The priority-plus-backfilling family of HPC batch schedulers: one job ordering combined with one backfilling rule.
 
-Parameters (``--param order=sjf --param backfill=easy``; from Python ``get_policy("priority").bind(order="f1")``):
+Parameters (``--param order=sjf --param backfill=easy``; from Python ``POLICIES["priority"].bind(order="f1")``):
 
 ``order``, the priority of a waiting job (highest first; ties: the older job first). r is the job's runtime estimate
-(a replayed trace's requested time, SWF field 9: ``msjgym.core.traces``; else the scenario's ``estimate``), n the
+(a replayed trace's requested time, SWF field 9: ``msjgym.systems.msj.traces``; else the scenario's ``estimate``), n the
 servers it needs (after scaling to the simulated machine), s its arrival time, w = now − s its waiting time:
 
 * ``fcfs``: arrival order.
@@ -41,9 +41,9 @@ WFP3 and UNICEP grow with the waiting time: every ordering is recomputed at ever
   ``docs/modelling-choices.md#backfilling-narrow``.
 
 Estimates: a job that runs past its estimate is seen as ending now (``docs/modelling-choices.md#backfilling-overrun``).
-Non-preemptive. No agent form (``EstimatesNotObservedAgent``: the observation shows no estimates, and a start action
-starts the oldest job of a class); the kernel is checked decision for decision against a plain-Python statement of
-each rule (``tests/test_priority.py``).
+Non-preemptive. No agent form (``EstimatesNotObservedAgent``: the observation shows estimates only for its window,
+and a start action starts the oldest job of a class); the kernel is checked decision for decision against a
+plain-Python statement of each rule (``tests/test_priority.py``).
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ from msjgym.systems.msj.state import (
     C_BOUND, INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_NEXT, J_RES, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, T_NOW,
     estimated_remaining, start_job)
 
-from .agents import EstimatesNotObservedAgent
+from .agent_forms import EstimatesNotObservedAgent
 from .base import Policy
 from .common import next_in_arrival_order
 from .conservative_backfilling import _add, _earliest, build_profile

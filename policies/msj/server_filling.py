@@ -21,7 +21,7 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
     C_F, C_FEND, J_CLS, J_NEXT, J_SEQ, P_GROUPS, P_K, P_SERVERS, S_FRONT_NEED, apply_targets)
 from msjgym.systems.msj.model import MSJModel
-from .agents import ServerFillingAgent, ServerFillingDivisibleAgent
+from .agent_forms import SetAgent, SetView
 from .base import Policy, require_divisible
 from .common import group_count, kth_oldest_seq, newest_seq, split_group, clear_targets
 
@@ -109,6 +109,95 @@ def schedule_divisible(st, pr, b):
     apply_targets(st, pr, b)
 
 
+# ---------------------------------------------------------------- agent form
+class ServerFillingAgent(SetAgent):
+    """``server-filling``: the front is the shortest prefix of the jobs in arrival order whose needs reach n (all
+    jobs if they need fewer); its jobs are placed largest need first, oldest first within a need, while they fit."""
+
+    policy_name = "server-filling"
+
+    def targets(self, view: SetView) -> list[int]:
+        n, need = self.n, self.need
+        front = [0] * self.K
+        acc = 0
+        for c in view.seq:
+            if acc >= n:
+                break
+            front[c] += 1
+            acc += need[c]
+        if acc < n and view.truncated:
+            raise self._not_enough(f"the {len(view.seq)} oldest jobs shown need {acc} < n = {n} servers, so the "
+                                   f"front extends beyond them")
+        free = n
+        targets = [0] * self.K
+        for g, v in enumerate(self.grp_need):
+            in_front = sum(front[c] for c in self.grp_cls[g])
+            count = min(in_front, free // v)
+            free -= count * v
+            self.split_group(view, g, count, targets)  # the front's group-g jobs are the group's oldest
+        return targets
+
+
+class ServerFillingDivisibleAgent(SetAgent):
+    """``server-filling-divisible``: among the need groups with at least n/v jobs, serve the n/v oldest jobs of the
+    group whose (n/v)-th oldest job arrived first; if none can fill the servers, serve all jobs of the group
+    maximising v × (its jobs), ties to the group whose youngest job is oldest."""
+
+    policy_name = "server-filling-divisible"
+
+    def targets(self, view: SetView) -> list[int]:
+        n = self.n
+        targets = [0] * self.K
+        known: list[tuple[int, int]] = []  # (position in the sequence of the group's fill-th oldest job, group)
+        beyond: list[int] = []  # qualifying groups whose fill-th oldest job is beyond the window
+        for g, v in enumerate(self.grp_need):
+            fill = n // v
+            if self.group_count(view, g) >= fill:
+                pos = self.group_positions(view, g)
+                if len(pos) >= fill:
+                    known.append((pos[fill - 1], g))
+                else:
+                    beyond.append(g)
+        if known or beyond:
+            if known:
+                best = min(known)[1]
+            elif len(beyond) == 1:
+                best = beyond[0]
+            else:
+                raise self._not_enough(f"the need groups {[self.grp_need[g] for g in beyond]} can each fill the "
+                                       f"servers, and which does first lies beyond the window")
+            self.split_group(view, best, n // self.grp_need[best], targets)
+            return targets
+        # no group fills the servers: the most servers, ties to the group whose youngest job is oldest
+        servers = [v * self.group_count(view, g) for g, v in enumerate(self.grp_need)]
+        top = max(servers)
+        if top == 0:
+            return targets
+        tied = [g for g, s in enumerate(servers) if s == top]
+        if len(tied) == 1:
+            best = tied[0]
+        else:
+            newest: list[tuple[int, int]] = []  # (position of the group's youngest job, group), when all are shown
+            unknown = []
+            for g in tied:
+                pos = self.group_positions(view, g)
+                if len(pos) == self.group_count(view, g):
+                    newest.append((pos[-1], g))
+                else:
+                    unknown.append(g)
+            if newest:
+                best = min(newest)[1]
+            elif len(unknown) == 1:  # pragma: no cover - unknown is only non-empty when truncated
+                best = unknown[0]
+            else:
+                raise self._not_enough(f"the need groups {[self.grp_need[g] for g in unknown]} tie on servers and "
+                                       f"their youngest jobs are beyond the window")
+        for c in self.grp_cls[best]:
+            targets[c] = view.N[c]
+        return targets
+
+
+# ---------------------------------------------------------------- declaration
 @dataclass(frozen=True, kw_only=True)
 class _ServerFilling(Policy):
     chain: bool = True

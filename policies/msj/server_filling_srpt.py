@@ -52,7 +52,7 @@ from msjgym.systems.msj.state import (
     C_HEAD, J_CLS, J_HPOS, J_KEY, J_NEXT, J_REM, J_SEQ, J_SIZE, J_START, P_GROUPS, P_K, P_SERVERS, S_HEAPN, T_NOW,
     preempt_job, start_job)
 
-from .agents import NotExpressibleAgent
+from .agent_forms import NotExpressibleAgent
 from .base import Policy, require_divisible
 
 SOURCE = ("Grosof, Scully, Harchol-Balter & Scheller-Wolf, \"Optimal Scheduling in the Multiserver-job Model under "

@@ -22,7 +22,7 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.state import C_BOUND, C_N, C_X, J_NEXT, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, start_next
 
-from .agents import _StartAgent
+from .agent_forms import StartAgent
 from .base import Policy
 
 
@@ -81,7 +81,7 @@ def schedule(st, pr, b):
 
 
 # ---------------------------------------------------------------- agent form
-class SmashAgent(_StartAgent):
+class SmashAgent(StartAgent):
     """``smash``: among the classes whose oldest waiting job is among the w oldest waiting jobs, start the oldest
     job of the class with the largest need that fits (the oldest head among equal needs), or wait.
 

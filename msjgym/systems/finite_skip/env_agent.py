@@ -243,8 +243,8 @@ class _State:
 
 
 class ChoiceDecider:
-    """A policy of ``msjgym/FiniteSkip-v0`` as a decider of :func:`~msjgym.systems.finite_skip.agent.agent_replication`
-    (``msjgym.evaluate(..., window=W)``, and ``sb3:`` and ``rllib:`` models).
+    """A policy of ``msjgym/FiniteSkip-v0`` as a decider of
+    :func:`~msjgym.systems.finite_skip.agent.agent_replication` (``msjgym.evaluate(..., mode="choose")``).
 
     At each decision epoch it builds the allocation exactly as the environment does, with the same compiled steps of
     :mod:`msjgym.systems.finite_skip.control`: the observation and mask of the W oldest jobs, one choice at a time,

@@ -5,12 +5,12 @@ normalised to 1 and ``load`` is ρ = λE[S]. Each replication discards the first
 measures the next ``jobs`` and runs until they have completed. The paper's multiserver-job setting (Figs. 6–7) runs
 on the multiserver-job engine: its scenarios belong to the ``msj`` family.
 
-A policy of the user's decides in Python (:mod:`msjgym.systems.finite_skip.agent`), in one of two ways: by default
-(``FILE.py:NAME`` and objects) ``act(observation) -> rates`` for the jobs present
-(:mod:`msjgym.policies.finite_skip.base` documents the observation); with the option ``window`` (and always for
-``sb3:`` and ``rllib:`` models, window 8 by default, the environment's), the decisions of ``msjgym/FiniteSkip-v0``:
-one job chosen at a time among the ``window`` oldest, then commit, so a policy trained on the environment evaluates on
-what it was trained on (:class:`msjgym.systems.finite_skip.env_agent.ChoiceDecider`).
+A policy of the user's decides in Python (:mod:`msjgym.systems.finite_skip.agent`), in one of two modes (the option
+``mode``): ``"rates"`` (the default for ``FILE.py:NAME`` and objects): ``act(observation) -> rates`` for the jobs
+present (:mod:`msjgym.policies.finite_skip.base` documents the observation); ``"choose"`` (the default, and the only
+mode, for ``sb3:`` and ``rllib:`` models; implied by ``window``): the decisions of ``msjgym/FiniteSkip-v0``, one job
+chosen at a time among the ``window`` oldest (default 8, the environment's), so a policy trained on the environment
+evaluates on what it was trained on (:class:`msjgym.systems.finite_skip.env_agent.ChoiceDecider`).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from msjgym import api
-from msjgym.core.limits import MAX_WINDOW
+from msjgym.core.limits import MAX_WINDOW, check_int
 from msjgym.core.references import Reference
 from msjgym.core.user_policy import load_user_policy
 from msjgym.errors import MsjgymError
@@ -33,9 +33,10 @@ from msjgym.systems.finite_skip.agent import FiniteSkipSpec, RateDecider, agent_
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
+MODES = ("rates", "choose")
+"""How a policy of the user's decides (module docstring)."""
 DEFAULT_WINDOW = 8
-"""The jobs an ``sb3:`` or ``rllib:`` model sees and can choose when no ``window`` is given (``msjgym/FiniteSkip-v0``'s
-default window)."""
+"""The jobs a policy sees and can choose in mode "choose" (``msjgym/FiniteSkip-v0``'s default window)."""
 
 
 class FiniteSkipRuns(api.Simulation):
@@ -174,12 +175,24 @@ def builtin_policy(scenario: api.Scenario, policy: str | FiniteSkipPolicy) -> Fi
     return policy
 
 
-def _window(policy: Any, run: api.RunSettings) -> int | None:
-    """The window a policy of the user's chooses in (module docstring), or None: it gives rates."""
-    window = run.options.get("window")
-    if window is None and isinstance(policy, str) and policy.startswith(("sb3:", "rllib:")):
-        return DEFAULT_WINDOW  # a model decides msjgym/FiniteSkip-v0's actions
-    return window
+def _mode(policy: Any, run: api.RunSettings) -> tuple[str, int]:
+    """How a policy of the user's decides, and the window of mode "choose" (module docstring); a one-line
+    ``MsjgymError`` for an option out of its range or that does not fit the policy."""
+    mode, window = run.options.get("mode"), run.options.get("window")
+    if mode is not None and mode not in MODES:
+        raise MsjgymError(f"mode = {mode!r}: must be one of {', '.join(MODES)} on finite-skip scenarios (rates: "
+                          "act(observation) -> rates; choose: msjgym/FiniteSkip-v0's decisions)")
+    if window is not None:
+        window = check_int("window", window, 1, MAX_WINDOW, MsjgymError, "the jobs a policy of mode choose sees")
+    learned = isinstance(policy, str) and policy.startswith(("sb3:", "rllib:"))
+    if mode is None:
+        mode = "choose" if learned or window is not None else "rates"
+    if mode == "rates" and learned:
+        raise MsjgymError(f"mode = 'rates': {policy.split(':')[0]}: models decide msjgym/FiniteSkip-v0's actions "
+                          "(mode choose)")
+    if mode == "rates" and window is not None:
+        raise MsjgymError("window: only with mode choose (a policy of mode rates sees every job present)")
+    return mode, DEFAULT_WINDOW if window is None else window
 
 
 def decider(scenario: api.Scenario, policy: Any, run: api.RunSettings) -> Any:
@@ -189,8 +202,8 @@ def decider(scenario: api.Scenario, policy: Any, run: api.RunSettings) -> Any:
     from msjgym.systems.finite_skip.env_agent import ChoiceDecider, FiniteSkipEnvSpec
 
     model = scenario.model
-    window = _window(policy, run)
-    if window is None:
+    mode, window = _mode(policy, run)
+    if mode == "rates":
         return RateDecider(model, load_user_policy(policy, FiniteSkipSpec(model))[1])
     spec = FiniteSkipEnvSpec(scenario.name, model, window, horizon_jobs=1, capacity=fs.CAPACITY)
     return ChoiceDecider(spec, load_user_policy(policy, spec)[1], fs.CAPACITY)
@@ -234,10 +247,15 @@ class FiniteSkipFamily:
         return next(p.name for p in POLICIES.values() if p.system == scenario.model.system)
 
     def validate(self, scenario: api.Scenario, policy: str | FiniteSkipPolicy | Any, run: api.RunSettings) -> None:
-        if not api.is_user_policy(policy):
-            if run.options.get("window") is not None:
-                raise MsjgymError("--window: only for a policy of your own on finite-skip scenarios (it then decides "
-                                  "as a msjgym/FiniteSkip-v0 agent seeing that many jobs)")
+        for key in run.options:
+            if key not in ("mode", "window"):
+                raise MsjgymError(f"--{key.replace('_', '-')}: not for finite-skip scenarios")
+        if api.is_user_policy(policy):
+            _mode(policy, run)
+        else:
+            if run.options:
+                raise MsjgymError(f"--{next(iter(run.options)).replace('_', '-')}: only for a policy of your own on "
+                                  "finite-skip scenarios (how it decides)")
             builtin_policy(scenario, policy)
 
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
@@ -259,10 +277,14 @@ class FiniteSkipFamily:
         return scorecard.judge(references, result)
 
     def options(self) -> tuple[api.Option, ...]:
-        """The one switch of ``msjgym evaluate``/``sweep`` for finite-skip scenarios: ``window`` (module docstring)."""
-        return (api.Option("window", "a policy of your own: decide as a msjgym/FiniteSkip-v0 agent that sees the "
-                           "JOBS oldest jobs (sb3:/rllib: models always do, default 8)", int, low=1, high=MAX_WINDOW,
-                           metavar="JOBS"),)
+        """Its switches beyond the run length: how a policy of the user's decides (module docstring)."""
+        return (
+            api.Option("mode", "a policy of your own: rates (act(observation) -> rates) or choose (the decisions of "
+                       "msjgym/FiniteSkip-v0; implied by --window and for sb3:/rllib: models; default rates)", str,
+                       choices=MODES),
+            api.Option("window", f"a policy of your own, mode choose: the oldest jobs it sees and can choose (default "
+                       f"{DEFAULT_WINDOW})", int, low=1, high=MAX_WINDOW, metavar="JOBS"),
+        )
 
     def command_aliases(self) -> tuple[str, ...]:
         """``msjgym finite-skip SCENARIO ...`` runs ``msjgym evaluate SCENARIO ...``: these models once had a command

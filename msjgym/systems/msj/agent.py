@@ -41,6 +41,8 @@ class EnvSpec:
         config: the measurement of the episode's statistics (``episode_result``), as ``msjgym.evaluate`` makes it
             (``jobs``, ``warmup``, ``batches``): an episode with ``jobs`` ends when that measurement is complete, or
             when its number of jobs keeps growing (the instability detector, as in ``evaluate``).
+        estimates: the observation ends with the requested run time (runtime estimate, time units) of each window
+            (sequence) slot's job; off by default, so observations keep their size.
     """
 
     scenario: Scenario
@@ -49,11 +51,12 @@ class EnvSpec:
     horizon_jobs: int
     horizon_time: float
     config: RunConfig
+    estimates: bool = False
 
     @classmethod
     def make(cls, scenario: str | Scenario = "one-and-n", mode: str = "start", window: int = 8,
              horizon_jobs: int | None = 1000, horizon_time: float | None = None, jobs: int | None = None,
-             warmup: int = 0, batches: int = 20, **params: object) -> EnvSpec:
+             warmup: int = 0, batches: int = 20, estimates: bool = False, **params: object) -> EnvSpec:
         if isinstance(scenario, str):
             scenario = load_scenario(scenario, params)
         elif params:
@@ -63,6 +66,9 @@ class EnvSpec:
         if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_WINDOW:
             raise MsjgymError(f"window = {window!r}: must be an integer in [1, {MAX_WINDOW:,}] (the observation is "
                               "rebuilt at every decision, in O(window))")
+        if not isinstance(estimates, (bool, np.bool_)):
+            raise MsjgymError(f"estimates = {estimates!r}: must be True or False (whether the observation shows the "
+                              "window's requested run times)")
         horizon_jobs = 0 if horizon_jobs is None else horizon_jobs
         if not isinstance(horizon_jobs, int) or horizon_jobs < 0:
             raise MsjgymError(f"horizon_jobs = {horizon_jobs!r}: must be an integer >= 0 (0 or None: no job horizon)")
@@ -74,7 +80,7 @@ class EnvSpec:
                               "would never end")
         measured = jobs if jobs is not None else max(horizon_jobs, 1) if horizon_jobs else 10**15
         config = RunConfig(jobs=measured, warmup=warmup, batches=min(batches, measured), detect_instability=jobs is not None)
-        return cls(scenario, MODES[mode], window, horizon_jobs, horizon_time, config)
+        return cls(scenario, MODES[mode], window, horizon_jobs, horizon_time, config, bool(estimates))
 
     @property
     def model(self):
@@ -88,7 +94,7 @@ class EnvSpec:
 
     def describe(self) -> str:
         """The options that fix the observation and the actions (for messages)."""
-        return f"mode={self.mode_name!r}, window={self.window}"
+        return f"mode={self.mode_name!r}, window={self.window}" + (", estimates=True" if self.estimates else "")
 
     @property
     def observation_size(self) -> int:
@@ -102,7 +108,8 @@ class EnvSpec:
     def layout(self) -> MSJLayout:
         """The observation's layout (:mod:`msjgym.systems.msj.observation`)."""
         model = self.scenario.model
-        return MSJLayout(self.mode, model.num_classes, self.window, model.servers, tuple(int(v) for v in model.needs))
+        return MSJLayout(self.mode, model.num_classes, self.window, model.servers, tuple(int(v) for v in model.needs),
+                         self.estimates)
 
     def view(self, observation: np.ndarray) -> StartView | PreemptiveView:
         """The named view of an observation: a :class:`~msjgym.systems.msj.observation.StartView` (mode "start") or
@@ -116,7 +123,8 @@ class MSJBatch(EnvBatch):
     def __init__(self, spec: EnvSpec, batch: int) -> None:
         self.spec = spec
         self.sim = MSJSimulation(spec.scenario.model, AGENT, spec.config, rng.spawn_states(0, batch)[0])
-        self.ctl = msj_control.new_control(batch, spec.mode, spec.window, spec.horizon_time, spec.horizon_jobs)
+        self.ctl = msj_control.new_control(batch, spec.mode, spec.window, spec.horizon_time, spec.horizon_jobs,
+                                           spec.estimates)
         self._buffers(batch, spec.observation_size, spec.action_count)
 
     @property

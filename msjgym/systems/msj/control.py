@@ -27,9 +27,9 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_HPOS, J_NEXT, J_PREV, J_SEQ, NEED_CAPACITY, P_K,
-    P_LAMBDA, P_NBATCH, P_SERVERS, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS, S_NARR, S_NEXT_CHK, S_NFREE,
-    S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
+    C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ,
+    NEED_CAPACITY, P_K, P_LAMBDA, P_NBATCH, P_SERVERS, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS, S_NARR,
+    S_NEXT_CHK, S_NFREE, S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
 from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.transitions import _checkpoint, _flush, _record_admission
 from msjgym.core.plug import ref
@@ -46,7 +46,8 @@ X_WINDOW = 5  # window size W (MODE_START) or sequence length L (MODE_SET)
 X_CHOSEN = 6  # MODE_SET: servers chosen so far
 X_INITIAL = 7  # the episode's initial state (time 0, empty): every action is allowed and starts the clock
 X_POST = 8  # an event was processed; its admission record, count, checkpoint and end check wait for the decisions
-NX = 9
+X_ESTIMATES = 9  # 1: the observation ends with the window's requested run times
+NX = 10
 
 # ctl.floats[b, :]
 F_MAX_TIME = 0  # horizon in time (inf: none)
@@ -58,8 +59,10 @@ ControlState = namedtuple("ControlState", "ints floats slots")
 ControlState.__doc__ = "Per-system control state: ints[B, NX], floats[B, NF], slots[B, W] (the window's job slots)."
 
 
-def new_control(batch: int, mode: int, window: int, max_time: float, max_arrivals: int) -> ControlState:
+def new_control(batch: int, mode: int, window: int, max_time: float, max_arrivals: int,
+                estimates: bool = False) -> ControlState:
     ints = np.zeros((batch, NX), dtype=np.int64)
+    ints[:, X_ESTIMATES] = int(estimates)
     ints[:, X_MODE] = mode
     ints[:, X_PENDING] = -1
     ints[:, X_MAX_ARRIVALS] = max_arrivals
@@ -218,8 +221,8 @@ def _oldest(st, pr, b, ptr_base):
 @njit
 def _observe_start(st, pr, ctl, b, obs, mask):
     """[free/n; per class: waiting, in service, age of its oldest waiting job; per window slot: present, need/n,
-    age, class one-hot] (offsets: ``msjgym.systems.msj.observation``); mask: window slots that fit, classes whose
-    oldest waiting job fits, wait."""
+    age, class one-hot; with X_ESTIMATES, per window slot: requested run time] (offsets:
+    ``msjgym.systems.msj.observation``); mask: window slots that fit, classes whose oldest waiting job fits, wait."""
     K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
     W = ctl.ints[b, X_WINDOW]
@@ -251,6 +254,8 @@ def _observe_start(st, pr, ctl, b, obs, mask):
         obs[row + ob.SLOT_NEED] = pr.need[c] / n
         obs[row + ob.SLOT_AGE] = now - st.job_f[b, j, J_ARR]
         obs[row + ob.SLOT_CLASS + c] = 1.0
+        if ctl.ints[b, X_ESTIMATES]:
+            obs[ob.estimates_at(MODE_START, K, W) + i] = st.job_f[b, j, J_EST]
         mask[i] = pr.need[c] <= free
     mask[ob.wait_action(MODE_START, K, W)] = True
 
@@ -258,8 +263,9 @@ def _observe_start(st, pr, ctl, b, obs, mask):
 @njit
 def _observe_set(st, pr, ctl, b, obs, mask):
     """[capacity left/n, sequence truncated; per class: jobs in system, chosen, in service; per sequence slot (the
-    oldest L jobs in system, in arrival order): present, in service, class one-hot] (offsets:
-    ``msjgym.systems.msj.observation``); mask: classes with an unchosen job that fits what is left, commit."""
+    oldest L jobs in system, in arrival order): present, in service, class one-hot; with X_ESTIMATES, per sequence
+    slot: requested run time] (offsets: ``msjgym.systems.msj.observation``); mask: classes with an unchosen job that
+    fits what is left, commit."""
     K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
     L = ctl.ints[b, X_WINDOW]
@@ -286,6 +292,8 @@ def _observe_set(st, pr, ctl, b, obs, mask):
         obs[row + ob.SEQ_PRESENT] = 1.0
         obs[row + ob.SEQ_IN_SERVICE] = 1.0 if st.job_i[b, j, J_HPOS] >= 0 else 0.0
         obs[row + ob.SEQ_CLASS + c] = 1.0
+        if ctl.ints[b, X_ESTIMATES]:
+            obs[ob.estimates_at(MODE_SET, K, L) + i] = st.job_f[b, j, J_EST]
     mask[ob.wait_action(MODE_SET, K, L)] = True
 
 

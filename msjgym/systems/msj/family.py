@@ -20,9 +20,9 @@ from msjgym.core import limits
 from msjgym.core.limits import MAX_WINDOW, TIME_RANGE, check_int, check_state_bytes
 from msjgym.core.validation import check_number
 from msjgym.core.references import Reference, judge
-from msjgym.core.traces import Trace
+from msjgym.systems.msj.traces import Trace
 from msjgym.errors import MsjgymError
-from msjgym.policies.msj import BUILTIN_POLICIES, Policy, get_policy
+from msjgym.policies.msj import POLICIES, Policy
 from msjgym.systems.msj import scorecard
 from msjgym.systems.msj.compiled import resolve as resolve_compiled
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig
@@ -115,7 +115,7 @@ _OPTIONS = {"saturated": "builtin", "backlog": "builtin", "no_instability_check"
 
 def _builtin(policy: str | Policy) -> Policy:
     """A built-in policy by name, or its declaration as given (with any parameters bound by ``Policy.bind``)."""
-    return policy if isinstance(policy, Policy) else get_policy(policy)
+    return policy if isinstance(policy, Policy) else api.policy_spec(FAMILY, policy)
 
 
 def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
@@ -468,7 +468,7 @@ class MSJFamily:
         return api.Scenario("model", self.name, "", {}, model) if isinstance(model, MSJModel) else None
 
     def policies(self) -> Mapping[str, Policy]:
-        return BUILTIN_POLICIES
+        return POLICIES
 
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
         policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does

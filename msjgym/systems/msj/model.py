@@ -14,7 +14,7 @@ import numpy as np
 
 from msjgym.core.distributions import Distribution
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, check_int, check_time_spread
-from msjgym.core.traces import Trace
+from msjgym.systems.msj.traces import Trace
 from msjgym.errors import ScenarioError
 
 

@@ -14,6 +14,10 @@ so far), ``SERVING`` (in service); sequence slot i's (the i-th oldest job presen
 ``SEQ_PRESENT``, ``SEQ_IN_SERVICE``, ``SEQ_CLASS + c``. Actions: c < K adds class c's oldest not yet chosen job,
 ``wait_action(mode, K, L)`` = K commits.
 
+With ``estimates`` (an environment argument, off by default so that observations keep their size), W (L) more
+entries at ``estimates_at(mode, K, W) + i``: the requested run time (the runtime estimate of the whole job, time
+units; 0: empty slot) of window (sequence) slot i's job.
+
 A policy reads them through :class:`StartView` / :class:`PreemptiveView` (``spec.view(observation)``).
 """
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 
 from msjgym.core.jit import njit
 from msjgym.core.observation import ObservationView
+from msjgym.errors import MsjgymError
 from msjgym.systems.msj.state import MODE_START
 
 # ---------------------------------------------------------------- layout (the control layer writes with it)
@@ -68,9 +73,15 @@ def wait_action(mode, classes, window):
     return window + classes if mode == MODE_START else classes
 
 
-def observation_size(mode: int, classes: int, window: int) -> int:
-    """D, the observation's length."""
-    return int(slot_at(mode, classes, window))
+@njit(inline="always")
+def estimates_at(mode, classes, window):
+    """Offset of the requested run times of the window's (sequence's) jobs, when observed (after every slot)."""
+    return slot_at(mode, classes, window)
+
+
+def observation_size(mode: int, classes: int, window: int, estimates: bool = False) -> int:
+    """D, the observation's length (``estimates``: with the W (L) requested run times)."""
+    return int(slot_at(mode, classes, window)) + (window if estimates else 0)
 
 
 def action_count(mode: int, classes: int, window: int) -> int:
@@ -81,17 +92,19 @@ def action_count(mode: int, classes: int, window: int) -> int:
 @dataclass(frozen=True)
 class MSJLayout:
     """The layout of one environment's observations: ``mode`` (``MODE_START`` or ``MODE_SET``), K ``classes``,
-    ``window`` (W or L), n ``servers`` and each class's ``needs`` (servers)."""
+    ``window`` (W or L), n ``servers``, each class's ``needs`` (servers) and whether the window's requested run times
+    are observed (``estimates``)."""
 
     mode: int
     classes: int
     window: int
     servers: int
     needs: tuple[int, ...]
+    estimates: bool = False
 
     @cached_property
     def size(self) -> int:
-        return observation_size(self.mode, self.classes, self.window)
+        return observation_size(self.mode, self.classes, self.window, self.estimates)
 
     @cached_property
     def class_entries(self) -> slice:
@@ -101,7 +114,13 @@ class MSJLayout:
     @cached_property
     def slot_entries(self) -> slice:
         """The window's (sequence's) entries (W rows of ``slot_size``)."""
-        return slice(int(slot_at(self.mode, self.classes, 0)), self.size)
+        return slice(int(slot_at(self.mode, self.classes, 0)), int(slot_at(self.mode, self.classes, self.window)))
+
+    @cached_property
+    def estimate_entries(self) -> slice:
+        """The window's (sequence's) requested run times (W entries; empty without ``estimates``)."""
+        at = int(estimates_at(self.mode, self.classes, self.window))
+        return slice(at, self.size)
 
     @cached_property
     def slot_size(self) -> int:
@@ -113,7 +132,8 @@ class MSJLayout:
 
     def describe(self) -> str:
         mode = "start" if self.mode == MODE_START else "preemptive"
-        return f"msjgym/MSJ-v0 mode={mode!r}, K={self.classes}, window={self.window}"
+        extra = ", estimates=True" if self.estimates else ""
+        return f"msjgym/MSJ-v0 mode={mode!r}, K={self.classes}, window={self.window}{extra}"
 
     def view(self, observation: np.ndarray) -> StartView | PreemptiveView:
         return (StartView if self.mode == MODE_START else PreemptiveView)(observation, self)
@@ -143,6 +163,12 @@ class _MSJView(ObservationView):
     def wait(self) -> int:
         """The last action: wait for the next event (start), commit the chosen set (preemptive)."""
         return self.layout.wait_action
+
+    def _estimates(self) -> np.ndarray:
+        if not self.layout.estimates:
+            raise MsjgymError("the requested run times are not observed: make the environment with "
+                              "estimates=True")
+        return self.observation[self.layout.estimate_entries]
 
 
 class StartView(_MSJView):
@@ -193,6 +219,12 @@ class StartView(_MSJView):
     def window_ages(self) -> np.ndarray:
         """float32[W]: the age of the job in window slot i (time units; 0: empty slot)."""
         return self._slots[:, SLOT_AGE]
+
+    @property
+    def window_estimates(self) -> np.ndarray:
+        """float32[W]: the requested run time (runtime estimate) of the job in window slot i (time units; 0: empty
+        slot). Only with ``estimates=True``."""
+        return self._estimates()
 
     @property
     def oldest_waiting_age(self) -> float:
@@ -265,6 +297,12 @@ class PreemptiveView(_MSJView):
     def sequence_in_service(self) -> np.ndarray:
         """bool[L]: whether the i-th oldest job present is in service."""
         return self._slots[:, SEQ_IN_SERVICE] > 0.5
+
+    @property
+    def sequence_estimates(self) -> np.ndarray:
+        """float32[L]: the requested run time (runtime estimate of the whole job) of the i-th oldest job present (time
+        units; 0: empty slot). Only with ``estimates=True``."""
+        return self._estimates()
 
     @property
     def commit(self) -> int:

@@ -37,7 +37,7 @@ Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_ove
     * for a built-in, KEY is one of its parameters.
 
 Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf" }`` replays the jobs of an SWF or
-CSV trace (:mod:`msjgym.core.traces`) on the traced machine (its size from the SWF header: ``MaxProcs``, else
+CSV trace (:mod:`msjgym.systems.msj.traces`) on the traced machine (its size from the SWF header: ``MaxProcs``, else
 ``MaxNodes`` × ``arrivals.processors_per_node``, default 1); a file that does not say (a CSV file, an SWF file
 without those headers) needs ``servers = N``, the traced machine's processors. ``arrivals.scale_servers = S`` (or
 ``servers = S`` with a header) replays it on S servers instead, each job's processors scaled by S / (the traced
@@ -92,13 +92,13 @@ except ModuleNotFoundError:  # Python 3.10
 from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.inputs import check_input_file, note_read
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE, check_int, check_time_spread
-from msjgym.core.traces import Trace, kill_at_requested, read_trace
+from msjgym.systems.msj.traces import Trace, kill_at_requested, read_trace
 from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
 from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
 from msjgym.systems.msj.model import EstimateLaw, JobClass, MSJModel
 from msjgym.theory.saturated import one_and_n_throughput
-from msjgym.theory.zero_queueing import ScalingRegime
+from msjgym.systems.msj.theory.zero_queueing import ScalingRegime
 
 SYSTEMS = ("msj",)
 _TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals", "estimate")
@@ -241,7 +241,7 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
 
 
 def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
-    """A scenario whose arrivals replay a trace: ``arrivals = {trace = FILE, ...}`` (see :mod:`msjgym.core.traces`)
+    """A scenario whose arrivals replay a trace: ``arrivals = {trace = FILE, ...}`` (see :mod:`msjgym.systems.msj.traces`)
     or a synthetic one, ``arrivals = {model = "lublin-feitelson", ...}`` (:mod:`msjgym.systems.msj.lublin`); its
     classes are the trace's distinct needs, with empirical durations."""
     path = _path(where, "arrivals")
@@ -708,7 +708,7 @@ def load_msj_scenario(name_or_path: str, overrides: Mapping[str, object] | None 
     if not path.is_file():
         raise ScenarioError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "
                             f"{', '.join(_BUILTINS)}")
-    return _load_file(name, path, overrides)
+    return load_scenario_file(name, overrides)
 
 
 def _load_builtin(name: str, overrides: dict[str, object]) -> Scenario:
@@ -745,14 +745,22 @@ MAX_SCENARIO_BYTES = 16 * 2**20
 """A scenario file's size: TOML parsed into memory; a scenario is a page, its data (traces, values) in files."""
 
 
-def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
+def load_scenario_file(name: str, overrides: Mapping[str, object] | None = None, *, family: str = "msj",
+                       to_msj: Callable[[dict], dict] | None = None) -> Scenario:
+    """The scenario of the TOML file ``name``, with ``overrides`` (dotted key paths) applied, validated.
+
+    A family derived from this one (``docs/extending.md``, "Derive a family from another") reads its own files
+    here: ``family`` is its name (the scenario's ``family``), and ``to_msj`` translates its table, after the
+    overrides, into this family's (raising a one-line ``ScenarioError`` that names its own key paths).
+    """
+    path = Path(name).expanduser()
     check_input_file(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)
     note_read(path)
     try:
         with path.open("rb") as f:
             raw = tomllib.load(f)
-        spec = _apply_file_overrides(raw, overrides)
-        model = model_from_spec(spec, base_dir=path.resolve().parent)
+        spec = _apply_file_overrides(raw, dict(overrides or {}))
+        model = model_from_spec(spec if to_msj is None else to_msj(spec), base_dir=path.resolve().parent)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{name}: malformed TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -764,7 +772,7 @@ def _load_file(name: str, path: Path, overrides: dict[str, object]) -> Scenario:
             raise
         raise ScenarioError(f"{name}: cannot read the file: {str(exc).split(';')[0]}") from None
     description = spec.get("description") or _summary(model)
-    return Scenario(name=name, family="msj", description=description, params=spec, model=model)
+    return Scenario(name=name, family=family, description=description, params=spec, model=model)
 
 
 def _summary(model: MSJModel) -> str:

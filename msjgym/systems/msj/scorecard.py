@@ -12,10 +12,11 @@ from msjgym.core.distributions import Exponential
 from msjgym.core.references import Reference
 from msjgym.policies.msj import Policy
 from msjgym.systems.msj.model import MSJModel
-from msjgym.theory import finite_skip, multilevel, queues, zero_queueing
-from msjgym.theory.open_fcfs import solve_open_fcfs
+from msjgym.theory import finite_skip, queues
+from msjgym.systems.msj.theory import multilevel, zero_queueing
+from msjgym.systems.msj.theory.open_fcfs import solve_open_fcfs
 from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
-from msjgym.theory.zero_queueing import ScalingRegime
+from msjgym.systems.msj.theory.zero_queueing import ScalingRegime
 
 # Exact solvers are skipped beyond these sizes, so that listing the references takes about a second at most.
 MAX_SATURATED_STATES = 100_000  # (configuration, blocked head) states of the generic saturated chain
@@ -219,7 +220,7 @@ def _open_fcfs_exact(model: MSJModel, rates: list[float]) -> list[Reference]:
         return []
     label = (f"exact FCFS CTMC, queue truncated at {sol.truncation_level} jobs "
              f"(boundary mass {sol.truncation_mass:.1e}, {sol.states:,} states)")
-    source = f"{_GA} §2.1, §3.11 (deferred-decision chain); msjgym.theory.open_fcfs"
+    source = f"{_GA} §2.1, §3.11 (deferred-decision chain); msjgym.systems.msj.theory.open_fcfs"
     lam = model.arrival_rate
     values = {"number_in_system": sol.mean_number_in_system, "number_in_queue": sol.mean_number_in_queue,
               "queueing_probability": sol.queueing_probability, "utilization": sol.utilization,

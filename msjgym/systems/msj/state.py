@@ -639,10 +639,10 @@ def profile_size(servers: int, capacity: int) -> int:
     """Breakpoints a profile of future free servers may need: one per running job's end (at most ``servers``
     jobs run), two per waiting job's reservation, twice over (a job is placed again before its old breakpoints are
     dropped), and the first and last; then ``capacity`` more, whose ``prof_f`` entries are an order buffer (the
-    waiting jobs sorted by a priority policy: ``policies/msj/priority.py``). At least 800 + 16 per job slot: the
-    search tree of conservative backfilling's profile (``policies/msj/profile_tree.py``: 8 ints for each of a slot's
-    two nodes) before room for the profile as arrays."""
-    return max(2 * servers + 5 * capacity + 4, 800 + 16 * capacity + 2 * servers + 4 * capacity + 4)
+    waiting jobs sorted by a priority policy: ``policies/msj/priority.py``). At least 8·capacity + 16: conservative
+    backfilling keeps its profile between events from entry 8 (at most 4·capacity + 3 breakpoints) and, in
+    ``prof_t``, the profile's prefix maxima after it (``policies/msj/conservative_backfilling.py``)."""
+    return max(2 * servers + 5 * capacity + 4, 8 * capacity + 16)
 
 
 def grow(st: MSJState) -> MSJState:

@@ -1,4 +1,4 @@
-"""Any policy — a file, a callable, a saved model — is evaluated like a built-in one."""
+"""Any policy — a file, a callable, a saved model — is evaluated like a built-in one, by ``msjgym.evaluate``."""
 from __future__ import annotations
 
 import subprocess
@@ -7,27 +7,29 @@ from pathlib import Path
 
 import pytest
 
-from msjgym.systems.msj.agent import EnvSpec
-from msjgym.envs.agent_runner import evaluate_agent, load_policy
-from msjgym.errors import PolicyError
-from msjgym.evaluate.evaluator import evaluate
+import msjgym
 from msjgym.api import load_scenario
+from msjgym.core.user_policy import load_user_policy
+from msjgym.errors import PolicyError
+from msjgym.systems.msj.agent import EnvSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_an_fcfs_callable_reproduces_the_builtin_fcfs_exactly():
-    """Through the agent runner, 'start the oldest waiting job if it fits, else wait' is FCFS: same seeds, same
-    numbers bit for bit as the compiled FCFS (the runner uses evaluate's replications, warm-up and batches)."""
+    """Through ``msjgym.evaluate``, the function 'start the oldest waiting job if it fits, else wait' is FCFS: same
+    seeds, same numbers bit for bit as the compiled FCFS (the same replications, warm-up and batches)."""
     scenario = load_scenario("one-and-n")
     spec = EnvSpec.make(scenario, "start", 8, None, None, 20_000, 2_000)
     wait = spec.action_count - 1
 
-    def fcfs(observation, mask):
+    def oldest_if_it_fits(observation, mask):
         return 0 if mask[0] else wait
 
-    agent = evaluate_agent(scenario, "fcfs-callable", fcfs, reps=3, jobs=20_000, warmup=2_000, seed=3)
-    builtin = evaluate(scenario, "fcfs", reps=3, jobs=20_000, warmup=2_000, seed=3)
+    agent = msjgym.evaluate(scenario, oldest_if_it_fits, mode="start", window=8, reps=3, jobs=20_000, warmup=2_000,
+                            seed=3)
+    builtin = msjgym.evaluate(scenario, "fcfs", reps=3, jobs=20_000, warmup=2_000, seed=3)
+    assert agent.policy == "oldest_if_it_fits"
     assert agent.replications == builtin.replications and agent.events == builtin.events
 
 
@@ -65,4 +67,4 @@ def test_a_faulty_policy_gets_one_clear_error(tmp_path, case):
 def test_bad_policy_names(text, message):
     spec = EnvSpec.make(load_scenario("one-and-n"), "start", 8, None, None, 1000, 0)
     with pytest.raises(PolicyError, match=message):
-        load_policy(text, spec)
+        load_user_policy(text, spec)

@@ -16,7 +16,7 @@ from msjgym.systems.msj.family import EpisodeRuns
 from msjgym.systems.msj.state import RUNNING
 
 ENV_ID = "msjgym/MSJ-v0"
-ENVS = [EnvRegistration(ENV_ID, "msjgym.envs.msj_env:MSJEnv", "msjgym.envs.msj_env:MSJVectorEnv", "msj")]
+ENVS = [EnvRegistration(ENV_ID, "msjgym.systems.msj.env:MSJEnv", "msjgym.systems.msj.env:MSJVectorEnv", "msj")]
 __all__ = ["ENV_ID", "MSJEnv", "MSJVectorEnv"]
 
 DOC = EnvDoc(
@@ -43,9 +43,12 @@ DOC = EnvDoc(
         ("1 + 3K + (3 + K)·i + 1", "slot i need", "its need / n"),
         ("1 + 3K + (3 + K)·i + 2", "slot i age", "its age (time units)"),
         ("1 + 3K + (3 + K)·i + 3 + c", "slot i class", "one-hot: 1 if its class is c"),
+        ("1 + 3K + (3 + K)·W + i", "slot i requested time", "only with ``estimates=True``: its requested run time "
+                                                           "(runtime estimate; time units; 0: empty slot)"),
         ("", "", "That is ``mode=\"start\"`` (the default). ``mode=\"preemptive\"``: [servers left to choose / n, 1 if "
                  "more than L jobs are present; per class: jobs present, chosen, in service; per sequence slot (the "
-                 "L oldest jobs present, in arrival order): present, in service, class one-hot]. Layout: "
+                 "L oldest jobs present, in arrival order): present, in service, class one-hot; with "
+                 "``estimates=True``, then each sequence slot's requested run time]. Layout: "
                  "``msjgym.systems.msj.observation``; named views ``StartView`` / ``PreemptiveView``."),
     ),
     reward="""−∫ (jobs in system) dt over the step: by Little's law, maximising the return minimises the mean
@@ -69,10 +72,13 @@ DOC = EnvDoc(
         "jobs": "measure the episode as ``msjgym evaluate`` does: it ends once this many measured jobs completed",
         "warmup": "arrivals not measured (with ``jobs``)",
         "batches": "batches of the batch-means CI (with ``jobs``)",
+        "estimates": "``True``: the observation ends with the W (L) window (sequence) jobs' requested run times (SWF "
+                     "field 9 or CSV ``requested`` on a trace; else the scenario's ``estimate`` law, exact by "
+                     "default: the durations themselves). Default ``False`` (observations keep their size)",
         "**params": "the scenario's parameters as keywords (e.g. ``servers=16``, ``arrival_rate=...``)",
     },
     version_history=("v0: initial version; later added ``invalid_action`` (a masked action falls back by default "
-                     "instead of raising) and ``render_mode=\"ansi\"``.",),
+                     "instead of raising), ``render_mode=\"ansi\"`` and ``estimates`` (off by default).",),
 )
 
 

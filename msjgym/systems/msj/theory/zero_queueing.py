@@ -39,7 +39,7 @@ def sufficient_load_limit(m_max: int, n: int) -> float:
     """Load below which Theorem 4.1 guarantees stability: 1 − m_max/n (dimensionless). [bound: sufficient]
 
     Source: Wang, Xie & Harchol-Balter, Theorem 4.1, eq. (4). Not tight at finite n; the exact FCFS
-    stability region for K >= 3 classes with unequal μ_i is open (use :func:`msjgym.theory.open_fcfs
+    stability region for K >= 3 classes with unequal μ_i is open (use :func:`msjgym.systems.msj.theory.open_fcfs
     .saturated_throughput` numerically for small n).
 
     Args:
