@@ -20,9 +20,7 @@ LAYERS = (
     ("msjgym.envs", "msjgym.reproduce"),
     ("msjgym.cli", "msjgym.__main__", "msjgym"),
 )
-"""Each layer may import from its own and the layers above it in this list, never from a layer below. A family's
-environment module (``msjgym/systems/<family>/env.py``) lives in its family's folder but sits in the layer of
-:mod:`msjgym.envs` (it builds on :mod:`msjgym.envs.base`)."""
+"""Each layer may import from its own and the layers above it in this list, never from a layer below."""
 
 
 def modules() -> dict[str, Path]:
