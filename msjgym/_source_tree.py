@@ -4,8 +4,10 @@ The built-in policies live in the repository's top-level ``policies/`` folder, w
 installs as ``msjgym.policies``. An installed copy (``pip install .``) has ``msjgym/policies/``, and an editable install
 (``pip install -e .``) maps the name with setuptools' finder; but Python run from the repository root (``python -c
 "import msjgym"``, ``python examples/x.py`` from there puts its own folder first) imports the checkout's ``msjgym/``, next
-to which ``policies/`` sits. :func:`install` then adds a finder, consulted after every other, that maps the one name
-``msjgym.policies`` to that folder; its subpackages are then found through its ``__path__`` as usual.
+to which ``policies/`` sits. :func:`install` then adds a finder, consulted before every other, that maps the one name
+``msjgym.policies`` to that folder; its subpackages are then found through its ``__path__`` as usual. Before, not
+after: with an editable install of another checkout, setuptools' finder would otherwise hand this ``msjgym`` the
+other checkout's policies.
 """
 from __future__ import annotations
 
@@ -32,9 +34,9 @@ class SourcePolicies(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    """Append :class:`SourcePolicies` to ``sys.meta_path`` when this ``msjgym`` is a source checkout's (no
+    """Put :class:`SourcePolicies` first in ``sys.meta_path`` when this ``msjgym`` is a source checkout's (no
     ``msjgym/policies`` beside it, a ``policies/`` package next to it); once."""
     if (PACKAGE / "policies").exists() or not (POLICIES / "__init__.py").is_file():
         return
     if not any(isinstance(finder, SourcePolicies) for finder in sys.meta_path):
-        sys.meta_path.append(SourcePolicies())
+        sys.meta_path.insert(0, SourcePolicies())

@@ -29,7 +29,8 @@ from msjgym.core import histogram
 from msjgym.core.estimates import Estimate
 from msjgym.evaluate.intervals import estimates, t_interval
 from msjgym.core.references import Reference, unstable_predictions
-from msjgym.core.validation import check_int
+from msjgym.core.validation import check_int, requirement, show
+from msjgym.errors import MsjgymError
 from msjgym.evaluate.checks import run_checks, tail_notes
 from msjgym.evaluate.result import Result
 
@@ -66,7 +67,7 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     if not isinstance(policy, str) and family.policies().get(getattr(policy, "name", None)) is policy:
         policy = policy.name  # a built-in's declaration
     # the run length: None (the family's default) or an integer in its range, before anything is compiled
-    reps, jobs, warmup, seed, batches = (None if value is None else check_int(name, value, low, high) for name, value,
+    reps, jobs, warmup, seed, batches = (None if value is None else _run_int(name, value, low, high) for name, value,
                                          low, high in (("reps", reps, 1, limits.MAX_REPS),
                                                        ("jobs", jobs, 1, limits.MAX_JOBS),
                                                        ("warmup", warmup, 0, limits.MAX_JOBS),
@@ -93,6 +94,14 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     if refs:
         result.references = family.judge(scenario, refs, result)
     return result
+
+
+def _run_int(name: str, value: Any, low: int, high: int) -> int:
+    """A run-length argument of the Python API: an int (not ``2.0``, not ``True``: a float or a flag here is a
+    mistake in the caller's code, not a number read from text) in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise MsjgymError(f"{name} = {show(value)}: {requirement(low, high, integer=True)}")
+    return check_int(name, value, low, high)
 
 
 def _prepare(sim: api.Simulation, progress: bool) -> float:
