@@ -132,7 +132,7 @@ def test_sb3_adapter_autoreset_and_masks():
     assert get_action_masks(venv).shape == (2, 3)
 
 
-def test_agent_runner_reproduces_the_builtin_fast_path():
+def test_a_builtins_agent_evaluated_as_a_users_policy_reproduces_the_fast_path():
     """A built-in policy's agent, evaluated like a user's policy, gives exactly the compiled path's numbers."""
     from msjgym.api import load_scenario
     from msjgym.evaluate import evaluate
@@ -145,7 +145,7 @@ def test_agent_runner_reproduces_the_builtin_fast_path():
     assert "residual_pasta" not in a.metrics and a.events == b.events
 
 
-def test_agent_runner_refuses_a_masked_width():
+def test_an_agent_evaluated_with_a_masked_width_is_refused():
     from msjgym.api import load_scenario
     from msjgym.errors import PolicyError
     from msjgym.evaluate import evaluate
