@@ -84,26 +84,28 @@ def test_work_identity_every_system():
 
 
 # ---------------------------------------------------------------- 2. bounds over loads
+@pytest.mark.parametrize("j, load", [(0, 0.3), (1, 0.6), pytest.param(2, 0.95, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name,policy", WCFS_CASES)
-def test_bounds_hold(name, policy):
+def test_bounds_hold(name, policy, j, load):
     """Simulated E[T] inside Cor. 3.8 with generic and exact constants (point estimate; directly and through the
     scorecard's verdicts); E[T_Q] and E[T_F] consistent with Thms 3.3 and 3.7 (the 95 % CI meets the interval: the
-    exact-constant band on E[T_Q] at ρ = 0.95 in Fig. 6 is 0.6 wide around a value of 33, narrower than the CI)."""
-    for j, load in enumerate((0.3, 0.6, 0.95)):
-        model = F.load_finite_skip(name, {"load": load})
-        s = run(model, policy, jobs=40_000 if load < 0.9 else 400_000, reps=4, seed=7 + j, references=True)
-        assert s.stable
-        for exact in (False, True):
-            band = theory.wcfs_band(model, _const(model, policy, exact))
-            t = s.metrics["response_time"].mean
-            assert band.response_lower <= t <= band.response_upper, (load, exact, band, t)
-            for q, lo, hi in (("front_time", band.front_lower, band.front_upper),
-                              ("queueing_time", band.queueing_lower, band.queueing_upper)):
-                e = s.metrics[q]  # the band must meet the 95 % CI (exact bands can be narrower than the CI)
-                assert e.mean + e.ci95 >= lo and e.mean - e.ci95 <= hi, (q, load, exact, lo, hi, e)
-        refs = s.references
-        checked = [r for r in refs if r.kind == "condition" or (r.kind == "bound" and r.quantity == "response_time")]
-        assert len(checked) == 3 and all(r.agrees is not False for r in checked), checked
+    exact-constant band on E[T_Q] at ρ = 0.95 in Fig. 6 is 0.6 wide around a value of 33, narrower than the CI).
+    ρ = 0.95 needs 400,000 jobs a replication (1.6 M a case, 5/6 of this test's CPU): -m slow; the default suite
+    checks the same bands, constants and verdicts at ρ = 0.3 and 0.6 (same seeds and sizes as before)."""
+    model = F.load_finite_skip(name, {"load": load})
+    s = run(model, policy, jobs=40_000 if load < 0.9 else 400_000, reps=4, seed=7 + j, references=True)
+    assert s.stable
+    for exact in (False, True):
+        band = theory.wcfs_band(model, _const(model, policy, exact))
+        t = s.metrics["response_time"].mean
+        assert band.response_lower <= t <= band.response_upper, (load, exact, band, t)
+        for q, lo, hi in (("front_time", band.front_lower, band.front_upper),
+                          ("queueing_time", band.queueing_lower, band.queueing_upper)):
+            e = s.metrics[q]  # the band must meet the 95 % CI (exact bands can be narrower than the CI)
+            assert e.mean + e.ci95 >= lo and e.mean - e.ci95 <= hi, (q, load, exact, lo, hi, e)
+    refs = s.references
+    checked = [r for r in refs if r.kind == "condition" or (r.kind == "bound" and r.quantity == "response_time")]
+    assert len(checked) == 3 and all(r.agrees is not False for r in checked), checked
 
 
 def test_exact_constants_tighter_and_recipes():
@@ -187,9 +189,11 @@ def test_msj_fcfs_stability_region():
         assert 0.5 < star < 0.95
         below = F.load_finite_skip(name, {"load": 0.9 * star})
         above = F.load_finite_skip(name, {"load": min(0.99, 1.1 * star)})
-        assert run(below, "fcfs", jobs=30_000, reps=2, seed=41).stable
-        assert not run(above, "fcfs", jobs=200_000, reps=2, seed=42).stable
-        assert run(above, "server-filling", jobs=30_000, reps=2, seed=43).stable
+        # one replication each (replication 0 of the former reps=2 runs): the detector judges each replication on
+        # its own, and the unstable run costs ~10^5 events of a growing queue per replication
+        assert run(below, "fcfs", jobs=30_000, reps=1, seed=41).stable
+        assert not run(above, "fcfs", jobs=200_000, reps=1, seed=42).stable
+        assert run(above, "server-filling", jobs=30_000, reps=1, seed=43).stable
 
 
 def test_fig7_msf_best():

@@ -8,8 +8,9 @@ replication 0 of ``evaluate(seed=S)`` from ``SeedSequence(S).spawn(reps)[0]`` (t
 below with reps=3). Both measure with the same batches: the per-replication metrics sum the batches' integrals, so
 a different batching changes the floating-point sums (and the areas' integration points) in the last bits.
 
-The default suite runs every policy on three scenarios with 5,000 measured jobs (each run still thousands of
-decisions, compared bit for bit); ``-m slow`` runs them again with 50,000, and more scenarios.
+The default suite runs every policy on three scenarios with 2,000 measured jobs (each run still about 4,000
+events and thousands of decisions, compared bit for bit: the same code paths as a long run, the agents driven
+per event in Python being the cost); ``-m slow`` runs them again with 50,000, and more scenarios.
 """
 from __future__ import annotations
 
@@ -154,7 +155,7 @@ def run_env(scenario: str, params: dict, policy: str, *, jobs: int, warmup: int,
     return env, steps
 
 
-def assert_twins(scenario: str, params: dict, policy: str, *, jobs: int = 5_000, warmup: int = 500,
+def assert_twins(scenario: str, params: dict, policy: str, *, jobs: int = 2_000, warmup: int = 200,
                  seed: int = 7, window: int = WINDOW) -> None:
     fast = evaluate(load_scenario(scenario, params), policy, reps=1, jobs=jobs, warmup=warmup, seed=seed,
                     batches=BATCHES, references=False)
@@ -189,13 +190,14 @@ def test_twin(scenario, policy, tmp_path):
 SMALL_WINDOW_PARAMS = {"smash": {"w": 2}}
 
 
+@pytest.mark.parametrize("jobs", [4_000, pytest.param(10_000, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("policy", NONPREEMPTIVE)
-def test_twin_start_mode_beyond_a_small_window(policy, tmp_path):
+def test_twin_start_mode_beyond_a_small_window(policy, jobs, tmp_path):
     """W = 2 at a load where queues are long: class heads beyond the window are ordered by their observed ages."""
     name, params = _scenario("mixed", tmp_path)
     bound = POLICIES[policy].bind(**SMALL_WINDOW_PARAMS.get(policy, {}))
     skip_unless_applicable(bound, load_scenario(name).model)  # msfq: tests/test_msfq.py (one-or-all, W = 2)
-    assert_twins(name, {"load": 0.75}, bound, jobs=10_000, warmup=1_000, window=2)
+    assert_twins(name, {"load": 0.75}, bound, jobs=jobs, warmup=jobs // 10, window=2)
 
 
 @pytest.mark.slow
@@ -208,6 +210,13 @@ def test_twin_long(scenario, policy, tmp_path):
 
 
 def test_twin_when_a_run_is_stopped_as_unstable():
+    """Load 2: both paths stop at the same checkpoint (event 16,384 here, the earliest the detector can decide);
+    the per-replication metrics must still agree. The case of an arrival served at once at the stop is -m slow."""
+    assert_twins("finite-skip-fig6", {"load": 2.0}, "lsf", jobs=50_000, warmup=1_000, seed=2, window=64)
+
+
+@pytest.mark.slow
+def test_twin_when_a_run_is_stopped_as_unstable_by_an_arrival_served_at_once():
     """Load 1.3: both paths stop at the same checkpoint (event 32,768 here, a need-1 arrival that LSF serves at
     once); the per-replication metrics must still agree, including that arrival's admission."""
     assert_twins("finite-skip-fig6", {"load": 1.3}, "lsf", jobs=50_000, warmup=1_000, seed=2, window=64)
@@ -266,7 +275,7 @@ def test_initial_state_gets_a_valid_action():
 
 def test_environment_seed_is_replication_zero_of_evaluate():
     """``reset(seed=S)`` uses the stream of replication 0 of ``evaluate(seed=S)`` whatever the number of reps."""
-    jobs, warmup, seed = 20_000, 2_000, 5
+    jobs, warmup, seed = 5_000, 500, 5
     fast = evaluate(load_scenario("one-and-n"), "first-fit", reps=3, jobs=jobs, warmup=warmup, seed=seed,
                     batches=BATCHES, references=False)
     env, _ = run_env("one-and-n", {}, "first-fit", jobs=jobs, warmup=warmup, seed=seed)
@@ -276,7 +285,7 @@ def test_environment_seed_is_replication_zero_of_evaluate():
 
 def test_the_twin_test_detects_a_different_policy():
     """Sanity: the comparison has teeth: first-fit's agent in place of FCFS diverges from the compiled FCFS."""
-    jobs, warmup, seed = 5_000, 500, 7
+    jobs, warmup, seed = 2_000, 200, 7
     fast = evaluate(load_scenario("finite-skip-fig6", {"load": 0.8}), "fcfs", reps=1, jobs=jobs, warmup=warmup,
                     seed=seed, batches=BATCHES, references=False)
     wrong = make_agent("first-fit", MSJEnv(scenario="finite-skip-fig6", mode="start", window=WINDOW).spec_)
@@ -308,8 +317,8 @@ def test_a_masked_action_is_a_value_error_naming_step_and_action(mode):
 
 @pytest.mark.parametrize("policy", ["msf", "first-fit"])
 def test_reset_with_the_same_seed_gives_the_same_episode(policy):
-    env = MSJEnv(scenario="finite-skip-fig6", mode=agent_mode(policy), window=32, horizon_jobs=None, jobs=3_000,
-                 warmup=300, load=0.8)
+    env = MSJEnv(scenario="finite-skip-fig6", mode=agent_mode(policy), window=32, horizon_jobs=None, jobs=1_000,
+                 warmup=100, load=0.8)
 
     def episode(seed: int) -> tuple[list, dict, int]:
         agent = make_agent(policy, env.spec_)  # a fresh agent: no state carried over
@@ -339,7 +348,7 @@ def test_twin_with_the_smallest_sufficient_window(scenario, policy, window, tmp_
     """Where counts settle the decision (one class per need), or the front lies within L = n jobs, a small window is
     enough and the twins still agree (the truncated observation is then used)."""
     name, params = _scenario(scenario, tmp_path)
-    assert_twins(name, params, policy, jobs=5_000, warmup=500, window=window)
+    assert_twins(name, params, policy, window=window)
 
 
 def test_a_window_too_small_raises_a_clear_runtime_error(tmp_path):
