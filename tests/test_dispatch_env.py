@@ -307,7 +307,8 @@ def test_dispatch_recipe_trains_and_evaluates_beside_the_builtins(train, tmp_pat
     pytest.importorskip("sb3_contrib")
     config = tiny_recipe(tmp_path, "ppo_dispatch.toml", [
         ("total_timesteps = 3_000_000", "total_timesteps = 4096"), ("reps = 10", "reps = 2"),
-        ("arrivals = 200_000", "arrivals = 3_000"), ("num_envs = 64", "num_envs = 8")])
+        ("arrivals = 200_000", "arrivals = 3_000"), ("num_envs = 64", "num_envs = 8"),
+        ("warmup_fraction = 0.1", "warmup_fraction = 0.1\ncheck_states = 300")])  # not 2,000 predict calls
     assert train.main([str(config), "--out", str(tmp_path)]) == 0
     report = (tmp_path / "ppo_dispatch.md").read_text()  # the config names the recipe
     ref = simulate("jsq-d", 100, 0.9, d=2, arrivals=3000, reps=2, seed=2026).response_time

@@ -106,20 +106,28 @@ def test_threshold_zero_is_nonpreemptive_msf(scenario, params, tmp_path):
     _same_run(name, params, MSFQ.bind(threshold=0), "msf-nonpreemptive")
 
 
+# Twin runs: 3,000 jobs in the default suite (about 6,000 events through the agent, bit for bit, every phase
+# visited at load 0.9); -m slow: 10,000.
+TWIN_JOBS = [3_000, pytest.param(10_000, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("jobs", TWIN_JOBS)
 @pytest.mark.parametrize("threshold", [1, 3, 9])
-def test_twin(threshold):
+def test_twin(threshold, jobs):
     """The environment driven by MSFQ's agent (its phase kept from the observations) reproduces the compiled run."""
-    assert_twins("one-and-n", HIGH, MSFQ.bind(threshold=threshold), jobs=10_000, warmup=1_000)
+    assert_twins("one-and-n", HIGH, MSFQ.bind(threshold=threshold), jobs=jobs, warmup=jobs // 10)
 
 
+@pytest.mark.parametrize("jobs", TWIN_JOBS)
 @pytest.mark.parametrize("threshold", [1, 3])
-def test_twin_with_shared_needs_and_general_durations(threshold, tmp_path):
-    assert_twins(_shared(tmp_path), {}, MSFQ.bind(threshold=threshold), jobs=10_000, warmup=1_000)
+def test_twin_with_shared_needs_and_general_durations(threshold, jobs, tmp_path):
+    assert_twins(_shared(tmp_path), {}, MSFQ.bind(threshold=threshold), jobs=jobs, warmup=jobs // 10)
 
 
-def test_twin_with_a_small_window():
+@pytest.mark.parametrize("jobs", TWIN_JOBS)
+def test_twin_with_a_small_window(jobs):
     """W = 2: the agent needs the window only to order class heads; the phase comes from counts and ages."""
-    assert_twins("one-and-n", HIGH, MSFQ.bind(threshold=3), jobs=10_000, warmup=1_000, window=2)
+    assert_twins("one-and-n", HIGH, MSFQ.bind(threshold=3), jobs=jobs, warmup=jobs // 10, window=2)
 
 
 def _reference(phase: int, jobs: list[tuple[int, int, bool]], need: list[int], n: int, ell: int):

@@ -320,13 +320,16 @@ def test_heavy_traffic_ordering_fig6():
     assert srpt[0] + srpt[1] < sf[0] - sf[1], f"SF-SRPT {srpt} vs ServerFilling {sf}"
 
 
-def test_heavy_traffic_ordering_high_variance(tmp_path):
+@pytest.mark.parametrize("jobs", [50_000, pytest.param(100_000, marks=pytest.mark.slow)])
+def test_heavy_traffic_ordering_high_variance(tmp_path, jobs):
     """Needs 1, 2, 4, 8 on 8 servers, H2 durations (SCV 10), load 0.95: SF-SRPT < SF-Gittins < ServerFilling in
-    E[T], 95 % CIs disjoint (Gittins: a decreasing hazard rate favours young jobs, as least-attained-service)."""
+    E[T], 95 % CIs disjoint (Gittins: a decreasing hazard rate favours young jobs, as least-attained-service).
+    5 replications of 50,000 jobs (-m slow: 100,000, CIs 1.4× narrower); measured at 50,000: E[T] = 3.26 ± 0.37,
+    5.32 ± 1.12, 41.9 ± 9.3 (at 100,000: 3.44 ± 0.28, 5.95 ± 1.00, 49.8 ± 10.9)."""
     path = tmp_path / "hv.toml"
     path.write_text(HIGH_VARIANCE)
     scenario = load_scenario(str(path))
-    runs = {p: _mean_ci(msjgym.evaluate(scenario, p, reps=5, jobs=100_000, seed=2024, references=False))
+    runs = {p: _mean_ci(msjgym.evaluate(scenario, p, reps=5, jobs=jobs, seed=2024, references=False))
             for p in ("server-filling", GITTINS, SRPT)}
     sf, git, srpt = runs["server-filling"], runs[GITTINS], runs[SRPT]
     assert srpt[0] + srpt[1] < git[0] - git[1], runs
