@@ -200,7 +200,8 @@ def msjgym(*args: str) -> subprocess.CompletedProcess:
 def test_cli_reproduce_multilevel_n(tmp_path):
     """Defaults (n up to 10⁸: about 20 s, minutes on a loaded machine); the CLI has no flag to shrink the n grid. A
     long run: the default suite checks the same reproduction's numbers in-process on a smaller grid
-    (``test_multilevel_n_writes_every_number``) and the command's parsing (``test_cli_reproduce_unknown_name_*``)."""
+    (``test_multilevel_n_writes_every_number``, one rate setting of three) and the command's parsing
+    (``test_cli_reproduce_unknown_name_*``)."""
     out = msjgym("reproduce", "multilevel-n", "--out", str(tmp_path), "--no-progress")
     assert out.returncode == 0, out.stderr
     printed = [Path(line) for line in out.stdout.splitlines()]
