@@ -57,7 +57,9 @@ DOC = EnvDoc(
     Rudolph, Schwiegelshohn, Sevcik & Wong, "Theory and practice in parallel job scheduling", JSSPP 1997), so an
     episode's return is −Σ bounded slowdowns of the jobs it completed: the objective of RLScheduler (Zhang, Dai, Bao,
     Xie & Lu, "RLScheduler: an automated HPC batch job scheduler using reinforcement learning", SC'20, §3), the HPC
-    literature's measure for traces (``msjgym evaluate`` reports its mean as ``bounded_slowdown``).""",
+    literature's measure for traces (``msjgym evaluate`` reports its mean as ``bounded_slowdown``). Jobs still in the
+    system when an episode is truncated are not credited: on a trace, let episodes run to completion (the whole
+    trace, or ``trace_windows=True``).""",
     starting_state="""An empty system at time 0 (every action allowed at the first step, which starts the clock);
     with a trace, the trace's first arrival.""",
     episode_end="""Truncated at ``horizon_jobs`` arrivals (default 1000) or at ``horizon_time``, or, with ``jobs``,
