@@ -26,7 +26,7 @@ def page_files() -> dict[str, str]:
     return files
 
 
-def _sources_and_kernels(folder: str, names: list[str]) -> list[str]:
+def _left_out(folder: str, names: list[str]) -> list[str]:
     """What the copy leaves out: bytecode and numba's half-written files. numba's cached kernels (``*.nbi``,
     ``*.nbc`` in ``__pycache__``) come along, as they stay in a reader's checkout: keyed on file contents, not paths
     (:mod:`msjgym.core.jit`), the kernels of unchanged files load, and only the page's files compile."""
@@ -39,7 +39,7 @@ def tree(tmp_path_factory) -> Path:
     nothing else changed)."""
     root = tmp_path_factory.mktemp("tree")
     for top in ("msjgym", "policies"):
-        shutil.copytree(ROOT / top, root / top, ignore=_sources_and_kernels)
+        shutil.copytree(ROOT / top, root / top, ignore=_left_out)
     for path, code in page_files().items():
         target = root / path
         assert not target.exists(), f"{path}: the page would overwrite a file of the tree"
