@@ -17,6 +17,13 @@ few minutes on one core): :data:`QUICK_TIMESTEPS` steps (unless ``--timesteps``)
 an evaluation of :data:`QUICK_REPS` replications of a tenth of the jobs; its report says QUICK (its numbers are not
 the recorded ones).
 
+A scenario that replays a trace (``maskable_ppo_lublin_bsld.toml``) trains on windows of the trace (``[env]
+trace_windows = true``, ``horizon_jobs`` jobs per episode, ``reward = "bounded-slowdown"``, ``estimates = true``) and
+is evaluated over ``[evaluate] windows`` windows of ``window_jobs`` jobs (the same windows, from ``seed``, for every
+policy; Student-t CIs across windows), on ``metric`` (default ``bounded_slowdown``), against ``[evaluate] baselines``
+(built-in policies with their parameters, e.g. ``{policy = "priority", order = "sjf", backfill = "easy"}``), with
+the learned − built-in differences paired by window.
+
 A config with a ``[dispatch]`` section (``ppo_dispatch.toml``) trains on ``msjgym/Dispatch-v0`` instead (its
 arguments are that section) and compares the learned dispatcher with the built-in dispatchers of ``[evaluate]
 baselines`` (each with its parameters bound: ``policy.bind(...)``), all through ``msjgym.evaluate`` on the
@@ -59,6 +66,8 @@ def apply_overrides(config: dict[str, Any], timesteps: int | None = None, quick:
         tr["total_timesteps"] = QUICK_TIMESTEPS
         tr["time_budget_seconds"] = min(float(tr.get("time_budget_seconds", QUICK_BUDGET)), QUICK_BUDGET)
         ev["reps"] = min(int(ev.get("reps", 10)), QUICK_REPS)
+        if "windows" in ev:
+            ev["windows"] = min(int(ev["windows"]), QUICK_REPS)
         for key in ("jobs", "warmup", "arrivals", "check_states", "level_states"):
             if key in ev:
                 ev[key] = max(int(ev[key]) // 10, 1)
@@ -173,9 +182,10 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
         from msjgym.envs import DispatchVectorEnv
         venv = DispatchVectorEnv(int(ev.get("num_envs", 64)), **config["dispatch"])
     else:
+        extra = {key: ev[key] for key in ("estimates", "reward", "bsld_threshold", "trace_windows") if key in ev}
         venv = MSJVectorEnv(int(ev.get("num_envs", 64)), scenario=scenario_name(config),
                             mode=ev.get("mode", "start"), window=int(ev.get("window", 8)),
-                            horizon_jobs=int(ev.get("horizon_jobs", 1000)), **scenario_params(config))
+                            horizon_jobs=int(ev.get("horizon_jobs", 1000)), **extra, **scenario_params(config))
     env = VecMonitor(to_sb3(venv))
     if "average_cost" in tr:
         env = AverageCostReward(env, tr["average_cost"], float(tr.get("average_cost_rate", 1e-3)))
@@ -223,6 +233,9 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     model.learn(total_timesteps=total, callback=Progress())
     seconds = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
+    if hasattr(venv.spec_, "settings"):  # the observation's arguments go with the model (sb3:MODEL.zip reads them)
+        from msjgym.envs.sb3 import record_env
+        record_env(model, venv)
     model.save(out / f"{name}.zip")
     if model.num_timesteps < total:
         print(f"WARNING: the time budget ({budget:.0f} s) stopped training at {model.num_timesteps:,} of {total:,} "
@@ -361,6 +374,117 @@ def format_table(rows: list[dict[str, Any]], reference: str = "server-filling") 
                        f"{learned['response_time'] / sf['response_time']:.3f}× its mean response time "
                        f"({learned['response_time'] - sf['response_time']:+.3f}; {word}).")
     return "\n".join(lines) + "\n\n" + " ".join(verdict)
+
+
+# ---------------------------------------------------------------------------------------------------- traces
+def is_trace(config: dict[str, Any]) -> bool:
+    """Whether the config's scenario replays a trace (evaluated over windows of it: :func:`evaluate_trace`)."""
+    import msjgym
+    return "dispatch" not in config and \
+        msjgym.load_scenario(scenario_name(config), scenario_params(config)).model.trace is not None
+
+
+def baseline_policies(ev: dict[str, Any]) -> list[Any]:
+    """``[evaluate] baselines``: built-in policy names, or tables ``{policy = NAME, PARAM = VALUE, ...}`` bound to
+    their parameters (``Policy.bind``: ``--policy NAME --param PARAM=VALUE`` on the command line)."""
+    from msjgym.api import family, policy_spec
+
+    msj = family("msj")
+    out = []
+    for entry in ev.get("baselines", ["easy-backfilling"]):
+        if isinstance(entry, str):
+            out.append(policy_spec(msj, entry))
+            continue
+        kwargs = {k: v for k, v in entry.items() if k != "policy"}
+        out.append(policy_spec(msj, entry["policy"]).bind(**kwargs) if kwargs else policy_spec(msj, entry["policy"]))
+    return out
+
+
+def evaluate_trace(config: dict[str, Any], model_path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The learned policy (``sb3:MODEL.zip``, exactly as ``msjgym evaluate --policy sb3:...``: its observation's
+    arguments read from the model) and the baselines over the same ``windows`` windows of ``window_jobs`` trace jobs
+    (``msjgym evaluate --windows N --window-jobs M --seed S``), each replayed from an empty machine."""
+    from sb3_contrib import MaskablePPO
+
+    import msjgym
+    from msjgym.core.user_policy import load_user_policy
+    from msjgym.envs import MSJEnv
+    from msjgym.systems.msj.agent import EnvSpec
+    from msjgym.systems.msj.family import observation_options
+    from msjgym import api
+
+    ev, env = config["evaluate"], config["env"]
+    params = scenario_params(config)
+    scenario = msjgym.load_scenario(scenario_name(config), params)
+    windows, window_jobs, seed = int(ev.get("windows", 20)), int(ev.get("window_jobs", 256)), int(ev.get("seed", 1))
+    tau = float(env.get("bsld_threshold", 10.0))
+    metric = ev.get("metric", "bounded_slowdown")
+    policy = f"sb3:{model_path}"
+    mode, window, estimates = observation_options(policy, api.RunSettings(options={}))
+    spec = EnvSpec.make(scenario, mode, window, None, None, None, 0, estimates=estimates)
+    _, decide = load_user_policy(policy, spec)
+    count = int(ev.get("check_states", 2000))
+    check_env = MSJEnv(scenario, mode=mode, window=window, estimates=estimates, horizon_jobs=window_jobs,
+                       trace_windows=True)
+    agreement, checked = agreement_on_env(MaskablePPO.load(str(model_path), device="cpu"), decide, check_env, count)
+    print(f"greedy numpy actor = model.predict(deterministic=True) on {agreement:.2%} of {checked} visited states",
+          flush=True)
+    run = {"seed": seed, "windows": windows, "window_jobs": window_jobs, "bsld_threshold": tau, "references": False}
+    start = time.perf_counter()
+    learned = msjgym.evaluate(scenario, policy, progress=True, **run)
+    print(f"evaluated the learned policy in {time.perf_counter() - start:.0f} s", flush=True)
+    rows = [_trace_row("maskable-ppo (learned)", learned, metric)]
+    for baseline in baseline_policies(ev):
+        rows.append(_trace_row(baseline.label, msjgym.evaluate(scenario, baseline, **run), metric))
+    shown_scenario = _shown(Path(scenario.name)) if Path(scenario.name).is_file() else scenario.name
+    overrides = " ".join(f"--param {k}={v!r}" for k, v in params.items())
+    command = (f"msjgym evaluate {shown_scenario} {overrides + ' ' if overrides else ''}--policy sb3:"
+               f"{_shown(model_path)} --windows {windows} --window-jobs {window_jobs} --seed {seed}"
+               + (f" --bsld-threshold {tau:g}" if tau != 10.0 else ""))
+    trace = scenario.model.trace
+    meta = {"scenario": f"`{shown_scenario}` ({scenario.description})", "params": params,
+            "load": scenario.model.load, "reps": windows, "jobs": window_jobs, "warmup": 0, "seed": seed,
+            "actor_agreement": agreement, "actor_checked_states": checked, "command": command,
+            "evaluation": (f"{windows} windows × {window_jobs:,} consecutive jobs of the trace's {len(trace):,}, "
+                           f"each replayed from an empty machine (starts uniform over the trace, window w from "
+                           f"`SeedSequence({seed}).spawn({windows})[w]`), the same windows for every policy; "
+                           f"mean ± 95 % Student-t CI across windows; bounded slowdown with τ = {tau:g}"),
+            "metric": metric}
+    return rows, meta
+
+
+def _trace_row(name: str, result: Any, metric: str) -> dict[str, Any]:
+    est = result.metrics
+    return {"policy": name, "mean": est[metric].mean, "ci95": est[metric].ci95,
+            "wait": est["waiting_time"].mean, "wait_ci95": est["waiting_time"].ci95,
+            "utilization": est["utilization"].mean,
+            "per_replication": [r[metric] for r in result.replications]}
+
+
+def format_trace_table(rows: list[dict[str, Any]], metric: str) -> str:
+    """The windows table: the metric and the mean wait (± 95 % CI across windows), the ratio to the best baseline,
+    then the learned − baseline differences paired by window."""
+    best = min(rows[1:], key=lambda r: r["mean"])
+    lines = [f"| policy | {metric.replace('_', ' ')} ± 95 % CI | mean wait ± 95 % CI | utilization | × best built-in |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['policy']} | {r['mean']:.4g} ± {r['ci95']:.3g} | {r['wait']:.4g} ± {r['wait_ci95']:.3g} | "
+                     f"{r['utilization']:.4f} | {r['mean'] / best['mean']:.3f} |")
+    from msjgym.evaluate.intervals import t_interval
+
+    learned = np.asarray(rows[0]["per_replication"])
+    parts = []
+    for r in rows[1:]:
+        diff = t_interval(learned - np.asarray(r["per_replication"]))
+        word = "lower" if diff.mean + diff.ci95 < 0 else "higher" if diff.mean - diff.ci95 > 0 else \
+            "no difference at 95 %"
+        parts.append(f"{r['policy']} {diff.mean:+.4g} ± {diff.ci95:.3g} ({word})")
+    wins = sum(1 for a, b in zip(learned, best["per_replication"]) if a < b)
+    ties = sum(1 for a, b in zip(learned, best["per_replication"]) if a == b)
+    return ("\n".join(lines) + "\n\n" + f"Paired by window (learned − built-in {metric.replace('_', ' ')}, the same "
+            f"{len(learned)} windows, 95 % CI): " + "; ".join(parts) + ". " +
+            f"Best built-in: {best['policy']}; the learned policy is lower on {wins} of {len(learned)} windows "
+            f"(equal on {ties}).")
 
 
 # ---------------------------------------------------------------------------------------------------- dispatch
@@ -622,6 +746,9 @@ def main(argv: list[str] | None = None) -> int:
     if "dispatch" in config:
         rows, meta = evaluate_dispatch(config, model)
         table = format_dispatch_table(rows)
+    elif is_trace(config):
+        rows, meta = evaluate_trace(config, model)
+        table = format_trace_table(rows, meta["metric"])
     else:
         rows, meta = evaluate_all(config, model)
         table = format_table(rows, meta["reference"])
@@ -662,8 +789,7 @@ Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args
 - scenario: {meta['scenario']} ({params + '; ' if params else ''}load ρ = {meta['load']:.4f})
 {train_line}
 - model: `{name}.zip` (sb3-contrib {sb3_contrib.__version__}, stable-baselines3 {stable_baselines3.__version__}, torch {torch.__version__})
-- evaluation: {meta['reps']} independent replications × {meta['jobs']:,} measured jobs (warm-up {meta['warmup']:,}),
-  seed {meta['seed']}, the same replications and statistics for every policy. The learned policy acts greedily (its
+- evaluation: {meta.get('evaluation') or f"{meta['reps']} independent replications × {meta['jobs']:,} measured jobs (warm-up {meta['warmup']:,}), seed {meta['seed']}, the same replications and statistics for every policy"}. The learned policy acts greedily (its
   most likely allowed action) through the code path of {meta.get("via", "`msjgym evaluate --policy sb3:...`")}
   (a numpy copy of the
   network, which chose the same action as `model.predict(deterministic=True)` in {meta['actor_agreement']:.2%} of

@@ -328,9 +328,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Standard output goes through :class:`~msjgym.core.output.GuardedStdout`: a console that cannot encode some
     character of a result (``PYTHONIOENCODING=ascii``, a Windows code page) shows it replaced, and the whole output
-    is saved to a file named in one line on stderr (status 1), instead of a traceback after the run."""
+    is saved to a file named in one line on stderr (status 1), instead of a traceback after the run.
+
+    Every outcome is a returned status, argparse's own included (``--help``: 0; a bad option: its one line on
+    stderr, 2), never a ``SystemExit`` out of here: the console script and ``python -m msjgym`` pass it to
+    ``sys.exit``, and a caller in the same process (a test, a notebook) gets the status a shell would see."""
     parser = build_parser()
-    args, extras = parser.parse_known_args(argv)
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except SystemExit as exc:  # argparse printed its help or its one error line, then exited
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     if extras:  # one line naming the flag and who has it (argparse would say "unrecognized arguments")
         print(f"msjgym: error: {_unknown_flag(args, extras)}", file=sys.stderr)
         return 2

@@ -1,18 +1,21 @@
-"""The command line: `list`, `evaluate` (table and JSON), and one-line errors with exit status 2."""
+"""The command line: `list`, `evaluate` (table and JSON), and one-line errors with exit status 2.
+
+The commands run in this process (:mod:`cli_run`: the exit status :func:`msjgym.cli.main` returns, stdout and
+stderr); one test runs the installed console script in a real process, for what only a process shows."""
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from cli_run import Run, msjgym
 from conftest import EXAMPLE
 
-def msjgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "msjgym", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_list_names_every_builtin():
@@ -100,7 +103,7 @@ def test_unknown_scenario_lists_builtins():
     _assert_clean_error(out, "one-and-n")
 
 
-def _assert_clean_error(out: subprocess.CompletedProcess, key: str) -> None:
+def _assert_clean_error(out: Run | subprocess.CompletedProcess, key: str) -> None:
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert "Traceback" not in out.stderr and out.stdout == ""
     lines = out.stderr.strip().splitlines()
@@ -125,3 +128,17 @@ def test_evaluate_notes_predicted_instability_before_simulating():
     assert out.returncode == 0
     assert "msjgym: note: outside the stability region before simulating: FCFS stability threshold" in out.stderr
     assert "predicts unstable; run unstable: confirmed" in out.stdout
+
+
+def test_the_console_script_passes_the_status_to_the_shell_without_a_traceback():
+    """The one real process of this file: the ``msjgym`` console script (``[project.scripts]`` of pyproject.toml)
+    exits with the status ``main`` returns, one line on stderr, no traceback. The installed script when there is one
+    beside this interpreter (CI's editable install), else the same call the script generator writes."""
+    module, _, function = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["msjgym"] \
+        .partition(":")
+    assert (module, function) == ("msjgym.cli", "main")
+    script = Path(sys.executable).with_name("msjgym")
+    command = ([str(script)] if script.is_file() else
+               [sys.executable, "-c", f"import sys; from {module} import {function}; sys.exit({function}())"])
+    _assert_clean_error(subprocess.run([*command, "evaluate", "one-and-n", "--policy", "fcsf"], capture_output=True,
+                                       text=True, timeout=300), "fcsf")

@@ -26,12 +26,20 @@ def page_files() -> dict[str, str]:
     return files
 
 
+def _left_out(folder: str, names: list[str]) -> list[str]:
+    """What the copy leaves out: bytecode and numba's half-written files. numba's cached kernels (``*.nbi``,
+    ``*.nbc`` in ``__pycache__``) come along, as they stay in a reader's checkout: keyed on file contents, not paths
+    (:mod:`msjgym.core.jit`), the kernels of unchanged files load, and only the page's files compile."""
+    return [n for n in names if n.endswith((".pyc", ".pyo")) or ".tmp." in n]
+
+
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> Path:
-    """A copy of msjgym/ and policies/ with the page's files written into it (and nothing else changed)."""
+    """A copy of msjgym/ and policies/ (with their compiled kernels) with the page's files written into it (and
+    nothing else changed)."""
     root = tmp_path_factory.mktemp("tree")
     for top in ("msjgym", "policies"):
-        shutil.copytree(ROOT / top, root / top, ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
+        shutil.copytree(ROOT / top, root / top, ignore=_left_out)
     for path, code in page_files().items():
         target = root / path
         assert not target.exists(), f"{path}: the page would overwrite a file of the tree"
@@ -40,12 +48,36 @@ def tree(tmp_path_factory) -> Path:
     return root
 
 
-def msjgym(tree: Path, *args: str) -> dict:
+# Several commands in one process of the copy (each process costs ~2 CPU-s of imports): each through the command
+# line's entry point, its stdout and stderr kept apart, as ``msjgym ARGS`` would print them.
+RUNNER = """
+import contextlib, io, json, sys
+from msjgym import cli
+assert cli.__file__.startswith(sys.argv[1]), cli.__file__  # the copy's msjgym, not the checkout's
+runs = []
+for args in json.loads(sys.argv[2]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = cli.main(args)
+    runs.append((status, out.getvalue(), err.getvalue()))
+print(json.dumps(runs))
+"""
+
+
+def msjgym(tree: Path, *commands: list[str]) -> list[str]:
+    """The stdout of ``msjgym COMMAND`` for each command, run in one process of the copy ``tree``; each must exit 0."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(tree)}
-    out = subprocess.run([sys.executable, "-m", "msjgym", *args, "--json", "--no-progress"], cwd=tree, env=env,
+    out = subprocess.run([sys.executable, "-c", RUNNER, str(tree), json.dumps(commands)], cwd=tree, env=env,
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    runs = json.loads(out.stdout)
+    for command, (status, _, err) in zip(commands, runs):
+        assert status == 0, (command, err)
+    return [stdout for _, stdout, _ in runs]
+
+
+def evaluate(*args: str) -> list[str]:
+    return ["evaluate", *args, "--json", "--no-progress"]
 
 
 def test_the_page_adds_one_policy_file_and_one_family_folder():
@@ -60,21 +92,19 @@ def test_the_page_adds_one_policy_file_and_one_family_folder():
 
 def test_the_pages_policy_runs_as_the_built_in_it_rewrites(tree):
     """The page's policy (first fit in arrival order, written again) gives first-fit's numbers bit for bit."""
-    run = ["evaluate", "one-and-n", "--reps", "2", "--jobs", "5000", "--seed", "3"]
-    ours = msjgym(tree, *run, "--policy", "oldest-that-fits")
-    theirs = msjgym(tree, *run, "--policy", "first-fit")
+    run = ["one-and-n", "--reps", "2", "--jobs", "5000", "--seed", "3"]
+    ours, theirs = map(json.loads, msjgym(tree, evaluate(*run, "--policy", "oldest-that-fits"),
+                                          evaluate(*run, "--policy", "first-fit")))
     assert ours["policy"] == "oldest-that-fits"
     assert ours["metrics"] == theirs["metrics"] and ours["events"] == theirs["events"]
 
 
 def test_the_pages_family_is_listed_and_evaluated(tree):
     """The page's family: listed, and its M/M/1 run agrees with 1/(mu - lam) (the reference's verdict)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(tree)}
-    listing = subprocess.run([sys.executable, "-m", "msjgym", "list"], cwd=tree, env=env, capture_output=True,
-                             text=True, timeout=900)
-    assert "single-server" in listing.stdout and "mm1-half" in listing.stdout and "oldest-first" in listing.stdout
-    result = msjgym(tree, "evaluate", "mm1-half", "--policy", "oldest-first", "--reps", "4", "--jobs", "20000",
-                    "--seed", "1")
+    listing, run = msjgym(tree, ["list"], evaluate("mm1-half", "--policy", "oldest-first", "--reps", "4", "--jobs",
+                                                   "20000", "--seed", "1"))
+    assert "single-server" in listing and "mm1-half" in listing and "oldest-first" in listing
+    result = json.loads(run)
     t = result["metrics"]["response_time"]
     assert result["family"] == "single-server" and abs(t["mean"] - 2.0) <= 4 * t["ci95"]
     (reference,) = result["references"]

@@ -2,21 +2,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from cli_run import msjgym
 from msjgym.errors import ScenarioError
 from msjgym.systems.loss import scorecard as loss_scorecard
 from msjgym.api import list_scenarios, load_scenario
 from msjgym.api import family, policy_spec
 from msjgym.policies.loss import POLICIES
 from msjgym.systems.loss.model import make_loss_model
-
-
-def msjgym(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "msjgym", *args], capture_output=True, text=True, timeout=300)
 
 
 BAD = [  # (scenario, overrides, words the one-line message must contain)

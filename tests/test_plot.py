@@ -1,12 +1,11 @@
 """`msjgym plot`: curves with CIs from a results store, unstable points, the theory, and one-line errors."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_run import Run, msjgym
 from msjgym.evaluate.plot import build_curves, plot_summaries
 from msjgym.evaluate.store import PointSummary, ResultStore, TaskRow, summarize
 from msjgym.evaluate.evaluator import evaluate
@@ -53,10 +52,9 @@ def summaries(results) -> list[PointSummary]:
     return out
 
 
-def run_plot(*args: str) -> subprocess.CompletedProcess:
-    code = "import sys; from msjgym.evaluate.plot import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
+def run_plot(*args: object) -> Run:
+    """``msjgym plot ARGS`` in this process (:mod:`cli_run`)."""
+    return msjgym("plot", *args)
 
 
 def test_png_and_svg_with_unstable_point_marked(summaries, tmp_path):
@@ -143,7 +141,7 @@ def test_duplicate_points_keep_the_most_replications():
     assert [s.reps for _, s in curve.points] == [10] and len(notes) == 1
 
 
-def _one_line_error(out: subprocess.CompletedProcess, *fragments: str) -> None:
+def _one_line_error(out: Run, *fragments: str) -> None:
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("msjgym: error: "), out.stderr

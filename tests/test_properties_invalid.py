@@ -16,10 +16,6 @@ from __future__ import annotations
 
 import copy
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,13 +23,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import msjgym
+import cli_run
 from hypothesis_profiles import scaled
 from msjgym.api import load_scenario
 from msjgym.core.overrides import parse_override
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError
 from msjgym.systems.msj.scenarios import model_from_spec
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def one_line(exc: BaseException) -> str:
@@ -304,13 +299,7 @@ def test_invalid_rates_of_a_finite_skip_policy_are_one_policy_error(rates):
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# The command line: exit status 2, one line on stderr, nothing on stdout
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "msjgym", *args], capture_output=True, text=True, timeout=60,
-                          cwd=cwd, env=env)
+# The command line (in this process: tests/cli_run.py): exit status 2, one line on stderr, nothing on stdout
 
 
 @settings(max_examples=scaled(2))
@@ -326,7 +315,7 @@ def test_the_cli_refuses_an_invalid_scenario_file_with_status_2(case, tmp_path_f
     path = folder / "bad.toml"
     path.write_text(text)
     before = sorted(p.name for p in folder.iterdir())
-    out = _cli("evaluate", str(path), "--policy", "fcfs", "--reps", "2", "--jobs", "100", cwd=folder)
+    out = cli_run.msjgym("evaluate", str(path), "--policy", "fcfs", "--reps", "2", "--jobs", "100", cwd=folder)
     assert out.returncode == 2, (text, out.stdout, out.stderr)
     assert out.stdout == "" and out.stderr.count("\n") == 1 and out.stderr.startswith("msjgym: error: "), out.stderr
     assert key in out.stderr
@@ -356,8 +345,8 @@ def _toml(spec: dict) -> str:
 
 @pytest.mark.parametrize("param", ["servers=nan", "p_n=1.5", "nope=1"])
 def test_the_cli_refuses_a_bad_param_with_status_2(param, tmp_path):
-    out = _cli("evaluate", "one-and-n", "--policy", "fcfs", "--param", param, "--reps", "2", "--jobs", "100",
-               cwd=tmp_path)
+    out = cli_run.msjgym("evaluate", "one-and-n", "--policy", "fcfs", "--param", param, "--reps", "2", "--jobs",
+                         "100", cwd=tmp_path)
     assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
     assert out.stderr.startswith("msjgym: error: ") and param.split("=")[0] in out.stderr
     assert not any(tmp_path.iterdir())

@@ -9,6 +9,8 @@ import pytest
 from msjgym import api
 from msjgym.cli import main
 
+from cli_run import msjgym
+
 
 def _strict(text: str) -> dict:
     def refuse(token: str) -> None:
@@ -24,6 +26,14 @@ def test_theory_json_with_an_infinite_load_is_strict(capsys):
     assert main(["theory", "one-and-n", "--param", "arrival_rate=1e308", "--json"]) == 0
     result = _strict(capsys.readouterr().out)
     assert result["load"] is None
+
+
+def test_an_overflowing_load_is_infinite_without_a_warning():
+    """λ = 1e308 makes λ·m·E[S] overflow: the load is infinite (every policy unstable), which is the answer; numpy's
+    "overflow encountered" warning printed two stray lines on stderr."""
+    run = msjgym("theory", "one-and-n", "--param", "arrival_rate=1e308", "--json")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert _strict(run.stdout)["load"] is None
 
 
 @pytest.mark.parametrize("family", [f.name for f in api.families()])

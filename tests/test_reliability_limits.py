@@ -35,11 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """``msjgym ARGV`` in this process: (exit status, stdout, stderr)."""
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:  # argparse's own errors
-        status = exc.code
+    """``msjgym ARGV`` in this process: (exit status, stdout, stderr). argparse's own errors are returned too."""
+    status = main(list(argv))
     out, err = capsys.readouterr()
     return status, out, err
 

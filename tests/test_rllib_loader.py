@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+import cli_run
 from msjgym import load_scenario
 from msjgym.api import is_user_policy
 from msjgym.core.user_policy import load_user_policy
@@ -53,9 +54,8 @@ def test_ray_missing_is_one_clear_error(tmp_path, spec, monkeypatch):
 
 
 def test_the_cli_reports_a_missing_checkpoint_in_one_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "msjgym", "evaluate", "one-and-n", "--policy",
-                          f"rllib:{tmp_path / 'nothing'}", "--window", "2", "--reps", "2", "--jobs", "2000"],
-                         capture_output=True, text=True, timeout=300)
+    out = cli_run.msjgym("evaluate", "one-and-n", "--policy", f"rllib:{tmp_path / 'nothing'}", "--window", "2",
+                         "--reps", "2", "--jobs", "2000")
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1 and "no such directory" in lines[0], out.stderr
 

@@ -3,6 +3,8 @@ and one-line errors for bad input."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import signal
 import sqlite3
@@ -20,9 +22,9 @@ from msjgym.evaluate.sweep import add_arguments, grid_points, main, make_plan, p
 MAIN = "import sys; from msjgym.evaluate.sweep import main; sys.exit(main(sys.argv[1:]))"
 SMALL = ["one-and-n", "--grid", "arrival_rate=1.0,1.5,2.0", "--policy", "fcfs,server-filling", "--reps", "5",
          "--jobs", "2000", "--seed", "11", "--no-progress"]
-# ~0.1 s per task: long enough to interrupt a sweep part-way, short enough to rerun it whole.
+# ~0.07 CPU-s per task (30 tasks: ~2 CPU-s): long enough to interrupt a sweep part-way, short enough to rerun it whole.
 LONG = ["one-and-n", "--grid", "arrival_rate=1.0,1.5,2.0", "--policy", "fcfs,server-filling", "--reps", "5",
-        "--jobs", "600000", "--seed", "5", "--no-progress", "--workers", "2"]
+        "--jobs", "200000", "--seed", "5", "--no-progress", "--workers", "2"]
 TASKS = 30
 
 
@@ -31,7 +33,24 @@ def sweep_command(*args: str) -> list[str]:
 
 
 def sweep(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The sweep in a fresh process: for what only a real process shows (signals, exit status, no traceback)."""
     return subprocess.run(sweep_command(*args), capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def run(capsys: pytest.CaptureFixture | None, *args: str) -> subprocess.CompletedProcess:
+    """The sweep in this process (``main``), its output captured (by ``capsys``, or without it by redirecting the
+    streams): the same command without the ~2 CPU-s of starting Python, numba and the kernels again. A pool
+    (``--workers 2``) forks its workers from the forkserver this process started once, so later pool sweeps in the
+    same test process start at once."""
+    if capsys is None:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(list(args))
+        return subprocess.CompletedProcess(["msjgym sweep", *args], status, out.getvalue(), err.getvalue())
+    capsys.readouterr()
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["msjgym sweep", *args], status, out, err)
 
 
 def stored(out: Path) -> dict[tuple, tuple]:
@@ -126,8 +145,8 @@ def test_task_seed_depends_only_on_the_task():
 # Same numbers on every backend, in any order, and when a grid is extended
 
 
-def test_pool_and_in_process_store_identical_numbers(tmp_path):
-    pool = sweep(*SMALL, "--out", str(tmp_path / "pool"), "--workers", "2")
+def test_pool_and_in_process_store_identical_numbers(tmp_path, capsys):
+    pool = run(capsys, *SMALL, "--out", str(tmp_path / "pool"), "--workers", "2")
     assert pool.returncode == 0, pool.stderr
     assert "0 of 30 tasks already done" in pool.stdout
     rows = table_rows(pool.stdout)
@@ -135,9 +154,9 @@ def test_pool_and_in_process_store_identical_numbers(tmp_path):
     assert str(tmp_path / "pool" / "results.sqlite") in pool.stdout.splitlines()[-1]
 
     # In-process: first part of the grid, then the whole grid in another order, reusing the finished tasks.
-    part = sweep(*SMALL[:2], "arrival_rate=2.0,1.0", *SMALL[3:], "--out", str(tmp_path / "one"), "--workers", "1")
+    part = run(capsys, *SMALL[:2], "arrival_rate=2.0,1.0", *SMALL[3:], "--out", str(tmp_path / "one"), "--workers", "1")
     assert part.returncode == 0, part.stderr
-    whole = sweep(*SMALL[:2], "arrival_rate=2.0,1.5,1.0", SMALL[3], "server-filling,fcfs", *SMALL[5:],
+    whole = run(capsys, *SMALL[:2], "arrival_rate=2.0,1.5,1.0", SMALL[3], "server-filling,fcfs", *SMALL[5:],
                   "--out", str(tmp_path / "one"), "--workers", "1")
     assert whole.returncode == 0, whole.stderr
     assert "20 of 30 tasks already done; running 10" in whole.stdout
@@ -173,12 +192,12 @@ EVERY_FAMILY = {  # a grid of each family's built-ins, and the number of tasks i
 
 
 @pytest.mark.parametrize("family", EVERY_FAMILY)
-def test_every_family_sweeps_with_the_same_numbers_in_a_pool_and_in_process(tmp_path, family):
+def test_every_family_sweeps_with_the_same_numbers_in_a_pool_and_in_process(tmp_path, capsys, family):
     args, tasks = EVERY_FAMILY[family]
     common = [*args, "--reps", "2", "--jobs", "4000", "--seed", "3", "--no-progress"]
-    pool = sweep(*common, "--out", str(tmp_path / "pool"), "--workers", "2")
+    pool = run(capsys, *common, "--out", str(tmp_path / "pool"), "--workers", "2")
     assert pool.returncode == 0, pool.stderr
-    one = sweep(*common, "--out", str(tmp_path / "one"), "--workers", "1")
+    one = run(capsys, *common, "--out", str(tmp_path / "one"), "--workers", "1")
     assert one.returncode == 0, one.stderr
     rows = stored(tmp_path / "pool")
     assert len(rows) == tasks and rows == stored(tmp_path / "one")
@@ -207,10 +226,9 @@ def test_unreachable_ray_address_is_one_line(tmp_path, capsys):
     assert len(err.splitlines()) == 1
 
 
-def test_missing_ray_is_one_line_with_the_install_command(tmp_path):
-    block = "import sys; sys.modules['ray'] = None; " + MAIN
-    out = subprocess.run([sys.executable, "-c", block, *SMALL, "--out", str(tmp_path), "--backend", "ray"],
-                         capture_output=True, text=True, timeout=120)
+def test_missing_ray_is_one_line_with_the_install_command(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets without Ray installed
+    out = run(capsys, *SMALL, "--out", str(tmp_path), "--backend", "ray")
     assert out.returncode == 2 and out.stdout == "" and out.stderr.splitlines() == [
         'msjgym: error: --backend ray: Ray is not installed; install it with: pip install "msjgym[ray]"']
 
@@ -222,8 +240,8 @@ def test_missing_ray_is_one_line_with_the_install_command(tmp_path):
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory) -> dict[tuple, tuple]:
     out = tmp_path_factory.mktemp("reference")
-    run = sweep(*LONG, "--out", str(out))
-    assert run.returncode == 0, run.stderr
+    done = run(None, *LONG, "--out", str(out))
+    assert done.returncode == 0, done.stderr
     return stored(out)
 
 
@@ -250,7 +268,9 @@ def stored_count(path: Path) -> int:
 
 
 def resume_and_check(out: Path, done_before: int, reference: dict[tuple, tuple]) -> None:
-    rerun = sweep(*LONG, "--out", str(out))
+    """Rerun the interrupted sweep (in this process: resuming is the store's and the plan's work, not the process's)
+    and check it ran only what was missing and stored the uninterrupted numbers."""
+    rerun = run(None, *LONG, "--out", str(out))
     assert rerun.returncode == 0, rerun.stderr
     assert f"{done_before} of {TASKS} tasks already done; running {TASKS - done_before}" in rerun.stdout
     rows = table_rows(rerun.stdout)
@@ -360,30 +380,33 @@ def test_bad_input_in_a_subprocess_has_no_traceback(tmp_path):
                           "[1, 10,000,000] (the engine keeps per-server state)\n")
 
 
-def test_inapplicable_policy_is_an_error_unless_skipped(tmp_path):
+def test_inapplicable_policy_is_an_error_unless_skipped(tmp_path, capsys, monkeypatch):
     (tmp_path / "two.toml").write_text(TWO_NEEDS)
+    monkeypatch.chdir(tmp_path)
     args = ["two.toml", "--grid", "servers=8,10", "--policy", "fcfs,server-filling", "--reps", "2", "--jobs", "2000",
             "--workers", "1", "--out", "out", "--no-progress"]
-    refused = sweep(*args, cwd=tmp_path)
+    refused = run(capsys, *args)
     assert refused.returncode == 2 and "servers=10" in refused.stderr and "--skip-invalid" in refused.stderr
-    skipped = sweep(*args, "--skip-invalid", cwd=tmp_path)
+    skipped = run(capsys, *args, "--skip-invalid")
     assert skipped.returncode == 0, skipped.stderr
     assert skipped.stderr.startswith("msjgym: warning: skipping server-filling at grid point servers=10: ")
     assert "grid point servers=10: policy server-filling" in refused.stderr
     assert "= 6 tasks" in skipped.stdout and len(stored(tmp_path / "out")) == 6
 
 
-def test_wired_command_behaves_the_same(tmp_path):
-    """Once the lead wires ``msjgym sweep`` into the CLI, it gives the same output as ``main``."""
-    if subprocess.run([sys.executable, "-m", "msjgym", "sweep", "--help"], capture_output=True).returncode != 0:
-        pytest.skip("msjgym sweep is not wired into msjgym.cli yet")
+def test_the_cli_command_is_the_sweep(tmp_path, capsys):
+    """``msjgym sweep`` (the CLI's subcommand) gives the same output, numbers and errors as the sweep's ``main``."""
+    from msjgym import cli
+
     args = ["one-and-n", "--grid", "arrival_rate=1.0,2.0", "--policy", "fcfs", "--reps", "2", "--jobs", "2000",
             "--workers", "1", "--no-progress"]
-    cli = subprocess.run([sys.executable, "-m", "msjgym", "sweep", *args, "--out", str(tmp_path / "a")],
-                         capture_output=True, text=True, timeout=120)
-    direct = sweep(*args, "--out", str(tmp_path / "b"))
-    assert cli.returncode == direct.returncode == 0, cli.stderr
-    assert table_rows(cli.stdout) == table_rows(direct.stdout)
-    bad = subprocess.run([sys.executable, "-m", "msjgym", "sweep", "one-and-n", "--grid", "servers=8:16",
-                          "--policy", "fcfs", "--out", str(tmp_path / "c")], capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.startswith("msjgym: error: --grid")
+    capsys.readouterr()
+    status = cli.main(["sweep", *args, "--out", str(tmp_path / "a")])
+    via_cli = capsys.readouterr()
+    direct = run(capsys, *args, "--out", str(tmp_path / "b"))
+    assert status == direct.returncode == 0, via_cli.err
+    assert table_rows(via_cli.out) == table_rows(direct.stdout)
+    assert stored(tmp_path / "a") == stored(tmp_path / "b")
+    status = cli.main(["sweep", "one-and-n", "--grid", "servers=8:16", "--policy", "fcfs", "--out",
+                       str(tmp_path / "c")])
+    assert status == 2 and capsys.readouterr().err.startswith("msjgym: error: --grid")

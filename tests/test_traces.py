@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import heapq
-import subprocess
-import sys
 from collections import deque
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cli_run import msjgym
 from msjgym.systems.msj.traces import TraceError, read_trace
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
@@ -123,21 +122,16 @@ def test_trace_refuses_replications():
         evaluate(load_scenario(str(SCENARIO)), "fcfs", reps=3)
 
 
-def _msjgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "msjgym", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
-
-
 def test_cli_trace_replay_writes_per_job_and_handles_bad_lines(tmp_path):
-    out = _msjgym("evaluate", str(SCENARIO), "--policy", "server-filling", "--per-job", str(tmp_path / "jobs.csv"))
+    out = msjgym("evaluate", str(SCENARIO), "--policy", "server-filling", "--per-job", str(tmp_path / "jobs.csv"))
     assert out.returncode == 0, out.stderr
     rows = (tmp_path / "jobs.csv").read_text().splitlines()
     assert rows[0] == "job,arrival_time,need,duration,completion_time,response_time,waiting_time,bounded_slowdown"
     assert len(rows) == 1 + len(read_trace(SAMPLE))
     bad = _swf_with(tmp_path, "1 2 3")
     (tmp_path / "bad.toml").write_text('arrivals = { trace = "bad.swf", scale_servers = 64 }\n')
-    out = _msjgym("evaluate", "bad.toml", "--policy", "fcfs", cwd=tmp_path)
+    out = msjgym("evaluate", "bad.toml", "--policy", "fcfs", cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "bad.swf line 13" in out.stderr
-    out = _msjgym("evaluate", "bad.toml", "--policy", "fcfs", "--skip-bad-lines", cwd=tmp_path)
+    out = msjgym("evaluate", "bad.toml", "--policy", "fcfs", "--skip-bad-lines", cwd=tmp_path)
     assert out.returncode == 0 and "1 malformed lines" in out.stdout, out.stderr
     assert bad.exists()

@@ -1,13 +1,12 @@
 """Any policy — a file, a callable, a saved model — is evaluated like a built-in one, by ``msjgym.evaluate``."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import msjgym
+import cli_run
 from msjgym.api import load_scenario
 from msjgym.core.user_policy import load_user_policy
 from msjgym.errors import PolicyError
@@ -20,23 +19,23 @@ def test_an_fcfs_callable_reproduces_the_builtin_fcfs_exactly():
     """Through ``msjgym.evaluate``, the function 'start the oldest waiting job if it fits, else wait' is FCFS: same
     seeds, same numbers bit for bit as the compiled FCFS (the same replications, warm-up and batches)."""
     scenario = load_scenario("one-and-n")
-    spec = EnvSpec.make(scenario, "start", 8, None, None, 20_000, 2_000)
+    spec = EnvSpec.make(scenario, "start", 8, None, None, 5_000, 500)
     wait = spec.action_count - 1
 
     def oldest_if_it_fits(observation, mask):
         return 0 if mask[0] else wait
 
-    agent = msjgym.evaluate(scenario, oldest_if_it_fits, mode="start", window=8, reps=3, jobs=20_000, warmup=2_000,
+    agent = msjgym.evaluate(scenario, oldest_if_it_fits, mode="start", window=8, reps=3, jobs=5_000, warmup=500,
                             seed=3)
-    builtin = msjgym.evaluate(scenario, "fcfs", reps=3, jobs=20_000, warmup=2_000, seed=3)
+    builtin = msjgym.evaluate(scenario, "fcfs", reps=3, jobs=5_000, warmup=500, seed=3)
     assert agent.policy == "oldest_if_it_fits"
     assert agent.replications == builtin.replications and agent.events == builtin.events
 
 
 def test_example_policy_file_runs_through_the_cli():
-    out = subprocess.run([sys.executable, "-m", "msjgym", "evaluate", "one-and-n", "--policy",
-                          str(ROOT / "examples" / "my_policy.py") + ":PatientFirstFit", "--reps", "2", "--jobs", "5000",
-                          "--seed", "1", "--json"], capture_output=True, text=True, timeout=300)
+    out = cli_run.msjgym("evaluate", "one-and-n", "--policy",
+                         str(ROOT / "examples" / "my_policy.py") + ":PatientFirstFit", "--reps", "2", "--jobs", "5000",
+                         "--seed", "1", "--json")
     assert out.returncode == 0, out.stderr
     assert '"policy":' in out.stdout and "PatientFirstFit" in out.stdout
 
@@ -54,9 +53,8 @@ BAD = {
 def test_a_faulty_policy_gets_one_clear_error(tmp_path, case):
     code, message = BAD[case]
     (tmp_path / "p.py").write_text(code)
-    out = subprocess.run([sys.executable, "-m", "msjgym", "evaluate", "finite-skip-fig6", "--policy",
-                          f"{tmp_path / 'p.py'}:act", "--reps", "1", "--jobs", "2000", "--seed", "1"],
-                         capture_output=True, text=True, timeout=300)
+    out = cli_run.msjgym("evaluate", "finite-skip-fig6", "--policy", f"{tmp_path / 'p.py'}:act", "--reps", "1",
+                         "--jobs", "2000", "--seed", "1")
     assert out.returncode == 2 and out.stdout == "", out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("msjgym: error: policy ") and message in lines[0], lines

@@ -208,6 +208,29 @@ def _exited(exc: SystemExit) -> str:
 
 
 # ---------------------------------------------------------------- saved Stable-Baselines3 models
+SAVED_ENV_KEY = "msjgym_env"
+"""The attribute of an SB3 model (saved in its zip's ``data`` JSON) holding the environment arguments that fix its
+observation and actions (``{"id": "msjgym/MSJ-v0", "mode": ..., "window": ..., "estimates": ...}``), written by
+:func:`msjgym.envs.sb3.record_env` before ``model.save``."""
+
+
+def saved_env_settings(policy: Any) -> dict[str, Any]:
+    """The environment arguments saved with ``sb3:MODEL.zip`` (:data:`SAVED_ENV_KEY`; read from the zip's JSON,
+    without unpickling anything or importing torch), or ``{}`` for any other policy, a model saved without them, or
+    a file that is not a readable model (loading it later says why)."""
+    if not isinstance(policy, str) or not policy.startswith("sb3:"):
+        return {}
+    import json
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(policy[4:]) as archive:
+            saved = json.loads(archive.read("data")).get(SAVED_ENV_KEY)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return {}
+    return dict(saved) if isinstance(saved, dict) else {}
+
+
 Scores = Callable[[np.ndarray], np.ndarray]
 """``scores(x)``: a model's action preferences (logits or Q-values, float64[A]) for the float32 observation ``x`` it
 sees (after any observation normalization)."""
@@ -237,10 +260,12 @@ def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
             continue
         shape, actions = model.observation_space.shape, getattr(model.action_space, "n", None)
         if shape != (spec.observation_size,) or actions != spec.action_count:
+            saved = saved_env_settings(f"sb3:{path}")
+            hint = (f"it was saved with {', '.join(f'{k}={v!r}' for k, v in saved.items())}" if saved else
+                    "pass the options it was trained with (--mode, --window, --estimates)")
             raise PolicyError(f"--policy sb3:{path}: the model was trained on observations of shape {shape} and "
                               f"{actions} actions; this environment ({spec.describe()}) has "
-                              f"({spec.observation_size},) and {spec.action_count}: pass the options it was trained "
-                              "with")
+                              f"({spec.observation_size},) and {spec.action_count}: {hint}")
         run = read_run(path, spec.observation_size)
         try:
             scores = actor_scores(model)  # numpy copy of the network: the same greedy actions, ~30x faster

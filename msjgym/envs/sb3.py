@@ -27,7 +27,24 @@ from msjgym.core.user_policy import greedy_actor
 from msjgym.envs.base import BatchedVectorEnv
 from msjgym.envs.wrappers import RunningAverageCost
 
-__all__ = ["to_sb3", "greedy_actor", "SB3VecEnv", "Log1pExtractor", "Log1pMlpPolicy", "AverageCostReward"]
+__all__ = ["to_sb3", "greedy_actor", "record_env", "SB3VecEnv", "Log1pExtractor", "Log1pMlpPolicy",
+           "AverageCostReward"]
+
+
+def record_env(model: Any, venv: BatchedVectorEnv) -> dict[str, Any]:
+    """Keep with ``model`` (saved by ``model.save`` in its zip) the arguments of ``venv`` that fix the observation and
+    the actions (``venv.spec_.settings()``, e.g. ``mode``, ``window``, ``estimates`` of ``msjgym/MSJ-v0``), so that
+    ``msjgym evaluate --policy sb3:MODEL.zip`` builds the same observation without being told
+    (:func:`msjgym.core.user_policy.saved_env_settings`); the reward and the episodes are training's, not saved.
+    Call it before ``model.save``; returns what it recorded."""
+    from msjgym.core.user_policy import SAVED_ENV_KEY
+
+    settings = getattr(venv.spec_, "settings", None)
+    if settings is None:
+        raise TypeError(f"record_env: {type(venv).__name__} has no settings to record")
+    recorded = {"id": getattr(type(venv), "doc").id, **settings()}
+    setattr(model, SAVED_ENV_KEY, recorded)
+    return recorded
 
 
 def to_sb3(venv: BatchedVectorEnv) -> Any:

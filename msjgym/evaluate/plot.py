@@ -558,21 +558,3 @@ def command(args: argparse.Namespace) -> int:
         print(f"msjgym: note: {note}", file=sys.stderr)
     print(record.path)
     return 0
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with msjgym's one-line error format."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"msjgym: error: {message}\n")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``msjgym plot`` on its own (for tests: ``python -c 'from msjgym.evaluate.plot import main; ...'``)."""
-    parser = _Parser(prog="msjgym plot", description="Plot a metric of a sweep's results against a parameter.")
-    add_arguments(parser)
-    return command(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -68,6 +68,9 @@ def plan(families: list[str] | None = None) -> tuple[list[Task], list[Task]]:
             else:
                 rest.append(task)
         rest += [Task(family.name, env_id=env_id) for env_id in family.env_ids]
+    # environments first: their decision paths are the largest tasks (MSJ-v0's about as long as a family's loop),
+    # and a pool that starts its longest tasks first does not end waiting on one of them
+    rest.sort(key=lambda task: not task.env_id)
     return loops, rest
 
 

@@ -13,19 +13,23 @@ import numpy as np
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import rng
 from msjgym.core.jit import njit
-from msjgym.core.limits import MAX_WINDOW
+from msjgym.core.limits import MAX_WINDOW, TIME_RANGE
+from msjgym.core.validation import check_number
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.errors import MsjgymError
 from msjgym.policies.msj import Policy
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import state as msj
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
 from msjgym.systems.msj.observation import MSJLayout, PreemptiveView, StartView
 
 AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym.envs", preemptive=False,
                source="")  # no kernel: the compiled scheduler leaves every decision to the agent
 MODES = {"start": msj_control.MODE_START, "preemptive": msj_control.MODE_SET}
+REWARDS = {"holding": msj_control.REWARD_JOBS, "bounded-slowdown": msj_control.REWARD_BSLD}
+"""``reward``: ``"holding"`` (−∫ jobs in system dt, the default) or ``"bounded-slowdown"`` (−bounded slowdown of each
+job at its completion)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,12 @@ class EnvSpec:
             when its number of jobs keeps growing (the instability detector, as in ``evaluate``).
         estimates: the observation ends with the requested run time (runtime estimate, time units) of each window
             (sequence) slot's job; off by default, so observations keep their size.
+        reward: ``"holding"`` (each step: −∫ jobs in system dt over it) or ``"bounded-slowdown"`` (each step: −Σ
+            max(1, response / max(run time, τ)) over the jobs that completed during it, τ = ``config.bsld_threshold``
+            time units). Either does not change the observation or the actions.
+        trace_windows: a replayed trace's episodes are windows of ``horizon_jobs`` consecutive jobs, each from a
+            start drawn uniformly at reset, run until every job of the window completed (False: every episode
+            replays the trace from its first job).
     """
 
     scenario: Scenario
@@ -52,11 +62,15 @@ class EnvSpec:
     horizon_time: float
     config: RunConfig
     estimates: bool = False
+    reward: str = "holding"
+    trace_windows: bool = False
 
     @classmethod
     def make(cls, scenario: str | Scenario = "one-and-n", mode: str = "start", window: int = 8,
              horizon_jobs: int | None = 1000, horizon_time: float | None = None, jobs: int | None = None,
-             warmup: int = 0, batches: int = 20, estimates: bool = False, **params: object) -> EnvSpec:
+             warmup: int = 0, batches: int = 20, estimates: bool = False, reward: str = "holding",
+             bsld_threshold: float = DEFAULT_BSLD_THRESHOLD, trace_windows: bool = False,
+             **params: object) -> EnvSpec:
         if isinstance(scenario, str):
             scenario = load_scenario(scenario, params)
         elif params:
@@ -69,9 +83,21 @@ class EnvSpec:
         if not isinstance(estimates, (bool, np.bool_)):
             raise MsjgymError(f"estimates = {estimates!r}: must be True or False (whether the observation shows the "
                               "window's requested run times)")
+        if reward not in REWARDS:
+            raise MsjgymError(f"reward = {reward!r}: must be one of {', '.join(map(repr, REWARDS))}")
+        tau = check_number("bsld_threshold", bsld_threshold, 0.0, TIME_RANGE[1], error=MsjgymError,
+                           why="the bounded slowdown's threshold τ, in the scenario's time unit")
         horizon_jobs = 0 if horizon_jobs is None else horizon_jobs
         if not isinstance(horizon_jobs, int) or horizon_jobs < 0:
             raise MsjgymError(f"horizon_jobs = {horizon_jobs!r}: must be an integer >= 0 (0 or None: no job horizon)")
+        if not isinstance(trace_windows, (bool, np.bool_)):
+            raise MsjgymError(f"trace_windows = {trace_windows!r}: must be True or False")
+        trace = scenario.model.trace
+        if trace_windows and (trace is None or not 1 <= horizon_jobs <= len(trace)):
+            raise MsjgymError(f"trace_windows = True: episodes are windows of horizon_jobs consecutive jobs of a "
+                              "replayed trace; needs a trace scenario and horizon_jobs in [1, "
+                              f"{'the trace length' if trace is None else f'{len(trace):,}'}] (got "
+                              f"{'no trace' if trace is None else f'horizon_jobs = {horizon_jobs!r}'})")
         horizon_time = math.inf if horizon_time is None else float(horizon_time)
         if not horizon_time > 0:
             raise MsjgymError(f"horizon_time = {horizon_time!r}: must be > 0")
@@ -79,8 +105,12 @@ class EnvSpec:
             raise MsjgymError("give a horizon (horizon_jobs or horizon_time) or a measurement (jobs): episodes "
                               "would never end")
         measured = jobs if jobs is not None else max(horizon_jobs, 1) if horizon_jobs else 10**15
-        config = RunConfig(jobs=measured, warmup=warmup, batches=min(batches, measured), detect_instability=jobs is not None)
-        return cls(scenario, MODES[mode], window, horizon_jobs, horizon_time, config, bool(estimates))
+        if jobs is None and trace is not None:  # an episode of a replayed trace measures at most the trace's jobs
+            measured = max(min(measured, len(trace) - warmup), 1)
+        config = RunConfig(jobs=measured, warmup=warmup, batches=min(batches, measured),
+                           detect_instability=jobs is not None, bsld_threshold=float(tau))
+        return cls(scenario, MODES[mode], window, horizon_jobs, horizon_time, config, bool(estimates), reward,
+                   bool(trace_windows))
 
     @property
     def model(self):
@@ -95,6 +125,11 @@ class EnvSpec:
     def describe(self) -> str:
         """The options that fix the observation and the actions (for messages)."""
         return f"mode={self.mode_name!r}, window={self.window}" + (", estimates=True" if self.estimates else "")
+
+    def settings(self) -> dict[str, Any]:
+        """The arguments that fix the observation and the actions, as keywords of ``msjgym/MSJ-v0`` (saved with a
+        trained model: ``msjgym.envs.sb3.record_env``, read back by ``--policy sb3:MODEL.zip``)."""
+        return {"mode": self.mode_name, "window": self.window, "estimates": self.estimates}
 
     @property
     def observation_size(self) -> int:
@@ -124,7 +159,8 @@ class MSJBatch(EnvBatch):
         self.spec = spec
         self.sim = MSJSimulation(spec.scenario.model, AGENT, spec.config, rng.spawn_states(0, batch)[0])
         self.ctl = msj_control.new_control(batch, spec.mode, spec.window, spec.horizon_time, spec.horizon_jobs,
-                                           spec.estimates)
+                                           spec.estimates, REWARDS[spec.reward],
+                                           spec.horizon_jobs if spec.trace_windows else 0)
         self._buffers(batch, spec.observation_size, spec.action_count)
 
     @property
@@ -177,8 +213,9 @@ class AgentReplications:
     :func:`msjgym.evaluate.evaluate`."""
 
     def __init__(self, scenario: Scenario, policy: Any, *, mode: str = "start", window: int = 8, reps: int = 10,
-                 jobs: int = 100_000, warmup: int = 0, batches: int = 20, seed: int = 0) -> None:
-        spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches)
+                 jobs: int = 100_000, warmup: int = 0, batches: int = 20, seed: int = 0,
+                 estimates: bool = False) -> None:
+        spec = EnvSpec.make(scenario, mode, window, None, None, jobs, warmup, batches, estimates)
         self.name, self.decide = load_user_policy(policy, spec)
         self.batch = batch = MSJBatch(spec, reps)
         batch.seed(np.random.SeedSequence(seed).spawn(reps))

@@ -12,7 +12,16 @@ trajectory, statistics included (the twin test). Two modes:
   (preempt-resume).
 
 Control state, per system (``ControlState``): ``ints[b, X_*]``, ``floats[b, F_*]``, and the window's job slots.
-Rewards: −∫ (jobs in system) dt over the time a step advanced.
+Rewards (``X_REWARD``): ``REWARD_JOBS`` (the default), −∫ (jobs in system) dt over the time a step advanced; or
+``REWARD_BSLD``, −max(1, response / max(run time, τ)) for each job that completed during the step (its bounded
+slowdown, τ the threshold ``params.floats[P_TAU]``; Feitelson, Rudolph, Schwiegelshohn, Sevcik & Wong, "Theory and
+practice in parallel job scheduling", JSSPP 1997), so an episode's return is −Σ bounded slowdowns of the jobs it
+completed: the objective of RLScheduler (Zhang, Dai, Bao, Xie & Lu, "RLScheduler: an automated HPC batch job
+scheduler using reinforcement learning", SC'20, §3).
+
+Trace windows (``X_TRACE_JOBS`` = M > 0, a replayed trace only): each episode replays M consecutive jobs of the
+trace from a start drawn uniformly from the system's stream at reset (``S_TRACE0``), and runs until they all
+completed (no later job arrives).
 
 An episode starts in an initial state: time 0, no job, every action allowed and all of them equivalent (the first
 step runs the system to its first decision epoch). Generic tools that take a random action right after a reset (the
@@ -27,13 +36,14 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ,
-    NEED_CAPACITY, P_K, P_LAMBDA, P_NBATCH, P_SERVERS, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS, S_NARR,
-    S_NEXT_CHK, S_NFREE, S_NJOBS, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time, start_next, unlink)
+    C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ, J_SIZE,
+    NEED_CAPACITY, P_K, P_LAMBDA, P_NBATCH, P_SERVERS, P_TAU, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS,
+    S_NARR, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, S_TRACE0, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time,
+    start_next, unlink)
 from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.transitions import _checkpoint, _flush, _record_admission
 from msjgym.core.plug import ref
-from msjgym.systems.msj.loop import NO_HOOKS, _arrival, _completions
+from msjgym.systems.msj.loop import NO_HOOKS, _arrival, _completions, finish_job
 from msjgym.systems.msj.state import MODE_SET, MODE_START  # noqa: F401  (defined with the state layout)
 
 # ctl.ints[b, :]
@@ -47,7 +57,12 @@ X_CHOSEN = 6  # MODE_SET: servers chosen so far
 X_INITIAL = 7  # the episode's initial state (time 0, empty): every action is allowed and starts the clock
 X_POST = 8  # an event was processed; its admission record, count, checkpoint and end check wait for the decisions
 X_ESTIMATES = 9  # 1: the observation ends with the window's requested run times
-NX = 10
+X_REWARD = 10  # REWARD_JOBS or REWARD_BSLD
+X_TRACE_JOBS = 11  # > 0: a trace's episodes are windows of this many consecutive jobs from a random start
+NX = 12
+
+REWARD_JOBS = 0  # −∫ (jobs in system) dt
+REWARD_BSLD = 1  # −(bounded slowdown) of each job at its completion
 
 # ctl.floats[b, :]
 F_MAX_TIME = 0  # horizon in time (inf: none)
@@ -60,9 +75,11 @@ ControlState.__doc__ = "Per-system control state: ints[B, NX], floats[B, NF], sl
 
 
 def new_control(batch: int, mode: int, window: int, max_time: float, max_arrivals: int,
-                estimates: bool = False) -> ControlState:
+                estimates: bool = False, reward: int = REWARD_JOBS, trace_jobs: int = 0) -> ControlState:
     ints = np.zeros((batch, NX), dtype=np.int64)
     ints[:, X_ESTIMATES] = int(estimates)
+    ints[:, X_REWARD] = reward
+    ints[:, X_TRACE_JOBS] = trace_jobs
     ints[:, X_MODE] = mode
     ints[:, X_PENDING] = -1
     ints[:, X_MAX_ARRIVALS] = max_arrivals
@@ -100,9 +117,10 @@ def advance(st, pr, ctl, b):
     """Process events until the agent must decide, the run is over, or the horizon is reached.
 
     Returns the system's status (RUNNING, DONE, NEED_CAPACITY); ``ctl.ints[b, X_TRUNCATED]`` is set at the horizon.
-    Accumulates the step's reward (−∫ N dt) and elapsed time in ``ctl.floats``.
+    Accumulates the step's reward (−∫ N dt, or −bounded slowdown per completion) and elapsed time in ``ctl.floats``.
     """
     mode = ctl.ints[b, X_MODE]
+    per_job = ctl.ints[b, X_REWARD] == REWARD_BSLD
     nbatch = pr.ints[P_NBATCH]
     while True:
         if st.sys_i[b, S_STATUS] != RUNNING:
@@ -135,21 +153,40 @@ def advance(st, pr, ctl, b):
             _record_pending(st, ctl, b)
             if t_event >= max_time:  # count the reward up to the horizon
                 dt = max_time - st.sys_f[b, T_NOW]
-                ctl.floats[b, F_REWARD] -= st.sys_i[b, S_NJOBS] * dt
+                if not per_job:
+                    ctl.floats[b, F_REWARD] -= st.sys_i[b, S_NJOBS] * dt
                 ctl.floats[b, F_DT] += dt
             ctl.ints[b, X_TRUNCATED] = 1
             return RUNNING
         if arrival and st.sys_i[b, S_NFREE] == 0:
             return NEED_CAPACITY
         dt = t_event - st.sys_f[b, T_NOW]
-        ctl.floats[b, F_REWARD] -= st.sys_i[b, S_NJOBS] * dt
+        if not per_job:
+            ctl.floats[b, F_REWARD] -= st.sys_i[b, S_NJOBS] * dt
         ctl.floats[b, F_DT] += dt
         if arrival:
             ctl.ints[b, X_PENDING] = _arrival(st, pr, b, NO_HOOKS, (ref(st), ref(pr), False))
+            if 0 < ctl.ints[b, X_TRACE_JOBS] <= st.sys_i[b, S_NARR]:  # the window's last job: no other arrives
+                st.sys_f[b, T_NEXT_ARR] = np.inf
+        elif per_job:
+            _bsld_completions(st, pr, ctl, b, t_completion)
         else:
             _completions(st, pr, b, t_completion, NO_HOOKS, (ref(st), ref(pr), False))
         ctl.ints[b, X_NEED_EVENT] = 0
         ctl.ints[b, X_POST] = 1
+
+
+@njit
+def _bsld_completions(st, pr, ctl, b, now):
+    """``_completions`` (the same transitions, in the same order), crediting each completing job's bounded slowdown
+    max(1, response / max(run time, τ)) to the step's reward with a minus sign (the formula of the per-job
+    statistics, ``loop.finish_job``)."""
+    st.sys_f[b, T_NOW] = now
+    tau = pr.floats[P_TAU]
+    while next_completion_time(st, b) == now:
+        j = st.heap[b, 0]
+        ctl.floats[b, F_REWARD] -= max(1.0, (now - st.job_f[b, j, J_ARR]) / max(st.job_f[b, j, J_SIZE], tau))
+        finish_job(st, pr, b, j, NO_HOOKS, (ref(st), ref(pr), False))
 
 
 @njit
@@ -198,7 +235,10 @@ def commit(st, pr, ctl, b):
 # ---------------------------------------------------------------- observations and masks
 @njit
 def observe(st, pr, ctl, b, obs, mask):
-    """Write system b's observation into ``obs`` (float32[D]) and its valid actions into ``mask`` (bool[A])."""
+    """Write system b's observation into ``obs`` (float32[D]) and its valid actions into ``mask`` (bool[A]).
+
+    Wait (commit) is always allowed but when no event can come any more (a replayed trace has ended, nothing would
+    run) and a job could start: it would strand the waiting jobs, and end the episode with jobs never completed."""
     if ctl.ints[b, X_MODE] == MODE_START:
         _observe_start(st, pr, ctl, b, obs, mask)
     else:
@@ -257,7 +297,10 @@ def _observe_start(st, pr, ctl, b, obs, mask):
         if ctl.ints[b, X_ESTIMATES]:
             obs[ob.estimates_at(MODE_START, K, W) + i] = st.job_f[b, j, J_EST]
         mask[i] = pr.need[c] <= free
-    mask[ob.wait_action(MODE_START, K, W)] = True
+    wait_at = ob.wait_action(MODE_START, K, W)
+    mask[wait_at] = True
+    if st.sys_i[b, S_NSERV] == 0 and st.sys_f[b, T_NEXT_ARR] == np.inf and mask[:wait_at].any():
+        mask[wait_at] = False  # a replayed trace has ended and nothing runs: waiting would strand the waiting jobs
 
 
 @njit
@@ -294,7 +337,10 @@ def _observe_set(st, pr, ctl, b, obs, mask):
         obs[row + ob.SEQ_CLASS + c] = 1.0
         if ctl.ints[b, X_ESTIMATES]:
             obs[ob.estimates_at(MODE_SET, K, L) + i] = st.job_f[b, j, J_EST]
-    mask[ob.wait_action(MODE_SET, K, L)] = True
+    commit_at = ob.wait_action(MODE_SET, K, L)
+    mask[commit_at] = True
+    if ctl.ints[b, X_CHOSEN] == 0 and st.sys_f[b, T_NEXT_ARR] == np.inf and mask[:commit_at].any():
+        mask[commit_at] = False  # a replayed trace has ended: serving nothing would strand the jobs present
 
 
 # ---------------------------------------------------------------- steps of a batch
@@ -361,7 +407,10 @@ def reset_system(st, pr, ctl, b):
     st.hist[b, :, :, :] = 0
     st.chk[b, :, :] = 0.0
     if pr.ints[P_TRACE]:
-        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[0]
+        window = ctl.ints[b, X_TRACE_JOBS]
+        first = rng.below(st.rng, b, pr.trace_t.size - window + 1) if window > 0 else 0
+        st.sys_i[b, S_TRACE0] = first
+        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[first]
     else:
         st.sys_f[b, T_NEXT_ARR] = rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
     ctl.ints[b, X_PENDING] = -1

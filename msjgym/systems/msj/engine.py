@@ -34,6 +34,12 @@ from msjgym.systems.msj import loop as _loop
 from msjgym.systems.msj.transitions import FIRST_CHECKPOINT
 
 # ---------------------------------------------------------------- Python handle
+DEFAULT_BSLD_THRESHOLD = 10.0
+"""τ of the bounded slowdown, in the scenario's time unit: the literature's 10 s (Feitelson, Rudolph, Schwiegelshohn,
+Sevcik & Wong 1997); the default of ``msjgym evaluate --bsld-threshold`` and of ``msjgym/MSJ-v0``'s
+``bsld_threshold``."""
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """How long to run and how to measure.
@@ -57,7 +63,7 @@ class RunConfig:
     backlog: int = 1
     detect_instability: bool = True
     debug: bool = False
-    bsld_threshold: float = 10.0
+    bsld_threshold: float = DEFAULT_BSLD_THRESHOLD
 
     def __post_init__(self) -> None:
         for key, low in (("jobs", 1), ("warmup", 0), ("batches", 1), ("backlog", 1)):

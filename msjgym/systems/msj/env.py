@@ -51,15 +51,25 @@ DOC = EnvDoc(
                  "``estimates=True``, then each sequence slot's requested run time]. Layout: "
                  "``msjgym.systems.msj.observation``; named views ``StartView`` / ``PreemptiveView``."),
     ),
-    reward="""−∫ (jobs in system) dt over the step: by Little's law, maximising the return minimises the mean
-    response time.""",
+    reward="""``reward="holding"`` (the default): −∫ (jobs in system) dt over the step: by Little's law, maximising the
+    return minimises the mean response time. ``reward="bounded-slowdown"``: −max(1, (wait + run time) / max(run
+    time, τ)) for each job that completed during the step (its bounded slowdown, τ = ``bsld_threshold``; Feitelson,
+    Rudolph, Schwiegelshohn, Sevcik & Wong, "Theory and practice in parallel job scheduling", JSSPP 1997), so an
+    episode's return is −Σ bounded slowdowns of the jobs it completed: the objective of RLScheduler (Zhang, Dai, Bao,
+    Xie & Lu, "RLScheduler: an automated HPC batch job scheduler using reinforcement learning", SC'20, §3), the HPC
+    literature's measure for traces (``msjgym evaluate`` reports its mean as ``bounded_slowdown``). Jobs still in the
+    system when an episode is truncated are not credited: on a trace, let episodes run to completion (the whole
+    trace, or ``trace_windows=True``).""",
     starting_state="""An empty system at time 0 (every action allowed at the first step, which starts the clock);
     with a trace, the trace's first arrival.""",
     episode_end="""Truncated at ``horizon_jobs`` arrivals (default 1000) or at ``horizon_time``, or, with ``jobs``,
-    once that many measured jobs have completed (``MSJEnv.episode_result()`` then reports the episode's statistics
+    once that many measured jobs have completed; a replayed trace's episode ends when its last job completed, and
+    with ``trace_windows=True`` each episode is a window of ``horizon_jobs`` consecutive trace jobs from a start drawn
+    uniformly at reset, run until all of them completed (``MSJEnv.episode_result()`` then reports the episode's statistics
     exactly as ``msjgym evaluate``). Never terminated.""",
     masks="""``action_masks()`` (sb3-contrib's convention): the window slots and classes whose job fits in the free
-    servers (start), the classes with a job not yet chosen that fits (preemptive); wait / commit always.
+    servers (start), the classes with a job not yet chosen that fits (preemptive); wait / commit always, but once a
+    replayed trace has no arrival left and nothing would run (waiting would strand the jobs).
     ``action_space.sample()`` draws among the allowed actions.""",
     info="""``time``, ``events`` (cumulative).""",
     arguments={
@@ -75,10 +85,19 @@ DOC = EnvDoc(
         "estimates": "``True``: the observation ends with the W (L) window (sequence) jobs' requested run times (SWF "
                      "field 9 or CSV ``requested`` on a trace; else the scenario's ``estimate`` law, exact by "
                      "default: the durations themselves). Default ``False`` (observations keep their size)",
+        "reward": "``\"holding\"`` (default: −∫ jobs in system dt) or ``\"bounded-slowdown\"`` (−bounded slowdown of each "
+                  "job at its completion); see Reward",
+        "bsld_threshold": "τ of the bounded slowdown, in the scenario's time unit (default 10, the literature's 10 s, "
+                          "as ``msjgym evaluate --bsld-threshold``)",
+        "trace_windows": "``True`` (a replayed trace): each episode replays ``horizon_jobs`` consecutive jobs from a "
+                         "random start, to completion (training on a trace's many windows, as RLScheduler does); "
+                         "default ``False``: every episode replays the trace from its first job",
         "**params": "the scenario's parameters as keywords (e.g. ``servers=16``, ``arrival_rate=...``)",
     },
     version_history=("v0: initial version; later added ``invalid_action`` (a masked action falls back by default "
-                     "instead of raising), ``render_mode=\"ansi\"`` and ``estimates`` (off by default).",),
+                     "instead of raising), ``render_mode=\"ansi\"`` and ``estimates`` (off by default).",
+                     "v0: added ``reward=\"bounded-slowdown\"`` with ``bsld_threshold``, and ``trace_windows`` (the "
+                     "default reward and episodes unchanged).",),
 )
 
 

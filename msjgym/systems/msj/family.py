@@ -26,7 +26,7 @@ from msjgym.errors import MsjgymError
 from msjgym.policies.msj import POLICIES, Policy
 from msjgym.systems.msj import scorecard
 from msjgym.systems.msj.compiled import resolve as resolve_compiled
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
 from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.replay import (
@@ -104,12 +104,10 @@ MIN_WINDOWS = 2
 MIN_WINDOW_JOBS = 10
 """Measured jobs per window: each window starts from an empty machine, and a window of a few jobs measures little
 but that start."""
-DEFAULT_BSLD_THRESHOLD = 10.0
-"""τ of the bounded slowdown, in the scenario's time unit: the literature's 10 s (Feitelson et al. 1997)."""
 
 
 _OPTIONS = {"saturated": "builtin", "backlog": "builtin", "no_instability_check": "any", "debug": "builtin",
-            "mode": "user", "window": "user", "per_job": "any", "windows": "any", "window_jobs": "any",
+            "mode": "user", "window": "user", "estimates": "user", "per_job": "any", "windows": "any", "window_jobs": "any",
             "bsld_threshold": "any"}
 """The options of ``msjgym evaluate`` this family takes, and for which policies."""
 
@@ -387,6 +385,20 @@ class BuiltinRuns(_MSJRuns):
         return sim.advance(b, max_events)
 
 
+def observation_options(policy: Any, run: api.RunSettings) -> tuple[str, int, bool]:
+    """(mode, window, estimates) of the observation a policy of the user's decides on: the command's ``--mode``,
+    ``--window`` and ``--estimates``; where one is not given, what ``sb3:MODEL.zip`` was saved with
+    (:func:`msjgym.envs.sb3.record_env`), else the environment's default (start, 8, no estimates)."""
+    from msjgym.core.user_policy import saved_env_settings
+
+    saved = saved_env_settings(policy)
+    if saved.get("id", "msjgym/MSJ-v0") != "msjgym/MSJ-v0":
+        saved = {}  # another environment's model: the shape check says so when it loads
+    mode = run.options.get("mode") or saved.get("mode") or "start"
+    window = run.options.get("window") or saved.get("window") or 8
+    return mode, int(window), bool(run.options.get("estimates") or saved.get("estimates", False))
+
+
 class AgentRuns(_MSJRuns):
     """Replications scheduled by a policy of the user's, deciding through ``msjgym/MSJ-v0``'s observation."""
 
@@ -396,7 +408,7 @@ class AgentRuns(_MSJRuns):
         from msjgym.systems.msj.agent import AgentReplications
 
         reps, jobs, warmup = _run_length(scenario.model, run)
-        mode, window = run.options.get("mode") or "start", run.options.get("window") or 8
+        mode, window, estimates = observation_options(policy, run)
         trace = scenario.model.trace is not None
         parts, seeds = [scenario], [seed]
         if trace:
@@ -408,7 +420,8 @@ class AgentRuns(_MSJRuns):
             if seqs is not None:  # each window's own seed, derived from its seed sequence (never seed + i)
                 seeds = [int(q.generate_state(1, np.uint32)[0]) for q in seqs]
         self.runners = [AgentReplications(p, policy, mode=mode, window=window, reps=1 if trace else reps, jobs=jobs,
-                                          warmup=warmup, batches=1 if trace else run.batches, seed=s)
+                                          warmup=warmup, batches=1 if trace else run.batches, seed=s,
+                                          estimates=estimates)
                         for p, s in zip(parts, seeds)]
         self.runner = self.runners[0]
         self._setup(scenario, self.runner.name, replace(self.runner.batch.spec.config,
@@ -512,10 +525,13 @@ class MSJFamily:
             api.Option("backlog", "built-in policies with --saturated: waiting jobs kept (default 1)", int, low=1,
                        metavar="JOBS"),
             api.Option("no_instability_check", "do not stop replications whose number in system keeps growing"),
-            api.Option("mode", "a policy of your own: the decisions it takes, as in msjgym/MSJ-v0 (default start)",
-                       str, choices=("start", "preemptive")),
-            api.Option("window", "a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default 8)",
-                       int, low=1, high=MAX_WINDOW, metavar="JOBS"),
+            api.Option("mode", "a policy of your own: the decisions it takes, as in msjgym/MSJ-v0 (default: an sb3 "
+                       "model's saved mode, else start)", str, choices=("start", "preemptive")),
+            api.Option("window", "a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default: an "
+                       "sb3 model's saved window, else 8)", int, low=1, high=MAX_WINDOW, metavar="JOBS"),
+            api.Option("estimates", "a policy of your own: its observation ends with the window's requested run "
+                       "times, as msjgym/MSJ-v0(estimates=True) (an sb3:MODEL.zip saved with record_env gets its "
+                       "mode, window and estimates from the model)"),
             api.Option("per_job", "trace replays: write each job's id, arrival, need, duration, completion, "
                        "response and waiting time (scenario time unit) and bounded slowdown", str,
                        metavar="FILE.csv", writes="per_job"),

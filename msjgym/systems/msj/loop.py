@@ -34,7 +34,7 @@ from msjgym.systems.msj.state import (
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
     S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
     check_invariants, example_params, example_state, heap_remove, next_completion_time, remove_job)
-from msjgym.systems.msj.state import P_TAU
+from msjgym.systems.msj.state import P_TAU, S_TRACE0
 
 NO_HOOKS = (0, 0, 0, 0)
 """The hooks of a system whose decisions are taken from outside (an agent): none."""
@@ -108,10 +108,11 @@ def _arrival(st, pr, b, hooks, refs):
     if batch >= pr.ints[P_NBATCH]:
         batch = -1
     if pr.ints[P_TRACE]:
-        c = pr.trace_c[i]
-        size = pr.trace_s[i]
-        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[i + 1] if i + 1 < pr.trace_t.size else np.inf
-        return _join(st, pr, b, c, size, batch, i, hooks, refs)
+        k = i + st.sys_i[b, S_TRACE0]  # the trace job arriving now (an episode may start inside the trace)
+        c = pr.trace_c[k]
+        size = pr.trace_s[k]
+        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[k + 1] if k + 1 < pr.trace_t.size else np.inf
+        return _join(st, pr, b, c, size, batch, k, hooks, refs)
     c, size = _draw_job(st, pr, b)
     st.sys_f[b, T_NEXT_ARR] = now + rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
     return _join(st, pr, b, c, size, batch, np.int64(-1), hooks, refs)

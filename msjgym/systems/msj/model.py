@@ -161,13 +161,17 @@ class MSJModel:
 
     @property
     def offered_servers_per_class(self) -> np.ndarray:
-        """λ_i m_i E[S_i]: the time-average number of servers class i occupies under any stable policy."""
-        return self.class_arrival_rates * self.needs * self.mean_service
+        """λ_i m_i E[S_i]: the time-average number of servers class i occupies under any stable policy (inf where the
+        product exceeds the largest float: an arrival rate that large makes every policy unstable, which is the
+        answer, not a warning)."""
+        with np.errstate(over="ignore"):
+            return self.class_arrival_rates * self.needs * self.mean_service
 
     @property
     def offered_servers(self) -> float:
-        """λ Σ_i p_i m_i E[S_i]: the time-average number of busy servers of any stable policy."""
-        return float(self.offered_servers_per_class.sum())
+        """λ Σ_i p_i m_i E[S_i]: the time-average number of busy servers of any stable policy (inf on overflow)."""
+        with np.errstate(over="ignore"):
+            return float(self.offered_servers_per_class.sum())
 
     @property
     def load(self) -> float:

@@ -43,7 +43,9 @@ S_NEXT_CHK = 14  # event count of the next checkpoint
 S_ERROR = 15  # debug: code of the violated invariant
 S_NEED = 16  # Σ need over the jobs in system (waiting or not)
 S_ERRARG = 17  # the value a compiled policy of the user's passed in its invalid decision
-NSI = 18
+S_TRACE0 = 18  # a replayed trace: index of the trace job that arrives first (0: the trace's first; msjgym/MSJ-v0's
+#                trace_windows episodes start at a random one, msjgym.systems.msj.control.reset_system)
+NSI = 19
 
 # sys_f[b, :] (float64 scalars per system)
 T_NOW = 0  # current time
