@@ -151,9 +151,20 @@ _BUILTINS = sorted({record.expected_key(c).split(" ", 1)[1] for c, v in record.l
                     if v["status"] == 0})
 
 
-UNSTABLE = {"one-and-n --policy lsf": "preemptive LSF starves the n-server jobs at load 0.44 (10^5 jobs find the "
-                                     "growth); 4,000 jobs are too few for the growth detector"}
-"""Built-in runs that are unstable although a short run is not stopped: their checks must flag them."""
+UNSTABLE = {
+    "one-and-n --policy lsf": (
+        {"utilization", "little"}, 0,
+        "preemptive LSF starves the n-server jobs at load 0.44 (10^5 jobs find the growth); 4,000 jobs are too few "
+        "for the growth detector, not for the checks"),
+    "finite-skip-fig7 --policy fcfs": (
+        {"utilization"}, 100_000,
+        "FCFS at Fig. 7's default load 0.6 is 3.3 % above its stability threshold (lambda/mu = 1.033 by the "
+        "saturated-system CTMC: msjgym theory finite-skip-fig7 --policy fcfs); the queue grows too slowly for the "
+        "growth detector, and 10 x 10^5 jobs serve 0.58 of the 0.6 offered, which the utilization check flags; "
+        "4 x 4,000 jobs are too few to tell"),
+}
+"""Built-in runs that are unstable although a run of this length is not stopped: (the checks that must flag them,
+from how many jobs a replication on, why)."""
 
 
 def _holds(command: str, reps: int, jobs: int) -> None:
@@ -161,7 +172,9 @@ def _holds(command: str, reps: int, jobs: int) -> None:
     result = msjgym.evaluate(scenario, policy, reps=reps, jobs=jobs, seed=2, references=False)
     bad = [f"{c.name}: {c.summary()}" for c in result.checks if c.agrees is False]
     if command in UNSTABLE:  # caught either way: by the growth detector, or by the checks
-        assert not result.stable or {"utilization", "little"} <= {b.split(":")[0] for b in bad}, command
+        flags, from_jobs, _ = UNSTABLE[command]
+        flagged = {b.split(":")[0] for b in bad}
+        assert not result.stable or jobs < from_jobs or flags <= flagged, (command, bad)
         return
     assert result.stable and result.checks, command
     assert not bad, f"{command}: {bad}"
