@@ -15,8 +15,14 @@ So an edit of ``policies/msj/fcfs.py`` recompiles fcfs's kernels only; an edit o
 every kernel that imports it; nothing is keyed on a hash of the whole package. A family needs nothing of its own
 here.
 
-Where the kernels are cached: ``$NUMBA_CACHE_DIR`` when set, else the ``__pycache__`` beside the source, else (a
-read-only install) ``$MSJGYM_CACHE_DIR/numba`` (by default ``~/.cache/msjgym/numba``). An index that no longer
+Where the kernels are cached: ``$NUMBA_CACHE_DIR`` when set; else, for a file of an installed package (under a
+``site-packages`` or ``dist-packages`` folder or one of the interpreter's ``sysconfig`` library paths, see
+:func:`installed`) or a read-only folder, ``$MSJGYM_CACHE_DIR/numba`` (by default ``~/.cache/msjgym/numba``), in a
+subfolder named by the hash of the source's folder, so two installs never share files and an upgraded install's
+kernels are told apart by their key; else (a source checkout, a user's policy file) the ``__pycache__`` beside the
+source, where Python keeps its bytecode too. Nothing is written into an installed package: pip removes only the
+files it recorded, so cache files left there would keep a folder ``msjgym/`` of ``__pycache__`` folders that a later
+``pip install -e .`` finds first, as a namespace package, shadowing the editable install. An index that no longer
 unpickles (an upgrade moved a type it names) is an empty cache, recompiled once, not a crash.
 
 A helper of compiled code (``njit(inline="always")``) is compiled on its own, without a CPython wrapper, and inlined
@@ -32,6 +38,8 @@ import functools
 import hashlib
 import os
 import pickle
+import site
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -64,6 +72,30 @@ def cache_dir() -> Path:
         path = Path(tempfile.gettempdir()) / f"msjgym-cache-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
         path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+_INSTALL_FOLDERS = frozenset({"site-packages", "dist-packages"})
+
+
+@functools.lru_cache(maxsize=None)
+def _install_roots() -> tuple[str, ...]:
+    """The interpreter's library folders (``sysconfig``'s purelib and platlib, ``site``'s folders), resolved."""
+    roots = {sysconfig.get_paths().get(key) for key in ("purelib", "platlib")}
+    try:
+        roots.update(site.getsitepackages())
+    except AttributeError:  # an old virtualenv's site module
+        pass
+    roots.add(getattr(site, "USER_SITE", None))
+    return tuple(sorted(os.path.realpath(r) + os.sep for r in roots if r))
+
+
+def installed(py_file: str | os.PathLike) -> bool:
+    """Whether ``py_file`` belongs to an installed package (a file under a ``site-packages`` or ``dist-packages``
+    folder, or under the interpreter's library folders): its kernels are cached in :func:`cache_dir`, never beside it."""
+    real = os.path.realpath(py_file)
+    if real.startswith(_install_roots()):
+        return True
+    return not _INSTALL_FOLDERS.isdisjoint(Path(real).parts[:-1])
 
 
 def register_source(path: str | os.PathLike) -> None:
@@ -284,11 +316,17 @@ class _UserProvided(_Keyed, caching.UserProvidedCacheLocator):
 
 
 class _InTree(_Keyed, caching.InTreeCacheLocator):
-    """The ``__pycache__`` beside the source file."""
+    """The ``__pycache__`` beside the source file, unless the file is :func:`installed`."""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if installed(py_file):
+            return None
+        return super().from_function(py_func, py_file)
 
 
 class _MsjgymWide(_Keyed, caching.UserWideCacheLocator):
-    """A read-only install: ``cache_dir()/numba``."""
+    """An installed package or a read-only folder: ``cache_dir()/numba/<folder>_<sha1 of the folder's path>``."""
 
     def __init__(self, py_func, py_file):
         super().__init__(py_func, py_file)
