@@ -49,13 +49,17 @@ def note_read(path: str | os.PathLike) -> None:
 @contextmanager
 def recording() -> Iterator[list[Path]]:
     """Collect, in the yielded list, the real paths of every input file read inside the block (nested blocks each
-    see every file read inside them)."""
+    see every file read inside them). Each block removes its own list when it ends, by identity: two recordings
+    holding equal lists (a sweep's and its first point's, both ``[pol.py]``) are still two recordings."""
     files: list[Path] = []
     _RECORDERS.append(files)
     try:
         yield files
     finally:
-        _RECORDERS.remove(files)
+        for i in range(len(_RECORDERS) - 1, -1, -1):
+            if _RECORDERS[i] is files:
+                del _RECORDERS[i]
+                break
 
 
 def check_input_file(path: str | os.PathLike, what: str, max_bytes: int,
