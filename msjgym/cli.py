@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+import msjgym
 from msjgym import api
 from msjgym.core import limits
 from msjgym.core.inputs import policy_files, recording, refuse_overwrite
@@ -50,6 +51,7 @@ _nonnegative_int = int_at_least(0)
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="msjgym", description="Benchmark multiserver-job schedulers against the queueing literature.")
+    parser.add_argument("--version", action="version", version=f"msjgym {msjgym.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="built-in scenarios and policies, one line each")
     _evaluate_arguments(sub.add_parser(
