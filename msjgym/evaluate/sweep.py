@@ -3,11 +3,22 @@
     msjgym sweep SCENARIO --grid load=0.5:0.95:10 --grid servers=16,32,64 --policy fcfs,server-filling \\
         --reps 20 --jobs 100000 --out results/ [--seed S] [--backend local|ray] [--workers N]
 
+    msjgym sweep TRACE.toml --grid order=fcfs,sjf,f1 --grid backfill=none,easy,conservative --windows 30 \\
+        --window-jobs 256 --baseline "order=fcfs,backfill=easy" [--metric M,...] [--csv FILE.csv] --out DIR
+
 * **Grid**: each ``--grid NAME=...`` is one axis; the points are their Cartesian product. ``NAME=a:b:k`` is k
   evenly spaced values from a to b inclusive (``numpy.linspace``, rounded to 12 significant digits; ints when a and
   b are ints and every value is integral), ``NAME=v1,v2,...`` a list, ``NAME=v`` one value; values are parsed like
   ``--param`` values (TOML: ``16`` is an int, ``0.5`` a float, ``[0.2,0.8]`` a list). NAME is a scenario override
-  key (a built-in's parameter or a dotted TOML path). ``--param`` fixes further keys for every point.
+  key (a built-in's parameter or a dotted TOML path), a parameter of a built-in policy (``order``, ``backfill`` of
+  ``priority``: the policy is bound with it at each point; without ``--policy``, the one built-in that declares the
+  keys), or ``policy`` (the policies as an axis). ``--param`` fixes further keys for every point.
+* **Run lengths**: the family's defaults for the scenario unless given (a trace: its jobs, one exact replay; with
+  ``--windows N --window-jobs M``, N windows, each one task, window r the same jobs in every row); only the flags
+  given are checked against one another.
+* **Tables**: an overview, then one table per ``--metric`` with each row's mean ± 95 % CI and its paired difference
+  from the ``--baseline`` row (replication r against replication r: for a trace, the same window) with the
+  Student-t CI of the differences; ``--csv`` writes them all in long format.
 * **Validation** happens before anything runs: every point's scenario is loaded and every policy is checked against
   every point's model; a policy that cannot run on a point is an error, or, with ``--skip-invalid``, a warning and
   that (point, policy) is left out.
@@ -883,7 +894,9 @@ def format_paired(plan: Plan, rows: Sequence[TaskRow], metrics: Sequence[str], b
              f"baseline ({_combo_label(plan, base)}), paired {unit} by {unit} (the same {unit} index ran the same "
              f"{ {'window': 'window of the trace', 'trace': 'drawn trace'}.get(unit, 'replication number')}), mean ± 95% CI of the "
              "differences; n/a: an unstable replication or a metric the row does not have.")
-    return "\n\n".join(blocks) + "\n\n" + notes
+    import textwrap
+
+    return "\n\n".join(blocks) + "\n\n" + textwrap.fill(notes, 118)
 
 
 def default_metrics(rows: Sequence[TaskRow]) -> tuple[str, ...]:
