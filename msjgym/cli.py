@@ -129,12 +129,11 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
                     help="independent replications (default: the family's, 10 for most; with 1, CIs come from batch "
                          "means; at most 10^4)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
-                    help="measured jobs per replication (arrivals for dispatch scenarios), the warm-up on top "
-                         "(default: the family's, 100000 for most; a trace: its jobs; at most 10^12)")
+                    help="measured jobs (or arrivals) per replication, the warm-up on top (default: the "
+                         "family's, 100000 for most; a trace: its jobs; at most 10^12)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
-                    help="jobs (arrivals) simulated before the measured ones in each replication, not measured "
-                         "(default: the family's, jobs/10 for most, jobs/9 for dispatch: 10%% of its arrivals, "
-                         "jobs/5 for finite-skip)")
+                    help="jobs (or arrivals) simulated before the measured ones in each replication, not measured "
+                         "(default: the family's, jobs/10 for most; docs/statistics.md)")
     ev.add_argument("--seed", type=_nonnegative_int, default=None,
                     help="root seed (default: a random seed, printed so the run can be repeated)")
     ev.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",

@@ -212,7 +212,8 @@ def test_replay_and_schedule_pictures(tmp_path):
     assert msjgym("evaluate", LUBLIN, "--policy", "fcfs", "--per-job", swf, "--no-progress").returncode == 0
     again = msjgym("plot", "--schedule", swf, "--kind", "gantt", "--color", "size")
     assert again.returncode == 0, again.stderr
-    assert Path(again.stdout.strip()) == swf.with_suffix(".png") and swf.with_suffix(".png").read_bytes()[:8] == PNG_MAGIC
+    picture = swf.with_suffix(".png")
+    assert Path(again.stdout.strip()) == picture and picture.read_bytes()[:8] == PNG_MAGIC
     mixed = msjgym("plot", "--schedule", swf, "--policy", "fcfs")
     assert mixed.returncode == 2 and mixed.stderr.startswith("msjgym: error: --policy")
     neither = msjgym("plot", "--x", "load")
@@ -238,8 +239,8 @@ def test_schedule_figure_is_rasterized_without_labels(tmp_path):
         rng = np.random.default_rng(1)
         duration = rng.exponential(10.0, n)
         start = np.arange(n) * 10.0  # one job at a time: a schedule of 10,000 jobs that fits any machine
-        columns = {"arrival_time": start - rng.uniform(0, 5, n), "start_time": start, "duration": np.minimum(duration, 10.0),
-                   "need": rng.integers(1, 65, n)}
+        columns = {"arrival_time": start - rng.uniform(0, 5, n), "start_time": start,
+                   "duration": np.minimum(duration, 10.0), "need": rng.integers(1, 65, n)}
         record = schedule_plot.plot_schedule(columns, 64, tmp_path / "big.png")
     finally:
         schedule_plot._gantt = original

@@ -5,8 +5,8 @@ is an error, never a silent CSV:
 
 * **CSV**: one row per job, with a header: ``job`` (the trace's job id: the SWF job number, or a CSV trace's line
   rank), ``arrival_time``, ``need``, ``duration``, ``completion_time``, ``response_time``, ``waiting_time``,
-  ``bounded_slowdown``, ``start_time``, ``requested_time`` (the runtime estimate the scheduler used) (times in the scenario's unit, relative to the replayed
-  jobs' first arrival); with ``--windows``, a first column ``window`` (0-based; each window's times are relative to
+  ``bounded_slowdown``, ``start_time``, ``requested_time`` (the runtime estimate the scheduler used) (times in the
+  scenario's unit, relative to the replayed jobs' first arrival); with ``--windows``, a first column ``window`` (0-based; each window's times are relative to
   its own first arrival, as it was replayed).
 * **SWF** (the Standard Workload Format 2.2 of the Parallel Workloads Archive, Feitelson, Tsafrir & Krakov,
   "Experience with using the Parallel Workloads Archive", JPDC 74(10), 2014; the format Batsim and evalys read):

@@ -534,7 +534,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--x", default=None, metavar="NAME",
                         help="sweep results: a point parameter, or `load` (computed from the scenario when not a "
                              "parameter)")
-    parser.add_argument("--y", default=None, metavar="METRIC", help="sweep results: a stored metric, e.g. response_time")
+    parser.add_argument("--y", default=None, metavar="METRIC",
+                        help="sweep results: a stored metric, e.g. response_time")
     parser.add_argument("--replay", default=None, metavar="SCENARIO",
                         help="draw the schedule of one replay of this trace scenario under --policy: a Gantt chart, "
                              "utilization and queue length over time")

@@ -892,11 +892,15 @@ def format_paired(plan: Plan, rows: Sequence[TaskRow], metrics: Sequence[str], b
                                               for row in table))
     notes = (f"mean ± 95% CI half-width over each row's {unit}s (Student t; one exact replay: no CI); Δ = row − "
              f"baseline ({_combo_label(plan, base)}), paired {unit} by {unit} (the same {unit} index ran the same "
-             f"{ {'window': 'window of the trace', 'trace': 'drawn trace'}.get(unit, 'replication number')}), mean ± 95% CI of the "
+             f"{_SAME.get(unit, 'replication number')}), mean ± 95% CI of the "
              "differences; n/a: an unstable replication or a metric the row does not have.")
     import textwrap
 
     return "\n\n".join(blocks) + "\n\n" + textwrap.fill(notes, 118)
+
+
+_SAME = {"window": "window of the trace", "trace": "drawn trace"}
+"""What replication r of every row shares, by the plan's unit."""
 
 
 def default_metrics(rows: Sequence[TaskRow]) -> tuple[str, ...]:

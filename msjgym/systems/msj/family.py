@@ -107,8 +107,8 @@ but that start."""
 
 
 _OPTIONS = {"saturated": "builtin", "backlog": "builtin", "no_instability_check": "any", "debug": "builtin",
-            "mode": "user", "window": "user", "estimates": "user", "per_job": "any", "per_job_format": "any", "windows": "any",
-            "window_jobs": "any", "bsld_threshold": "any"}
+            "mode": "user", "window": "user", "estimates": "user", "per_job": "any", "per_job_format": "any",
+            "windows": "any", "window_jobs": "any", "bsld_threshold": "any"}
 """The options of ``msjgym evaluate`` this family takes, and for which policies."""
 
 
