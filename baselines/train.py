@@ -529,7 +529,8 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
     spec = DispatchSpec.make(**env_args, arrivals=arrivals, warmup_fraction=warmup_fraction)
     name, overrides, options = dispatch_scenario(env_args)
     scenario = msjgym.load_scenario(name, overrides)
-    run = {"reps": reps, "jobs": arrivals, "warmup": warmup, "seed": seed, "references": False}
+    run = {"reps": reps, "jobs": arrivals - warmup, "warmup": warmup, "seed": seed,  # jobs: measured arrivals
+           "references": False}
     _, decide = load_user_policy(f"sb3:{model_path}", spec)
     count = int(ev.get("check_states", 2000))
     agreement, checked = agreement_on_env(MaskablePPO.load(str(model_path), device="cpu"), decide,
@@ -558,7 +559,7 @@ def evaluate_dispatch(config: dict[str, Any], model_path: Path) -> tuple[list[di
     params = " ".join(f"--param {k}={v!r}" for k, v in overrides.items())  # repr: the exact float
     flags = " ".join(f"--{k} {v}" for k, v in options.items())
     command = (f"msjgym evaluate {name} {params} --policy sb3:{_shown(model_path)} {flags} --reps {reps} "
-               f"--jobs {arrivals} --warmup {warmup} --seed {seed}")
+               f"--jobs {arrivals - warmup} --warmup {warmup} --seed {seed}")
     shown_options = " ".join(f"{k}={v!r}" for k, v in env_args.items() if k not in ("servers", "lam"))
     shown_options += f"; training reward {config['dispatch'].get('reward', 'holding')!r}"
     meta = {"scenario": f"msjgym/Dispatch-v0 (N = {m.servers}, λ = {m.lam:g}, {m.dist}; {shown_options})",

@@ -7,10 +7,12 @@ Needs the ``rl`` extra (pip install torch==2.13.0, then pip install "msjgym[rl]"
 recorded result table, is ``baselines/train.py``; this is the shortest path from environment to comparison.
 """
 import argparse
+import time
 
 import msjgym
 import torch
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecNormalize
 from msjgym.envs import MSJVectorEnv, to_sb3
 from msjgym.envs.sb3 import AverageCostReward, Log1pExtractor, greedy_actor
@@ -20,6 +22,28 @@ parser.add_argument("--steps", type=int, default=2_000_000, help="environment st
 parser.add_argument("--jobs", type=int, default=50_000, help="measured jobs per evaluation replication")
 args = parser.parse_args()
 
+
+
+class Progress(BaseCallback):
+    """One line every tenth of the training (steps done, steps per second): a run is never silent for minutes."""
+
+    def __init__(self, total: int) -> None:
+        super().__init__()
+        self.total, self.every, self.next, self.start = total, max(total // 10, 1), max(total // 10, 1), 0.0
+
+    def _on_training_start(self) -> None:
+        self.start = time.perf_counter()
+        print(f"training {self.total:,} steps ...", flush=True)
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self.next:
+            seconds = time.perf_counter() - self.start
+            print(f"  {self.num_timesteps:,} steps in {seconds:.0f} s ({self.num_timesteps / seconds:,.0f} steps/s)",
+                  flush=True)
+            self.next += self.every
+        return True
+
+
 torch.set_num_threads(1)         # a small network: one thread is faster than several, and leaves the other core free
 params = {"arrival_rate": 2.7}   # "1 and n" with 10 servers: FCFS is stable only below 2.913 (msjgym theory one-and-n)
 env = to_sb3(MSJVectorEnv(64, scenario="one-and-n", window=2, horizon_jobs=2000, **params))
@@ -27,12 +51,14 @@ env = VecNormalize(AverageCostReward(env), norm_obs=False, gamma=0.995)   # rewa
                                                                           # AverageCostReward docstring for why
 model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=2048, n_epochs=5, gamma=0.995, seed=1, device="cpu",
                     policy_kwargs={"net_arch": [64, 64], "features_extractor_class": Log1pExtractor})
-model.learn(args.steps, progress_bar=False)
+model.learn(args.steps, progress_bar=False, callback=Progress(args.steps))
 model.save("maskable_ppo_one_and_n.zip")   # then: msjgym evaluate one-and-n --param arrival_rate=2.7 --window 2
                                            #   --policy sb3:maskable_ppo_one_and_n.zip
 
+print("evaluating the learned policy, FCFS and first-fit (5 replications each) ...", flush=True)
 scenario = msjgym.load_scenario("one-and-n", params)
-learned = msjgym.evaluate(scenario, greedy_actor(model), window=2, reps=5, jobs=args.jobs, seed=7)
+learned = msjgym.evaluate(scenario, greedy_actor(model), window=2, reps=5, jobs=args.jobs, seed=7,
+                          progress=True)  # a progress bar: the learned policy decides in Python
 for name, result in [("maskable-ppo", learned)] + [
         (p, msjgym.evaluate(scenario, p, reps=5, jobs=args.jobs, seed=7)) for p in ("fcfs", "first-fit")]:
     if result.stable:

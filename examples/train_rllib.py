@@ -94,7 +94,8 @@ SETUPS = {"msj": MSJ, "dispatch": DISPATCH}
 @dataclass(frozen=True)
 class Budget:
     """Training and evaluation sizes: ``iterations`` of ``batch`` environment steps (PPO epochs over minibatches),
-    then ``reps`` replications of ``jobs`` measured jobs (MSJ) or ``arrivals`` arrivals (dispatch) per policy."""
+    then ``reps`` replications of ``jobs`` measured jobs (MSJ) or ``arrivals`` measured arrivals (dispatch; the
+    warm-up, one ninth of them, on top: 10 % of a replication's arrivals) per policy."""
 
     iterations: int
     batch: int
@@ -105,8 +106,8 @@ class Budget:
     arrivals: int
 
 
-QUICK = Budget(iterations=3, batch=4000, minibatch=500, epochs=5, reps=3, jobs=5_000, arrivals=30_000)
-FULL = Budget(iterations=60, batch=16_000, minibatch=1000, epochs=10, reps=10, jobs=100_000, arrivals=200_000)
+QUICK = Budget(iterations=3, batch=4000, minibatch=500, epochs=5, reps=3, jobs=5_000, arrivals=27_000)
+FULL = Budget(iterations=60, batch=16_000, minibatch=1000, epochs=10, reps=10, jobs=100_000, arrivals=180_000)
 
 
 def config(setup: Setup, budget: Budget, env_runners: int, envs_per_runner: int, seed: int) -> Any:
@@ -224,7 +225,7 @@ def evaluate(setup: Setup, checkpoint: Path, budget: Budget, seed: int) -> list[
 
 def table(setup: Setup, rows: list[Row], budget: Budget) -> str:
     """The printed table: one line per policy."""
-    unit = "arrivals" if setup.scenario.startswith("lb-") else "measured jobs"
+    unit = "measured arrivals" if setup.scenario.startswith("lb-") else "measured jobs"
     size = budget.arrivals if setup.scenario.startswith("lb-") else budget.jobs
     lines = [f"{setup.name}: {setup.cli} ({budget.reps} reps x {size:,} {unit}, same seeds for every policy)",
              f"  {'policy':22s} {'mean response time ± 95% CI':>28s}" + (

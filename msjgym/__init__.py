@@ -13,9 +13,10 @@ _source_tree.install()  # msjgym.policies from a source checkout's policies/ (be
 
 from msjgym.api import Scenario, list_scenarios, load_scenario  # noqa: E402
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError  # noqa: E402
-from msjgym.evaluate import Result, evaluate  # noqa: E402
+import msjgym.evaluate as evaluate  # noqa: E402  the package, callable as the function (msjgym/evaluate/__init__.py)
+from msjgym.evaluate import Result  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # pyproject.toml's version (tests/test_packaging.py checks that they agree)
 
 import msjgym.envs  # noqa: E402  registers every Gymnasium environment (msjgym/MSJ-v0, ...)
 

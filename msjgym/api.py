@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from msjgym.core.validation import check_number, show
-from msjgym.errors import MsjgymError, PolicyError, ScenarioError
+from msjgym.errors import MsjgymError, PolicyError, ScenarioError, UnknownParameter
 
 RUNNING = 0
 """Status of a replication that has more events to run."""
@@ -527,3 +527,20 @@ def policy_spec(family_: Family | str, name: str) -> PolicySpec:
                           f"{', '.join(table)}, or a policy of your own (FILE.py:NAME, sb3:MODEL.zip, "
                           "rllib:CHECKPOINT_DIR)")
     return table[name]
+
+
+def scenario_and_policy(name: str, policy: Any, overrides: Mapping[str, Any]) -> tuple[Scenario, Any]:
+    """The scenario ``name`` with ``overrides``, and the policy with its parameters: an override key that the scenario
+    does not take but the built-in policy declares (``--policy smash --param w=8``; a sweep's ``--grid order=sjf``)
+    binds the policy's parameter (``PolicySpec.bind``). A key the scenario takes stays the scenario's; a key that
+    neither takes is the scenario's one-line ``UnknownParameter``."""
+    family_ = family_of(name)
+    spec = None if is_user_policy(policy) or not isinstance(policy, str) else family_.policies().get(policy)
+    own = [k for k in overrides if spec is not None and k in {p.name for p in spec.params}]
+    try:
+        return family_.load(name, overrides), policy
+    except UnknownParameter:
+        if not own:
+            raise
+    scenario = family_.load(name, {k: v for k, v in overrides.items() if k not in own})
+    return scenario, spec.bind(**{k: overrides[k] for k in own})

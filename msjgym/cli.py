@@ -22,14 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
+import msjgym
 from msjgym import api
-from msjgym.core import limits
+from msjgym.core import limits, schedule
 from msjgym.core.inputs import policy_files, recording, refuse_overwrite
 from msjgym.core.output import GuardedStdout
 from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir, check_output_file, fallback_file
 from msjgym.core.validation import int_at_least
-from msjgym.errors import MsjgymError, UnknownParameter
+from msjgym.errors import MsjgymError
 from msjgym.evaluate import flags, plot, precompile, sweep
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.report import format_checks, format_references, format_table
@@ -50,6 +51,7 @@ _nonnegative_int = int_at_least(0)
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="msjgym", description="Benchmark multiserver-job schedulers against the queueing literature.")
+    parser.add_argument("--version", action="version", version=f"msjgym {msjgym.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="built-in scenarios and policies, one line each")
     _evaluate_arguments(sub.add_parser(
@@ -127,11 +129,11 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
                     help="independent replications (default: the family's, 10 for most; with 1, CIs come from batch "
                          "means; at most 10^4)")
     ev.add_argument("--jobs", type=_positive_int, default=None,
-                    help="measured jobs (or arrivals) per replication (default: the family's, 100000 for most; at "
-                         "most 10^12)")
+                    help="measured jobs (or arrivals) per replication, the warm-up on top (default: the "
+                         "family's, 100000 for most; a trace: its jobs; at most 10^12)")
     ev.add_argument("--warmup", type=_nonnegative_int, default=None,
-                    help="jobs (or arrivals) discarded at the start of each replication (default: the family's, "
-                         "jobs/10 for most)")
+                    help="jobs (or arrivals) simulated before the measured ones in each replication, not measured "
+                         "(default: the family's, jobs/10 for most; docs/statistics.md)")
     ev.add_argument("--seed", type=_nonnegative_int, default=None,
                     help="root seed (default: a random seed, printed so the run can be repeated)")
     ev.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -164,21 +166,6 @@ def _cmd_list() -> None:
         print(f"  {name:<{width}}  {reproduction.description}")
 
 
-def _scenario_and_policy(name: str, policy: str, overrides: dict[str, object]) -> tuple[api.Scenario, object]:
-    """The scenario, and the policy with its parameters: a ``--param`` key that the scenario does not take but the
-    built-in policy declares (``--policy smash --param w=8``) binds the policy's parameter."""
-    family = api.family_of(name)
-    spec = None if api.is_user_policy(policy) else family.policies().get(policy)
-    own = [k for k in overrides if spec is not None and k in {p.name for p in spec.params}]
-    try:
-        return family.load(name, overrides), policy
-    except UnknownParameter:
-        if not own:
-            raise
-    scenario = family.load(name, {k: v for k, v in overrides.items() if k not in own})
-    return scenario, spec.bind(**{k: overrides[k] for k in own})
-
-
 def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     family = api.family_of(args.scenario)
     options, scenario_keys = flags.family_options(args, family)  # one line for a flag the family has not
@@ -187,7 +174,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
         check_output_file(path, option.flag)  # before the work, not after it
     overrides = dict(parse_override(text) for text in args.param) | scenario_keys
     with recording() as files:
-        scenario, policy = _scenario_and_policy(args.scenario, args.policy, overrides)
+        scenario, policy = api.scenario_and_policy(args.scenario, args.policy, overrides)
     refuse_overwrite({o.flag: path for o, path in outputs}, run_inputs(args.scenario, args.policy, files))
     progress = not args.no_progress and sys.stderr.isatty()
     result = evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
@@ -214,8 +201,10 @@ def run_inputs(scenario: str, policy: object, files: Sequence[Path] = ()) -> lis
 def _print_result(result: Result, args: argparse.Namespace, outputs: Sequence[tuple[api.Option, str]] = ()) -> int:
     """Print the result and write the output files of ``outputs``; 0, or 1 when one could not be written after all
     (its rows then go to a temporary file, named on stderr, so nothing computed is lost)."""
+    fmt = getattr(args, "per_job_format", None)
     failed = [message for option, path in outputs
-              if (message := save_columns(getattr(result, option.writes), Path(path), option.flag))]
+              if (message := save_columns(getattr(result, option.writes), Path(path), option.flag, fmt,
+                                          result.per_job_header))]
     if args.json:
         print(strict_json(result.to_dict()))
         for note in result.notes:  # not in the JSON object: on stderr, so that nothing is silently dropped
@@ -233,35 +222,25 @@ def _print_result(result: Result, args: argparse.Namespace, outputs: Sequence[tu
     return 1 if failed else 0
 
 
-def save_columns(columns: dict | None, path: Path, flag: str) -> str | None:
-    """Write ``columns`` (name -> array, one row per job) as CSV to ``path`` (checked before the run); if that fails,
-    to a temporary file. Returns None, or the one-line error naming ``flag`` and saying where the rows went."""
+def save_columns(columns: dict | None, path: Path, flag: str, fmt: str | None = None,
+                 header: dict | None = None) -> str | None:
+    """Write ``columns`` (name -> array, one row per job) to ``path`` (checked before the run) as CSV, or as SWF by
+    its extension or ``fmt`` (:mod:`msjgym.core.schedule`); if that fails, to a temporary file. Returns None, or the
+    one-line error naming ``flag`` and saying where the rows went."""
     if columns is None:
         return f"{flag} {str(path)!r}: this run has no such rows to write"
+    kind = schedule.schedule_format(path, fmt, flag)
     try:
-        _write_columns(columns, path)
+        schedule.write_schedule(columns, path, kind, header)
         return None
     except OSError as exc:
         reason = exc.strerror or str(exc)
     try:
-        fallback = fallback_file(flag.lstrip("-"), ".csv")
-        _write_columns(columns, fallback)
+        fallback = fallback_file(flag.lstrip("-"), f".{kind}")
+        schedule.write_schedule(columns, fallback, kind, header)
     except OSError:
         return f"{flag} {str(path)!r}: could not be written ({reason}); the rows are lost"
     return f"{flag} {str(path)!r}: could not be written ({reason}); the rows are in {str(fallback)!r}"
-
-
-def _write_columns(columns: dict, path: Path) -> None:
-    """One CSV row per job (its id first: the SWF job number, or the rank in arrival order, 1-based); the folder
-    must exist."""
-    first = next(iter(columns.values()))
-    if "job" not in columns:
-        columns = {"job": np.arange(1, len(first) + 1)} | dict(columns)
-    with path.open("w") as f:
-        f.write(",".join(columns) + "\n")
-        for i in range(len(first)):
-            f.write(",".join(f"{columns[c][i]:.10g}" if columns[c].dtype.kind == "f" else str(columns[c][i])
-                             for c in columns) + "\n")
 
 
 THEORY_RUN = api.RunSettings(reps=1, batches=1)
@@ -278,7 +257,7 @@ def _cmd_theory(args: argparse.Namespace) -> None:
         if policy is None:
             raise MsjgymError(f"{scenario.name}: give --policy (see `msjgym list`)")
     else:
-        scenario, policy = _scenario_and_policy(args.scenario, args.policy, overrides)
+        scenario, policy = api.scenario_and_policy(args.scenario, args.policy, overrides)
     family.validate(scenario, policy, THEORY_RUN)  # references() take a validated (scenario, policy, run)
     refs = family.references(scenario, policy, THEORY_RUN)
     load = getattr(scenario.model, "load", None)

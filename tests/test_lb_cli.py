@@ -42,7 +42,7 @@ BAD = [  # (command line, words the one error line must contain)
     (["evaluate", "lb-dispatch", "--policy", "jsq-d", "--param", "d=101"], ["d = 101", "[1, 100]"]),
     (["evaluate", "lb-push-table1", "--policy", "fcfs"], ["not a dispatch policy", "jsq-d"]),
     (["evaluate", "lb-push-table1", "--policy", "no/such/file.py:Agent"], ["no/such/file.py"]),
-    (["evaluate", "lb-push-table1", "--policy", "push", "--jobs", "100", "--warmup", "100"], ["warmup = 100", "[0, 99]"]),
+    (["evaluate", "lb-push-table1", "--policy", "push", "--jobs", "0", "--warmup", "100"], ["--jobs", ">= 1"]),
     (["evaluate", "lb-push-table1", "--policy", "push", "--saturated"], ["--saturated", "not for dispatch"]),
     (["sweep", "lb-push-table1", "--grid", "lam=0.5,0.6", "--policy", "fcfs", "--out", "unused"],
      ["not a policy of the dispatch family", "jsq-d"]),
@@ -118,7 +118,7 @@ def test_evaluate_push_table1_json(capsys):
         assert name in metrics
     levels = [v["mean"] for k, v in metrics.items() if k.startswith("P(Q=")]
     assert abs(sum(levels) - 1.0) < 1e-3
-    assert result["reps"] == 3 and result["jobs"] + result["warmup"] == 50_000
+    assert result["reps"] == 3 and result["jobs"] == 50_000 and result["warmup"] == 5_556  # measured, then 1/9 on top
     refs = {(r["kind"], r["quantity"], r["description"][:6]): r for r in result["references"]}
     cavity = cv.cavity("push", 0.9, "exp", delta=0.3)
     assert refs[("exact", "response_time", "cavity")]["value"] == pytest.approx(cavity.mean_response_time, 1e-12)
@@ -275,8 +275,13 @@ def test_pull_bound_to_its_idle_rate_is_the_scenario_with_delta0():
 
 
 def test_warmup_counts_the_arrivals_not_measured():
+    """``jobs`` counts the measured arrivals, the warm-up on top (as in every family); the default warm-up is one
+    ninth of them, 10 % of the replication's arrivals: ``jobs=2700`` is the protocol's 3,000 arrivals, 300 of them
+    warm-up, the same run as ``jobs=2700, warmup=300``."""
     import msjgym
 
     short = msjgym.evaluate("lb-dispatch", "jsq", reps=1, jobs=3000, warmup=1000, seed=2, references=False)
-    default = msjgym.evaluate("lb-dispatch", "jsq", reps=1, jobs=3000, seed=2, references=False)
-    assert (short.warmup, short.jobs) == (1000, 2000) and (default.warmup, default.jobs) == (300, 2700)
+    default = msjgym.evaluate("lb-dispatch", "jsq", reps=1, jobs=2700, seed=2, references=False)
+    given = msjgym.evaluate("lb-dispatch", "jsq", reps=1, jobs=2700, warmup=300, seed=2, references=False)
+    assert (short.warmup, short.jobs) == (1000, 3000) and (default.warmup, default.jobs) == (300, 2700)
+    assert default.replications == given.replications and default.events == given.events

@@ -74,7 +74,41 @@ def test_pip_install_ships_the_policies(tmp_path):
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(source)], check=True,
                    env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=600)
     code = ("import msjgym, msjgym.policies.msj as p; assert p.__file__.startswith(%r), p.__file__; "
+            "import pathlib; assert (pathlib.Path(msjgym.__file__).parent / 'py.typed').is_file(); "
             "r = msjgym.evaluate('one-and-n', 'fcfs', reps=2, jobs=2000, seed=1); print(r.policy)" % site)
     out = subprocess.run([str(python), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert out.returncode == 0 and out.stdout.strip() == "fcfs", out.stderr
+
+
+def test_version_and_type_marker_ship():
+    """``msjgym.__version__`` is pyproject.toml's version (what ``msjgym --version`` prints), and the PEP 561 marker
+    ``msjgym/py.typed`` exists and is package data (the slow install test checks it is installed)."""
+    import tomllib
+
+    import msjgym
+    from cli_run import msjgym as run
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert msjgym.__version__ == project["project"]["version"]
+    out = run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"msjgym {msjgym.__version__}"
+    assert (ROOT / "msjgym" / "py.typed").is_file()
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["msjgym"]
+
+
+def test_evaluate_is_callable_and_a_package():
+    """``msjgym.evaluate(...)`` is the evaluator and ``import msjgym.evaluate.sweep`` works (the package's module
+    object is callable); the control: the call returns what ``msjgym.evaluate.evaluator.evaluate`` returns."""
+    import importlib
+    import inspect
+
+    import msjgym
+    import msjgym.evaluate.sweep
+    from msjgym.evaluate.evaluator import evaluate
+
+    assert msjgym.evaluate.sweep is importlib.import_module("msjgym.evaluate.sweep")
+    assert inspect.signature(msjgym.evaluate) == inspect.signature(evaluate)
+    called = msjgym.evaluate("one-and-n", "fcfs", reps=2, jobs=500, seed=3, references=False)
+    direct = evaluate("one-and-n", "fcfs", reps=2, jobs=500, seed=3, references=False)
+    assert called.replications == direct.replications and called.policy == "fcfs"

@@ -163,3 +163,86 @@ def test_errors_are_one_line_with_status_2(results, tmp_path):
     _one_line_error(run_plot(empty.parent, "--x", "load", "--y", "response_time"), "empty")
     (tmp_path / "junk.sqlite").write_text("not a database")
     _one_line_error(run_plot(tmp_path / "junk.sqlite", "--x", "load", "--y", "response_time"), "not a results file")
+
+
+# ---------------------------------------------------------------- schedules: Gantt chart, utilization, queue length
+LUBLIN = str(Path(__file__).resolve().parents[1] / "examples" / "lublin_256.toml")
+
+
+def test_processor_assignment_never_double_books():
+    """The Gantt chart's processors: every job gets exactly its need, and no processor holds two jobs at once
+    (checked on a random non-preemptive schedule that fits the machine: FCFS start times computed here)."""
+    import numpy as np
+
+    from msjgym.evaluate.schedule_plot import assign_processors
+
+    rng = np.random.default_rng(3)
+    servers, n = 16, 300
+    need = rng.integers(1, servers + 1, n)
+    duration = rng.exponential(5.0, n)
+    arrival = np.cumsum(rng.exponential(1.0, n))
+    start, free_at = np.empty(n), np.zeros(servers)  # FCFS on a list of server free times (the `need` earliest)
+    for j in range(n):
+        order = np.sort(free_at)
+        start[j] = max(arrival[j], order[need[j] - 1], start[j - 1] if j else 0.0)
+        idx = np.argsort(free_at)[:need[j]]
+        free_at[idx] = start[j] + duration[j]
+    runs, short = assign_processors(start, start + duration, need, servers)
+    assert short == 0
+    held = np.zeros(n, dtype=int)
+    busy: dict[int, list[tuple[float, float]]] = {}
+    for j, low, count in runs:
+        held[j] += count
+        for p in range(low, low + count):
+            busy.setdefault(p, []).append((start[j], start[j] + duration[j]))
+    assert (held == need).all()
+    for spans in busy.values():
+        spans.sort()
+        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:]))
+
+
+def test_replay_and_schedule_pictures(tmp_path):
+    """``msjgym plot --replay`` draws a trace's schedule (one rasterized collection, no per-job text) and ``--schedule``
+    draws the SWF written by ``--per-job``; the figure stays small for thousands of jobs."""
+    out = tmp_path / "gantt.png"
+    drawn = msjgym("plot", "--replay", LUBLIN, "--policy", "fcfs", "--out", out)
+    assert drawn.returncode == 0, drawn.stderr
+    assert out.read_bytes()[:8] == PNG_MAGIC and out.stat().st_size < 1_000_000
+    swf = tmp_path / "s.swf"
+    assert msjgym("evaluate", LUBLIN, "--policy", "fcfs", "--per-job", swf, "--no-progress").returncode == 0
+    again = msjgym("plot", "--schedule", swf, "--kind", "gantt", "--color", "size")
+    assert again.returncode == 0, again.stderr
+    picture = swf.with_suffix(".png")
+    assert Path(again.stdout.strip()) == picture and picture.read_bytes()[:8] == PNG_MAGIC
+    mixed = msjgym("plot", "--schedule", swf, "--policy", "fcfs")
+    assert mixed.returncode == 2 and mixed.stderr.startswith("msjgym: error: --policy")
+    neither = msjgym("plot", "--x", "load")
+    assert neither.returncode == 2 and "RESULTS" in neither.stderr
+
+
+def test_schedule_figure_is_rasterized_without_labels(tmp_path):
+    import numpy as np
+
+    from msjgym.evaluate import schedule_plot
+
+    seen = []
+    original = schedule_plot._gantt
+
+    def spy(ax, *args):
+        drawn = original(ax, *args)
+        seen.append((drawn[1].get_rasterized(), len(ax.texts)))
+        return drawn
+
+    schedule_plot._gantt = spy
+    try:
+        n = 10_000
+        rng = np.random.default_rng(1)
+        duration = rng.exponential(10.0, n)
+        start = np.arange(n) * 10.0  # one job at a time: a schedule of 10,000 jobs that fits any machine
+        columns = {"arrival_time": start - rng.uniform(0, 5, n), "start_time": start,
+                   "duration": np.minimum(duration, 10.0), "need": rng.integers(1, 65, n)}
+        record = schedule_plot.plot_schedule(columns, 64, tmp_path / "big.png")
+    finally:
+        schedule_plot._gantt = original
+    assert record.jobs == n and record.rectangles == n and seen == [(True, 0)]
+    assert (tmp_path / "big.png").stat().st_size < 1_500_000

@@ -410,3 +410,73 @@ def test_the_cli_command_is_the_sweep(tmp_path, capsys):
     status = cli.main(["sweep", "one-and-n", "--grid", "servers=8:16", "--policy", "fcfs", "--out",
                        str(tmp_path / "c")])
     assert status == 2 and capsys.readouterr().err.startswith("msjgym: error: --grid")
+
+
+# =====================================================================================================================
+# Trace schedulers: policy parameters as grid axes, windows, paired tables, the CSV table
+
+LUBLIN = str(Path(__file__).resolve().parents[1] / "examples" / "lublin_256.toml")
+
+
+def test_trace_sweep_over_priority_orders_is_paired_by_window(tmp_path, capsys):
+    """``--grid order=... --windows N --window-jobs M`` on a trace, with no --policy, --reps nor --jobs: the policy
+    is the one built-in with an ``order`` parameter, the defaults fit the trace, each row's window r is window r of
+    ``msjgym evaluate --windows N`` (same numbers, metric for metric), and the paired difference and the CSV are the
+    differences of those numbers window by window."""
+    import csv
+
+    import numpy as np
+
+    from msjgym import load_scenario
+    from msjgym.evaluate.evaluator import evaluate
+    from msjgym.evaluate.intervals import t_interval
+    from msjgym.policies.msj import POLICIES
+
+    table = tmp_path / "table.csv"
+    out = run(capsys, LUBLIN, "--grid", "order=fcfs,sjf", "--param", "backfill=easy", "--windows", "3",
+              "--window-jobs", "128", "--seed", "4", "--baseline", "order=sjf", "--csv", str(table),
+              "--workers", "1", "--no-progress", "--out", str(tmp_path / "out"))
+    assert out.returncode == 0, out.stderr
+    assert "--policy priority" in out.stderr
+    assert "2 point(s) x 1 policy(ies) x 3 window(s) = 6 tasks; 128 measured" in out.stdout
+    lines = out.stdout.splitlines()
+    at = lines.index("waiting_time:")
+    assert lines[at + 1].split()[:5] == ["order", "policy", "n", "mean", "±"]
+    assert lines[at + 3].split()[:3] == ["sjf", "priority", "3"] and lines[at + 3].endswith("(baseline)")
+
+    scenario = load_scenario(LUBLIN)
+    per_window = {order: evaluate(scenario, POLICIES["priority"].bind(order=order, backfill="easy"), windows=3,
+                                  window_jobs=128, seed=4, references=False).replications
+                  for order in ("fcfs", "sjf")}
+    with ResultStore(tmp_path / "out" / "results.sqlite") as store:
+        rows = list(store.rows())
+    assert len(rows) == 6
+    for r in rows:
+        expected = per_window[r.point["order"]][r.rep]
+        for name in ("waiting_time", "bounded_slowdown", "makespan", "utilization", "response_time"):
+            assert r.metrics[name] == expected[name], (r.point, r.rep, name)
+    with table.open() as f:
+        tidy = {(row["order"], row["metric"]): row for row in csv.DictReader(f)}
+    diffs = np.array([per_window["fcfs"][w]["waiting_time"] - per_window["sjf"][w]["waiting_time"] for w in range(3)])
+    expected = t_interval(diffs)
+    row = tidy[("fcfs", "waiting_time")]
+    assert row["n"] == row["pairs"] == "3" and row["policy"] == "priority"
+    assert float(row["diff_mean"]) == pytest.approx(expected.mean, rel=1e-12)
+    assert float(row["diff_ci95"]) == pytest.approx(expected.ci95, rel=1e-12)
+    assert float(row["mean"]) == pytest.approx(np.mean([w["waiting_time"] for w in per_window["fcfs"]]), rel=1e-12)
+    assert tidy[("sjf", "waiting_time")]["diff_mean"] == "0.0"  # the baseline against itself
+
+
+def test_trace_sweep_checks_only_the_flags_given(tmp_path, capsys):
+    """A trace's sweep without run-length flags is one exact replay (no error about --reps/--jobs defaults); a flag
+    the user gave that conflicts is named; a baseline that names no single row is refused before the run."""
+    base = [LUBLIN, "--policy", "fcfs,easy-backfilling", "--workers", "1", "--no-progress"]
+    conflict = run(capsys, *base, "--windows", "3", "--window-jobs", "128", "--jobs", "100",
+                   "--out", str(tmp_path / "a"))
+    assert conflict.returncode == 2 and conflict.stderr.startswith("msjgym: error: ") and "--jobs" in conflict.stderr
+    reps = run(capsys, *base, "--reps", "3", "--out", str(tmp_path / "b"))
+    assert reps.returncode == 2 and "--windows N --window-jobs M" in reps.stderr
+    ambiguous = run(capsys, *base, "--windows", "3", "--window-jobs", "128", "--baseline", "backfill=easy",
+                    "--out", str(tmp_path / "c"))
+    assert ambiguous.returncode == 2 and "--baseline" in ambiguous.stderr
+    assert not (tmp_path / "c" / "results.sqlite").exists()

@@ -164,7 +164,8 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
         events=sum(sim.events(b) for b in range(reps)), wall_seconds=wall, compile_seconds=compile_seconds,
         unit=sim.unit, mode=sim.mode, batches=sim.batches, replications=per_rep, unstable_replications=unstable,
         growth_rates=rates, growth_rate=t_interval(np.array(rates)) if unstable else None,
-        diagnostics=sim.diagnostics(), per_job=sim.per_job(), notes=sim.notes(), checks=checks,
+        diagnostics=sim.diagnostics(), per_job=sim.per_job(),
+        per_job_header=getattr(sim, "per_job_header", dict)(), notes=sim.notes(), checks=checks,
         check_notes=tail_notes(sim.service_laws(), reps, reps * (sim.jobs + sim.warmup)))
 
 

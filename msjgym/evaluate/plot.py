@@ -1,6 +1,11 @@
 """``msjgym plot``: one metric of a sweep's results against a parameter, with 95 % CIs and, optionally, the theory.
 
     msjgym plot RESULTS --x NAME --y METRIC [--by FIELD] [--theory] [--out FILE] [--logy]
+    msjgym plot --replay TRACE_SCENARIO --policy NAME [--kind all|gantt|utilization|queue] [--out FILE]
+    msjgym plot --schedule FILE.swf|FILE.csv [--window W] [--out FILE]
+
+The last two draw one replay's schedule (:mod:`msjgym.evaluate.schedule_plot`: a Gantt chart, the utilization and
+the queue length over time).
 
 RESULTS is a sweep's results file (``results.sqlite``) or the folder holding it. ``--x`` is a key of the sweep's
 points, or ``load``: when the points do not set it, the scenario model's load ρ = λ Σ_i p_i m_i E[S_i] / n, computed
@@ -524,10 +529,28 @@ def plot_summaries(summaries: Sequence[PointSummary], x: str, y: str, by: str = 
 # ---------------------------------------------------------------- command line
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``msjgym plot``."""
-    parser.add_argument("results", metavar="RESULTS", help="a sweep's results.sqlite, or the folder holding it")
-    parser.add_argument("--x", required=True, metavar="NAME",
-                        help="a point parameter, or `load` (computed from the scenario when not a parameter)")
-    parser.add_argument("--y", required=True, metavar="METRIC", help="a stored metric, e.g. response_time")
+    parser.add_argument("results", metavar="RESULTS", nargs="?", default=None,
+                        help="a sweep's results.sqlite, or the folder holding it (not with --replay, --schedule)")
+    parser.add_argument("--x", default=None, metavar="NAME",
+                        help="sweep results: a point parameter, or `load` (computed from the scenario when not a "
+                             "parameter)")
+    parser.add_argument("--y", default=None, metavar="METRIC",
+                        help="sweep results: a stored metric, e.g. response_time")
+    parser.add_argument("--replay", default=None, metavar="SCENARIO",
+                        help="draw the schedule of one replay of this trace scenario under --policy: a Gantt chart, "
+                             "utilization and queue length over time")
+    parser.add_argument("--policy", default=None, metavar="NAME", help="--replay: the policy (a built-in name)")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="--replay: override a scenario key or bind a policy parameter (repeatable)")
+    parser.add_argument("--schedule", default=None, metavar="FILE",
+                        help="draw a schedule written by `msjgym evaluate --per-job FILE.swf|FILE.csv` (or any SWF "
+                             "file with wait times)")
+    parser.add_argument("--kind", default="all", choices=("all", "gantt", "utilization", "queue"),
+                        help="--replay, --schedule: which panels (default all three)")
+    parser.add_argument("--color", default="wait", choices=("wait", "size"),
+                        help="--replay, --schedule: Gantt colour by waiting time (default) or job size")
+    parser.add_argument("--window", type=int, default=None, metavar="W",
+                        help="--schedule of several windows: the window to draw (default the first)")
     parser.add_argument("--by", default="policy", metavar="FIELD",
                         help="one colour per value of FIELD: policy (default), scenario or a point parameter")
     parser.add_argument("--theory", action="store_true",
@@ -539,7 +562,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     """Run ``msjgym plot``: print the path written; on bad input, one ``msjgym: error:`` line and status 2."""
+    if getattr(args, "replay", None) or getattr(args, "schedule", None):
+        return _schedule_command(args)
     try:
+        for name in ("results", "x", "y"):
+            if getattr(args, name) is None:
+                raise MsjgymError(f"{'RESULTS' if name == 'results' else '--' + name}: required to plot sweep "
+                                  "results (or draw a schedule: --replay SCENARIO --policy P, --schedule FILE)")
         file = results_file(args.results)
         out = Path(args.out) if args.out else default_output(file, args.x, args.y)
         moved = args.out is None and not os.access(out.parent, os.W_OK)  # a store on read-only media
@@ -554,6 +583,54 @@ def command(args: argparse.Namespace) -> int:
     if moved:
         print(f"msjgym: note: {str(file.parent)!r} is not writable (read-only media?): the figure is in the "
               "current folder", file=sys.stderr)
+    for note in record.notes:
+        print(f"msjgym: note: {note}", file=sys.stderr)
+    print(record.path)
+    return 0
+
+
+def _schedule_command(args: argparse.Namespace) -> int:
+    """``msjgym plot --replay SCENARIO --policy P`` or ``--schedule FILE``: the schedule's pictures
+    (:mod:`msjgym.evaluate.schedule_plot`)."""
+    from msjgym.core.overrides import parse_override
+    from msjgym.core.schedule import read_schedule
+    from msjgym.evaluate.evaluator import evaluate
+    from msjgym.evaluate.schedule_plot import plot_schedule
+
+    try:
+        if args.replay and args.schedule:
+            raise MsjgymError("--replay, --schedule: give one")
+        if args.results or args.x or args.y:
+            raise MsjgymError("RESULTS, --x, --y: for sweep results, not with --replay or --schedule")
+        if args.schedule:
+            if args.policy or args.param:
+                raise MsjgymError("--policy, --param: only with --replay")
+            columns, servers = read_schedule(args.schedule)
+            title = f"{Path(args.schedule).name}: {len(columns['arrival_time']):,} jobs"
+            default = Path(args.schedule).with_suffix(".png")
+            inputs = [Path(args.schedule)]
+        else:
+            if not args.policy:
+                raise MsjgymError("--replay: give --policy NAME")
+            overrides = dict(parse_override(text) for text in args.param)
+            scenario, policy = api.scenario_and_policy(args.replay, args.policy, overrides)
+            if getattr(scenario.model, "trace", None) is None:
+                raise MsjgymError(f"--replay {args.replay}: not a trace scenario (arrivals = {{trace = ...}})")
+            result = evaluate(scenario, policy, reps=1, references=False)
+            columns, servers = result.per_job, result.per_job_header.get("servers")
+            metrics = result.metrics
+            title = (f"{scenario.name} under {result.policy}: {len(columns['arrival_time']):,} jobs; mean wait "
+                     f"{metrics['waiting_time'].mean:.4g}, bounded slowdown {metrics['bounded_slowdown'].mean:.4g}, "
+                     f"utilization {metrics['utilization'].mean:.3f}")
+            default = Path(f"{Path(scenario.name).stem}-{result.policy}.png")
+            inputs = [Path(args.replay)] if Path(args.replay).is_file() else []
+        out = Path(args.out) if args.out else default
+        refuse_overwrite({"--out": out}, inputs)
+        record = plot_schedule(columns, servers, out, kind=args.kind, color=args.color, window=args.window,
+                               title=title)
+    except MsjgymError as exc:
+        print(f"msjgym: error: {exc}", file=sys.stderr)
+        return 2
     for note in record.notes:
         print(f"msjgym: note: {note}", file=sys.stderr)
     print(record.path)

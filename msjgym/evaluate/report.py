@@ -107,8 +107,8 @@ def _run_size(result: Result) -> str:
     if result.mode == "windows":
         return (f"{result.reps} windows x {result.jobs:,} trace {result.unit}s{warm}, each from an empty machine, "
                 f"seed {result.seed}")
-    return (f"{result.reps} replication(s) x {result.jobs:,} {result.unit}s (warm-up {result.warmup:,}), "
-            f"seed {result.seed}")
+    return (f"{result.reps} replication(s) x {result.jobs:,} measured {result.unit}s (warm-up {result.warmup:,} "
+            f"on top), seed {result.seed}")
 
 
 def _diagnostics(result: Result) -> list[str]:

@@ -68,6 +68,8 @@ class Result:
     references: list[Reference] = field(default_factory=list)
     diagnostics: dict[str, float] = field(default_factory=dict)
     per_job: dict[str, np.ndarray] | None = None
+    per_job_header: dict[str, Any] = field(default_factory=dict)
+    """What a schedule file's header says of the run (``servers``, ``policy``, ``scenario``; msjgym/core/schedule.py)."""
     notes: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
     check_notes: list[str] = field(default_factory=list)

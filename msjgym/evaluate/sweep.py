@@ -3,11 +3,22 @@
     msjgym sweep SCENARIO --grid load=0.5:0.95:10 --grid servers=16,32,64 --policy fcfs,server-filling \\
         --reps 20 --jobs 100000 --out results/ [--seed S] [--backend local|ray] [--workers N]
 
+    msjgym sweep TRACE.toml --grid order=fcfs,sjf,f1 --grid backfill=none,easy,conservative --windows 30 \\
+        --window-jobs 256 --baseline "order=fcfs,backfill=easy" [--metric M,...] [--csv FILE.csv] --out DIR
+
 * **Grid**: each ``--grid NAME=...`` is one axis; the points are their Cartesian product. ``NAME=a:b:k`` is k
   evenly spaced values from a to b inclusive (``numpy.linspace``, rounded to 12 significant digits; ints when a and
   b are ints and every value is integral), ``NAME=v1,v2,...`` a list, ``NAME=v`` one value; values are parsed like
   ``--param`` values (TOML: ``16`` is an int, ``0.5`` a float, ``[0.2,0.8]`` a list). NAME is a scenario override
-  key (a built-in's parameter or a dotted TOML path). ``--param`` fixes further keys for every point.
+  key (a built-in's parameter or a dotted TOML path), a parameter of a built-in policy (``order``, ``backfill`` of
+  ``priority``: the policy is bound with it at each point; without ``--policy``, the one built-in that declares the
+  keys), or ``policy`` (the policies as an axis). ``--param`` fixes further keys for every point.
+* **Run lengths**: the family's defaults for the scenario unless given (a trace: its jobs, one exact replay; with
+  ``--windows N --window-jobs M``, N windows, each one task, window r the same jobs in every row); only the flags
+  given are checked against one another.
+* **Tables**: an overview, then one table per ``--metric`` with each row's mean ± 95 % CI and its paired difference
+  from the ``--baseline`` row (replication r against replication r: for a trace, the same window) with the
+  Student-t CI of the differences; ``--csv`` writes them all in long format.
 * **Validation** happens before anything runs: every point's scenario is loaded and every policy is checked against
   every point's model; a policy that cannot run on a point is an error, or, with ``--skip-invalid``, a warning and
   that (point, policy) is left out.
@@ -56,7 +67,7 @@ from msjgym.core import limits, validation
 from msjgym.core.estimates import Estimate
 from msjgym.core.inputs import content_digest, policy_files, recording, refuse_overwrite
 from msjgym.core.overrides import parse_override
-from msjgym.core.paths import check_output_dir
+from msjgym.core.paths import check_output_dir, check_output_file
 from msjgym.core.validation import int_at_least, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import flags
@@ -190,11 +201,22 @@ class Task:
     warmup_option: int | None = None  # --warmup as given (None: the family's default, ``warmup``)
     inputs: str = ""  # digest of the content of the scenario, the policy, the options and msjgym (Combo.inputs)
     options: tuple[tuple[str, Any], ...] = ()  # the family's switches (RunSettings.options), as (name, value) pairs
+    policy_params: tuple[tuple[str, Any], ...] = ()  # the built-in policy's bound parameters (grid keys it declares)
+    jobs_option: int | None | bool = True  # the run length evaluate gets: True: ``jobs``; None: the family's default
 
     def run_settings(self) -> api.RunSettings:
         """The settings :func:`run_task` evaluates this task with (one replication)."""
-        return api.RunSettings(reps=1, jobs=self.jobs, warmup=self.warmup_option, batches=self.batches,
+        return api.RunSettings(reps=1, jobs=self._jobs(), warmup=self.warmup_option, batches=self.batches,
                                options=dict(self.options))
+
+    def _jobs(self) -> int | None:
+        return self.jobs if self.jobs_option is True else self.jobs_option  # type: ignore[return-value]
+
+    def policy_object(self) -> Any:
+        """What :func:`run_task` evaluates: the policy's name, or the built-in with its bound parameters."""
+        if not self.policy_params:
+            return self.policy
+        return api.policy_spec(self.scenario.family, self.policy).bind(**dict(self.policy_params))
 
     def key(self) -> tuple:
         """The results-store key (:meth:`TaskRow.key`)."""
@@ -204,7 +226,7 @@ class Task:
 
 def run_task(task: Task) -> TaskRow:
     """Simulate one task (in a worker or in-process) and return its row; the caller stores it."""
-    result = evaluate(task.scenario, task.policy, reps=1, jobs=task.jobs, warmup=task.warmup_option,
+    result = evaluate(task.scenario, task.policy_object(), reps=1, jobs=task._jobs(), warmup=task.warmup_option,
                       batches=task.batches, seed=task.task_seed, references=False, **dict(task.options))
     return TaskRow(
         scenario=task.scenario.name, point=task.point, policy=task.policy, rep=task.rep, jobs=task.jobs,
@@ -236,10 +258,19 @@ class Plan:
     combos: list[Combo]
     reps: int
     tasks: list[Task]
+    unit: str = "replication"
+    """What a replication index names: "replication", "window" (of a trace: the same window in every row) or
+    "trace" (drawn from the workload model: the same trace in every row)."""
 
 
 def make_plan(args: argparse.Namespace) -> Plan:
     """Parse and validate the whole sweep before anything runs (``MsjgymError`` on any bad input).
+
+    A grid key (or ``--param`` key) that the scenario does not take but a built-in policy declares (``order``,
+    ``backfill`` of ``priority``) binds that policy's parameter at the point (:func:`msjgym.api.scenario_and_policy`);
+    ``--grid policy=A,B`` is a policy axis (as ``--policy A,B``). Run lengths are the family's defaults for the
+    scenario unless given (a trace: one exact replay of its jobs, or with ``--windows N --window-jobs M`` N windows
+    of M jobs, each window one task: window r is the same for every policy and point, so rows are paired by window).
 
     Tasks are ordered replication-major (replication 0 of every combination first), so a sweep stopped early has
     covered the whole grid evenly.
@@ -249,11 +280,13 @@ def make_plan(args: argparse.Namespace) -> Plan:
     options, scenario_keys = flags.family_options(args, family, outputs=False)
     args.options = tuple(sorted(options.items()))
     axes = [parse_grid(text) for text in args.grid]
-    policies = _policy_names(args.policy, family)
+    axes, axis_policies = _policy_axis(axes, args)
+    fixed = dict(parse_override(text) for text in args.param) | scenario_keys
+    policies = _policy_names(args.policy or axis_policies, family, [n for n, _ in axes] + list(fixed))
     _check_size(axes, len(policies), args)
-    points = grid_points(axes, dict(parse_override(text) for text in args.param) | scenario_keys)
+    points = grid_points(axes, fixed)
     names = [name for name, _ in axes]
-    combos = []
+    combos, tasks, reps_seen, unit = [], [], set(), "replication"
     start = time.perf_counter()
     for i, point in enumerate(points):
         if i == PLAN_PROBE and len(points) >= LARGE_GRID:  # say what checking every point will cost, measured
@@ -261,18 +294,50 @@ def make_plan(args: argparse.Namespace) -> Plan:
             print(f"msjgym: note: checking the {len(points):,} grid points before anything runs (each is loaded and "
                   f"every policy validated on it): about {limits.duration(seconds)} (measured on the first "
                   f"{PLAN_PROBE}; Ctrl-C stops)", file=sys.stderr, flush=True)
-        with recording() as files:
-            scenario = _load_point(args.scenario, point, names)
-        if args.reps > 1 and getattr(scenario.model, "trace", None) is not None:
-            raise MsjgymError(f"--reps {args.reps}: a replayed trace is deterministic; use --reps 1")
-        combos += [Combo({k: point[k] for k in names}, point, policy, scenario,
-                         combo_inputs(args.scenario, scenario, policy, files, options))
-                   for policy in policies if _applicable(policy, scenario, point, names, args.skip_invalid, args)]
+        for policy in policies:
+            with recording() as files:
+                loaded = _load_point(args.scenario, policy, point, names, args.skip_invalid)
+            if loaded is None:
+                continue
+            scenario, bound = loaded
+            if not _applicable(bound, scenario, point, names, args.skip_invalid, args):
+                continue
+            run = api.RunSettings(reps=args.reps, jobs=args.jobs, warmup=args.warmup, batches=args.batches,
+                                  options=options)
+            reps, jobs, warmup = family.run_length(scenario, policy, run)
+            split = getattr(family, "replication_scenarios", None)
+            parts = split(scenario, run, args.seed) if split is not None else None
+            digest_options = options if parts is None else (
+                {k: v for k, v in options.items() if k != "windows"} | {"replications": "one task each"})
+            combo = Combo({k: point[k] for k in names}, point, policy, scenario,
+                          combo_inputs(args.scenario, scenario, policy, files, digest_options))
+            combos.append(combo)
+            params = tuple(bound.values) if isinstance(bound, api.PolicySpec) else ()
+            run_task_ = Task(scenario, point, policy, 0, jobs, warmup, args.batches, args.seed, 0, args.warmup,
+                             combo.inputs, args.options, params, args.jobs)
+            if parts is None:
+                tasks += replicate([run_task_], reps)
+            else:
+                each = tuple(sorted(parts[1].items()))
+                tasks += [replace(run_task_, scenario=part, rep=r, task_seed=seed, options=each, jobs_option=None)
+                          for r, (part, seed) in enumerate(parts[0])]
+                unit = "window" if options.get("windows") is not None else "trace"
+            reps_seen.add(reps)
     if not combos:
         raise MsjgymError("no (point, policy) left to run: every policy was refused at every point")
-    tasks = replicate([Task(c.scenario, c.point, c.policy, 0, args.jobs, _warmup(c, args), args.batches, args.seed,
-                            0, args.warmup, c.inputs, args.options) for c in combos], args.reps)
-    return Plan(args.scenario, names, combos, args.reps, tasks)
+    tasks.sort(key=lambda t: t.rep)  # replication-major (a stable sort keeps the grid order within a replication)
+    return Plan(args.scenario, names, combos, max(reps_seen), tasks, unit)
+
+
+def _policy_axis(axes: list[tuple[str, list[Any]]], args: argparse.Namespace
+                 ) -> tuple[list[tuple[str, list[Any]]], list[str]]:
+    """``--grid policy=A,B`` taken out of the axes as the policies to compare (not with ``--policy``)."""
+    named = [values for name, values in axes if name == "policy"]
+    if not named:
+        return axes, []
+    if args.policy:
+        raise MsjgymError("--grid policy=...: also given as --policy; name the policies once")
+    return [(n, v) for n, v in axes if n != "policy"], [",".join(str(v) for v in named[0])]
 
 
 def replicate(runs: Sequence[Task], reps: int) -> list[Task]:
@@ -316,21 +381,26 @@ def _check_size(axes: Sequence[tuple[str, list[Any]]], policies: int, args: argp
     if points > limits.MAX_GRID_POINTS:
         raise MsjgymError(f"--grid: {shape} = {points:,} points; must be at most {limits.MAX_GRID_POINTS:,} (the grid "
                           "is listed and every point checked in memory before anything runs): use fewer values")
-    tasks = points * policies * args.reps
+    reps = args.reps or getattr(args, "windows", None) or DEFAULT_REPS  # the family's own defaults come later
+    per_rep = args.jobs or getattr(args, "window_jobs", None) or DEFAULT_JOBS
+    tasks = points * policies * reps
     if tasks > limits.MAX_SWEEP_TASKS:
-        raise MsjgymError(f"--grid, --policy, --reps: {points:,} points x {policies} policies x {args.reps:,} "
+        raise MsjgymError(f"--grid, --policy, --reps: {points:,} points x {policies} policies x {reps:,} "
                           f"replications = {tasks:,} tasks; must be at most {limits.MAX_SWEEP_TASKS:,}")
-    jobs = tasks * (args.jobs + (args.jobs // 10 if args.warmup is None else args.warmup))
+    jobs = tasks * (per_rep + (per_rep // 10 if args.warmup is None else args.warmup))
     workers = max(1, args.workers or os.cpu_count() or 1) if args.backend == "local" else 1
     seconds = jobs / limits.JOBS_PER_SECOND_CEILING / workers
     if points >= LARGE_GRID or seconds >= LONG_SWEEP_SECONDS:
-        print(f"msjgym: note: this sweep is {points:,} points x {policies} policies x {args.reps:,} replications = "
+        print(f"msjgym: note: this sweep is {points:,} points x {policies} policies x {reps:,} replications = "
               f"{tasks:,} tasks, about {jobs:,.3g} jobs: simulating them takes at least {limits.duration(seconds)} "
               f"on {workers} {'worker' if workers == 1 else 'workers'} (at the ceiling of "
               f"{limits.JOBS_PER_SECOND_CEILING:.0e} jobs per second per core), after the grid is checked; Ctrl-C "
               "stops it, keeping finished tasks", file=sys.stderr, flush=True)
 
 
+DEFAULT_REPS, DEFAULT_JOBS = 10, 100_000
+"""Replications and run length the size check assumes when the family's defaults are not known yet (most
+families' defaults)."""
 PLAN_PROBE = 50
 """Grid points checked before the cost of checking them all is estimated (large grids only)."""
 LARGE_GRID = 10**4
@@ -339,18 +409,23 @@ LONG_SWEEP_SECONDS = 3600.0
 """Estimated seconds (a lower bound) from which ``msjgym sweep`` says the cost before starting."""
 
 
-def _warmup(combo: Combo, args: argparse.Namespace) -> int:
-    """The warm-up a task runs with: ``--warmup``, or the family's default for the run length (part of the task's
-    key, so that a resumed sweep finds it)."""
-    run = api.RunSettings(reps=1, jobs=args.jobs, warmup=args.warmup, batches=args.batches,
-                          options=dict(args.options))
-    return api.family_of(combo.scenario).run_length(combo.scenario, combo.policy, run)[2]
-
-
-def _policy_names(options: Sequence[str], family: api.Family) -> list[str]:
-    names = list(dict.fromkeys(n.strip() for text in options for n in text.split(",") if n.strip()))
+def _policy_names(options: Sequence[str], family: api.Family, keys: Sequence[str]) -> list[str]:
+    """The policies to compare: ``--policy`` (or ``--grid policy=``); when neither is given, the one built-in policy
+    of the family that declares every grid or ``--param`` key that is a policy parameter (``order``, ``backfill``:
+    ``priority``)."""
+    names = list(dict.fromkeys(n.strip() for text in options or () for n in text.split(",") if n.strip()))
     if not names:
-        raise MsjgymError("--policy: give at least one policy name")
+        declared = {p.name for spec in family.policies().values() for p in spec.params}
+        wanted = [k for k in keys if k in declared]
+        owners = [name for name, spec in family.policies().items()
+                  if wanted and set(wanted) <= {p.name for p in spec.params}]
+        if len(owners) != 1:
+            why = (f"the keys {', '.join(wanted)} are parameters of {', '.join(owners) or 'no single built-in'}"
+                   if wanted else "no grid key is a policy's parameter")
+            raise MsjgymError(f"--policy: give the policies to compare (--policy A,B or --grid policy=A,B); {why}")
+        print(f"msjgym: note: --policy {owners[0]} (the built-in whose parameters are {', '.join(wanted)})",
+              file=sys.stderr, flush=True)
+        names = owners
     for name in names:
         if not api.is_user_policy(name):
             api.policy_spec(family, name)  # PolicyError for an unknown name
@@ -361,28 +436,36 @@ def _show_point(point: dict[str, Any], names: Sequence[str]) -> str:
     return ", ".join(f"{k}={point[k]}" for k in names)
 
 
-def _load_point(scenario: str, point: dict[str, Any], names: Sequence[str]) -> Scenario:
+def _load_point(scenario: str, policy: str, point: dict[str, Any], names: Sequence[str], skip: bool = False
+                ) -> tuple[Scenario, Any] | None:
+    """The point's scenario and the policy with the point's parameters of it; a key neither takes is an error, or
+    with ``skip`` a warning (the combination left out) when a parameter names another policy's key."""
     try:
-        return load_scenario(scenario, point)
+        return api.scenario_and_policy(scenario, policy, point)
     except MsjgymError as exc:
         where = f"grid point {_show_point(point, names)}: " if names else ""
+        if skip and isinstance(exc, api.UnknownParameter):
+            print(f"msjgym: warning: skipping {policy}{' at ' + where.rstrip(': ') if where else ''}: {exc}",
+                  file=sys.stderr)
+            return None
         raise MsjgymError(f"{where}{exc}") from None
 
 
-def _applicable(policy: str, scenario: Scenario, point: dict[str, Any], names: Sequence[str], skip: bool,
+def _applicable(policy: Any, scenario: Scenario, point: dict[str, Any], names: Sequence[str], skip: bool,
                 args: argparse.Namespace) -> bool:
     """Whether ``policy`` can run at this point; an error unless ``skip`` (then a warning on stderr)."""
     try:
-        run = api.RunSettings(reps=1, jobs=args.jobs, warmup=args.warmup, batches=args.batches,
+        run = api.RunSettings(reps=args.reps, jobs=args.jobs, warmup=args.warmup, batches=args.batches,
                               options=dict(args.options))
         api.family_of(scenario).validate(scenario, policy, run)
         return True
     except MsjgymError as exc:
         where = f"grid point {_show_point(point, names)}" if names else ""
+        label = getattr(policy, "label", policy)
         if not skip:
             raise MsjgymError(f"{where + ': ' if where else ''}{exc} (--skip-invalid leaves such combinations out)"
                               ) from None
-        print(f"msjgym: warning: skipping {policy}{' at ' + where if where else ''}: {exc}", file=sys.stderr)
+        print(f"msjgym: warning: skipping {label}{' at ' + where if where else ''}: {exc}", file=sys.stderr)
         return False
 
 
@@ -695,9 +778,161 @@ def format_summary(plan: Plan, rows: list[TaskRow], earlier: set[tuple] | frozen
 def _describe(plan: Plan, args: argparse.Namespace) -> str:
     points = len({canonical_point(c.point) for c in plan.combos})
     policies = len({c.policy for c in plan.combos})
-    warmup = plan.tasks[0].warmup
-    return (f"sweep    {plan.scenario}: {points} point(s) x {policies} policy(ies) x {plan.reps} replication(s) = "
-            f"{len(plan.tasks):,} tasks; {args.jobs:,} jobs each (warm-up {warmup:,}); seed {args.seed}")
+    first = plan.tasks[0]
+    what = f"{plan.unit}(s)"
+    return (f"sweep    {plan.scenario}: {points} point(s) x {policies} policy(ies) x {plan.reps} {what} = "
+            f"{len(plan.tasks):,} tasks; {first.jobs:,} measured jobs (arrivals) each, warm-up {first.warmup:,} on "
+            f"top; seed {args.seed}")
+
+
+TRACE_METRICS = ("waiting_time", "bounded_slowdown", "utilization", "makespan")
+"""The paired tables a sweep of trace replays prints by default (its rows have ``bounded_slowdown``)."""
+DEFAULT_METRICS = ("response_time",)
+"""The paired tables of every other sweep by default."""
+
+
+def parse_baseline(text: str | None) -> dict[str, Any]:
+    """``--baseline "order=fcfs,backfill=easy"`` as {key: value} (values parsed like ``--grid`` values); ``policy=``
+    names the policy."""
+    if not text:
+        return {}
+    out: dict[str, Any] = {}
+    for part in _split_top_level(text, ","):
+        name, sep, raw = part.partition("=")
+        if not sep or not name.strip() or not raw.strip():
+            raise MsjgymError(f"--baseline {show(text)}: expected KEY=VALUE,KEY=VALUE,... (grid keys, policy=NAME)")
+        out[name.strip()] = raw.strip() if name.strip() == "policy" else _value(f"baseline {text}", raw.strip())
+    return out
+
+
+def baseline_combo(plan: Plan, wanted: dict[str, Any]) -> Combo:
+    """The combination ``--baseline`` names (every key matching), or the first of the grid by default; a one-line
+    error when none or several match."""
+    if not wanted:
+        return plan.combos[0]
+    known = set(plan.axes) | {"policy"} | {k for c in plan.combos for k in c.point}
+    for key in wanted:
+        if key not in known:
+            raise MsjgymError(f"--baseline: {key!r} is not a grid key; valid: {', '.join(sorted(known))}")
+
+    def same(c: Combo, key: str, value: Any) -> bool:
+        if key == "policy":
+            return c.policy == value
+        return key in c.point and canonical_point({"v": c.point[key]}) == canonical_point({"v": value})
+
+    found = [c for c in plan.combos if all(same(c, k, v) for k, v in wanted.items())]
+    shown = ",".join(f"{k}={v}" for k, v in wanted.items())
+    if len(found) != 1:
+        raise MsjgymError(f"--baseline {shown}: matches {len(found)} rows of the sweep; name one row (add its other "
+                          f"grid keys: {', '.join(plan.axes + ['policy'])})")
+    return found[0]
+
+
+def _combo_label(plan: Plan, c: Combo) -> str:
+    return ", ".join([f"{k}={c.grid[k]}" for k in plan.axes] + [f"policy={c.policy}"])
+
+
+def _by_rep(plan: Plan, rows: Sequence[TaskRow]) -> dict[tuple[str, str], dict[int, TaskRow]]:
+    """Each (point, policy)'s rows by replication (window) index."""
+    out: dict[tuple[str, str], dict[int, TaskRow]] = {}
+    for r in rows:
+        out.setdefault((canonical_point(r.point), r.policy), {})[r.rep] = r
+    return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One (point, policy) × metric of a sweep against the baseline row: the metric's mean ± 95 % CI over the
+    replications (windows), and the paired difference (this row − the baseline, replication by replication:
+    replication r of every row ran with the same window of a trace) with its 95 % Student-t CI over the pairs."""
+
+    combo: Combo
+    metric: str
+    reps: int
+    estimate: Estimate | None
+    difference: Estimate | None
+    pairs: int
+    baseline: bool
+
+
+def compare(plan: Plan, rows: Sequence[TaskRow], metrics: Sequence[str], base: Combo) -> list[Comparison]:
+    """Every (combination, metric)'s :class:`Comparison` with ``base``, in grid order then metric order. Unstable
+    replications leave the metric out (``estimate`` None)."""
+    from msjgym.evaluate.intervals import t_interval
+
+    by = _by_rep(plan, rows)
+    ref = by.get((canonical_point(base.point), base.policy), {})
+    out = []
+    for c in plan.combos:
+        mine = by.get((canonical_point(c.point), c.policy), {})
+        for m in metrics:
+            values = {rep: r.metrics.get(m, math.nan) for rep, r in mine.items() if r.stable}
+            finite = np.array([v for v in values.values() if math.isfinite(v)])
+            estimate = t_interval(finite) if finite.size and len(finite) == len(mine) else None
+            common = sorted(rep for rep in values if rep in ref and ref[rep].stable)
+            diffs = np.array([values[rep] - ref[rep].metrics.get(m, math.nan) for rep in common])
+            difference = t_interval(diffs) if diffs.size and np.isfinite(diffs).all() else None
+            out.append(Comparison(c, m, len(mine), estimate, difference, len(common), c is base))
+    return out
+
+
+def format_paired(plan: Plan, rows: Sequence[TaskRow], metrics: Sequence[str], base: Combo) -> str:
+    """One table per metric: each row's mean ± 95 % CI and its paired difference from the baseline row."""
+    comparisons = compare(plan, rows, metrics, base)
+    unit = plan.unit
+    blocks = []
+    for m in metrics:
+        table = [plan.axes + ["policy", "n", "mean ± 95% CI", "Δ vs baseline ± 95% CI"]]
+        for cmp in (x for x in comparisons if x.metric == m):
+            diff = "(baseline)" if cmp.baseline else _cell(cmp.difference)
+            table.append([str(cmp.combo.grid[k]) for k in plan.axes] + [cmp.combo.policy, str(cmp.reps),
+                         _cell(cmp.estimate), diff])
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        blocks.append(f"{m}:\n" + "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+                                              for row in table))
+    notes = (f"mean ± 95% CI half-width over each row's {unit}s (Student t; one exact replay: no CI); Δ = row − "
+             f"baseline ({_combo_label(plan, base)}), paired {unit} by {unit} (the same {unit} index ran the same "
+             f"{_SAME.get(unit, 'replication number')}), mean ± 95% CI of the "
+             "differences; n/a: an unstable replication or a metric the row does not have.")
+    import textwrap
+
+    return "\n\n".join(blocks) + "\n\n" + textwrap.fill(notes, 118)
+
+
+_SAME = {"window": "window of the trace", "trace": "drawn trace"}
+"""What replication r of every row shares, by the plan's unit."""
+
+
+def default_metrics(rows: Sequence[TaskRow]) -> tuple[str, ...]:
+    """The paired tables printed when ``--metric`` is not given."""
+    return TRACE_METRICS if any("bounded_slowdown" in r.metrics for r in rows) else DEFAULT_METRICS
+
+
+CSV_COLUMNS = ("metric", "n", "mean", "ci95", "baseline", "diff_mean", "diff_ci95", "pairs")
+"""The columns of ``--csv`` after the grid keys and the policy (long format: one row per combination × metric)."""
+
+
+def write_csv(path: Path, plan: Plan, rows: Sequence[TaskRow], base: Combo) -> None:
+    """``--csv``: every (combination, metric) of the sweep in long ("tidy") format, one row each: the grid keys, the
+    policy, the metric, the replications n, the mean and its 95 % CI half-width, the baseline row's label, the
+    paired difference from the baseline and its 95 % CI half-width, the number of pairs (empty: not available).
+    ``pandas.read_csv(path)`` loads it; ``df.pivot_table(index=[...], columns="metric", values="mean")`` widens it."""
+    import csv
+
+    metrics = list(dict.fromkeys(m for r in rows for m in r.metrics))
+    label = _combo_label(plan, base)
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(plan.axes + ["policy", *CSV_COLUMNS])
+        for cmp in compare(plan, rows, metrics, base):
+            est, diff = cmp.estimate, cmp.difference
+            out.writerow([cmp.combo.grid[k] for k in plan.axes] + [
+                cmp.combo.policy, cmp.metric, cmp.reps, _num(est and est.mean), _num(est and est.ci95), label,
+                _num(diff and diff.mean), _num(diff and diff.ci95), cmp.pairs])
+
+
+def _num(x: float | None) -> str:
+    return "" if x is None or not math.isfinite(x) else repr(float(x))
 
 
 def _backend_name(args: argparse.Namespace) -> str:
@@ -719,14 +954,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a grid axis (repeatable; points are the Cartesian product): NAME=a:b:k (k evenly "
                              "spaced values from a to b), NAME=v1,v2,... or NAME=v; NAME is a scenario key; at "
                              "most 10^6 points in all (docs/limits.md)")
-    parser.add_argument("--policy", action="append", required=True, metavar="NAME[,NAME...]",
-                        help="policies to compare, comma-separated or repeated (see `msjgym list`)")
+    parser.add_argument("--policy", action="append", default=None, metavar="NAME[,NAME...]",
+                        help="policies to compare, comma-separated or repeated (see `msjgym list`); or --grid "
+                             "policy=A,B; default: the one built-in whose parameters the grid names (order, "
+                             "backfill: priority)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="fix a scenario key at every point (repeatable)")
-    parser.add_argument("--reps", type=positive, default=10, help="replications per point and policy (default 10)")
-    parser.add_argument("--jobs", type=positive, default=100_000, help="measured jobs per replication (default 100000)")
+    parser.add_argument("--reps", type=positive, default=None,
+                        help="replications per point and policy (default: the family's, 10 for most; a trace: one "
+                             "exact replay, or --windows N)")
+    parser.add_argument("--jobs", type=positive, default=None,
+                        help="measured jobs (arrivals) per replication, warm-up on top (default: the family's, "
+                             "100000 for most; a trace: its jobs)")
     parser.add_argument("--warmup", type=nonnegative, default=None,
-                        help="jobs discarded at the start of each replication (default: jobs/10)")
+                        help="jobs (arrivals) discarded at the start of each replication, on top of --jobs "
+                             "(default: the family's, jobs/10 for most; a trace: 0)")
     parser.add_argument("--batches", type=positive, default=20, help="measurement batches per replication")
     parser.add_argument("--seed", type=nonnegative, default=0,
                         help="root seed (default 0; fixed so that rerunning the command resumes the sweep)")
@@ -743,6 +985,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-invalid", action="store_true",
                         help="leave out (point, policy) combinations the policy cannot run on, with a warning, "
                              "instead of refusing the sweep")
+    parser.add_argument("--metric", action="append", default=[], metavar="NAME[,NAME...]",
+                        help="metrics of the paired tables (default: response_time; trace replays: "
+                             f"{','.join(TRACE_METRICS)})")
+    parser.add_argument("--baseline", default=None, metavar="KEY=VALUE[,...]",
+                        help="the row the paired differences are taken against, by its grid values (e.g. "
+                             "\"order=fcfs,backfill=easy\", policy=NAME; default: the first row)")
+    parser.add_argument("--csv", default=None, metavar="FILE.csv",
+                        help="also write every (grid point, policy) x metric as one CSV row (long format: mean, CI "
+                             "half-width, paired difference from the baseline and its CI)")
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     flags.add_flags(parser, flags.family_flags(), outputs=False)
 
@@ -760,12 +1011,17 @@ def command(args: argparse.Namespace) -> int:
             _check_reachable(args.address)
     out = check_output_dir(args.out, "--out")
     path = out / RESULTS_FILE
+    csv_path = check_output_file(args.csv, "--csv") if getattr(args, "csv", None) else None
+    if csv_path is not None and csv_path.suffix.lower() != ".csv":
+        raise MsjgymError(f"--csv {str(args.csv)!r}: give a file name ending in .csv")
+    metrics = [m.strip() for text in getattr(args, "metric", []) for m in text.split(",") if m.strip()]
     with recording() as files:
         plan = make_plan(args)
+    base = baseline_combo(plan, parse_baseline(getattr(args, "baseline", None)))
     inputs = files + [f for name in dict.fromkeys(c.policy for c in plan.combos) for f in policy_files(name)]
     if Path(args.scenario).expanduser().is_file():
         inputs.append(Path(args.scenario))
-    refuse_overwrite({"--out": out / RESULTS_FILE}, inputs)
+    refuse_overwrite({"--out": out / RESULTS_FILE} | ({"--csv": csv_path} if csv_path else {}), inputs)
     if path.exists():
         ResultStore(path, label="--out").close()  # refuse a foreign or damaged file before the work
     print(_describe(plan, args), flush=True)
@@ -793,7 +1049,17 @@ def command(args: argparse.Namespace) -> int:
         rows = [r for r in store.rows(superseded=True) if r.key() in wanted]
     print(f"ran      {len(todo):,} tasks in {time.perf_counter() - start:.1f} s\n")
     print(format_summary(plan, rows, earlier))
+    chosen = metrics or default_metrics(rows)
+    missing = [m for m in chosen if not any(m in r.metrics for r in rows)]
+    if missing:
+        names = ", ".join(dict.fromkeys(m for r in rows for m in r.metrics if "[" not in m))
+        print(f"msjgym: warning: --metric {', '.join(missing)}: not measured by this sweep; measured: {names}",
+              file=sys.stderr)
+    print("\n" + format_paired(plan, rows, [m for m in chosen if m not in missing] or DEFAULT_METRICS, base))
     print(f"\nresults  {path}")
+    if csv_path is not None:
+        write_csv(csv_path, plan, rows, base)
+        print(f"table    {csv_path} (one row per grid point, policy and metric)")
     return 0
 
 
@@ -816,8 +1082,8 @@ def _run(plan: Plan, todo: list[Task], args: argparse.Namespace, store: ResultSt
     return 0
 
 
-def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: str | Path, *, reps: int = 10,
-              jobs: int = 100_000, seed: int = 0, params: Sequence[str] = (), workers: int | None = None,
+def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: str | Path, *, reps: int | None = 10,
+              jobs: int | None = 100_000, seed: int = 0, params: Sequence[str] = (), workers: int | None = None,
               progress: bool = False, **options: Any) -> list[TaskRow]:
     """Run a sweep from Python (what ``msjgym sweep`` does, without printing): resumable, on the local pool.
 
@@ -836,7 +1102,7 @@ def run_sweep(scenario: str, grid: Sequence[str], policies: Sequence[str], out: 
     args = argparse.Namespace(
         scenario=scenario, grid=list(grid), policy=[",".join(policies)], param=list(params), reps=reps, jobs=jobs,
         warmup=None, batches=20, seed=seed, out=str(out), backend="local", workers=workers, address=None,
-        skip_invalid=False, no_progress=not progress, **options)
+        skip_invalid=False, no_progress=not progress, metric=[], baseline=None, csv=None, **options)
     plan = make_plan(args)
     with ResultStore(check_output_dir(out, "out") / RESULTS_FILE, label="out") as store:
         done = store.done_keys()

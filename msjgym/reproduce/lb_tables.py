@@ -91,8 +91,10 @@ def plan(settings: Settings) -> list[sweep.Task]:
     runs = []
     for row, scenario in rows:
         arrivals = settings.option(OPTIONS, "arrivals") or row.servers * 10_000
-        runs.append(sweep.Task(scenario=scenario, point=point(row, arrivals), policy=row.policy, rep=0, jobs=arrivals,
-                               warmup=int(round(WARMUP_FRACTION * arrivals)), batches=20, seed=settings.seed,
+        warmup = int(round(WARMUP_FRACTION * arrivals))  # --jobs counts measured arrivals, the warm-up on top
+        runs.append(sweep.Task(scenario=scenario, point=point(row, arrivals), policy=row.policy, rep=0,
+                               jobs=arrivals - warmup, warmup=warmup, warmup_option=warmup, batches=20,
+                               seed=settings.seed,
                                task_seed=0))
     return sweep.replicate(runs, settings.reps)
 
@@ -105,9 +107,9 @@ def estimate_seconds(tasks: list[sweep.Task], workers: int) -> float:
         key = (task.point["table"], task.point["dist"], task.point["servers"])
         if key not in per_arrival:
             n = min(task.jobs, CALIBRATION_ARRIVALS)
-            res = evaluate(task.scenario, task.policy, reps=1, jobs=n, seed=0, references=False)
+            res = evaluate(task.scenario, task.policy, reps=1, jobs=n, warmup=0, seed=0, references=False)
             per_arrival[key] = res.wall_seconds / n
-    return sum(per_arrival[(t.point["table"], t.point["dist"], t.point["servers"])] * t.jobs
+    return sum(per_arrival[(t.point["table"], t.point["dist"], t.point["servers"])] * (t.jobs + t.warmup)
                for t in tasks) / max(workers, 1)
 
 
@@ -140,12 +142,12 @@ def tabulate(tasks: list[sweep.Task], collected: _Collector, settings: Settings)
         ours = summary.metrics["response_time"]
         printed = rows_for(row.table, row.dist, row.servers)
         paper = printed[0] if printed else None
-        protocol = settings.reps == PAPER_REPS and task.jobs == row.servers * 10_000
+        protocol = settings.reps == PAPER_REPS and task.point["arrivals"] == row.servers * 10_000
         inf = cavity[row.setting]
         table.add(table=row.table, policy=row.policy, distribution=row.label, lam=row.lam,
                   param_name="p" if row.policy == "resource-pooling" else "delta", param=row.param,
                   servers=row.servers, batch_size=model.batch_size or "", sample_size=model.sample_size or "",
-                  reps=summary.reps, arrivals=task.jobs,
+                  reps=summary.reps, arrivals=task.point["arrivals"],
                   paper_sim=paper.sim if paper else "", paper_ci95=paper.ci if paper else "",
                   sim=ours.mean, ci95=ours.ci95, cavity=inf, paper_cavity=row.cavity,
                   rel_err_pct=100 * abs(ours.mean - inf) / inf, paper_rel_err_pct=paper.rel_err if paper else "",

@@ -63,20 +63,29 @@ def resolve(scenario: api.Scenario, policy: Any) -> tuple[api.Scenario, Any]:
 
 
 def run_lengths(scenario: api.Scenario, policy: Any, run: api.RunSettings) -> tuple[int, int, int]:
-    """(replications, arrivals per replication, arrivals of them not measured) of a run: the paper's protocol for a
-    built-in (20 replications of N·10⁴ arrivals), 10 replications of 1,000 arrivals per server for a dispatcher of
-    the user's; the first 10 % of the arrivals not measured unless ``run.warmup`` says how many."""
+    """(replications, arrivals per replication, arrivals of them not measured) of a run.
+
+    ``run.jobs`` counts *measured* arrivals, the warm-up on top (as ``--jobs`` does in every family). Defaults: the
+    paper's protocol for a built-in (20 replications of N·10⁴ arrivals, the first 10 % not measured: 9,000·N
+    measured after 1,000·N of warm-up), 10 replications of 900 measured arrivals per server after 100 for a
+    dispatcher of the user's; a warm-up not given is one ninth of the measured arrivals (10 % of the replication's
+    arrivals, as the protocol discards)."""
     user = api.is_user_policy(policy)
     servers = scenario.model.servers
     reps = (AGENT_REPS if user else DEFAULT_REPS) if run.reps is None else run.reps
-    arrivals = run.jobs if run.jobs is not None else (AGENT_ARRIVALS_PER_SERVER if user else 10_000) * servers
-    if arrivals < 2:
-        raise MsjgymError(f"jobs = {arrivals}: must be >= 2 (arrivals per replication, warm-up included)")
-    warmup = int(round(WARMUP_FRACTION * arrivals)) if run.warmup is None else run.warmup
-    if not 0 <= warmup < arrivals:
-        raise MsjgymError(f"warmup = {warmup}: must be an integer in [0, {arrivals - 1}] (arrivals not measured, of "
-                          f"the jobs = {arrivals} arrivals of a replication)")
-    return reps, arrivals, warmup
+    if run.jobs is None:
+        total = (AGENT_ARRIVALS_PER_SERVER if user else 10_000) * servers
+        measured = total - int(round(WARMUP_FRACTION * total))
+    else:
+        measured = run.jobs
+    if measured < 1:
+        raise MsjgymError(f"jobs = {measured}: must be >= 1 (measured arrivals per replication; the warm-up comes on "
+                          "top)")
+    warmup = int(round(measured * WARMUP_FRACTION / (1 - WARMUP_FRACTION))) if run.warmup is None else run.warmup
+    if warmup < 0:
+        raise MsjgymError(f"warmup = {warmup}: must be >= 0 (arrivals not measured, before the jobs = {measured:,} "
+                          "measured ones)")
+    return reps, measured + warmup, warmup
 
 
 class _DispatchRuns(api.Simulation):

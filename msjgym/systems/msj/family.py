@@ -107,8 +107,8 @@ but that start."""
 
 
 _OPTIONS = {"saturated": "builtin", "backlog": "builtin", "no_instability_check": "any", "debug": "builtin",
-            "mode": "user", "window": "user", "estimates": "user", "per_job": "any", "windows": "any",
-            "window_jobs": "any", "bsld_threshold": "any"}
+            "mode": "user", "window": "user", "estimates": "user", "per_job": "any", "per_job_format": "any",
+            "windows": "any", "window_jobs": "any", "bsld_threshold": "any"}
 """The options of ``msjgym evaluate`` this family takes, and for which policies."""
 
 
@@ -136,8 +136,11 @@ def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) ->
                           "jobs); an open system's queue is set by its arrivals")
     if "per_job" in run.options and scenario.model.trace is None:
         raise MsjgymError("--per-job: only for scenarios that replay a trace (arrivals = {trace = ...})")
-    if "per_job" in run.options and run.options.get("windows") is not None:
-        raise MsjgymError("--per-job: only for one replay of the trace, not with --windows")
+    if "per_job_format" in run.options and "per_job" not in run.options:
+        raise MsjgymError("--per-job-format: only with --per-job FILE")
+    if "per_job" in run.options:
+        from msjgym.core.schedule import schedule_format  # the one place that knows the formats
+        schedule_format(run.options["per_job"], run.options.get("per_job_format"))
     tau = run.options.get("bsld_threshold")
     if tau is not None:
         check_number("--bsld-threshold", tau, 0.0, TIME_RANGE[1], error=MsjgymError,
@@ -269,15 +272,30 @@ class _MSJRuns(api.Simulation):
         return [(f"classes[{i}] ({c.name}) service", c.service) for i, c in enumerate(self.model.classes)]
 
     def per_job(self) -> dict[str, np.ndarray] | None:
-        if self.model.trace is None or self.windows is not None:
+        """Each replayed job's row (msjgym/core/schedule.py names the columns); with windows (or drawn traces)
+        every replication's jobs, a ``window`` column first."""
+        if self.model.trace is None:
             return None
-        trace = self._trace_of(0)
-        completion = self._sim.completion_times(0)[:len(trace)]
-        response = completion - trace.arrival
         tau = self.config.bsld_threshold
-        return {"job": trace.ident, "arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
-                "completion_time": completion, "response_time": response, "waiting_time": response - trace.duration,
-                "bounded_slowdown": np.maximum(1.0, response / np.maximum(trace.duration, tau))}
+        tables = []
+        for rep in range(len(self.windows) if self.windows is not None else 1):  # the finished windows' rows
+            trace = self._trace_of(rep)
+            sim, b = self._at(rep)
+            completion = sim.completion_times(b)[:len(trace)]
+            response = completion - trace.arrival
+            wait = response - trace.duration
+            table = {"job": trace.ident, "arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
+                     "completion_time": completion, "response_time": response, "waiting_time": wait,
+                     "bounded_slowdown": np.maximum(1.0, response / np.maximum(trace.duration, tau)),
+                     "start_time": trace.arrival + wait, "requested_time": trace.estimate}
+            if self.windows is not None:
+                table = {"window": np.full(len(trace), rep, dtype=np.int64)} | table
+            tables.append(table)
+        return {k: np.concatenate([t[k] for t in tables]) for k in tables[0]}
+
+    def per_job_header(self) -> dict[str, Any]:
+        """What a schedule file's header says (msjgym/core/schedule.py): the machine, the policy, the scenario."""
+        return {"servers": int(self.model.servers), "policy": self.name, "scenario": self.scenario.name}
 
     def summary_params(self) -> dict:
         return {"load": self.model.load}
@@ -494,6 +512,23 @@ class MSJFamily:
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
         return _run_length(scenario.model, run)
 
+    def replication_scenarios(self, scenario: api.Scenario, run: api.RunSettings, seed: int
+                              ) -> tuple[list[tuple[api.Scenario, int]], dict[str, Any]] | None:
+        """A replicated trace run split into one exact replay per replication, for sweeps (one task each): the
+        scenario of replication r (window r of ``window_starts(..., seed)``, or trace r drawn from the workload
+        model) with its replay's seed, and the run options each replay takes (``--windows``/``--window-jobs``
+        removed); None when the run is not replications of a trace. Window r is the same whatever the policy and
+        however many windows run, so a sweep's rows are paired by window."""
+        if scenario.model.trace is None:
+            return None
+        reps, jobs, warmup = _run_length(scenario.model, run)
+        if reps == 1:
+            return None
+        draws = run.options.get("windows") is None
+        parts, _, _, seqs = _trace_parts(scenario, reps, jobs, warmup, seed, draws)
+        options = {k: v for k, v in run.options.items() if k not in ("windows", "window_jobs")}
+        return [(p, int(q.generate_state(1, np.uint32)[0])) for p, q in zip(parts, seqs)], options
+
     def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
         policy = resolve_compiled(policy) or policy
         if api.is_user_policy(policy):
@@ -532,9 +567,13 @@ class MSJFamily:
             api.Option("estimates", "a policy of your own: its observation ends with the window's requested run "
                        "times, as msjgym/MSJ-v0(estimates=True) (an sb3:MODEL.zip saved with record_env gets its "
                        "mode, window and estimates from the model)"),
-            api.Option("per_job", "trace replays: write each job's id, arrival, need, duration, completion, "
-                       "response and waiting time (scenario time unit) and bounded slowdown", str,
-                       metavar="FILE.csv", writes="per_job"),
+            api.Option("per_job", "trace replays: write the schedule, each job's id, arrival, start, need, run "
+                       "time, estimate, completion, response and waiting time (scenario time unit) and bounded "
+                       "slowdown: FILE.csv, or FILE.swf in the Standard Workload Format (fields 3 and 4 filled); "
+                       "with --windows a window column (CSV) or one '; Window: W' comment per window (SWF)", str,
+                       metavar="FILE.csv|FILE.swf", writes="per_job"),
+            api.Option("per_job_format", "the format of --per-job when its extension does not say it", str,
+                       choices=("csv", "swf")),
             api.Option("windows", "trace replays: replicate over N windows of the trace (with --window-jobs), each "
                        "replayed from an empty machine, for CIs across windows (default: one exact replay, no CI)",
                        int, low=MIN_WINDOWS, high=limits.MAX_REPS, metavar="N"),
