@@ -231,3 +231,47 @@ def test_command_line_binds_order_and_backfill(capsys):
     out = capsys.readouterr().out
     assert code in (0, None)
     assert "priority(order=f1, backfill=conservative)" in out
+
+
+# ==================================================================================================== F1's time origin
+def _f1_starts(tmp_path, first_submit: int, window: tuple[int, int] | None = None, lead: bool = False
+               ) -> list[float]:
+    """Start times (run clock) under F1 without backfilling of a 2-processor trace whose first job is submitted at
+    ``first_submit`` (SWF field 2): job 1 holds both processors for 100 s; job 2 (1 processor, requested 1000 s) is
+    submitted 1 s after it, job 3 (2 processors, requested 10 s) 2 s after it. Counted from the first arrival
+    (s = 1 and 2), F1 = log10(r)·n + 870·log10(s) puts job 2 first (3 + 0 < 2 + 261.9); counted from the file's
+    submit times near 10^6, 870·log10(s) differs by 4e-4 between them and job 3 comes first (2 < 3). ``lead``: a
+    1-second job submitted at 0 comes first in the file; ``window``: replay only jobs [start, start + count)."""
+    from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+
+    t0 = first_submit
+    rows = [(t0, 100, 2, 100), (t0 + 1, 1000, 1, 1000), (t0 + 2, 10, 2, 10)]
+    rows = ([(0, 1, 1, 1)] if lead else []) + rows
+    lines = ["; MaxProcs: 2"] + [f"{k + 1} {s} -1 {r} {p} -1 -1 {p} {q} -1 1 -1 -1 -1 1 -1 -1 -1"
+                                 for k, (s, r, p, q) in enumerate(rows)]
+    (tmp_path / "f1.swf").write_text("\n".join(lines) + "\n")
+    (tmp_path / "f1.toml").write_text('arrivals = { trace = "f1.swf" }\n')
+    m = load_scenario(str(tmp_path / "f1.toml")).model
+    if window is not None:
+        m = dataclasses.replace(m, trace=m.trace.window(*window))
+    sim = MSJSimulation(m, PRIORITY.bind(order="f1", backfill="none"),
+                        RunConfig(jobs=len(m.trace), warmup=0, batches=1, debug=True), rng.spawn_states(0, 1)[0])
+    while sim.advance(0, 10_000) != DONE:
+        pass
+    return [float(x) for x in sim.completion_times() - m.trace.duration]
+
+
+def test_f1_orders_by_the_trace_files_submit_times(tmp_path):
+    """The submit time of the file (docs/modelling-choices.md#f1-time-origin), not the time since the first arrival:
+    with the first job at 10^6 s, job 3 starts before job 2; with the same trace submitted from 0, job 2 first."""
+    assert _f1_starts(tmp_path, 1_000_000) == [0.0, 110.0, 100.0]
+    assert _f1_starts(tmp_path, 0) == [0.0, 100.0, 1100.0]
+
+
+def test_f1_keeps_the_files_submit_times_in_a_window(tmp_path):
+    """A window is replayed from its own time 0, but F1 still sees the file's submit times: the three jobs after a
+    lead job at 0 are scheduled alike in the whole replay and in their window (counted from the window's start, job 2
+    would come first)."""
+    whole = _f1_starts(tmp_path, 1_000_000, lead=True)
+    assert whole[1:] == [1_000_000.0, 1_000_110.0, 1_000_100.0]
+    assert _f1_starts(tmp_path, 1_000_000, window=(1, 3), lead=True) == [0.0, 110.0, 100.0]

@@ -26,6 +26,8 @@ class Policy(BuiltinPolicy):
     (:mod:`msjgym.core.jit`); the event loop is compiled once and calls it (:mod:`msjgym.systems.msj.loop`).
         agent_class: the agent form: a :class:`msjgym.policies.msj.agent_forms.BuiltinAgent` subclass, constructed as
             ``agent_class(env_spec, policy)``, taking the kernel's decisions from ``msjgym/MSJ-v0`` observations.
+        estimates: whether the kernel reads the jobs' runtime estimates (a run then says when they are the exact run
+            times; :meth:`uses_estimates` may decide from the bound parameters).
     """
 
     family: str = "msj"
@@ -33,9 +35,14 @@ class Policy(BuiltinPolicy):
     on_arrival: Any = None
     on_departure: Any = None
     agent_class: Any = None
+    estimates: bool = False
 
     def validate(self, model: MSJModel) -> None:
         """Raise ``PolicyError`` if the policy cannot run on ``model``; the default accepts every model."""
+
+    def uses_estimates(self) -> bool:
+        """Whether the kernel reads runtime estimates (with its bound parameters): ``estimates`` by default."""
+        return self.estimates
 
     def scratch_size(self, model: MSJModel) -> int:
         """Extra int64 scratch entries the compiled kernel needs per system (beyond 3 per class)."""

@@ -480,4 +480,5 @@ CONSERVATIVE_BACKFILLING = Policy(
     on_arrival=on_arrival,
     on_departure=on_departure,
     agent_class=ConservativeBackfillingAgent,
+    estimates=True,
 )

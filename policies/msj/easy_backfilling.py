@@ -154,4 +154,5 @@ EASY_BACKFILLING = _Easy(
            "2001, §2 (shadow time and extra nodes)",
     schedule=schedule,
     agent_class=EasyBackfillingAgent,
+    estimates=True,
 )

@@ -11,7 +11,9 @@ servers it needs (after scaling to the simulated machine), s its arrival time, w
 * ``saf``: the smallest area r·n (smallest area first).
 * ``f1``: the smallest log10(r)·n + 870·log10(s), the first (F1) of the four priority functions learned by
   Carastan-Santos & de Camargo, "Obtaining dynamic scheduling policies with simulation and machine learning",
-  SC'17; fitted with times in seconds; r and s below 1 count as 1 (log10 of a job arriving at time 0 would be −∞).
+  SC'17; fitted with times in seconds; s here is the submit time as the trace file states it (SWF field 2: the same
+  in a whole replay and in every ``--windows`` window, as RLScheduler and the paper's simulator use it; a scenario
+  without a trace counts from time 0; docs/modelling-choices.md#f1-time-origin); r and s below 1 count as 1.
 * ``wfp3``: the largest (w/r)³·n, the WFP utility function of Tang, Lan, Desai & Buettner, "Fault-aware,
   utility-based job scheduling on Blue Gene/P systems", IEEE Cluster 2009 (used by Argonne's Cobalt scheduler).
 * ``unicep``: the largest w / (log2(n)·r), the UNICEP utility function of the same paper. log2(1) = 0: as in RLScheduler (Zhang et al.,
@@ -54,7 +56,8 @@ from msjgym.core.jit import njit
 from msjgym.policies import Choice
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
-    C_BOUND, INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_NEXT, J_RES, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, T_NOW,
+    C_BOUND, INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_NEXT, J_RES, J_SEQ, P_ARG, P_K, P_SERVERS, P_T0, S_BUSY,
+    T_NOW,
     estimated_remaining, start_job)
 
 from .agent_forms import EstimatesNotObservedAgent
@@ -82,8 +85,8 @@ def priority_key(st, pr, b, j, order, now):
     if order == O_SAF:
         return r * n
     s = st.job_f[b, j, J_ARR]
-    if order == O_F1:
-        return math.log10(max(r, 1.0)) * n + 870.0 * math.log10(max(s, 1.0))
+    if order == O_F1:  # the submit time in the trace's own clock (docs/modelling-choices.md#f1-time-origin)
+        return math.log10(max(r, 1.0)) * n + 870.0 * math.log10(max(s + pr.floats[P_T0], 1.0))
     w = now - s
     if order == O_WFP3:
         x = w / r
@@ -314,6 +317,10 @@ class PriorityAgent(EstimatesNotObservedAgent):
 
 @dataclass(frozen=True, kw_only=True)
 class _Priority(Policy):
+    def uses_estimates(self) -> bool:
+        """Every order but FCFS sorts by estimates, and every backfilling rule plans with them."""
+        return self.value("order") != "fcfs" or self.value("backfill") != "none"
+
     def scratch_size(self, model: MSJModel) -> int:
         """The heap of running jobs by estimated end of the head's reservation: at most ``servers`` jobs run."""
         return int(model.servers)

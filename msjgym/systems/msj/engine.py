@@ -107,6 +107,7 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     floats = np.zeros(msj.NPF, dtype=np.float64)
     floats[P_LAMBDA] = model.arrival_rate
     floats[msj.P_TAU] = config.bsld_threshold
+    floats[msj.P_T0] = 0.0 if model.trace is None else model.trace.origin
     args = policy.arguments()
     if len(args) > msj.NARG:
         raise MsjgymError(f"policy {policy.name}: {len(args)} parameters; the compiled scheduler has room for "
@@ -122,7 +123,8 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     trace_e = _trace_estimates(model)
     law = model.estimate
     ints[msj.P_EST] = {"exact": msj.EST_EXACT, "factor": msj.EST_FACTOR, "uniform": msj.EST_UNIFORM,
-                       "requested": msj.EST_TRACE}[law.kind]
+                       "requested": msj.EST_TRACE,
+                       "tsafrir": msj.EST_TRACE}[law.kind]  # the model's estimates are the trace's (scenarios.py)
     floats[msj.P_EST_LOW] = law.low
     floats[msj.P_EST_HIGH] = law.high
     return msj.MSJParams(

@@ -326,7 +326,21 @@ class _MSJRuns(api.Simulation):
         else:
             lines.append(f"trace {trace.source}: {len(trace):,} jobs read; skipped {trace.skipped_unusable:,} jobs "
                          f"that cannot be replayed and {trace.skipped_malformed:,} malformed lines")
-        return lines + [f"note: {n}" for n in trace.notes]
+        return lines + [f"note: {n}" for n in trace.notes] + self._estimates_notice()
+
+    def _estimates_notice(self) -> list[str]:
+        """One line when the policy plans with runtime estimates and the trace has none of its own (every requested
+        time unknown, no estimate model): the exact run times stand in for them."""
+        policy, law = getattr(self, "policy", None), self.model.estimate
+        if policy is None or not policy.uses_estimates() or law.kind != "requested" or self.model.trace.estimated:
+            return []
+        return [f"note: {EXACT_ESTIMATES_NOTICE}"]
+
+
+EXACT_ESTIMATES_NOTICE = ("the trace has no requested times: its exact run times stand in for the runtime "
+                          "estimates (estimate = \"tsafrir\" draws users' estimates; docs/modelling-choices.md"
+                          "#user-estimates)")
+"""The one line of a run whose policy plans with estimates on a trace without any (a note below the report)."""
 
 
 def _trace_parts(scenario: api.Scenario, reps: int, jobs: int, warmup: int, seed: int, draws: bool
@@ -370,6 +384,7 @@ class BuiltinRuns(_MSJRuns):
         trace = scenario.model.trace is not None
         config = _config(run, jobs, warmup, trace)
         self._setup(scenario, policy.label, config, reps)  # the name, with any bound parameters: smash(w=8)
+        self.policy = policy
         if not trace:
             streams, _ = rng.spawn_states(seed, reps)
             self.sims = [MSJSimulation(scenario.model, policy, config, streams)]

@@ -22,7 +22,8 @@ The published parameters describe a 128-processor machine (u_hi = 7 = log2 128 f
 processors the size law is shifted by log2(P / 128) (u_low stays, u_med and u_hi move), as the authors' notes on
 the model advise ("set the number-of-nodes' parameters to fit your system": u_hi = log2 P, u_med about u_hi − 2.5);
 a job larger than P is clipped to P (docs/modelling-choices.md#lublin-machine-size). The model gives no requested
-run times (SWF field 9 is -1: estimates are the run times). Run times and arrival times are whole seconds, as in the
+run times (SWF field 9 is -1: estimates are the run times, unless a scenario draws them: ``estimate = "tsafrir"``,
+:mod:`msjgym.systems.msj.user_estimates`). Run times and arrival times are whole seconds, as in the
 archive's logs (rounded down; at least 1 s).
 """
 from __future__ import annotations
@@ -171,12 +172,14 @@ def generate(jobs: int, processors: int = 256, seed: int | np.random.SeedSequenc
 
 
 def swf_lines(submit: np.ndarray, size: np.ndarray, run: np.ndarray, kind: np.ndarray, processors: int,
-              note: str) -> list[str]:
-    """The jobs as Standard Workload Format lines, header first (``MaxProcs``; queue 0 interactive, 1 batch)."""
+              note: str, requested: np.ndarray | None = None) -> list[str]:
+    """The jobs as Standard Workload Format lines, header first (``MaxProcs``; queue 0 interactive, 1 batch);
+    ``requested``: each job's requested time in s (field 9; None: -1, unknown)."""
     lines = ["; Version: 2.2", "; Computer: synthetic (Lublin & Feitelson 2003 workload model)",
              f"; MaxJobs: {len(submit)}", f"; MaxRecords: {len(submit)}", f"; MaxProcs: {processors}",
              f"; MaxNodes: {processors}", "; Queues: 0 interactive, 1 batch", f"; Note: {note}"]
     for i in range(len(submit)):
-        lines.append(f"{i + 1} {int(submit[i])} -1 {int(run[i])} {int(size[i])} -1 -1 {int(size[i])} -1 -1 1 -1 -1 "
-                     f"-1 {int(kind[i])} -1 -1 -1")
+        req = -1 if requested is None else int(requested[i])
+        lines.append(f"{i + 1} {int(submit[i])} -1 {int(run[i])} {int(size[i])} -1 -1 {int(size[i])} {req} -1 1 -1 "
+                     f"-1 -1 {int(kind[i])} -1 -1 -1")
     return lines

@@ -16,6 +16,7 @@ from msjgym.core.distributions import Distribution
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS
 from msjgym.core.validation import check_int, check_time_spread
 from msjgym.systems.msj.traces import Trace
+from msjgym.systems.msj.user_estimates import TsafrirModel
 from msjgym.errors import ScenarioError
 
 
@@ -29,7 +30,7 @@ class JobClass:
     service: Distribution
 
 
-ESTIMATE_KINDS = ("exact", "factor", "uniform", "requested")
+ESTIMATE_KINDS = ("exact", "factor", "uniform", "requested", "tsafrir")
 
 
 @dataclass(frozen=True)
@@ -43,16 +44,19 @@ class EstimateLaw:
         kind: "exact" (estimate = S, the default), "factor" (estimate = low · S), "uniform" (estimate = f · S with f
             uniform on [low, high], Mu'alem & Feitelson's model with low = 1, high = F), or "requested" (a replayed
             trace's requested time, SWF field 9 or CSV ``requested``, where known, even below the run time; else
-            the run time).
+            the run time), or "tsafrir" (a replayed trace's estimates drawn once from the model of Tsafrir, Etsion &
+            Feitelson, JSSPP 2005: :mod:`msjgym.systems.msj.user_estimates`, with the parameters ``model``).
         low, high: the factor, or the ends of its uniform law.
         allow_underestimate: whether a factor below 1 is allowed (a job may then run past its estimate: msjgym lets
             it run to completion, the scheduler seeing 0 estimated time left; real schedulers kill it).
+        model: the estimate model's parameters (kind "tsafrir" only).
     """
 
     kind: str = "exact"
     low: float = 1.0
     high: float = 1.0
     allow_underestimate: bool = False
+    model: TsafrirModel | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ESTIMATE_KINDS:
@@ -70,6 +74,8 @@ class EstimateLaw:
             return f"estimate = f × duration, f ~ Uniform[{self.low:g}, {self.high:g}]"
         if self.kind == "requested":
             return "estimate = the trace's requested time"
+        if self.kind == "tsafrir":
+            return f"estimate = drawn from the {self.model}"
         return "exact estimates"
 
 
@@ -116,8 +122,9 @@ class MSJModel:
                 first = names.index(c.name)
                 raise ScenarioError(f"classes[{i}].name = {c.name!r}: class names must be unique (classes[{first}] "
                                     "has this name too)")
-        if self.estimate.kind == "requested" and self.trace is None:
-            raise ScenarioError("estimate = \"requested\": only for a replayed trace (arrivals = {trace = ...})")
+        if self.estimate.kind in ("requested", "tsafrir") and self.trace is None:
+            raise ScenarioError(f"estimate = \"{self.estimate.kind}\": only for a replayed trace (arrivals = "
+                                "{trace = ...} or {model = ...})")
         total = sum(c.probability for c in self.classes)
         if abs(total - 1.0) > 1e-9:
             raise ScenarioError(f"classes[*].probability sum to {total!r}: must sum to 1 (within 1e-9)")

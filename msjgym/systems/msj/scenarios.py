@@ -60,7 +60,13 @@ Runtime estimates (used only by the backfilling policies; every other policy ign
       0 estimated time left (docs/modelling-choices.md#backfilling-overrun);
     * a replayed trace uses, by default, the requested time (SWF field 9, CSV ``requested``) where it is known,
       else the run time (``estimate = "requested"``); a requested time below the run time is kept (see
-      ``arrivals.overrun``); ``"exact"`` or a factor table override it.
+      ``arrivals.overrun``); ``"exact"`` or a factor table override it;
+    * ``estimate = "tsafrir"`` (a replayed trace only, file or workload model): each job's estimate is drawn from the
+      model of users' estimates of Tsafrir, Etsion & Feitelson (JSSPP 2005; :mod:`msjgym.systems.msj.user_estimates`):
+      a few round values, the queue's maximum the most popular, never below the run time; it replaces any requested
+      times of the trace. ``estimate = { model = "tsafrir", seed = 1, max = 129600, max_fraction = 0.2 }`` sets its
+      own seed (default 1; its draws never change the jobs), the maximum in seconds (default: the longest run time
+      rounded up to whole hours) and the fraction of jobs at the maximum (default the model's, about 0.22).
 
 Built-ins (parameters and defaults; each builds a TOML-shaped spec that goes through :func:`model_from_spec`, so
 validation is shared):
@@ -98,12 +104,15 @@ from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
 from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
 from msjgym.systems.msj.model import EstimateLaw, JobClass, MSJModel
+from msjgym.systems.msj.user_estimates import TsafrirModel
 from msjgym.theory.saturated import one_and_n_throughput
 from msjgym.systems.msj.theory.zero_queueing import ScalingRegime
 
 SYSTEMS = ("msj",)
 _TOP_KEYS = ("system", "description", "servers", "arrival_rate", "load", "classes", "arrivals", "estimate")
 _ESTIMATE_KEYS = ("factor", "allow_underestimate")
+_ESTIMATE_MODEL_KEYS = ("model", "seed", "max", "max_fraction")
+ESTIMATE_MODELS = ("tsafrir",)
 _FACTOR_KEYS = ("dist", "low", "high")
 _TRACE_KEYS = ("trace", "scale_servers", "processors_per_node", "time_scale", "skip_bad_lines", "overrun")
 _MODEL_KEYS = ("model", "jobs", "processors", "seed", "scale_servers", "time_scale")
@@ -274,8 +283,11 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
         draw, machine = trace.generator, trace.machine
         trace = replace(trace, generator=lambda jobs, seq: replace(draw(jobs, seq), machine=machine).scaled(
             servers, time_scale))
+    law = _estimate(spec, where, trace=True)
+    if law.kind == "tsafrir":
+        trace = _with_model_estimates(trace, law, _path(where, "estimate"))
     trace = trace.scaled(servers, time_scale)
-    model = model_of_trace(trace, servers, _estimate(spec, where, trace=True))
+    model = model_of_trace(trace, servers, law)
     check_time_spread(_path(path, "time_scale"), time_scale, 1.0 / model.arrival_rate,
                       min(c.service.mean for c in model.classes), ScenarioError,
                       what="the shortest mean duration of a need")
@@ -323,6 +335,31 @@ def _synthetic_trace(table: Mapping, path: str) -> Trace:
     return replace(trace, source=f"the Lublin-Feitelson model ({jobs:,} jobs, {processors} processors, seed {seed})")
 
 
+def _with_model_estimates(trace: Trace, law: EstimateLaw, path: str) -> Trace:
+    """``trace`` with its estimates drawn from the law's estimate model (seconds; the model's own generator, seeded by
+    its seed: the jobs are unchanged); for a synthetic trace, every trace its generator draws gets its own estimates,
+    from the model's seed and the trace's seed sequence."""
+    from msjgym.systems.msj.user_estimates import draw_estimates
+
+    def estimated(t: Trace, rng: np.random.Generator | None) -> Trace:
+        try:
+            values = draw_estimates(t.duration, law.model, rng, what=path)
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
+        return replace(t, estimate=values, estimated=len(t), notes=list(t.notes))
+
+    out = estimated(trace, None)
+    if trace.generator is not None:
+        draw = trace.generator
+        out = replace(out, generator=lambda jobs, seq: estimated(draw(jobs, seq), np.random.default_rng(
+            [law.model.seed, *_seed_sequence(seq).generate_state(2).tolist()])))
+    return out
+
+
+def _seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
+    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+
+
 def model_of_trace(trace: Trace, servers: int, estimate: EstimateLaw) -> MSJModel:
     """The model that replays ``trace`` (already scaled to ``servers``): one class per distinct need, with the
     empirical durations of its jobs; λ the jobs per unit time over the span of the arrivals (used by the theory and
@@ -345,11 +382,30 @@ def _estimate(spec: Mapping, where: str, trace: bool) -> EstimateLaw:
         return EstimateLaw("requested" if trace else "exact")
     value = spec["estimate"]
     if isinstance(value, str):
-        valid = ("exact", "requested") if trace else ("exact",)
-        return EstimateLaw(_choice(value, path, valid))
+        valid = ("exact", "requested", *ESTIMATE_MODELS) if trace else ("exact",)
+        kind = _choice(value, path, valid)
+        return EstimateLaw(kind, model=TsafrirModel() if kind == "tsafrir" else None)
     if not isinstance(value, Mapping):
-        raise _bad(path, value, 'must be "exact"' + (', "requested"' if trace else "") +
-                   " or a table { factor = ... }")
+        raise _bad(path, value, 'must be "exact"' + (', "requested", "tsafrir"' if trace else "") +
+                   " or a table { factor = ... }" + (" or { model = \"tsafrir\", ... }" if trace else ""))
+    if "model" not in value and any(k in value for k in _ESTIMATE_MODEL_KEYS):
+        key = next(k for k in _ESTIMATE_MODEL_KEYS if k in value)
+        raise ScenarioError(f"{_path(path, key)}: a parameter of an estimate model; give {_path(path, 'model')} = "
+                            f"{' or '.join(repr(m) for m in ESTIMATE_MODELS)} (or estimate = \"tsafrir\") with it")
+    if "model" in value:
+        if not trace:
+            raise _bad(_path(path, "model"), value["model"], "an estimate model needs a replayed trace (arrivals = "
+                       "{trace = ...} or {model = ...})")
+        _check_keys(value, path, _ESTIMATE_MODEL_KEYS)
+        _choice(value["model"], _path(path, "model"), ESTIMATE_MODELS)
+        seed = _integer(value.get("seed", 1), _path(path, "seed"), 0, 2**63 - 1)
+        top = value.get("max")
+        if top is not None:
+            top = float(_integer(top, _path(path, "max"), 3600, 10**9))
+        frac = value.get("max_fraction")
+        if frac is not None:
+            frac = _real(frac, _path(path, "max_fraction"), 0.0, 0.89)
+        return EstimateLaw("tsafrir", model=TsafrirModel(seed=seed, max_estimate=top, max_fraction=frac))
     _check_keys(value, path, _ESTIMATE_KEYS)
     under = value.get("allow_underestimate", False)
     if not isinstance(under, bool):
@@ -465,7 +521,9 @@ def _apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
         if key == "estimate":  # the estimate law may be added or replaced
             spec["estimate"] = copy.deepcopy(value)
             continue
-        if key.startswith("estimate.") and key.count(".") == 1:  # estimate.factor, estimate.allow_underestimate
+        if key.startswith("estimate.") and key.count(".") == 1:  # estimate.factor, estimate.seed, ...
+            if spec.get("estimate") in ESTIMATE_MODELS:  # estimate = "tsafrir", then one of its parameters
+                spec["estimate"] = {"model": spec["estimate"]}
             if not isinstance(spec.get("estimate"), dict):
                 spec["estimate"] = {}
             spec["estimate"][key.partition(".")[2]] = copy.deepcopy(value)

@@ -150,7 +150,8 @@ P_FARG = 1  # the policy's parameters as reals: floats[P_FARG + i]
 P_EST_LOW = P_FARG + NARG  # estimate factor (EST_FACTOR), or the low end of its uniform law (EST_UNIFORM)
 P_EST_HIGH = P_EST_LOW + 1  # the high end of the factor's uniform law (EST_UNIFORM)
 P_TAU = P_EST_HIGH + 1  # the bounded slowdown's threshold τ (time units; Feitelson et al. 1997)
-NPF = P_TAU + 1
+P_T0 = P_TAU + 1  # a replayed trace's submit time (SWF field 2) at time 0 of the run: job time + P_T0 = submit time
+NPF = P_T0 + 1
 
 # runtime estimate laws (params.ints[P_EST]); see msjgym.systems.msj.model.EstimateLaw
 EST_EXACT = 0  # estimate = duration

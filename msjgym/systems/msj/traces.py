@@ -73,6 +73,10 @@ class Trace:
         ident: each job's id: the SWF job number (field 1), or the 1-based rank of a CSV line among the jobs.
         generator: for a synthetic trace, ``generator(jobs, seed_sequence)`` draws another trace of ``jobs`` jobs
             from the same workload model (on the same machine, scaled alike); None for a trace read from a file.
+        origin: the submit time (SWF field 2, CSV ``arrival_time``, times ``time_scale``) of the job arriving at 0:
+            ``arrival + origin`` is each job's submit time in the file (F1 orders by it).
+        estimated: how many of the whole trace's jobs have an estimate of their own (a known requested time, or one
+            drawn from an estimate model); 0: every estimate is the run time.
     """
 
     arrival: np.ndarray
@@ -86,6 +90,8 @@ class Trace:
     estimate: np.ndarray | None = None
     ident: np.ndarray | None = None
     generator: Callable[[int, np.random.SeedSequence], Trace] | None = None
+    estimated: int = 0
+    origin: float = 0.0
 
     def __post_init__(self) -> None:
         if self.estimate is None:
@@ -100,7 +106,8 @@ class Trace:
         """The trace on a system of ``servers`` servers: need ⌈p·servers/machine⌉ (clipped to [1, servers]);
         arrival times multiplied by ``time_scale`` (< 1 compresses time: a heavier load)."""
         need = np.clip(np.ceil(self.need * servers / self.machine), 1, servers).astype(np.int64)
-        return replace(self, arrival=self.arrival * time_scale, need=need, machine=servers, notes=list(self.notes))
+        return replace(self, arrival=self.arrival * time_scale, need=need, machine=servers, notes=list(self.notes),
+                       origin=self.origin * time_scale)
 
     def window(self, start: int, count: int) -> Trace:
         """Jobs ``start .. start + count - 1`` (in arrival order) as a trace of their own, its first arrival at 0:
@@ -111,7 +118,7 @@ class Trace:
         cut = {f.name: getattr(self, f.name)[start:start + count] for f in fields(self)
                if isinstance(getattr(self, f.name), np.ndarray) and getattr(self, f.name).shape[:1] == (n,)}
         cut["arrival"] = cut["arrival"] - cut["arrival"][0]
-        return replace(self, notes=list(self.notes), **cut)
+        return replace(self, notes=list(self.notes), origin=self.origin + float(self.arrival[start]), **cut)
 
 
 def read_trace(path: str | Path, skip_bad_lines: bool = False, servers: int | None = None,
@@ -346,7 +353,7 @@ def _trace(rows: list[tuple[float, int, float, float, int]], path: Path, machine
     estimate = np.where(known, requested, duration)
     return Trace(arrival=data[:, 0] - data[0, 0], need=need, duration=duration, source=str(path),
                  machine=machine, skipped_malformed=malformed, skipped_unusable=unusable, notes=notes,
-                 estimate=estimate, ident=ident)
+                 estimate=estimate, ident=ident, estimated=int(known.sum()), origin=float(data[0, 0]))
 
 
 def kill_at_requested(trace: Trace) -> Trace:
