@@ -14,6 +14,8 @@ class Estimate:
     mean: float
     ci95: float
     warning: str | None = None
+    no_ci: str | None = None
+    """Why there is no interval when a sampled run has none (one measurement unit); None otherwise."""
 
     def to_dict(self) -> dict[str, float | str | None]:
         """``{"mean", "ci95"}`` with NaN and ±inf as None (strict JSON has no such numbers), and ``"warning"`` when
@@ -21,6 +23,8 @@ class Estimate:
         out: dict[str, float | str | None] = {"mean": json_float(self.mean), "ci95": json_float(self.ci95)}
         if self.warning:
             out["warning"] = self.warning
+        if self.no_ci and out["ci95"] is None:
+            out["ci95_reason"] = self.no_ci
         return out
 
 

@@ -73,8 +73,87 @@ def unstable_predictions(refs: list[Reference]) -> list[Reference]:
 
 
 # ---------------------------------------------------------------- verdicts
+FALSE_ALARM = 0.05
+"""The false-alarm rate of a whole scorecard: a correct run gets an INCONSISTENT or OUTSIDE verdict in at most this
+fraction of seeds. With k interval verdicts in one scorecard, each uses a (1 − FALSE_ALARM/k) interval (Bonferroni);
+the evaluator sets the widening on the result (``verdict_scale``, ``verdict_level``; 1 and 95 % without it)."""
+
+RULE_OF_THREE = 3.0
+"""A probability no measured job showed, in N measured jobs, is known only to be below 3/N at 95 % (the rule of
+three: (1 − 3/N)^N ≈ e^-3 = 0.05): the resolution of a run whose units all measured 0."""
+
+
 def percent(x: float, ref: float) -> str:
     return f"{100 * x / ref:+.2f}%" if ref else f"{x:+.4g}"
+
+
+def _error(err: float, value: float, half: float) -> str:
+    """The error against ``value``: relative when the interval resolves the value (half-width below it), else
+    absolute (a relative error against a value far below the run's resolution means nothing: −100 %, 10⁸² %)."""
+    if value and math.isfinite(half) and half < abs(value):
+        return percent(err, value)
+    return f"{err:+.4g} (absolute)"
+
+
+def _widening(result: Judged) -> tuple[float, float]:
+    """(factor on the 95 % half-widths, level of the verdicts' intervals) for ``result``'s scorecard."""
+    return float(getattr(result, "verdict_scale", 1.0)), float(getattr(result, "verdict_level", 0.95))
+
+
+def _measured(result: Judged) -> int:
+    """The jobs measured over the whole run (0 when the result does not say)."""
+    jobs, reps = getattr(result, "jobs", 0), getattr(result, "reps", 0)
+    return int(jobs) * int(reps) if isinstance(jobs, int) and isinstance(reps, int) else 0
+
+
+def verdict_interval(est: Estimate, result: Judged) -> tuple[float, str]:
+    """The half-width a verdict uses for ``est`` and how to say it: its CI at the scorecard's level (NaN: none)."""
+    if est.ci95 is None or not math.isfinite(est.ci95):
+        return math.nan, "no CI: one measurement unit"
+    scale, level = _widening(result)
+    half = est.ci95 * scale
+    return half, f"{100 * level:.4g}% CI ±{half:.3g}"
+
+
+def _compare_exact(ref: Reference, est: Estimate, result: Judged) -> dict[str, Any]:
+    err = est.mean - ref.value
+    half, said = verdict_interval(est, result)
+    head = f"estimate {est.mean:.6g} vs {ref.value:.6g}: error "
+    if math.isnan(half):
+        return {"verdict": f"{head}{_error(err, ref.value, half)} ({said}: not judged)"}
+    if half == 0.0:  # every unit measured the same value: an interval of width 0 says nothing of the resolution
+        n = _measured(result)
+        if abs(err) <= 1e-9 * max(abs(ref.value), abs(est.mean)):
+            return {"agrees": True, "verdict": f"{head}{_error(err, ref.value, half)} (every unit measured the same "
+                                               "value; equal up to rounding): consistent"}
+        if est.mean == 0.0 and n and 0.0 < ref.value <= RULE_OF_THREE / n:
+            return {"agrees": True, "verdict": (
+                f"{head}{err:+.4g} (absolute): no occurrence in {n:,} measured jobs, and the value is below the "
+                f"run's resolution 3/N = {RULE_OF_THREE / n:.2g} (rule of three): consistent")}
+        return {"agrees": False, "verdict": f"{head}{_error(err, ref.value, half)} (every unit measured "
+                                            f"{est.mean:.6g}; interval of width 0): INCONSISTENT"}
+    covered = abs(err) <= half
+    return {"agrees": bool(covered), "verdict": f"{head}{_error(err, ref.value, half)} ({said}): "
+                                                + ("consistent" if covered else "INCONSISTENT")}
+
+
+def judge_bound(ref: Reference, mean: float, half: float, said: str) -> dict[str, Any]:
+    """A bound's verdict for an estimate ``mean`` ± ``half`` (``said``: how the interval was obtained): OUTSIDE only
+    when the whole interval lies beyond the bound; a point estimate outside with an interval that meets the bound is
+    not significant (agrees None); without an interval (NaN), the point estimate alone, said so."""
+    where = f" ({mean / ref.upper:.3g} of the bound)" if ref.upper and ref.lower is None else ""
+    point = (ref.lower is None or mean >= ref.lower) and (ref.upper is None or mean <= ref.upper)
+    if math.isnan(half):
+        return {"agrees": bool(point), "verdict": ("inside" if point else "OUTSIDE") + where
+                + f": point estimate {mean:.4g} ({said})"}
+    lo, hi = mean - half, mean + half
+    beyond = (ref.lower is not None and hi < ref.lower) or (ref.upper is not None and lo > ref.upper)
+    if beyond:
+        return {"agrees": False, "verdict": f"OUTSIDE{where}: {mean:.4g}, interval [{lo:.4g}, {hi:.4g}] ({said})"}
+    if point:
+        return {"agrees": True, "verdict": f"inside{where}: {mean:.4g} ({said})"}
+    return {"agrees": None, "verdict": f"point estimate {mean:.4g} outside, but its interval [{lo:.4g}, {hi:.4g}] "
+                                      f"({said}) meets the bound: not significant (run longer)"}
 
 
 def _judge_one(ref: Reference, result: Judged) -> Reference:
@@ -103,28 +182,35 @@ def _judge_one(ref: Reference, result: Judged) -> Reference:
         if other is None:
             return replace(ref, verdict=f"no simulated {ref.upper_metric}")
         ref = replace(ref, upper=other.mean)
-        inside = est.mean <= other.mean
-        return replace(ref, agrees=inside, verdict=(
-            f"{'inside' if inside else 'OUTSIDE'}: {est.mean:.4g} vs {ref.upper_metric} {other.mean:.4g}"))
-    return replace(ref, **_compare(ref, est))
+        # the difference of two estimates of one run: its half-width is at most the sum of theirs, whatever their
+        # correlation (sd(X − Y) <= sd(X) + sd(Y)), so this interval keeps the stated false-alarm rate
+        h1, _ = verdict_interval(est, result)
+        h2, said = verdict_interval(other, result)
+        half = h1 + h2
+        if not math.isnan(half):
+            said = f"{said.split(' CI')[0]} CI ±{half:.3g}, the sum of the two half-widths"
+        d = est.mean - other.mean
+        diff = judge_bound(replace(ref, upper=0.0, lower=None), d, half, said)
+        word = {True: "inside", False: "OUTSIDE", None: "not significant (run longer)"}[diff["agrees"]]
+        return replace(ref, agrees=diff["agrees"], verdict=(
+            f"{word}: {est.mean:.4g} vs {ref.upper_metric} {other.mean:.4g}, difference {d:+.3g} ({said})"))
+    return replace(ref, **_compare(ref, est, result))
 
 
-def _compare(ref: Reference, est: Estimate) -> dict[str, Any]:
-    half = est.ci95 if est.ci95 is not None and math.isfinite(est.ci95) else math.nan
+def _compare(ref: Reference, est: Estimate, result: Judged) -> dict[str, Any]:
     if ref.kind == "exact":
-        err = est.mean - ref.value
-        if math.isnan(half):  # one replication without batch means: nothing to judge the error against
-            return {"verdict": f"error {percent(err, ref.value)} (no CI: one replication)"}
-        covered = abs(err) <= half
-        return {"agrees": bool(covered), "verdict": (
-            f"error {percent(err, ref.value)} (95% CI ±{percent(half, ref.value)[1:]}): "
-            + ("consistent" if covered else "INCONSISTENT"))}
+        return _compare_exact(ref, est, result)
     if ref.kind == "bound":
-        inside = (ref.lower is None or est.mean >= ref.lower) and (ref.upper is None or est.mean <= ref.upper)
-        where = f" ({est.mean / ref.upper:.3g} of the bound)" if ref.upper and ref.lower is None else ""
-        return {"agrees": bool(inside), "verdict": ("inside" if inside else "OUTSIDE") + where}
+        return judge_bound(ref, est.mean, *verdict_interval(est, result))
     ratio = est.mean / ref.value if ref.value else math.nan
     return {"verdict": f"simulated/predicted = {ratio:.4g}"}
+
+
+def interval_verdicts(refs: list[Reference], metrics: dict[str, Estimate]) -> int:
+    """How many of ``refs`` get a verdict from an interval (exact values and bounds with an estimate, not judged
+    before simulating): the k of :data:`FALSE_ALARM`'s Bonferroni rule."""
+    return sum(1 for r in refs if r.kind in ("exact", "bound") and not r.verdict and r.quantity in metrics
+               and (r.upper_metric is None or r.upper_metric in metrics))
 
 
 def judge(refs: list[Reference], result: Judged) -> list[Reference]:

@@ -144,3 +144,60 @@ def tail_notes(laws: Sequence[tuple[str, Any]], reps: int, draws: int = 0) -> li
                          f"rarer than 1 in the run's {draws:,} draws, which it may never sample; the work_arrived "
                          "check tells whether it did (docs/statistics.md#checks)")
     return notes
+
+
+RELAXATION_METRICS = ("number_in_system", "mean_queue_length", "response_time")
+"""The metric whose batch means show the run's relaxation (the first one a family reports)."""
+
+RELAXATION_LAG1 = 0.5
+"""Batch means whose lag-1 autocorrelation (pooled over replications) exceeds this are not near-independent: the
+batches are shorter than the system's relaxation time, and a t-interval over them (or over replications as short)
+is too narrow. An AR(1) with this lag-1 correlation has an integrated autocorrelation time of 3 batches."""
+
+RELAXATION_LEVEL = 0.999
+"""The level of the test of a drift between the halves of the replications (few false alarms on a converged run)."""
+
+
+def relaxation_note(batches: Sequence[Sequence[dict[str, float]]], jobs: int, unit: str = "job") -> str | None:
+    """A note when the run is short against the system's relaxation time (None when it is not, or when it cannot
+    tell), from each replication's batch means (``batches[r]``, in time order; ``jobs`` measured per replication):
+
+    * drift: the mean over replications of (second-half mean − first-half mean) of the batch means differs from 0
+      at level :data:`RELAXATION_LEVEL` (Student t over >= 3 replications): the run has not forgotten its start
+      (empty), so every estimate is biased however tight its CI (heavy load, one server, slow transients);
+    * correlation: the batch means' lag-1 autocorrelation, pooled over replications, exceeds
+      :data:`RELAXATION_LAG1`; the relaxation time is then estimated as the AR(1) integrated autocorrelation time
+      (1 + r₁)/(1 − r₁) batches (Law, *Simulation Modeling and Analysis*, §9.5.3: batch means must be nearly
+      uncorrelated).
+    """
+    metric = next((m for m in RELAXATION_METRICS if all(b and m in b[0] for b in batches) and batches), None)
+    if metric is None:
+        return None
+    series = [np.array([u.get(metric, math.nan) for u in rep], dtype=np.float64) for rep in batches]
+    series = [s for s in series if s.size >= 4 and np.all(np.isfinite(s))]
+    if not series:
+        return None
+    size = min(s.size for s in series)
+    half = size // 2
+    drifts = np.array([s[size - half:size].mean() - s[:half].mean() for s in series])
+    centred = [s[:size] - s[:size].mean() for s in series]
+    den = sum(float(c @ c) for c in centred)
+    r1 = sum(float(c[1:] @ c[:-1]) for c in centred) / den if den > 0 else 0.0
+    per_batch = jobs / size
+    why = []
+    if len(drifts) >= 3:
+        from scipy import stats
+
+        spread = drifts.std(ddof=1) / math.sqrt(len(drifts))
+        t = stats.t.ppf(0.5 + RELAXATION_LEVEL / 2, len(drifts) - 1)
+        if spread == 0 and drifts.mean() != 0 or abs(drifts.mean()) > t * spread:
+            why.append(f"{metric} drifts between the halves of the replications by {drifts.mean():+.4g} "
+                       f"(±{t * spread:.2g} at {RELAXATION_LEVEL:.1%})")
+    if r1 > RELAXATION_LAG1:
+        why.append(f"its batch means have lag-1 autocorrelation {r1:.2f} > {RELAXATION_LAG1}: relaxation time "
+                   f"≈ {(1 + r1) / (1 - r1) * per_batch:,.0f} {unit}s (AR(1) estimate)")
+    if not why:
+        return None
+    return (f"NOT CONVERGED: the run ({jobs:,} {unit}s per replication) is short against the system's relaxation "
+            f"time: {'; '.join(why)}; the estimates are biased and their CIs too narrow: run longer (--jobs, "
+            "--warmup)")

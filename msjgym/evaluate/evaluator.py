@@ -27,11 +27,11 @@ from msjgym import api
 from msjgym.core import limits
 from msjgym.core import histogram
 from msjgym.core.estimates import Estimate
-from msjgym.evaluate.intervals import estimates, t_interval
-from msjgym.core.references import Reference, unstable_predictions
+from msjgym.evaluate.intervals import estimates, t_interval, widening
+from msjgym.core.references import FALSE_ALARM, Reference, interval_verdicts, unstable_predictions
 from msjgym.core.validation import check_int, requirement, show
 from msjgym.errors import MsjgymError
-from msjgym.evaluate.checks import run_checks, tail_notes
+from msjgym.evaluate.checks import relaxation_note, run_checks, tail_notes
 from msjgym.evaluate.result import Result
 
 CHUNK_EVENTS = 1 << 18
@@ -92,6 +92,9 @@ def evaluate(scenario: api.Scenario | str | Any, policy: str | Any, *, reps: int
     wall = time.perf_counter() - start
     result = summarize(scenario, policy, sim, seed, wall, compile_seconds)
     if refs:
+        units = result.reps if result.reps > 1 else len(sim.batch_metrics(0))
+        result.verdict_scale, result.verdict_level = widening(interval_verdicts(refs, result.metrics), units,
+                                                              FALSE_ALARM)
         result.references = family.judge(scenario, refs, result)
     return result
 
@@ -155,9 +158,13 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
         if batched:
             units = batches
         metrics = honest(estimates(units))
+        if len(units) < 2:  # one replication without batch means: a value, no interval (said, never left bare)
+            metrics = {k: replace(v, no_ci=NO_CI) for k, v in metrics.items()}
         values = ([u | sim.check_values(0, i) for i, u in enumerate(units)] if batched else
                   [u | sim.check_values(b) for b, u in enumerate(units)])
         checks = run_checks(sim.invariants(), values)
+    converged = None if unstable or getattr(sim, "exact", False) else relaxation_note(
+        [sim.batch_metrics(b) for b in range(reps)], sim.jobs, sim.unit)
     return Result(
         scenario=scenario.name, family=scenario.family, policy=sim.name, params=_params(scenario, sim), stable=not unstable,
         metrics=metrics, reps=reps, jobs=sim.jobs, warmup=sim.warmup, seed=seed,
@@ -166,8 +173,12 @@ def summarize(scenario: api.Scenario, policy: str, sim: api.Simulation, seed: in
         growth_rates=rates, growth_rate=t_interval(np.array(rates)) if unstable else None,
         diagnostics=sim.diagnostics(), per_job=sim.per_job(),
         per_job_header=getattr(sim, "per_job_header", dict)(), notes=sim.notes(), checks=checks,
-        check_notes=tail_notes(sim.service_laws(), reps, reps * (sim.jobs + sim.warmup)))
+        check_notes=tail_notes(sim.service_laws(), reps, reps * (sim.jobs + sim.warmup)) + (
+            [converged] if converged else []))
 
+
+NO_CI = "one measurement unit (1 replication, 1 batch): no confidence interval; use --reps >= 2 or --batches >= 2"
+"""Why a sampled run's estimates have no interval."""
 
 _PERCENTILE = re.compile(r"_p\d+$")
 

@@ -49,3 +49,15 @@ def estimates(units: Sequence[dict[str, float]]) -> dict[str, Estimate]:
     the metrics first appear; a metric missing from some units is estimated over the units that have it."""
     names = list(dict.fromkeys(name for unit in units for name in unit))
     return {name: interval(np.array([u[name] for u in units if name in u])) for name in names}
+
+
+def widening(verdicts: int, units: int, false_alarm: float = 0.05) -> tuple[float, float]:
+    """(factor, level): the factor turning 95 % half-widths over ``units`` values into (1 − false_alarm/verdicts)
+    half-widths (Bonferroni: ``verdicts`` interval verdicts of one scorecard then raise a false alarm together in at
+    most ``false_alarm`` of the runs), and that level. (1, 0.95) with fewer than 2 verdicts or units."""
+    if verdicts < 2 or units < 2:
+        return 1.0, 0.95
+    from scipy import stats
+
+    level = 1.0 - false_alarm / verdicts
+    return float(stats.t.ppf(0.5 + level / 2, units - 1) / stats.t.ppf(0.975, units - 1)), level

@@ -42,6 +42,8 @@ def cell(estimate: Estimate | None, digits: int = 4) -> str:
     mean, half = estimate.mean, estimate.ci95
     if estimate.warning:
         return fmt(mean, digits) + " (!)"
+    if estimate.no_ci and not math.isfinite(half):
+        return f"{fmt(mean, digits)} ± n/a"
     if not math.isfinite(mean) or not math.isfinite(half) or half <= 0:
         return fmt(mean, digits)
     decimals = max(0, 1 - math.floor(math.log10(half)))
@@ -92,6 +94,9 @@ def format_table(result: Result) -> str:
         across = {"windows": " across windows", "traces": " across traces"}.get(result.mode, "")
         lines.append(f"mean ± 95% CI half-width{across}; times in the scenario's time unit; counts are time "
                      "averages.")
+        no_ci = next((e.no_ci for e in result.metrics.values() if e.no_ci), None)
+        if no_ci:
+            lines.append(f"± n/a: {no_ci}.")
     lines += [f"(!) {name}: {est.warning}" for name, est in result.metrics.items() if est.warning]
     return "\n".join(lines + _diagnostics(result))
 

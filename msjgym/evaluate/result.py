@@ -43,6 +43,9 @@ class Result:
         notes: lines for the report below the table.
         checks: the run-time invariants' verdicts (:mod:`msjgym.evaluate.checks`); empty for an unstable run.
         check_notes: notes on the run's trustworthiness (a service law of infinite variance, ...).
+        verdict_scale, verdict_level: the factor on the 95 % half-widths and the level of the intervals the
+            references' verdicts use (Bonferroni over the scorecard's interval verdicts,
+            :data:`msjgym.core.references.FALSE_ALARM`).
     """
 
     scenario: str
@@ -73,6 +76,8 @@ class Result:
     notes: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
     check_notes: list[str] = field(default_factory=list)
+    verdict_scale: float = 1.0
+    verdict_level: float = 0.95
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object printed by ``msjgym evaluate --json`` (keys :data:`JSON_KEYS`; strict JSON: no NaN)."""

@@ -65,7 +65,7 @@ def server_filling_bounds(model: MSJModel, divisible: bool = False) -> WCFSBound
     """
     k, lam = model.servers, model.arrival_rate
     mean_s, second_s = model.job_size_moments
-    rho = lam * mean_s
+    rho = model.load  # λ E[S] in system-capacity units, as the model states it (a load given as 1 stays 1)
     residuals = [mean_residual_sup(c.service) for c in model.classes]
     if rho >= 1 or any(r is None for r in residuals):
         return None

@@ -28,7 +28,7 @@ import numpy as np
 from msjgym.core.distributions import Exponential
 from msjgym.systems.dispatch.params import pull_update_rates
 from msjgym.core.estimates import Estimate
-from msjgym.core.references import Judged, Reference, percent
+from msjgym.core.references import Judged, Reference, judge_bound, percent, verdict_interval
 from msjgym.core.references import judge as judge_references
 from msjgym.systems.dispatch.model import DispatchModel
 from msjgym.systems.dispatch.scenarios import DispatchSetting
@@ -273,9 +273,9 @@ def judge(refs: list[Reference], result: Judged, row: TableRow | None = None,
         elif ref.kind == "exact" and ref.description.startswith("cavity") and est is not None:
             out.append(_judge_cavity(ref, est, result.params.get("servers")))
         elif ref.kind == "bound" and ref.quantity == "response_time" and est is not None:
-            inside = (ref.lower is None or est.mean >= ref.lower) and (ref.upper is None or est.mean <= ref.upper)
-            out.append(replace(ref, agrees=inside, verdict=f"simulation {'inside' if inside else 'OUTSIDE'} "
-                                                           "(a bound on the cavity queue)"))
+            said = judge_bound(ref, est.mean, *verdict_interval(est, result))
+            out.append(replace(ref, agrees=said["agrees"], verdict=f"simulation {said['verdict']} (a bound on the "
+                                                                   "cavity queue)"))
         else:
             out.append(judge_references([ref], result)[0])
     return out

@@ -74,19 +74,9 @@ def references(model: fs.FiniteSkipModel, pol: FiniteSkipPolicy) -> list[Referen
 
 
 def judge(refs: list[Reference], result: Any) -> list[Reference]:
-    """Each reference with its verdict on ``result`` (a :class:`msjgym.evaluate.result.Result`; the scorecard's own
-    rules), except that a bound whose point estimate lies outside while the 95 % CI meets it is reported as not
-    significant (agrees None), not as a violation."""
-    from dataclasses import replace
-
+    """Each reference with its verdict on ``result`` (a :class:`msjgym.evaluate.result.Result`): the common rules of
+    :func:`msjgym.core.references.judge` (a bound whose point estimate lies outside while its interval meets it is
+    reported as not significant, agrees None)."""
     from msjgym.core.references import judge as _judge
-    out = []
-    for ref in _judge(refs, result):
-        est = result.metrics.get(ref.quantity)
-        if ref.kind == "bound" and ref.agrees is False and est is not None and math.isfinite(est.ci95):
-            lo, hi = est.mean - est.ci95, est.mean + est.ci95
-            if (ref.lower is None or hi >= ref.lower) and (ref.upper is None or lo <= ref.upper):
-                ref = replace(ref, agrees=None, verdict=f"point estimate outside, but its 95% CI [{lo:.4g}, {hi:.4g}] "
-                                                        "meets the bound: not significant (run longer)")
-        out.append(ref)
-    return out
+
+    return _judge(refs, result)

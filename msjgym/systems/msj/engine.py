@@ -262,6 +262,12 @@ class MSJSimulation:
         """A replayed trace's completion time of each job (NaN if it has not completed)."""
         return self.state.jobdone[b].copy()
 
+    def wait_times(self, b: int = 0) -> np.ndarray:
+        """A replayed trace's waiting time of each job (time not served usefully: queueing, preemptions, killed runs;
+        NaN if it has not completed), accumulated from differences of event times, so exactly 0 for a job that
+        started on arrival."""
+        return self.state.jobwait[b].copy()
+
     def growth_rate(self, b: int = 0) -> float:
         """Growth rate of the number in system (jobs per unit time) of a replication flagged unstable."""
         return float(self.state.sys_f[b, T_GROWTH])

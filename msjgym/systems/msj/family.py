@@ -237,7 +237,7 @@ class _MSJRuns(api.Simulation):
             sim, b = self._at(rep)
             return replay_metrics(trace.arrival, trace.need, trace.duration, sim.completion_times(b)[:len(trace)],
                                   self.model.servers, self.warmup, self.config.bsld_threshold,
-                                  uses_bands(self.model.trace.need))  # the whole trace decides every window's
+                                  uses_bands(self.model.trace.need), wait=sim.wait_times(b)[:len(trace)])  # the whole trace decides every window's
         st = self._sim.state
         return self._unit_metrics(st.bstat[rep].sum(axis=0), st.bsys[rep].sum(axis=0), st.hist[rep].sum(axis=0))
 
@@ -282,8 +282,8 @@ class _MSJRuns(api.Simulation):
             trace = self._trace_of(rep)
             sim, b = self._at(rep)
             completion = sim.completion_times(b)[:len(trace)]
-            response = completion - trace.arrival
-            wait = response - trace.duration
+            wait = sim.wait_times(b)[:len(trace)]
+            response = wait + trace.duration  # both exact: 0 and the run time for a job that started on arrival
             table = {"job": trace.ident, "arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
                      "completion_time": completion, "response_time": response, "waiting_time": wait,
                      "bounded_slowdown": np.maximum(1.0, response / np.maximum(trace.duration, tau)),

@@ -30,11 +30,11 @@ from msjgym.core.jit import njit
 from msjgym.core.plug import Ref, call, record_type, ref
 from msjgym.systems.msj.transitions import _checkpoint, _draw_job, _flush, _progress, _record_admission
 from msjgym.systems.msj.state import (
-    B_NCOMP, B_NDONE, B_SUM_BSLD, B_SUM_T, B_SUM_W, DONE, INVARIANT, J_ARR, J_BATCH, J_CLS, J_ID, J_SIZE, NEED_CAPACITY,
+    B_NCOMP, B_NDONE, B_SUM_BSLD, B_SUM_T, B_SUM_W, DONE, INVARIANT, J_BATCH, J_CLS, J_ID, J_SIZE, NEED_CAPACITY,
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
     S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
     check_invariants, example_params, example_state, heap_remove, next_completion_time, remove_job)
-from msjgym.systems.msj.state import P_TAU, S_TRACE0
+from msjgym.systems.msj.state import J_WAIT, P_TAU, S_TRACE0
 
 NO_HOOKS = (0, 0, 0, 0)
 """The hooks of a system whose decisions are taken from outside (an agent): none."""
@@ -130,15 +130,19 @@ def finish_job(st, pr, b, j, hooks, refs):
         st.bstat[b, batch, c, B_NCOMP] += 1.0
     mb = st.job_i[b, j, J_BATCH]
     if mb >= 0:
-        t = st.sys_f[b, T_NOW] - st.job_f[b, j, J_ARR]
+        # the wait is accumulated from differences of event times (exactly 0 for a job that started on arrival),
+        # never as a difference of clock sums (completion − arrival − duration is off by ±1e-13 for such a job)
+        w = st.job_f[b, j, J_WAIT]
+        t = w + st.job_f[b, j, J_SIZE]
         st.bstat[b, mb, c, B_SUM_T] += t
-        st.bstat[b, mb, c, B_SUM_W] += t - st.job_f[b, j, J_SIZE]
+        st.bstat[b, mb, c, B_SUM_W] += w
         st.bstat[b, mb, c, B_NDONE] += 1.0
         st.bstat[b, mb, c, B_SUM_BSLD] += max(1.0, t / max(st.job_f[b, j, J_SIZE], pr.floats[P_TAU]))
         st.hist[b, mb, c, histogram.bin_index(t)] += 1
     ident = st.job_i[b, j, J_ID]
     if ident >= 0:
         st.jobdone[b, ident] = st.sys_f[b, T_NOW]
+        st.jobwait[b, ident] = st.job_f[b, j, J_WAIT]
     remove_job(st, pr, b, j)
     st.sys_i[b, S_NCOMP] += 1
     _on_departure(hooks, refs, b, c)

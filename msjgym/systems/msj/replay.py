@@ -50,7 +50,8 @@ def uses_bands(needs: np.ndarray) -> bool:
 
 
 def replay_metrics(arrival: np.ndarray, need: np.ndarray, duration: np.ndarray, completion: np.ndarray,
-                   servers: int, warmup: int, tau: float, banded: bool | None = None) -> dict[str, float]:
+                   servers: int, warmup: int, tau: float, banded: bool | None = None,
+                   wait: np.ndarray | None = None) -> dict[str, float]:
     """The exact metrics of one replay (module docstring).
 
     Args:
@@ -62,6 +63,9 @@ def replay_metrics(arrival: np.ndarray, need: np.ndarray, duration: np.ndarray, 
         warmup: the first ``warmup`` jobs are replayed but not measured (per-job averages are over the others).
         tau: the bounded slowdown's threshold (trace time units).
         banded: whether the per-class columns are size bands (None: decided by these jobs; :func:`size_bands`).
+        wait: each job's waiting time as the event loop accumulated it (exactly 0 for a job that started on
+            arrival); the response time is then wait + duration. None: wait = completion − arrival − duration, a
+            difference of clock values that is off by rounding (±1e-13) for a job that never waited.
 
     Per-job values (``waiting_time``, ``response_time``, ``bounded_slowdown``, their percentiles, and
     ``queueing_probability``, the fraction that waited) are over the measured jobs; ``makespan``, ``utilization``
@@ -69,8 +73,11 @@ def replay_metrics(arrival: np.ndarray, need: np.ndarray, duration: np.ndarray, 
     the whole replay, from its first arrival to its last completion. Per-class values ``NAME[BAND]`` use the columns
     of :func:`size_bands`.
     """
-    response = completion - arrival
-    wait = response - duration
+    if wait is None:
+        response = completion - arrival
+        wait = response - duration
+    else:
+        response = wait + duration
     bsld = np.maximum(1.0, response / np.maximum(duration, tau))
     start = float(arrival.min()) if arrival.size else math.nan
     makespan = float(np.max(completion)) - start if arrival.size else math.nan

@@ -67,8 +67,8 @@ def _equal_needs(model: MSJModel) -> list[Reference]:
     lam = model.arrival_rate
     mean = float(sum(c.probability * c.service.mean for c in model.classes))
     second = float(sum(c.probability * c.service.second_moment for c in model.classes))
-    rho = lam * mean / s
-    if rho >= 1:
+    rho = model.load * model.servers / (m * s)  # = λ E[S] / s, from the model's load: a load given as 1 stays 1
+    if rho >= 1:  # unstable: no finite value (the capacity condition says so)
         return []
     rates = _exponential_rates(model)
     where = f"every job needs {m} of {model.servers} servers, so every built-in policy is an M/G/{s} FCFS queue"

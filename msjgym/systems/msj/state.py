@@ -93,7 +93,10 @@ J_DONE = 4  # completion time while in service
 J_EST = 5  # the scheduler's runtime estimate of the whole duration (>= J_SIZE unless the scenario allows less)
 J_RES = 6  # reservation: the time the job is planned to start (conservative backfilling; inf until reserved)
 J_KEY = 7  # scratch for a job-level policy: its sort key at the last decision (ServerFilling-SRPT / -Gittins)
-NJF = 8
+J_WAIT = 8  # time spent not being served usefully before the current waiting spell (waiting, and the lost service of
+#             a killed run); the job's wait is this when it completes, exactly 0 if it started on arrival
+J_IDLE = 9  # when the current waiting spell began (the arrival, the last preemption or kill)
+NJF = 10
 
 # bstat[b, batch, c, :] (per measurement batch and class)
 B_SUM_T = 0  # sum of response times of measured jobs that completed
@@ -160,8 +163,8 @@ EST_UNIFORM = 2  # estimate = f · duration, f ~ Uniform[low, high] drawn from t
 EST_TRACE = 3  # estimate = a replayed trace's requested time (params.trace_e)
 
 MSJState = namedtuple(
-    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone erng prof_t "
-                "prof_f")
+    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone jobwait erng "
+                "prof_t prof_f")
 MSJState.__doc__ = """Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis).
 
 ``erng[B, 4]``: the runtime-estimate stream (xoshiro256**), used only by a random estimate law; seeded at each
@@ -300,6 +303,7 @@ def start_next(st, pr, b, c):
     j = st.cls_i[b, c, C_BOUND]
     touch(st, pr, b, c)
     now = st.sys_f[b, T_NOW]
+    st.job_f[b, j, J_WAIT] += now - st.job_f[b, j, J_IDLE]  # a difference of two event times: 0 when they are equal
     st.job_f[b, j, J_START] = now
     st.job_f[b, j, J_DONE] = now + st.job_f[b, j, J_REM]
     heap_push(st, b, j)
@@ -317,6 +321,7 @@ def preempt_last(st, pr, b, c):
     touch(st, pr, b, c)
     heap_remove(st, b, j)
     st.job_f[b, j, J_REM] -= st.sys_f[b, T_NOW] - st.job_f[b, j, J_START]
+    st.job_f[b, j, J_IDLE] = st.sys_f[b, T_NOW]
     st.cls_i[b, c, C_BOUND] = j
     st.cls_i[b, c, C_X] -= 1
     st.sys_i[b, S_NSERV] -= 1
@@ -380,6 +385,7 @@ def kill_job(st, pr, b, j):
     """Stop job j (in service) and discard its progress (kill-and-restart: it will need its whole duration again);
     it rejoins its class's waiting jobs at its arrival-order position."""
     preempt_job(st, pr, b, j)
+    st.job_f[b, j, J_WAIT] += st.job_f[b, j, J_SIZE] - st.job_f[b, j, J_REM]  # the service it loses counts as waiting
     st.job_f[b, j, J_REM] = st.job_f[b, j, J_SIZE]
 
 
@@ -479,6 +485,8 @@ def add_job(st, pr, b, c, size, batch, ident):
     st.job_f[b, j, J_ARR] = now
     st.job_f[b, j, J_SIZE] = size
     st.job_f[b, j, J_REM] = size
+    st.job_f[b, j, J_WAIT] = 0.0
+    st.job_f[b, j, J_IDLE] = now
     st.job_f[b, j, J_EST] = draw_estimate(st, pr, b, size, ident, st.job_i[b, j, J_SEQ])
     st.job_f[b, j, J_RES] = INF
     tail = st.cls_i[b, c, C_TAIL]
@@ -608,7 +616,7 @@ INVARIANT_NAMES = {
 def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch: int, nbins: int,
               scratch: int, rng: np.ndarray, trace_jobs: int = 0) -> MSJState:
     """Allocate an empty state for ``batch`` systems (time 0, no jobs); ``trace_jobs`` completion times are kept
-    for a replayed trace (``jobdone``, NaN until the job completes)."""
+    for a replayed trace (``jobdone``, NaN until the job completes), and their waits (``jobwait``)."""
     B, K = batch, num_classes
     cls_i = np.zeros((B, K, NCI), dtype=np.int64)
     cls_i[:, :, [C_HEAD, C_TAIL, C_BOUND, C_FEND]] = -1
@@ -632,6 +640,7 @@ def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch:
         hist=np.zeros((B, nbatch, K, nbins), dtype=np.int64),
         chk=np.zeros((B, 64, 3), dtype=np.float64),
         jobdone=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
+        jobwait=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
         erng=np.ones((B, 4), dtype=np.uint64),
         prof_t=np.zeros((B, profile_size(servers, capacity)), dtype=np.float64),
         prof_f=np.zeros((B, profile_size(servers, capacity)), dtype=np.int64),
