@@ -55,8 +55,8 @@ from msjgym.api import Scenario, load_scenario
 from msjgym.core import limits, validation
 from msjgym.core.estimates import Estimate
 from msjgym.core.inputs import content_digest, policy_files, recording, refuse_overwrite
-from msjgym.core.overrides import parse_override
-from msjgym.core.paths import check_output_dir
+from msjgym.core.overrides import parse_override, parse_overrides
+from msjgym.core.paths import check_output_dir, is_regular_file, path_kind, shown
 from msjgym.core.validation import int_at_least, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import flags
@@ -251,7 +251,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     axes = [parse_grid(text) for text in args.grid]
     policies = _policy_names(args.policy, family)
     _check_size(axes, len(policies), args)
-    points = grid_points(axes, dict(parse_override(text) for text in args.param) | scenario_keys)
+    points = grid_points(axes, parse_overrides(args.param) | scenario_keys)
     names = [name for name, _ in axes]
     combos = []
     start = time.perf_counter()
@@ -290,7 +290,7 @@ def combo_inputs(name: str, scenario: Scenario, policy: str, files: Sequence[Pat
     and the content of every file it read, a trace included, not their names), the policy (a built-in: its name; a
     file of the user's: its content and the object's name), the family's switches (``--saturated``, ...; a sweep
     without any keeps the digest of earlier versions, so its stored tasks are found) and msjgym's version."""
-    builtin = not Path(name).expanduser().is_file()
+    builtin = not is_regular_file(name)
     user = api.is_user_policy(policy)
     return content_digest(
         {"family": scenario.family, "builtin": name if builtin else None, "params": scenario.params,
@@ -758,15 +758,18 @@ def command(args: argparse.Namespace) -> int:
         import_ray()
         if args.address:
             _check_reachable(args.address)
-    out = check_output_dir(args.out, "--out")
+    out = check_output_dir(args.out, "--out")  # absolute: a policy that changes folder does not move it
     path = out / RESULTS_FILE
+    kind, what = path_kind(path)
+    if kind in ("special", "unusable"):
+        raise MsjgymError(f"--out {shown(args.out)}: {RESULTS_FILE} there is {what}; give another folder")
     with recording() as files:
         plan = make_plan(args)
     inputs = files + [f for name in dict.fromkeys(c.policy for c in plan.combos) for f in policy_files(name)]
-    if Path(args.scenario).expanduser().is_file():
-        inputs.append(Path(args.scenario))
+    if is_regular_file(args.scenario):
+        inputs.append(Path(args.scenario).expanduser())
     refuse_overwrite({"--out": out / RESULTS_FILE}, inputs)
-    if path.exists():
+    if kind != "missing":
         ResultStore(path, label="--out").close()  # refuse a foreign or damaged file before the work
     print(_describe(plan, args), flush=True)
     with ResultStore(path, label="--out") as store:
