@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from msjgym.core.paths import path_kind, shown
 from msjgym.core.validation import check_number, show
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError, UnknownParameter
 
@@ -443,7 +444,10 @@ def family_of(scenario: str | Scenario) -> Family:
             return f
     names = [n for f in families() for n, _ in f.scenarios()]  # every family's: `msjgym list` describes them
     path = Path(scenario).expanduser()
-    if path.is_file():  # a file no family reads: say why, not "no such file"
+    kind, what = path_kind(path)
+    if kind in ("special", "unusable") or (kind == "folder" and scenario.endswith(".toml")):
+        raise ScenarioError(f"scenario file {shown(scenario)}: {what}; give a scenario TOML file")
+    if kind == "file":  # a file no family reads: say why, not "no such file"
         system = _system_key(path)
         if system is not None:
             readers = [f.name for f in families() if getattr(f, "reads_files", False)]
@@ -455,7 +459,7 @@ def family_of(scenario: str | Scenario) -> Family:
                 + f"; scenario files are read for system = {' or '.join(repr(r) for r in readers) or 'none'}"
                 + (f"; its built-ins: {', '.join(n for n, _ in family(system).scenarios())}" if known else ""))
         raise ScenarioError(f"scenario file {scenario!r}: no family reads it (not a scenario TOML file?)")
-    raise ScenarioError(f"scenario {scenario!r}: neither a built-in nor an existing file; built-ins of every family "
+    raise ScenarioError(f"scenario {shown(scenario)}: neither a built-in nor an existing file; built-ins of every family "
                         f"(see `msjgym list`): {', '.join(names)}")
 
 

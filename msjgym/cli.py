@@ -27,8 +27,8 @@ from msjgym import api
 from msjgym.core import limits, schedule
 from msjgym.core.inputs import policy_files, recording, refuse_overwrite
 from msjgym.core.output import GuardedStdout
-from msjgym.core.overrides import parse_override
-from msjgym.core.paths import check_output_dir, check_output_file, fallback_file
+from msjgym.core.overrides import parse_overrides
+from msjgym.core.paths import check_output_dir, check_output_file, fallback_file, is_regular_file
 from msjgym.core.validation import int_at_least
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import flags, plot, precompile, sweep
@@ -169,10 +169,9 @@ def _cmd_list() -> None:
 def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     family = api.family_of(args.scenario)
     options, scenario_keys = flags.family_options(args, family)  # one line for a flag the family has not
-    outputs = _outputs(options)
-    for option, path in outputs:
-        check_output_file(path, option.flag)  # before the work, not after it
-    overrides = dict(parse_override(text) for text in args.param) | scenario_keys
+    # checked before the work, not after it, and made absolute now (a policy that changes folder moves nothing)
+    outputs = [(option, check_output_file(path, option.flag)) for option, path in _outputs(options)]
+    overrides = parse_overrides(args.param) | scenario_keys
     with recording() as files:
         scenario, policy = api.scenario_and_policy(args.scenario, args.policy, overrides)
     refuse_overwrite({o.flag: path for o, path in outputs}, run_inputs(args.scenario, args.policy, files))
@@ -193,8 +192,8 @@ def run_inputs(scenario: str, policy: object, files: Sequence[Path] = ()) -> lis
     values), the scenario argument when it is a file, and the policy's files (``FILE.py``, ``sb3:MODEL.zip``,
     ``rllib:DIR``). No output path may be one of them (:func:`msjgym.core.inputs.refuse_overwrite`)."""
     inputs = list(files) + policy_files(policy)
-    if Path(scenario).expanduser().is_file():
-        inputs.append(Path(scenario))
+    if is_regular_file(scenario):
+        inputs.append(Path(scenario).expanduser())
     return inputs
 
 
@@ -249,7 +248,7 @@ nothing (a run's size, checked for a simulation, is not the theory's concern).""
 
 
 def _cmd_theory(args: argparse.Namespace) -> None:
-    overrides = dict(parse_override(text) for text in args.param)
+    overrides = parse_overrides(args.param)
     family = api.family_of(args.scenario)
     if args.policy is None:
         scenario = family.load(args.scenario, overrides)

@@ -56,17 +56,25 @@ def _swf(tmp_path: Path, header: str, order: list[int] | None = None) -> Path:
     return path
 
 
-@pytest.mark.parametrize("value", ["abc", "-1", "0", "12.5"])
-def test_an_invalid_maxprocs_header_gets_a_note(tmp_path, value):
+def test_an_unknown_maxprocs_header_gets_a_note(tmp_path):
     """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/systems/msj/traces.py)"; and the
-    machine size is never guessed from the largest job: without a valid header, the caller's servers are required."""
+    machine size is never guessed from the largest job: without a valid header, the caller's servers are required.
+    -1 is the format's "unknown"; any other value that is not a machine size is an error (issue 34, item 4:
+    tests/test_validated_values.py)."""
     with pytest.raises(TraceError, match=r"t\.swf: the header gives the machine size neither as MaxProcs nor as "
                                          r"MaxNodes; give the traced machine's processors as servers = N"):
-        read_trace(_swf(tmp_path, f"; MaxProcs: {value}"))
-    trace = read_trace(_swf(tmp_path, f"; MaxProcs: {value}"), servers=16)
+        read_trace(_swf(tmp_path, "; MaxProcs: -1"))
+    trace = read_trace(_swf(tmp_path, "; MaxProcs: -1"), servers=16)
     assert trace.machine == 16
-    assert trace.notes == [f"line 1: MaxProcs {value!r} is not a positive integer; ignored"]
+    assert trace.notes == ["line 1: MaxProcs -1 (unknown); ignored"]
     assert read_trace(_swf(tmp_path, "; MaxProcs: 128")).notes == []
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "12.5", "1e20"])
+def test_an_invalid_maxprocs_header_is_an_error(tmp_path, value):
+    expected = r"t\.swf line 1: MaxProcs = .*: (must be an integer in \[1, 1,000,000,000\]|not a number)"
+    with pytest.raises(TraceError, match=expected):
+        read_trace(_swf(tmp_path, f"; MaxProcs: {value}"), servers=16)
 
 
 def test_an_unsorted_trace_gets_a_note(tmp_path):

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from msjgym.core.paths import path_kind, shown
 from msjgym.errors import MsjgymError
 
 _RECORDERS: list[list[Path]] = []
@@ -67,10 +68,13 @@ def check_input_file(path: str | os.PathLike, what: str, max_bytes: int,
     """Refuse, before reading it, an input that is not a regular file (``/dev/zero``, a FIFO, a folder: reading it
     would never end, or fill the memory) or is larger than ``max_bytes`` (what is read into memory)."""
     path = Path(path)
+    kind, why = path_kind(path)
+    if kind in ("missing", "unusable"):
+        raise error(f"{what} {shown(path)}: {'cannot read it (no such file)' if kind == 'missing' else why}")
     try:
         st = path.stat()
     except OSError as exc:
-        raise error(f"{what} {str(path)!r}: cannot read it ({exc.strerror or exc})") from None
+        raise error(f"{what} {shown(path)}: cannot read it ({exc.strerror or exc})") from None
     import stat as _stat
     if not _stat.S_ISREG(st.st_mode):
         raise error(f"{what} {str(path)!r}: not a regular file (a device, a pipe or a folder cannot be read to its "
@@ -91,9 +95,10 @@ def policy_files(policy: Any) -> list[Path]:
         target = Path(policy[: policy.rindex(".py") + 3]).expanduser()
     else:
         return []
-    if target.is_dir():
+    kind = path_kind(target)[0]
+    if kind == "folder":
         return sorted(real(p) for p in target.rglob("*") if p.is_file())
-    return [real(target)] if target.exists() else []
+    return [real(target)] if kind in ("file", "special") else []
 
 
 _HASHES: dict[tuple[Path, int, int], str] = {}

@@ -2,18 +2,33 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from msjgym.core.validation import show
 from msjgym.errors import ScenarioError
 
 MAX_VALUE_CHARS = 10_000
 """Characters of one ``--param`` value: lists of a few hundred numbers fit; parsing stays instant."""
 
 _BARE_WORD = re.compile(r"[\w.+\-/:~]+(\([\w.+\-/=, ]*\))?")  # a word, or a call: erlang(k=6), h2(f=1/2, scv=15)
+
+
+def parse_overrides(texts: Iterable[str], option: str = "--param") -> dict[str, object]:
+    """Every ``KEY=VALUE`` of ``texts`` (:func:`parse_override`) as a dict; a key given twice is an error (as in
+    TOML), never silently the last value."""
+    found: dict[str, object] = {}
+    for text in texts:
+        key, value = parse_override(text)
+        if key in found:
+            raise ScenarioError(f"{option} {key}: given twice ({show(found[key], 40)} and {show(value, 40)}); "
+                                "give each key once")
+        found[key] = value
+    return found
 
 
 def parse_override(text: str) -> tuple[str, object]:

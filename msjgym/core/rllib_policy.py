@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from msjgym.core.numpy_net import Layer, mlp_forward, numpy_layer
+from msjgym.core.paths import path_kind, shown
 from msjgym.errors import PolicyError
 
 MODULE_ID = "default_policy"
@@ -44,10 +45,11 @@ CHECK_SAMPLES = 64
 def module_dir(path: Path, text: str) -> Path:
     """The RLModule checkpoint directory inside ``path`` (an Algorithm, MultiRLModule or RLModule checkpoint), or one
     ``PolicyError`` (``text``: the ``--policy`` value)."""
-    if not path.is_dir():
-        what = "a file, not a checkpoint directory" if path.exists() else "no such directory"
-        raise PolicyError(f"--policy {text!r}: {path}: {what} (expected an RLlib checkpoint directory, e.g. what "
-                          "algo.save_to_path() wrote)")
+    kind, what = path_kind(path)
+    if kind != "folder":
+        what = {"file": "a file, not a checkpoint directory", "missing": "no such directory"}.get(kind, what)
+        raise PolicyError(f"--policy {shown(text)}: {shown(path)}: {what} (expected an RLlib checkpoint directory, "
+                          "e.g. what algo.save_to_path() wrote)")
     for candidate in (path / ALGORITHM_MODULE / MODULE_ID, path / MODULE_ID, path):
         if (candidate / "class_and_ctor_args.pkl").is_file() and any(candidate.glob("module_state*")):
             return candidate

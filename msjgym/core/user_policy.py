@@ -48,6 +48,7 @@ import numpy as np
 from msjgym.core.actions import action_error, rates_error
 from msjgym.core.numpy_net import Layer, mlp_forward, numpy_layer
 from msjgym.core.inputs import note_read
+from msjgym.core.paths import path_kind, shown
 from msjgym.errors import PolicyError
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
@@ -106,8 +107,9 @@ def load_user_policy(policy: Any, spec: AgentSpec) -> tuple[str, UserPolicy]:
 
 def load_object(path: Path, name: str, text: str) -> Any:
     """The object ``name`` defined by the Python file ``path`` (``text``: the ``--policy`` value, for messages)."""
-    if not path.is_file():
-        raise PolicyError(f"--policy {text!r}: no such file {str(path)!r}")
+    kind, what = path_kind(path)
+    if kind != "file":
+        raise PolicyError(f"--policy {shown(text)}: {shown(path)}: {'no such file' if kind == 'missing' else what}")
     note_read(path)
     # Registered under a name of its own (in sys.modules, as an import would): compiled code cached from this file
     # names its module, and a later process must find it there (else numba looks for a module '<dynamic>').
@@ -240,8 +242,9 @@ def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
     """A saved model's greedy ``decide``, after checking its spaces against ``spec`` and reading what RL Zoo saved
     beside it (:mod:`msjgym.core.rl_zoo`: observation normalization, the ``MaskFallback`` rule; refused if it cannot
     be reproduced)."""
-    if not path.is_file():
-        raise PolicyError(f"--policy sb3:{path}: no such file")
+    kind, what = path_kind(path)
+    if kind != "file":
+        raise PolicyError(f"--policy sb3:{shown(path)}: {'no such file' if kind == 'missing' else what}")
     if spec.observation_size is None or spec.action_count is None:
         raise PolicyError(f"--policy sb3:{path}: this system's policies do not act on a vector observation with "
                           "discrete actions (no Gymnasium environment to train on); use FILE.py:NAME")

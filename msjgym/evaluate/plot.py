@@ -46,6 +46,7 @@ from typing import Any
 from msjgym import api
 from msjgym.api import Scenario, load_scenario
 from msjgym.core.inputs import refuse_overwrite
+from msjgym.core.paths import check_output_file, path_kind, shown
 from msjgym.core.references import Reference
 from msjgym.core.validation import is_real, show
 from msjgym.errors import MsjgymError
@@ -108,12 +109,16 @@ class PlotRecord:
 # ---------------------------------------------------------------- the results and their names
 def results_file(path: str | Path) -> Path:
     """The results file named by ``path``: the file itself, or ``results.sqlite`` in the folder."""
-    file = Path(path)
-    if file.is_dir():
+    file = Path(path).expanduser()
+    kind, what = path_kind(file)
+    if kind == "folder":
         file = file / RESULTS_FILE
-    if not file.is_file():
-        raise MsjgymError(f"RESULTS {str(path)!r}: no such results file (give a results.sqlite or its folder)")
-    return file
+        kind, what = path_kind(file)
+    if kind in ("special", "unusable"):
+        raise MsjgymError(f"RESULTS {shown(path)}: {what}; give a results.sqlite or its folder")
+    if kind != "file":
+        raise MsjgymError(f"RESULTS {shown(path)}: no such results file (give a results.sqlite or its folder)")
+    return Path(os.getcwd(), file)
 
 
 def load_summaries(path: str | Path) -> list[PointSummary]:
@@ -570,10 +575,11 @@ def command(args: argparse.Namespace) -> int:
                 raise MsjgymError(f"{'RESULTS' if name == 'results' else '--' + name}: required to plot sweep "
                                   "results (or draw a schedule: --replay SCENARIO --policy P, --schedule FILE)")
         file = results_file(args.results)
-        out = Path(args.out) if args.out else default_output(file, args.x, args.y)
+        # --out: like every file output (msjgym.core.paths), its folder must exist (nothing is created), absolute
+        out = check_output_file(args.out, "--out") if args.out else default_output(file, args.x, args.y)
         moved = args.out is None and not os.access(out.parent, os.W_OK)  # a store on read-only media
         if moved:
-            out = Path.cwd() / out.name
+            out = check_output_file(Path.cwd() / out.name, "--out")
         refuse_overwrite({"--out": out}, [file])
         summaries = load_summaries(file)
         record = plot_summaries(summaries, args.x, args.y, by=args.by, theory=args.theory, out=out, logy=args.logy)

@@ -66,8 +66,8 @@ from msjgym.api import Scenario, load_scenario
 from msjgym.core import limits, validation
 from msjgym.core.estimates import Estimate
 from msjgym.core.inputs import content_digest, policy_files, recording, refuse_overwrite
-from msjgym.core.overrides import parse_override
-from msjgym.core.paths import check_output_dir, check_output_file
+from msjgym.core.overrides import parse_override, parse_overrides
+from msjgym.core.paths import check_output_dir, check_output_file, is_regular_file, path_kind, shown
 from msjgym.core.validation import int_at_least, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import flags
@@ -281,7 +281,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     args.options = tuple(sorted(options.items()))
     axes = [parse_grid(text) for text in args.grid]
     axes, axis_policies = _policy_axis(axes, args)
-    fixed = dict(parse_override(text) for text in args.param) | scenario_keys
+    fixed = parse_overrides(args.param) | scenario_keys
     policies = _policy_names(args.policy or axis_policies, family, [n for n, _ in axes] + list(fixed))
     _check_size(axes, len(policies), args)
     points = grid_points(axes, fixed)
@@ -355,7 +355,7 @@ def combo_inputs(name: str, scenario: Scenario, policy: str, files: Sequence[Pat
     and the content of every file it read, a trace included, not their names), the policy (a built-in: its name; a
     file of the user's: its content and the object's name), the family's switches (``--saturated``, ...; a sweep
     without any keeps the digest of earlier versions, so its stored tasks are found) and msjgym's version."""
-    builtin = not Path(name).expanduser().is_file()
+    builtin = not is_regular_file(name)
     user = api.is_user_policy(policy)
     return content_digest(
         {"family": scenario.family, "builtin": name if builtin else None, "params": scenario.params,
@@ -1009,20 +1009,23 @@ def command(args: argparse.Namespace) -> int:
         import_ray()
         if args.address:
             _check_reachable(args.address)
-    out = check_output_dir(args.out, "--out")
+    out = check_output_dir(args.out, "--out")  # absolute: a policy that changes folder does not move it
     path = out / RESULTS_FILE
+    kind, what = path_kind(path)
+    if kind in ("special", "unusable"):
+        raise MsjgymError(f"--out {shown(args.out)}: {RESULTS_FILE} there is {what}; give another folder")
     csv_path = check_output_file(args.csv, "--csv") if getattr(args, "csv", None) else None
     if csv_path is not None and csv_path.suffix.lower() != ".csv":
-        raise MsjgymError(f"--csv {str(args.csv)!r}: give a file name ending in .csv")
+        raise MsjgymError(f"--csv {shown(args.csv)}: give a file name ending in .csv")
     metrics = [m.strip() for text in getattr(args, "metric", []) for m in text.split(",") if m.strip()]
     with recording() as files:
         plan = make_plan(args)
     base = baseline_combo(plan, parse_baseline(getattr(args, "baseline", None)))
     inputs = files + [f for name in dict.fromkeys(c.policy for c in plan.combos) for f in policy_files(name)]
-    if Path(args.scenario).expanduser().is_file():
-        inputs.append(Path(args.scenario))
+    if is_regular_file(args.scenario):
+        inputs.append(Path(args.scenario).expanduser())
     refuse_overwrite({"--out": out / RESULTS_FILE} | ({"--csv": csv_path} if csv_path else {}), inputs)
-    if path.exists():
+    if kind != "missing":
         ResultStore(path, label="--out").close()  # refuse a foreign or damaged file before the work
     print(_describe(plan, args), flush=True)
     with ResultStore(path, label="--out") as store:

@@ -90,6 +90,8 @@ def parse_paper_law(text: str) -> tuple[str, dict[str, float]]:
             raise ScenarioError(f"dist = {show(text, 60)}: too many arguments; '{name}' takes ({', '.join(keys)})")
         if key not in keys:
             raise _bad(key, value, f"unknown parameter for '{name}'; valid: {', '.join(keys) or 'none'}")
+        if key in params:  # given twice (by name, or by position and by name): never silently the last one
+            raise ScenarioError(f"dist = {show(text, 60)}: '{key}' is given twice; give each parameter once")
         params[key] = _number(value, key)
     return name, params
 

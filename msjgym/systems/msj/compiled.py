@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from msjgym.core.jit import njit, register_source
+from msjgym.core.paths import is_regular_file
 from msjgym.errors import PolicyError
 from msjgym.policies.msj.base import Policy
 from msjgym.systems.msj.state import (
@@ -97,7 +98,7 @@ def policy(fn: Callable | None = None, *, name: str | None = None, preemptive: b
                               "the system view s")
         doc = (inspect.getdoc(f) or "").strip().splitlines()
         source = inspect.getsourcefile(f) or "<unknown>"
-        if Path(source).is_file():
+        if is_regular_file(source):
             register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
         return CompiledPolicy(name=name or f.__name__, kernel=njit(f), preemptive=preemptive,
                               summary=doc[0] if doc else "", source=source)
@@ -363,7 +364,7 @@ def resolve(policy: Any) -> Any:
         return None
     text, sep, name = policy.rpartition(":")
     path = Path(text)
-    if not sep or not text.endswith(".py") or not path.is_file():
+    if not sep or not text.endswith(".py") or not is_regular_file(path):
         return None
     from msjgym.core.user_policy import load_object
 

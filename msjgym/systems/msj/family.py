@@ -18,6 +18,7 @@ from msjgym.core import rng
 from msjgym.core import histogram
 from msjgym.core import limits
 from msjgym.core.limits import MAX_WINDOW, TIME_RANGE
+from msjgym.core.paths import is_regular_file
 from msjgym.core.validation import check_int, check_state_bytes
 from msjgym.core.validation import check_number
 from msjgym.core.references import Reference, judge
@@ -505,7 +506,7 @@ class MSJFamily:
         if is_builtin_msj(name):
             return True
         path = Path(name).expanduser()
-        return path.is_file() and scenario_system(path) in (None, self.name)
+        return is_regular_file(path) and scenario_system(path) in (None, self.name)
 
     def load(self, name: str, overrides: Mapping[str, Any]) -> api.Scenario:
         return load_msj_scenario(name, overrides)

@@ -98,6 +98,7 @@ except ModuleNotFoundError:  # Python 3.10
 from msjgym.core.distributions import Distribution, Empirical, from_spec
 from msjgym.core.inputs import check_input_file, note_read
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE
+from msjgym.core.paths import path_kind, shown
 from msjgym.core.validation import check_int, check_time_spread
 from msjgym.systems.msj.traces import Trace, kill_at_requested, read_trace
 from msjgym.core.validation import is_finite, show
@@ -783,8 +784,11 @@ def load_msj_scenario(name_or_path: str, overrides: Mapping[str, object] | None 
     if name in _BUILTINS:
         return _load_builtin(name, overrides)
     path = Path(name).expanduser()
-    if not path.is_file():
-        raise ScenarioError(f"scenario {name!r}: neither a built-in nor an existing file; built-ins: "
+    kind, what = path_kind(path)
+    if kind in ("special", "unusable"):
+        raise ScenarioError(f"scenario {shown(name)}: {what}; give a scenario TOML file")
+    if kind != "file":
+        raise ScenarioError(f"scenario {shown(name)}: neither a built-in nor an existing file; built-ins: "
                             f"{', '.join(_BUILTINS)}")
     return load_scenario_file(name, overrides)
 

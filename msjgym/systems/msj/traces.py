@@ -22,8 +22,11 @@ The traced machine's size (the processors the jobs' allocations refer to) is, in
 ``MaxProcs``; else its ``MaxNodes`` times ``processors_per_node`` (default 1: ``MaxProcs`` entered the format in
 version 2.1 "to support SMP nodes", so a log without it counts one processor per node; a note says so); else the
 ``servers`` the caller gives (a CSV trace has no header). With none of these, reading is an error naming what to give:
-the machine size is never guessed from the largest job. A header that is not a positive integer (-1: unknown) is
-ignored, with a note. A header below the largest allocation is raised to it, with a note.
+the machine size is never guessed from the largest job. A header value goes through the input layer like every
+number: -1 (unknown) is ignored, with a note; anything else that is not an integer in [1, 10^9] (``1e20``, ``0``,
+``abc``) is an error naming the line, and so is a key given again with another value (the first is never silently
+replaced). A header below the largest allocation is raised to it, with a note. A requested time (field 9) that is
+not a number (text, NaN, inf) makes its line malformed, as any other field; -1 (or any value <= 0) is unknown.
 
 CSV: a header ``arrival_time,need,duration`` (optionally ``,requested``: the requested time, -1 or empty for
 unknown) then one job per line (without requested times, estimates are durations; the job ids are the line's rank
@@ -32,7 +35,6 @@ among the jobs, 1-based).
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -41,6 +43,7 @@ import numpy as np
 
 from msjgym.core.inputs import check_input_file, note_read
 from msjgym.core.limits import TIME_RANGE
+from msjgym.core.paths import path_kind, shown
 from msjgym.core.validation import check_number, parse_number
 from msjgym.errors import MsjgymError
 
@@ -137,8 +140,9 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False, servers: int | No
         TraceError: one line naming the file (and the line, or what to give).
     """
     path = Path(path)
-    if not path.exists():
-        raise TraceError(f"trace {str(path)!r}: no such file")
+    kind, what = path_kind(path)
+    if kind in ("missing", "unusable"):
+        raise TraceError(f"trace {shown(path)}: {what}")
     check_input_file(path, "trace", MAX_TRACE_BYTES, TraceError)
     note_read(path)
     suffix = path.suffix.lower()
@@ -161,6 +165,7 @@ _SKIP_REASONS = {
 def _read_swf(path: Path, skip_bad_lines: bool, servers: int | None, per_node: int | None) -> Trace:
     rows: list[tuple[float, int, float, float, int]] = []
     header: dict[str, int] = {}
+    header_line: dict[str, int] = {}
     malformed = 0
     skipped = dict.fromkeys(_SKIP_REASONS, 0)
     requested_procs = 0
@@ -174,10 +179,16 @@ def _read_swf(path: Path, skip_bad_lines: bool, servers: int | None, per_node: i
                 key, _, value = text[1:].partition(":")
                 key, value = key.strip(), value.strip()
                 if key.lower() in _HEADERS:
-                    if value.isdigit() and int(value) > 0:
-                        header[key.lower()] = int(value)
-                    else:  # not a machine size (-1: unknown): ignored, and said
-                        header_notes.append(f"line {number}: {key} {value!r} is not a positive integer; ignored")
+                    size = _header_value(path, number, key, value)
+                    name = key.lower()
+                    if name in header_line and header.get(name) != size:
+                        raise TraceError(f"{path} line {number}: {key} given again with another value ({value!r}; "
+                                         f"line {header_line[name]} gave {_shown_size(header.get(name))}): give it once")
+                    header_line.setdefault(name, number)
+                    if size is None:  # -1: unknown, as the SWF format writes it; said
+                        header_notes.append(f"line {number}: {key} -1 (unknown); ignored")
+                    else:
+                        header[name] = size
                 continue
             try:
                 job, reason, from_requested = _swf_job(text)
@@ -199,6 +210,22 @@ def _read_swf(path: Path, skip_bad_lines: bool, servers: int | None, per_node: i
     machine = _machine_size(path, header, servers, per_node, notes)
     given = not header  # the size is the caller's servers
     return _trace(rows, path, machine, malformed, sum(skipped.values()), notes, given)
+
+
+def _header_value(path: Path, number: int, key: str, value: str) -> int | None:
+    """A ``MaxProcs`` / ``MaxNodes`` header value through the one input layer: a positive integer of at most
+    :data:`MAX_TRACE_PROCESSORS`, or None for -1 (unknown); a ``TraceError`` naming the line otherwise."""
+    try:
+        size = parse_number(key, value)
+        if size == -1:
+            return None
+        return check_number(key, size, 1, MAX_TRACE_PROCESSORS, integer=True)
+    except MsjgymError as exc:
+        raise TraceError(f"{path} line {number}: {exc} (or -1: unknown)") from None
+
+
+def _shown_size(size: int | None) -> str:
+    return "-1" if size is None else f"{size:,}"
 
 
 def _machine_size(path: Path, header: dict[str, int], servers: int | None, per_node: int | None,
@@ -241,14 +268,12 @@ def _swf_job(text: str) -> tuple[tuple[float, int, float, float, int], str, bool
     _field("submit time (field 2)", fields_[1], low=0.0, high=MAX_TRACE_TIME)
     _field("run time (field 4)", fields_[3], low=TIME_RANGE[0], high=TIME_RANGE[1])
     procs = _field(procs_name, procs_text, low=1, high=MAX_TRACE_PROCESSORS, integer=True)
-    try:
-        requested = float(parse_number("requested time (field 9)", fields_[8]))
-    except MsjgymError:
-        requested = -1.0  # an unreadable requested time is unknown: the estimate is the run time
+    # a number, through the input layer (text, NaN or inf make the line malformed); <= 0 (-1 in SWF): unknown, the
+    # estimate is then the run time
+    requested = float(_field("requested time (field 9)", fields_[8], low=None))
     if requested > 0:  # known: then within the time range, or float64 rounds ``now + estimate`` (EASY's shadow)
         _field("requested time (field 9)", fields_[8], low=TIME_RANGE[0], high=TIME_RANGE[1])
-    return ((submit, procs, run, requested if math.isfinite(requested) else -1.0, int(ident)), "",
-            from_requested)
+    return ((submit, procs, run, requested if requested > 0 else -1.0, int(ident)), "", from_requested)
 
 
 MAX_TRACE_PROCESSORS = 10**9
