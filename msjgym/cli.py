@@ -29,8 +29,8 @@ from msjgym.core.inputs import policy_files, recording, refuse_overwrite
 from msjgym.core.output import GuardedStdout
 from msjgym.core.overrides import parse_overrides
 from msjgym.core.paths import check_output_dir, check_output_file, fallback_file, is_regular_file
-from msjgym.core.validation import int_at_least
-from msjgym.errors import MsjgymError
+from msjgym.core.validation import int_at_least, one_line, show
+from msjgym.errors import MsjgymError, UnknownParameter
 from msjgym.evaluate import flags, plot, precompile, sweep
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.evaluate.report import format_checks, format_references, format_table
@@ -42,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with the one-line error format used for every bad input."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"msjgym: error: {message}\n")
+        self.exit(2, f"msjgym: error: {one_line(message)}\n")
 
 
 _positive_int = int_at_least(1)
@@ -173,7 +173,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     outputs = [(option, check_output_file(path, option.flag)) for option, path in _outputs(options)]
     overrides = parse_overrides(args.param) | scenario_keys
     with recording() as files:
-        scenario, policy = api.scenario_and_policy(args.scenario, args.policy, overrides)
+        try:
+            scenario, policy = api.scenario_and_policy(args.scenario, args.policy, overrides)
+        except UnknownParameter as exc:  # a flag that sets a scenario key this scenario has not: name the flag
+            raise flags.flag_not_for(exc, scenario_keys, args.scenario) from None
     refuse_overwrite({o.flag: path for o, path in outputs}, run_inputs(args.scenario, args.policy, files))
     progress = not args.no_progress and sys.stderr.isatty()
     result = evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
@@ -217,7 +220,7 @@ def _print_result(result: Result, args: argparse.Namespace, outputs: Sequence[tu
         if notes:
             print("\n" + "\n".join(notes))
     for message in failed:
-        print(f"msjgym: error: {message}", file=sys.stderr)
+        print(f"msjgym: error: {one_line(message)}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -317,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse printed its help or its one error line, then exited
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     if extras:  # one line naming the flag and who has it (argparse would say "unrecognized arguments")
-        print(f"msjgym: error: {_unknown_flag(args, extras)}", file=sys.stderr)
+        print(f"msjgym: error: {one_line(_unknown_flag(args, extras))}", file=sys.stderr)
         return 2
     with GuardedStdout() as out:
         status = _run_command(args)
@@ -341,13 +344,13 @@ def _run_command(args: argparse.Namespace) -> int:
         elif args.command == "compile":
             return precompile.command(args)
     except MsjgymError as exc:
-        print(f"msjgym: error: {exc}", file=sys.stderr)
+        print(f"msjgym: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("msjgym: interrupted", file=sys.stderr)
         return 130
     except SystemExit as exc:  # only code of the user's (a policy, a model) raises it inside a command
-        print(f"msjgym: error: the {args.command} stopped: code run inside it called sys.exit({exc.code!r}) "
+        print(f"msjgym: error: the {args.command} stopped: code run inside it called sys.exit({show(exc.code)}) "
               "(raised SystemExit)", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like

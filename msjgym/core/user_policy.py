@@ -120,12 +120,15 @@ def load_object(path: Path, name: str, text: str) -> Any:
     sys.modules[module_name] = module
     try:
         module_spec.loader.exec_module(module)
+    except KeyboardInterrupt:  # Ctrl-C keeps its meaning
+        sys.modules.pop(module_name, None)
+        raise
     except SystemExit as exc:
         sys.modules.pop(module_name, None)
         raise PolicyError(f"--policy {text!r}: importing {path} {_exited(exc)}") from None
-    except Exception as exc:  # the user's file: any failure is reported in one line
+    except BaseException as exc:  # the user's file: any failure (GeneratorExit, CancelledError too) in one line
         sys.modules.pop(module_name, None)
-        raise PolicyError(f"--policy {text!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
+        raise PolicyError(f"--policy {text!r}: importing {path} failed: {_failure(exc)}") from None
     if not hasattr(module, name):
         raise PolicyError(f"--policy {text!r}: {path} defines no {name!r}")
     return getattr(module, name)
@@ -139,11 +142,20 @@ def _wrap(obj: Any, spec: AgentSpec, text: str) -> UserPolicy:
             takes_spec = False
         try:
             obj = obj(spec) if takes_spec else obj()
+        except KeyboardInterrupt:
+            raise
         except SystemExit as exc:
             raise PolicyError(f"--policy {text!r}: constructing it {_exited(exc)}") from None
-        except Exception as exc:
-            raise PolicyError(f"--policy {text!r}: constructing it failed: {type(exc).__name__}: {exc}") from None
-    act = getattr(obj, "act", obj)
+        except BaseException as exc:  # GeneratorExit, asyncio.CancelledError, ... of the user's code: one line
+            raise PolicyError(f"--policy {text!r}: constructing it failed: {_failure(exc)}") from None
+    try:  # an act property runs the user's code
+        act = getattr(obj, "act", obj)
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as exc:
+        raise PolicyError(f"--policy {text!r}: reading its act {_exited(exc)}") from None
+    except BaseException as exc:
+        raise PolicyError(f"--policy {text!r}: reading its act failed: {_failure(exc)}") from None
     if not callable(act):
         raise PolicyError(f"--policy {text!r}: needs an act(observation, action_mask) method or to be callable")
     try:
@@ -174,9 +186,11 @@ def checked_call(decide: Decide, obs: Any, mask: np.ndarray | None, name: str, r
     replication, the step and the value (it raised, or returned something ``check`` refuses)."""
     try:
         raw = decide(obs, mask)
-    except SystemExit as exc:  # sys.exit() in the policy must not end the run silently (KeyboardInterrupt: Ctrl-C)
+    except KeyboardInterrupt:  # Ctrl-C stops the run
+        raise
+    except SystemExit as exc:  # sys.exit() in the policy must not end the run silently
         raise PolicyError(f"policy {name}: replication {rep}, step {step}: {_exited(exc)}") from None
-    except Exception as exc:  # the user's code: report it in one line
+    except BaseException as exc:  # the user's code (GeneratorExit, asyncio.CancelledError too): one line
         raise PolicyError(f"policy {name}: replication {rep}, step {step}: it raised {_failure(exc)}") from None
     try:
         error = check(raw)

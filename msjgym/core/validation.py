@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import numbers
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +47,19 @@ def show(value: object, limit: int = 80) -> str:
         return f"an integer of {len(str(abs(value)))} digits"  # repr() of a huge int is slow and unreadable
     text = repr(value.item() if isinstance(value, np.generic) else value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+LONG_WORD = 120
+"""An error message's word (a run without spaces: a name, a path, a value) longer than this is cut (:func:`one_line`)."""
+
+
+def one_line(message: object, limit: int = LONG_WORD) -> str:
+    """``message`` as the one line an error prints: every run of more than ``limit`` characters without a space (a
+    100 KB policy name, a value echoed whole) cut to its start and its length, and line breaks as spaces. The one
+    helper every ``msjgym: error:`` line goes through, so no message echoes a long input whole."""
+    text = " ".join(str(message).splitlines())
+    return re.sub(r"\S{%d,}" % (limit + 1), lambda m: f"{m.group(0)[:limit - 20]}... ({len(m.group(0)):,} characters)",
+                  text)
 
 
 def as_float(value: object) -> float:

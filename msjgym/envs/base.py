@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -30,7 +30,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from msjgym.core.actions import action_error, check_invalid_action, fallback_action, resolve_actions
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.validation import check_state_bytes
-from msjgym.core.validation import check_number
+from msjgym.core.validation import check_number, show
+from msjgym.core.rng import seed_states as rng_states
 from msjgym.errors import MsjgymError
 
 
@@ -179,6 +180,7 @@ class BatchedVectorEnv(VectorEnv):
         self._fallback = np.zeros(self.num_envs, np.bool_)  # copies whose last action was replaced
         self._fallbacks = np.zeros(self.num_envs, np.int64)  # replaced actions in each copy's episode so far
         self._seeded = False
+        self._started = False  # reset() has run (render draws nothing before)
 
     @staticmethod
     def observation_space_of(spec: Any) -> gym.spaces.Box:
@@ -194,10 +196,14 @@ class BatchedVectorEnv(VectorEnv):
         """The named view of one copy's observation (``obs[i]``; ``spec_.view``, :mod:`msjgym.core.observation`)."""
         return self.spec_.view(observation)
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        if seed is not None or not self._seeded:
-            self._batch.seed(np.random.SeedSequence(seed).spawn(self.num_envs))
-            self._seeded = True
+    def reset(self, *, seed: int | Sequence[int | None] | None = None,
+              options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Reset every copy. ``seed`` in every form Gymnasium's ``SyncVectorEnv.reset`` accepts: an int s (copy i
+        from ``SeedSequence(s).spawn(num_envs)[i]``, as replication i of ``msjgym evaluate --seed s``); None (the
+        streams continue; fresh entropy the first time); a list of ``num_envs`` ints or None, one per copy (copy i
+        with seed s_i is the single environment after ``reset(seed=s_i)``; a None copy continues its stream)."""
+        self._seed(seed)
+        self._started = True
         self._reset_next[:] = True
         self._fallback[:] = False
         self._advance(np.zeros(self.num_envs, np.int64))
@@ -221,6 +227,8 @@ class BatchedVectorEnv(VectorEnv):
         otherwise (:mod:`msjgym.envs.render`)."""
         if self.render_mode != "ansi":
             return None
+        if not self._started:
+            raise gym.error.ResetNeeded("render() before reset(): there is no state to draw yet; call reset() first")
         from msjgym.envs.render import render_text
         return "\n".join(f"copy {b}: " + render_text(self.spec_, self._batch.obs[b]) for b in range(self.num_envs))
 
@@ -245,6 +253,30 @@ class BatchedVectorEnv(VectorEnv):
         return ended, self._batch.obs.copy()
 
     # ------------------------------------------------------------------ internals
+    def _seed(self, seed: Any) -> None:
+        """Seed the copies as ``reset(seed=seed)`` says (its docstring); a bad seed is a one-line error."""
+        n = self.num_envs
+        if seed is None:
+            if not self._seeded:
+                self._batch.seed(np.random.SeedSequence().spawn(n))
+        elif _is_seed_int(seed):
+            self._batch.seed(np.random.SeedSequence(_seed_int(seed, "seed")).spawn(n))
+        elif isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) != n:
+                raise ValueError(f"seed: a list of {len(seed)} seeds for {n} copies; give one int or None per copy, "
+                                 "an int, or None")
+            fresh = np.random.SeedSequence() if not self._seeded else None
+            states = self._batch.state.rng
+            for i, s in enumerate(seed):
+                if s is None and fresh is None:
+                    continue  # this copy's stream continues
+                ss = fresh.spawn(1)[0] if s is None else np.random.SeedSequence(_seed_int(s, f"seed[{i}]")).spawn(1)[0]
+                states[i] = rng_states([ss])[0]
+        else:
+            raise TypeError(f"seed = {show(seed)}: must be an int >= 0, None, or a list of {n} ints >= 0 or None "
+                            "(one per copy)")
+        self._seeded = True
+
     def _advance(self, actions: np.ndarray) -> np.ndarray:
         """Step the batch with checked ``actions`` (the copies in ``_reset_next`` are reset instead); returns
         bool[num_envs], the copies whose episode ended at this step."""
@@ -264,6 +296,19 @@ class BatchedVectorEnv(VectorEnv):
     def _infos(self) -> dict:
         return {"dt": self._batch.dts.copy(), "action_mask": self._batch.masks.copy(),
                 "fallback": self._fallback.copy(), "fallbacks": self._fallbacks.copy()}
+
+
+def _is_seed_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _seed_int(value: Any, name: str) -> int:
+    """``value`` as a seed: an int >= 0 (numpy's SeedSequence takes no negative entropy), else a one-line error."""
+    if not _is_seed_int(value):
+        raise TypeError(f"{name} = {show(value)}: must be an int >= 0 or None")
+    if value < 0:
+        raise ValueError(f"{name} = {int(value)}: must be an int >= 0")
+    return int(value)
 
 
 class BatchedEnv(gym.Env):
@@ -342,6 +387,8 @@ class BatchedEnv(gym.Env):
         None otherwise."""
         if self.render_mode != "ansi":
             return None
+        if not self._venv._started:
+            raise gym.error.ResetNeeded("render() before reset(): there is no state to draw yet; call reset() first")
         from msjgym.envs.render import render_text
         return render_text(self.spec_, self._venv._batch.obs[0])
 

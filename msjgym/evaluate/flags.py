@@ -14,6 +14,7 @@ from typing import Any
 
 from msjgym import api
 from msjgym.core.validation import parse_number, show
+from msjgym.errors import MsjgymError
 
 
 def declared(owners: Iterable[tuple[str, Sequence[api.Option]]]) -> dict[str, tuple[api.Option, list[str]]]:
@@ -112,3 +113,15 @@ def family_options(args: argparse.Namespace, family: api.Family, *, outputs: boo
         else:
             overrides[key] = value
     return run, overrides
+
+
+def flag_not_for(error: Exception, scenario_keys: dict[str, Any], scenario: str) -> Exception:
+    """``error`` (an unknown scenario parameter) said in terms of the flag that set it, when a flag did (e.g.
+    ``--skip-bad-lines`` on a scenario without a trace, whose key ``arrivals.skip_bad_lines`` the user never wrote);
+    else ``error`` itself."""
+    for name, (option, _) in family_flags().items():
+        key = option.scenario_key
+        if key is not None and key in scenario_keys and repr(key) in str(error):
+            return MsjgymError(f"{option.flag}: not for scenario {show(scenario)}, which has no {key} "
+                               f"({option.help})")
+    return error

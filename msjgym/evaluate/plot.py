@@ -48,7 +48,7 @@ from msjgym.api import Scenario, load_scenario
 from msjgym.core.inputs import refuse_overwrite
 from msjgym.core.paths import check_output_file, path_kind, shown
 from msjgym.core.references import Reference
-from msjgym.core.validation import is_real, show
+from msjgym.core.validation import is_real, one_line, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.store import PointSummary, ResultStore, canonical_point, summarize
 
@@ -584,7 +584,7 @@ def command(args: argparse.Namespace) -> int:
         summaries = load_summaries(file)
         record = plot_summaries(summaries, args.x, args.y, by=args.by, theory=args.theory, out=out, logy=args.logy)
     except MsjgymError as exc:
-        print(f"msjgym: error: {exc}", file=sys.stderr)
+        print(f"msjgym: error: {one_line(exc)}", file=sys.stderr)
         return 2
     if moved:
         print(f"msjgym: note: {str(file.parent)!r} is not writable (read-only media?): the figure is in the "

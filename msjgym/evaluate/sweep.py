@@ -68,7 +68,7 @@ from msjgym.core.estimates import Estimate
 from msjgym.core.inputs import content_digest, policy_files, recording, refuse_overwrite
 from msjgym.core.overrides import parse_override, parse_overrides
 from msjgym.core.paths import check_output_dir, check_output_file, is_regular_file, path_kind, shown
-from msjgym.core.validation import int_at_least, show
+from msjgym.core.validation import int_at_least, one_line, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import flags
 from msjgym.evaluate.evaluator import evaluate
@@ -1122,7 +1122,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with msjgym's one-line error format."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"msjgym: error: {message}\n")
+        self.exit(2, f"msjgym: error: {one_line(message)}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1133,7 +1133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args)
     except MsjgymError as exc:
-        print(f"msjgym: error: {exc}", file=sys.stderr)
+        print(f"msjgym: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before any task ran
         print("msjgym: interrupted", file=sys.stderr)

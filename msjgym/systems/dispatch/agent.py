@@ -40,6 +40,7 @@ from msjgym.core.env_batch import EnvBatch
 from msjgym.systems.dispatch.distributions import paper_law
 from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.user_policy import checked_action, load_user_policy
+from msjgym.core.validation import show
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch import control as dc
 from msjgym.systems.dispatch import replications as sim
@@ -93,20 +94,27 @@ class DispatchSpec:
 
     @classmethod
     def make(cls, servers: int = 100, lam: float = 0.9, dist: Distribution | str | None = None,
-             observation: str = "histogram", d: int | None = None, information: str = "push",
+             observation: str = "histogram", d: int | None = None, information: str | None = None,
              delta: float | None = None, delta0: float | None = None, delta1: float | None = None, levels: int = 8,
              horizon: int | None = None, arrivals: int | None = None, warmup_fraction: float = 0.1,
              reward: str = "holding", fast_fraction: float | None = None,
              speed_ratio: float | None = None) -> DispatchSpec:
-        if reward not in REWARDS:
-            raise MsjgymError(f"reward = {reward!r}: must be one of {', '.join(map(repr, REWARDS))}")
-        if observation not in OBSERVATIONS:
-            raise MsjgymError(f"observation = {observation!r}: must be one of {', '.join(map(repr, OBSERVATIONS))}")
+        if not isinstance(reward, str) or reward not in REWARDS:
+            raise MsjgymError(f"reward = {show(reward)}: must be one of {', '.join(map(repr, REWARDS))}")
+        if not isinstance(observation, str) or observation not in OBSERVATIONS:
+            raise MsjgymError(f"observation = {show(observation)}: must be one of {', '.join(map(repr, OBSERVATIONS))}")
         if isinstance(dist, str):
             dist = paper_law(dist)
         dist = default_dist() if dist is None else dist
         if observation != "sampled" and d is not None:
             raise MsjgymError(f"d = {d!r}: only for observation='sampled' (servers sampled per arrival)")
+        if information is not None and (not isinstance(information, str) or information not in INFORMATION):
+            raise MsjgymError(f"information = {show(information)}: must be 'push' (probes at rate delta·N) or 'pull' "
+                              "(server updates: delta, or delta0 and delta1)")
+        if information is not None and observation != "estimates":
+            raise MsjgymError(f"information = {show(information)}: only for observation='estimates' (the push / pull "
+                              "information)")
+        information = "push" if information is None else information
         if observation != "estimates" and any(x is not None for x in (delta, delta0, delta1)):
             raise MsjgymError("delta, delta0, delta1: only for observation='estimates' (the push / pull information)")
         speeds = None

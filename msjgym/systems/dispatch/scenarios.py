@@ -115,6 +115,8 @@ class DispatchSetting:
     remove: str | None = None
     fast_fraction: float | None = None
     speed_ratio: float | None = None
+    defaulted: frozenset[str] = frozenset()
+    """The policies' parameters that hold the scenario's defaults (not given by the user)."""
 
     @property
     def load(self) -> float:
@@ -149,9 +151,17 @@ class DispatchSetting:
         return out
 
     def model(self, policy: str) -> DispatchModel:
-        """The validated dispatch model of ``policy`` on this setting."""
-        return DispatchModel(policy, self.servers, self.lam, self.dist, speeds=self.speeds,
-                             **self.policy_params(policy))
+        """The validated dispatch model of ``policy`` on this setting; a default the policy cannot use is said to be
+        the scenario's default, with the flag that changes it."""
+        try:
+            return DispatchModel(policy, self.servers, self.lam, self.dist, speeds=self.speeds,
+                                 **self.policy_params(policy))
+        except ScenarioError as exc:
+            name = str(exc).split(" =", 1)[0].split(":", 1)[0]
+            if name in self.defaulted:
+                raise ScenarioError(f"{exc}; {name} is the scenario's default here, not a value you gave: set it "
+                                    f"with --param {name}=VALUE") from None
+            raise
 
     def bound(self, values: Mapping[str, Any]) -> DispatchSetting:
         """This setting with a built-in policy's bound parameter values (``policy.bind(d=3)``) in place of the
@@ -241,14 +251,19 @@ def load_lb_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
         merged = defaults | dict(overrides)
         if "batch_size" in overrides and "C" not in overrides:
             merged["C"] = None
-        setting = _setting(name, merged)
+        setting = _setting(name, merged, set(overrides))
+        setting = replace(setting, defaulted=frozenset(k for k in ("d", "delta", "delta1", "p", "C") if k in defaults
+                                                      and defaults[k] is not None and k not in overrides))
     except ScenarioError as exc:
         raise ScenarioError(f"{name}: {exc}") from None
     params = setting.params()
     return Scenario(name=name, family="dispatch", description=_DESCRIPTIONS[name], params=params, model=setting)
 
 
-def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
+def _setting(name: str, p: dict[str, Any], given: set[str] | None = None) -> DispatchSetting:
+    """The setting of scenario ``name`` with the merged parameters ``p``; the policies' parameters among ``given``
+    (the user's, not the scenario's defaults: None, all) are checked now for every policy that reads them (a default
+    such as d = 2 is checked only when a policy that uses it runs: JSQ on one server never sees it)."""
     servers = check_int("servers", p["servers"], 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
     dist_name = str(p["dist"])
     dist = paper_law(dist_name)
@@ -269,10 +284,12 @@ def _setting(name: str, p: dict[str, Any]) -> DispatchSetting:
         servers=servers, dist_name=dist_name, dist=dist, lam=lam, table=TABLE_SCENARIOS.get(name),
         delta=p["delta"], delta0=p["delta0"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"],
         fast_fraction=fast, speed_ratio=ratio)
-    for key in POLICY_KEYS:       # check every parameter that is set (e.g. delta <= 0, K not an integer) now
+    for key in POLICY_KEYS:       # check every parameter the user set (e.g. delta <= 0, K not an integer) now
+        if given is not None and not given & set(POLICY_KEYS[key]):
+            continue
         if all(getattr(setting, k) is not None or k in _OPTIONAL for k in POLICY_KEYS[key]):
-            if key in ("jsq-d", "least-loaded-d") and _integer_above(setting.d, servers):
-                continue          # d > servers only matters for those policies; refused when one is chosen
+            if "d" in POLICY_KEYS[key] and _integer_above(setting.d, servers):
+                continue          # d > servers only matters for the policies that sample; refused when one is chosen
             setting.model(key)
     return setting
 

@@ -100,7 +100,9 @@ def policy(fn: Callable | None = None, *, name: str | None = None, preemptive: b
         source = inspect.getsourcefile(f) or "<unknown>"
         if is_regular_file(source):
             register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
-        return CompiledPolicy(name=name or f.__name__, kernel=njit(f), preemptive=preemptive,
+        # Python's error model: an integer division by zero raises ZeroDivisionError (as the same policy in Python
+        # would) instead of giving 0 silently (numba's numpy model, kept for the built-ins)
+        return CompiledPolicy(name=name or f.__name__, kernel=njit(f, error_model="python"), preemptive=preemptive,
                               summary=doc[0] if doc else "", source=source)
 
     return declare if fn is None else declare(fn)
