@@ -480,3 +480,27 @@ def test_trace_sweep_checks_only_the_flags_given(tmp_path, capsys):
                     "--out", str(tmp_path / "c"))
     assert ambiguous.returncode == 2 and "--baseline" in ambiguous.stderr
     assert not (tmp_path / "c" / "results.sqlite").exists()
+
+
+def test_policy_axis_on_one_exact_replay(tmp_path, capsys):
+    """``--grid policy=A,B`` on a trace without run-length flags: one exact replay per policy (1 task each), the
+    difference from the baseline is the difference of the two replays' exact values; ``--policy`` as well is refused."""
+    from msjgym import load_scenario
+    from msjgym.evaluate.evaluator import evaluate
+
+    out = run(capsys, LUBLIN, "--grid", "policy=fcfs,easy-backfilling", "--baseline", "policy=fcfs",
+              "--metric", "waiting_time", "--csv", str(tmp_path / "t.csv"), "--workers", "1", "--no-progress",
+              "--out", str(tmp_path / "out"))
+    assert out.returncode == 0, out.stderr
+    assert "1 point(s) x 2 policy(ies) x 1 replication(s) = 2 tasks; 5,000 measured" in out.stdout
+    scenario = load_scenario(LUBLIN)
+    exact = {p: evaluate(scenario, p, references=False).metrics["waiting_time"].mean for p in ("fcfs",
+                                                                                              "easy-backfilling")}
+    with (tmp_path / "t.csv").open() as f:
+        import csv
+        rows = {(r["policy"], r["metric"]): r for r in csv.DictReader(f)}
+    easy = rows[("easy-backfilling", "waiting_time")]
+    assert float(easy["mean"]) == exact["easy-backfilling"] and easy["ci95"] == "" and easy["n"] == "1"
+    assert float(easy["diff_mean"]) == pytest.approx(exact["easy-backfilling"] - exact["fcfs"], rel=1e-12)
+    both = run(capsys, LUBLIN, "--grid", "policy=fcfs", "--policy", "fcfs", "--out", str(tmp_path / "b"))
+    assert both.returncode == 2 and "--grid policy" in both.stderr

@@ -6,6 +6,9 @@ from typing import Any
 
 from msjgym.errors import MsjgymError
 
+FORMATS = (".png", ".svg", ".pdf")
+"""The figure files msjgym writes, by suffix (matplotlib picks the format from it)."""
+
 
 def save_figure(fig: Any, path: Path) -> Path:
     """Save a matplotlib figure as PNG (150 dpi) and close it; a failed write is a one-line ``MsjgymError``."""

@@ -50,11 +50,11 @@ from msjgym.core.paths import check_output_file, path_kind, shown
 from msjgym.core.references import Reference
 from msjgym.core.validation import is_real, one_line, show
 from msjgym.errors import MsjgymError
+from msjgym.evaluate.figures import FORMATS
 from msjgym.evaluate.store import PointSummary, ResultStore, canonical_point, summarize
 
 RESULTS_FILE = "results.sqlite"
 LOAD = "load"
-FORMATS = (".png", ".svg", ".pdf")
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
           "tab:cyan", "tab:gray")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")

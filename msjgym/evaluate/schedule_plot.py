@@ -82,8 +82,7 @@ def plot_schedule(columns: Mapping[str, np.ndarray], servers: int | None, out: s
                   color: str = "wait", window: int | None = None, title: str = "") -> ScheduleRecord:
     """Draw a schedule (columns ``arrival_time``, ``start_time`` or ``waiting_time``, ``duration``, ``need``; a
     ``window`` column for several windows) on a machine of ``servers`` processors; writes ``out`` (PNG, SVG, PDF)."""
-    from msjgym.evaluate.figures import pyplot, save_figure
-    from msjgym.evaluate.plot import FORMATS
+    from msjgym.evaluate.figures import FORMATS, pyplot, save_figure
 
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
