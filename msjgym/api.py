@@ -465,15 +465,13 @@ def family_of(scenario: str | Scenario) -> Family:
 
 def _system_key(path: Path) -> str | None:
     """The ``system`` key of a TOML file (None if it has none or is not TOML)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    from msjgym.core.inputs import load_toml
+
     try:
         if path.stat().st_size > 16 * 2**20:
             return None
         with path.open("rb") as f:
-            system = tomllib.load(f).get("system")
+            system = load_toml(f.read().decode("utf-8-sig"), str(path)).get("system")
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return show_text(system) if isinstance(system, str) else None

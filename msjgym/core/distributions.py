@@ -23,7 +23,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from msjgym.core import sampling
-from msjgym.core.inputs import check_input_file, note_read
+from msjgym.core.inputs import read_user_text
 from msjgym.core.limits import MAX_PHASES, TIME_RANGE
 from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError
@@ -896,14 +896,9 @@ def _read_values(file: Any, base_dir: Path | None) -> tuple[float, ...]:
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
     try:
-        check_input_file(path, "values file", MAX_VALUES_BYTES, ScenarioError)
+        lines = read_user_text(path, "values file", MAX_VALUES_BYTES, ScenarioError).splitlines()
     except ScenarioError as exc:
         raise _FieldError("file", str(exc).partition(": ")[2], file) from None
-    note_read(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as error:
-        raise _FieldError("file", f"cannot read {path}: {error.strerror or error}", file) from None
     values = []
     for number, line in enumerate(lines, start=1):
         text = line.strip()

@@ -19,6 +19,7 @@ Two uses, one list:
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import sys
@@ -27,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from msjgym.core.limits import MAX_NESTING
 from msjgym.core.paths import path_kind, shown
 from msjgym.errors import MsjgymError
 
@@ -82,6 +84,76 @@ def check_input_file(path: str | os.PathLike, what: str, max_bytes: int,
     if st.st_size > max_bytes:
         raise error(f"{what} {str(path)!r}: {st.st_size / 2**20:,.0f} MiB; must be at most {max_bytes / 2**20:,.0f} "
                     "MiB (it is read into memory)")
+
+
+def open_user_text(path: str | os.PathLike, what: str, max_bytes: int, error: type[Exception] = MsjgymError, *,
+                   errors: str = "strict", newline: str | None = None) -> io.TextIOWrapper:
+    """The one way a user's text file (a scenario TOML, an SWF or CSV trace, a values file) is opened: checked
+    (:func:`check_input_file`: a regular file, at most ``max_bytes``), recorded as an input (:func:`note_read`) and
+    decoded as UTF-8 with a leading byte-order mark dropped (``utf-8-sig``: editors on Windows write one, and it
+    is no part of line 1's content)."""
+    check_input_file(path, what, max_bytes, error)
+    note_read(path)
+    try:
+        return open(path, encoding="utf-8-sig", errors=errors, newline=newline)
+    except OSError as exc:
+        raise error(f"{what} {shown(path)}: cannot read it ({exc.strerror or exc})") from None
+
+
+def read_user_text(path: str | os.PathLike, what: str, max_bytes: int, error: type[Exception] = MsjgymError, *,
+                   errors: str = "strict") -> str:
+    """The whole text of a user's file (:func:`open_user_text`); a file that is not UTF-8 is ``error``."""
+    with open_user_text(path, what, max_bytes, error, errors=errors) as f:
+        try:
+            return f.read()
+        except UnicodeDecodeError as exc:
+            raise error(f"{what} {shown(path)}: not UTF-8 text (byte {exc.start + 1:,}: "
+                        f"{exc.object[exc.start:exc.start + 1]!r})") from None
+        except OSError as exc:
+            raise error(f"{what} {shown(path)}: cannot read it ({exc.strerror or exc})") from None
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``[`` / ``{`` in a TOML text, outside strings and comments."""
+    depth = deepest = 0
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+            i += len(quote)
+            while i < n and not text.startswith(quote, i):
+                i += 2 if text[i] == "\\" and quote[0] == '"' else 1
+            i += len(quote)
+            continue
+        if ch == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return deepest
+
+
+def load_toml(text: str, what: str, error: type[Exception] = MsjgymError) -> dict[str, Any]:
+    """The TOML table of ``text`` (a scenario file's content, a ``--param`` value), with nesting at most
+    :data:`~msjgym.core.limits.MAX_NESTING` levels deep (``error`` naming ``what`` otherwise; deeper would end in
+    the parser's ``RecursionError``). TOML's own errors (``TOMLDecodeError``, a duplicated key) pass on."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    depth = nesting_depth(text)
+    if depth > MAX_NESTING:
+        raise error(f"{what}: brackets and braces nested {depth:,} levels deep; at most {MAX_NESTING}")
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise error(f"{what}: nested too deeply for the TOML parser; at most {MAX_NESTING} levels") from None
 
 
 def policy_files(policy: Any) -> list[Path]:

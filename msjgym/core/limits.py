@@ -44,6 +44,10 @@ MAX_GRID_POINTS = 10**6
 """Points of a sweep grid (the product of its axes' lengths): the grid is listed in memory, with one results row per
 point × policy × replication; beyond 10^6 points a sweep is a job for a cluster scheduler, not a grid."""
 
+MAX_NESTING = 64
+"""Brackets and braces nested in one value a user writes (a TOML scenario file, ``--param``, ``--grid``): a scenario
+needs a few levels; thousands would exhaust Python's recursion in the TOML parser (a ``RecursionError``)."""
+
 MAX_SWEEP_TASKS = 10**7
 """Tasks of a sweep (points × policies × replications): each is a row of the plan in memory and of the results
 store; 10^7 tasks of the default 10^5 jobs is already ~10^12 jobs, months of one core."""

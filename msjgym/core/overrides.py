@@ -9,8 +9,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from msjgym.core.inputs import load_toml
 from msjgym.core.validation import show
-from msjgym.errors import ScenarioError
+from msjgym.errors import MsjgymError, ScenarioError
 
 MAX_VALUE_CHARS = 10_000
 """Characters of one ``--param`` value: lists of a few hundred numbers fit; parsing stays instant."""
@@ -48,7 +49,9 @@ def parse_override(text: str) -> tuple[str, object]:
     if len(raw) > MAX_VALUE_CHARS:
         raise ScenarioError(f"override {key}: its value has {len(raw):,} characters; at most {MAX_VALUE_CHARS:,}")
     try:
-        return key, tomllib.loads(f"value = {raw}")["value"]
+        return key, load_toml(f"value = {raw}", f"override {key}", ScenarioError)["value"]
+    except MsjgymError:
+        raise
     except ValueError as exc:  # TOMLDecodeError, or an integer of more than 4300 digits (Python's own limit)
         if not isinstance(exc, tomllib.TOMLDecodeError):
             raise ScenarioError(f"override {key} = {raw[:40]!r}...: {exc}".split(";")[0]) from None

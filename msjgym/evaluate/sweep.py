@@ -65,7 +65,8 @@ from msjgym import api
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import limits, validation
 from msjgym.core.estimates import Estimate
-from msjgym.core.inputs import content_digest, policy_files, recording, refuse_overwrite
+from msjgym.core.inputs import content_digest, nesting_depth, policy_files, recording, refuse_overwrite
+from msjgym.core.limits import MAX_NESTING
 from msjgym.core.overrides import parse_override, parse_overrides
 from msjgym.core.paths import check_output_dir, check_output_file, is_regular_file, path_kind, shown
 from msjgym.core.validation import int_at_least, one_line, show
@@ -90,6 +91,9 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     name, raw = name.strip(), raw.strip()
     if not sep or not name or not raw:
         raise MsjgymError(f"--grid {show(text)}: {_GRID_SYNTAX}")
+    depth = nesting_depth(raw)
+    if depth > MAX_NESTING:
+        raise MsjgymError(f"--grid {show(name)}: brackets and braces nested {depth:,} levels deep; at most {MAX_NESTING}")
     parts = _split_top_level(raw, ",")
     if len(parts) == 1 and len(_split_top_level(raw, ":")) > 1:
         values = _linspace(text, _split_top_level(raw, ":"))

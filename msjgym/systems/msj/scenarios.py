@@ -96,7 +96,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from msjgym.core.distributions import Distribution, Empirical, from_spec
-from msjgym.core.inputs import check_input_file, note_read
+from msjgym.core.inputs import load_toml, read_user_text
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE
 from msjgym.core.paths import path_kind, shown
 from msjgym.core.validation import check_int, check_time_spread
@@ -764,8 +764,9 @@ def scenario_system(path: Path) -> str | None:
     """The ``system`` key of a scenario file (None when it has none, or cannot be read: loading reports why)."""
     try:
         with path.open("rb") as f:
-            system = tomllib.load(f).get("system")
-    except (OSError, ValueError):  # TOMLDecodeError, UnicodeDecodeError, an integer beyond 4300 digits
+            text = f.read(MAX_SCENARIO_BYTES + 1).decode("utf-8-sig")
+        system = load_toml(text, str(path)).get("system")
+    except (OSError, ValueError):  # TOMLDecodeError, UnicodeDecodeError, too deep, an integer beyond 4300 digits
         return None
     return system if isinstance(system, str) else None
 
@@ -836,11 +837,9 @@ def load_scenario_file(name: str, overrides: Mapping[str, object] | None = None,
     overrides, into this family's (raising a one-line ``ScenarioError`` that names its own key paths).
     """
     path = Path(name).expanduser()
-    check_input_file(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)
-    note_read(path)
+    text = read_user_text(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)  # a byte-order mark dropped
     try:
-        with path.open("rb") as f:
-            raw = tomllib.load(f)
+        raw = load_toml(text, "TOML", ScenarioError)
         spec = _apply_file_overrides(raw, dict(overrides or {}))
         model = model_from_spec(spec if to_msj is None else to_msj(spec), base_dir=path.resolve().parent)
     except tomllib.TOMLDecodeError as exc:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from msjgym.core.inputs import check_input_file, note_read
+from msjgym.core.inputs import open_user_text
 from msjgym.core.limits import TIME_RANGE
 from msjgym.core.paths import path_kind, shown
 from msjgym.core.validation import check_number, parse_number
@@ -143,8 +143,6 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False, servers: int | No
     kind, what = path_kind(path)
     if kind in ("missing", "unusable"):
         raise TraceError(f"trace {shown(path)}: {what}")
-    check_input_file(path, "trace", MAX_TRACE_BYTES, TraceError)
-    note_read(path)
     suffix = path.suffix.lower()
     if suffix == ".swf":
         return _read_swf(path, skip_bad_lines, servers, processors_per_node)
@@ -170,7 +168,7 @@ def _read_swf(path: Path, skip_bad_lines: bool, servers: int | None, per_node: i
     skipped = dict.fromkeys(_SKIP_REASONS, 0)
     requested_procs = 0
     header_notes: list[str] = []
-    with path.open(encoding="utf-8", errors="replace") as f:
+    with open_user_text(path, "trace", MAX_TRACE_BYTES, TraceError, errors="replace") as f:
         for number, line in enumerate(f, start=1):
             text = line.strip()
             if not text:
@@ -301,7 +299,7 @@ def _field(name: str, text: str, *, low: float | None, high: float | None = None
 def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
     rows: list[tuple[float, int, float, float, int]] = []
     malformed = 0
-    with path.open(newline="", encoding="utf-8", errors="replace") as f:
+    with open_user_text(path, "trace", MAX_TRACE_BYTES, TraceError, errors="replace", newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
         columns = None if header is None else tuple(h.strip() for h in header)
