@@ -1,5 +1,5 @@
 """Reruns issue 34's examples for the items of branch probe-b (replay clock, scorecard resolution, relaxation, load 1,
-one measurement unit); each prints one line: a correct or flagged result, or a clear one-line error.
+one measurement unit, user code, messages, Gymnasium conventions); each prints one line: a correct or flagged result, or a clear one-line error.
 
     PYTHONPATH=$PWD python tests/probe_issue34b.py
 """
@@ -53,12 +53,14 @@ def tiny_exact() -> str:
 
 def pasta() -> str:
     scenario = load_scenario("one-and-n", {"servers": 1})
-    alarms = 0
-    for seed in range(20):
+    alarms = bound_alarms = 0
+    for seed in range(40):
         r = evaluate(scenario, "fcfs", reps=5, jobs=20_000, seed=seed)
         alarms += any("OUTSIDE" in x.verdict or "INCONSISTENT" in x.verdict for x in r.references)
-    bound = [x for x in r.references if x.upper_metric][0]
-    return f"M/M/1 P_Q <= P(busy), 20 seeds: {alarms} with an alarm; seed 19: {bound.verdict}"
+        bound = [x for x in r.references if x.upper_metric][0]
+        bound_alarms += "OUTSIDE" in bound.verdict
+    return (f"M/M/1 (5 x 20,000 jobs), 40 seeds: P_Q <= P(busy) OUTSIDE in {bound_alarms}, any alarm of the "
+            f"scorecard in {alarms}; seed 39: {bound.verdict}")
 
 
 def relaxation() -> str:
@@ -87,8 +89,71 @@ def one_unit() -> str:
     return f"--reps 1 --batches 1: '{' '.join(row.split())}'; JSON {json.loads(js)['metrics']['response_time']}"
 
 
+def last_line(*args: str) -> str:
+    status, out, err = cli(*args)
+    lines = [ln for ln in err.strip().splitlines() if not ln.startswith("msjgym: compiling")]
+    return f"exit {status}, {len(lines)} line(s): {lines[-1][:230] if lines else out.splitlines()[1]}"
+
+
+def user_code() -> str:
+    shown = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for what, body in (("GeneratorExit in act", "class P:\n    def act(self, obs, mask):\n        raise GeneratorExit()\n"),
+                           ("CancelledError in constructor", "import asyncio\nclass P:\n    def __init__(self):\n"
+                                                             "        raise asyncio.CancelledError()\n"),
+                           ("act property raising", "class P:\n    @property\n    def act(self):\n        raise KeyError('k')\n")):
+            (Path(tmp) / "pol.py").write_text(body)
+            shown.append(f"{what}: " + last_line("evaluate", "one-and-n", "--policy", f"{tmp}/pol.py:P", "--reps",
+                                                 "1", "--jobs", "50", "--no-progress"))
+        (Path(tmp) / "div.py").write_text(
+            "import msjgym.systems.msj.compiled as msj\n\n\n@msj.policy\ndef div(s):\n    free = msj.free_servers(s)\n"
+            "    if free < msj.servers(s):\n        free = 7 // (free - free)\n    for c in range(msj.num_classes(s)):\n"
+            "        while msj.first_waiting(s, c) >= 0 and msj.need(s, c) <= msj.free_servers(s):\n"
+            "            msj.start(s, c)\n")
+        shown.append("compiled 7 // 0: " + last_line("evaluate", "one-and-n", "--policy", f"{tmp}/div.py:div",
+                                                      "--reps", "1", "--jobs", "100"))
+    return "\n    ".join(shown)
+
+
+def messages() -> str:
+    return "\n    ".join([
+        "jsq servers=1: " + last_line("evaluate", "lb-dispatch", "--policy", "jsq", "--param", "servers=1", "--reps",
+                                      "2", "--jobs", "2000"),
+        "jsq-d servers=1: " + last_line("evaluate", "lb-dispatch", "--policy", "jsq-d", "--param", "servers=1"),
+        "--skip-bad-lines on Poisson: " + last_line("evaluate", "one-and-n", "--policy", "fcfs", "--skip-bad-lines"),
+        "100 KB policy name: " + last_line("evaluate", "one-and-n", "--policy", "p" * 100_000)])
+
+
+def gym_conventions() -> str:
+    import gymnasium as gym
+
+    import msjgym  # noqa: F401
+    out = []
+    env = gym.make("msjgym/MSJ-v0", render_mode="ansi").unwrapped
+    try:
+        env.render()
+        out.append("render before reset: drew something")
+    except gym.error.ResetNeeded as exc:
+        out.append(f"render before reset: ResetNeeded: {exc}")
+    try:
+        gym.make("msjgym/Dispatch-v0", servers=4, information="bogus")
+        out.append("Dispatch information='bogus': accepted")
+    except Exception as exc:
+        out.append(f"Dispatch information='bogus': {type(exc).__name__}: {exc}")
+    venv = gym.make_vec("msjgym/MSJ-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    obs, _ = venv.reset(seed=[11, None, 13])
+    single = gym.make("msjgym/MSJ-v0").unwrapped.reset(seed=11)[0]
+    out.append(f"vector reset(seed=[11, None, 13]): copy 0 == single reset(seed=11): {np.array_equal(obs[0], single)}")
+    try:
+        venv.reset(seed=[1, 2])
+    except Exception as exc:
+        out.append(f"reset(seed=[1, 2]) on 3 copies: {type(exc).__name__}: {exc}")
+    return "\n    ".join(out)
+
+
 for name, case in [("1 replay clock", replay_clock), ("2 tiny exact value", tiny_exact), ("2 PASTA bound", pasta),
-                   ("3 relaxation", relaxation), ("4 load exactly 1", load_one), ("5 one unit", one_unit)]:
+                   ("3 relaxation", relaxation), ("4 load exactly 1", load_one), ("5 one unit", one_unit),
+                   ("6 user code", user_code), ("7 messages", messages), ("8 Gymnasium", gym_conventions)]:
     try:
         print(f"[{name}] {case()}")
     except Exception as exc:  # a probe reports, it does not stop

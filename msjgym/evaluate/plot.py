@@ -480,6 +480,7 @@ def _footnote(summaries: Sequence[PointSummary], record: PlotRecord) -> str:
     reps = sorted({s.reps for s in summaries})
     count = f"{reps[0]}" if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"
     lines = [f"Points: mean ± 95 % CI over {count} replication(s)"
+             + ("; no error bar where there is one replication (no CI)" if reps[0] < 2 else "")
              + ("; x at the top: runs stopped as unstable (no steady state)." if record.unstable else ".")]
     by_kind: dict[str, list[str]] = {}
     for entry in record.sources:

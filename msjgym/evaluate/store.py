@@ -25,7 +25,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -255,8 +255,15 @@ def summarize(rows: Iterable[TaskRow]) -> list[PointSummary]:
             metrics = {n: t_interval(np.array([r.metrics.get(n, math.nan) for r in group])) for n in names}
         else:
             growth = t_interval(np.array([r.growth_rate for r in group if not r.stable], dtype=float))
+        if len(group) < 2:  # one replication: values, no interval (said as such, never left bare)
+            metrics = {n: replace(e, no_ci=ONE_REPLICATION) for n, e in metrics.items()}
+            growth = None if growth is None else replace(growth, no_ci=ONE_REPLICATION)
         out.append(PointSummary(first.scenario, first.point, first.policy, len(group), stable, metrics, growth))
     return out
+
+
+ONE_REPLICATION = "one replication: no confidence interval (use --reps >= 2)"
+"""Why a sweep point's estimates have no interval."""
 
 
 def _name_key(row: TaskRow) -> tuple:

@@ -73,7 +73,7 @@ from msjgym.core.validation import int_at_least, one_line, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import flags
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.evaluate.store import PointSummary, ResultStore, TaskRow, canonical_point, summarize
+from msjgym.evaluate.store import ONE_REPLICATION, PointSummary, ResultStore, TaskRow, canonical_point, summarize
 
 RESULTS_FILE = "results.sqlite"
 _STORE_FAILED = -1  # _run's status when the results store refused a row (exit status 1)
@@ -738,6 +738,8 @@ def _cell(estimate: Estimate | None) -> str:
     if estimate is None or not math.isfinite(estimate.mean):
         return "n/a"
     mean, half = estimate.mean, estimate.ci95
+    if estimate.no_ci and not math.isfinite(half):
+        return f"{mean:.4g} ± n/a"
     if not math.isfinite(half) or half <= 0:
         return f"{mean:.4g}"
     decimals = max(0, 1 - math.floor(math.log10(half)))
@@ -773,6 +775,8 @@ def format_summary(plan: Plan, rows: list[TaskRow], earlier: set[tuple] | frozen
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     notes = ["", "response_time: mean ± 95% CI half-width over replications (scenario time unit)."]
+    if any(s.reps < 2 for s in summaries.values()):
+        notes.append(f"± n/a: {ONE_REPLICATION}.")
     if marked:
         notes.append("from: whether a row's replications were run now or stored by an earlier run of this sweep "
                      "(with the same inputs: scenario and policy content, settings, seed, msjgym version).")
