@@ -140,6 +140,9 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
                     help="override a scenario key (repeatable), e.g. --param servers=32")
     ev.add_argument("--batches", type=_positive_int, default=20, help="measurement batches per replication")
     ev.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    ev.add_argument("--csv", default=None, metavar="FILE.csv",
+                    help="also write the metrics as CSV, one row per metric (scenario, policy, metric, mean, ci95, "
+                         "reps, jobs, warmup, seed: long format, for pandas.read_csv)")
     ev.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     flags.add_flags(ev, flags.family_flags())
 
@@ -172,10 +175,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     outputs = _outputs(options)
     for option, path in outputs:
         check_output_file(path, option.flag)  # before the work, not after it
+    if args.csv is not None:
+        check_output_file(args.csv, "--csv")
+        if Path(args.csv).suffix.lower() != ".csv":
+            raise MsjgymError(f"--csv {args.csv!r}: give a file name ending in .csv")
     overrides = dict(parse_override(text) for text in args.param) | scenario_keys
     with recording() as files:
         scenario, policy = api.scenario_and_policy(args.scenario, args.policy, overrides)
-    refuse_overwrite({o.flag: path for o, path in outputs}, run_inputs(args.scenario, args.policy, files))
+    refuse_overwrite({o.flag: path for o, path in outputs} | ({"--csv": args.csv} if args.csv else {}),
+                     run_inputs(args.scenario, args.policy, files))
     progress = not args.no_progress and sys.stderr.isatty()
     result = evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
                       batches=args.batches, progress=progress, notes=True, **options)
@@ -205,6 +213,9 @@ def _print_result(result: Result, args: argparse.Namespace, outputs: Sequence[tu
     failed = [message for option, path in outputs
               if (message := save_columns(getattr(result, option.writes), Path(path), option.flag, fmt,
                                           result.per_job_header))]
+    csv_path = getattr(args, "csv", None)
+    if csv_path and (message := save_metrics(result, Path(csv_path))):
+        failed.append(message)
     if args.json:
         print(strict_json(result.to_dict()))
         for note in result.notes:  # not in the JSON object: on stderr, so that nothing is silently dropped
@@ -214,6 +225,8 @@ def _print_result(result: Result, args: argparse.Namespace, outputs: Sequence[tu
               + format_checks(result.checks, result.check_notes))
         written = [f"{option.writes.replace('_', '-')} rows written to {path}" for option, path in outputs
                    if not any(m.startswith(f"{option.flag} ") for m in failed)]
+        if csv_path and not any(m.startswith("--csv ") for m in failed):
+            written.append(f"metrics written to {csv_path}")
         notes = result.notes + written
         if notes:
             print("\n" + "\n".join(notes))
@@ -241,6 +254,26 @@ def save_columns(columns: dict | None, path: Path, flag: str, fmt: str | None = 
     except OSError:
         return f"{flag} {str(path)!r}: could not be written ({reason}); the rows are lost"
     return f"{flag} {str(path)!r}: could not be written ({reason}); the rows are in {str(fallback)!r}"
+
+
+def save_metrics(result: Result, path: Path) -> str | None:
+    """``--csv``: one row per metric (long format); None, or the one-line error (the table is printed anyway)."""
+    import csv
+
+    try:
+        with path.open("w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(["scenario", "policy", "metric", "mean", "ci95", "reps", "jobs", "warmup", "seed"])
+            for name, est in result.metrics.items():
+                out.writerow([result.scenario, result.policy, name, _csv_number(est.mean), _csv_number(est.ci95),
+                              result.reps, result.jobs, result.warmup, result.seed])
+        return None
+    except OSError as exc:
+        return f"--csv {str(path)!r}: could not be written ({exc.strerror or exc}); the metrics are in the output"
+
+
+def _csv_number(x: float) -> str:
+    return repr(float(x)) if np.isfinite(x) else ""
 
 
 THEORY_RUN = api.RunSettings(reps=1, batches=1)
