@@ -28,7 +28,7 @@ from msjgym.core import limits, schedule
 from msjgym.core.inputs import policy_files, recording, refuse_overwrite
 from msjgym.core.output import GuardedStdout
 from msjgym.core.overrides import parse_overrides
-from msjgym.core.paths import check_output_dir, check_output_file, fallback_file, is_regular_file
+from msjgym.core.paths import check_output_dir, check_output_file, fallback_file, is_regular_file, shown
 from msjgym.core.validation import int_at_least, one_line, show
 from msjgym.errors import MsjgymError, UnknownParameter
 from msjgym.evaluate import flags, plot, precompile, sweep
@@ -140,6 +140,9 @@ def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
                     help="override a scenario key (repeatable), e.g. --param servers=32")
     ev.add_argument("--batches", type=_positive_int, default=20, help="measurement batches per replication")
     ev.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    ev.add_argument("--csv", default=None, metavar="FILE.csv",
+                    help="also write the metrics as CSV, one row per metric (scenario, policy, metric, mean, ci95, "
+                         "reps, jobs, warmup, seed: long format, for pandas.read_csv)")
     ev.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     flags.add_flags(ev, flags.family_flags())
 
@@ -171,13 +174,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
     options, scenario_keys = flags.family_options(args, family)  # one line for a flag the family has not
     # checked before the work, not after it, and made absolute now (a policy that changes folder moves nothing)
     outputs = [(option, check_output_file(path, option.flag)) for option, path in _outputs(options)]
+    if args.csv is not None:
+        args.csv = check_output_file(args.csv, "--csv")
+        if args.csv.suffix.lower() != ".csv":
+            raise MsjgymError(f"--csv {shown(args.csv)}: give a file name ending in .csv")
     overrides = parse_overrides(args.param) | scenario_keys
     with recording() as files:
         try:
             scenario, policy = api.scenario_and_policy(args.scenario, args.policy, overrides)
         except UnknownParameter as exc:  # a flag that sets a scenario key this scenario has not: name the flag
             raise flags.flag_not_for(exc, scenario_keys, args.scenario) from None
-    refuse_overwrite({o.flag: path for o, path in outputs}, run_inputs(args.scenario, args.policy, files))
+    refuse_overwrite({o.flag: path for o, path in outputs} | ({"--csv": args.csv} if args.csv else {}),
+                     run_inputs(args.scenario, args.policy, files))
     progress = not args.no_progress and sys.stderr.isatty()
     result = evaluate(scenario, policy, reps=args.reps, jobs=args.jobs, warmup=args.warmup, seed=args.seed,
                       batches=args.batches, progress=progress, notes=True, **options)
@@ -207,6 +215,9 @@ def _print_result(result: Result, args: argparse.Namespace, outputs: Sequence[tu
     failed = [message for option, path in outputs
               if (message := save_columns(getattr(result, option.writes), Path(path), option.flag, fmt,
                                           result.per_job_header))]
+    csv_path = getattr(args, "csv", None)
+    if csv_path and (message := save_metrics(result, Path(csv_path))):
+        failed.append(message)
     if args.json:
         print(strict_json(result.to_dict()))
         for note in result.notes:  # not in the JSON object: on stderr, so that nothing is silently dropped
@@ -216,6 +227,8 @@ def _print_result(result: Result, args: argparse.Namespace, outputs: Sequence[tu
               + format_checks(result.checks, result.check_notes))
         written = [f"{option.writes.replace('_', '-')} rows written to {path}" for option, path in outputs
                    if not any(m.startswith(f"{option.flag} ") for m in failed)]
+        if csv_path and not any(m.startswith("--csv ") for m in failed):
+            written.append(f"metrics written to {csv_path}")
         notes = result.notes + written
         if notes:
             print("\n" + "\n".join(notes))
@@ -243,6 +256,26 @@ def save_columns(columns: dict | None, path: Path, flag: str, fmt: str | None = 
     except OSError:
         return f"{flag} {str(path)!r}: could not be written ({reason}); the rows are lost"
     return f"{flag} {str(path)!r}: could not be written ({reason}); the rows are in {str(fallback)!r}"
+
+
+def save_metrics(result: Result, path: Path) -> str | None:
+    """``--csv``: one row per metric (long format); None, or the one-line error (the table is printed anyway)."""
+    import csv
+
+    try:
+        with path.open("w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(["scenario", "policy", "metric", "mean", "ci95", "reps", "jobs", "warmup", "seed"])
+            for name, est in result.metrics.items():
+                out.writerow([result.scenario, result.policy, name, _csv_number(est.mean), _csv_number(est.ci95),
+                              result.reps, result.jobs, result.warmup, result.seed])
+        return None
+    except OSError as exc:
+        return f"--csv {str(path)!r}: could not be written ({exc.strerror or exc}); the metrics are in the output"
+
+
+def _csv_number(x: float) -> str:
+    return repr(float(x)) if np.isfinite(x) else ""
 
 
 THEORY_RUN = api.RunSettings(reps=1, batches=1)

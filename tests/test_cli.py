@@ -142,3 +142,23 @@ def test_the_console_script_passes_the_status_to_the_shell_without_a_traceback()
                [sys.executable, "-c", f"import sys; from {module} import {function}; sys.exit({function}())"])
     _assert_clean_error(subprocess.run([*command, "evaluate", "one-and-n", "--policy", "fcsf"], capture_output=True,
                                        text=True, timeout=300), "fcsf")
+
+
+def test_evaluate_csv_is_the_json_metrics(tmp_path):
+    """``--csv`` writes one row per metric with the mean and CI half-width the JSON reports (exactly: repr), and a
+    name that is not .csv is refused before the run."""
+    import csv as csv_module
+
+    table = tmp_path / "m.csv"
+    out = msjgym("evaluate", "one-and-n", "--policy", "fcfs", "--reps", "3", "--jobs", "2000", "--seed", "1",
+                 "--json", "--csv", table, "--no-progress")
+    assert out.returncode == 0, out.stderr
+    metrics = json.loads(out.stdout)["metrics"]
+    with table.open() as f:
+        rows = {r["metric"]: r for r in csv_module.DictReader(f)}
+    assert set(rows) == set(metrics)
+    for name, value in metrics.items():
+        assert float(rows[name]["mean"]) == value["mean"] and rows[name]["reps"] == "3"
+        assert (rows[name]["ci95"] == "") == (value["ci95"] is None)
+    bad = msjgym("evaluate", "one-and-n", "--policy", "fcfs", "--csv", tmp_path / "m.txt")
+    assert bad.returncode == 2 and bad.stderr.startswith("msjgym: error: --csv")

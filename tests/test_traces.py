@@ -126,7 +126,8 @@ def test_cli_trace_replay_writes_per_job_and_handles_bad_lines(tmp_path):
     out = msjgym("evaluate", str(SCENARIO), "--policy", "server-filling", "--per-job", str(tmp_path / "jobs.csv"))
     assert out.returncode == 0, out.stderr
     rows = (tmp_path / "jobs.csv").read_text().splitlines()
-    assert rows[0] == "job,arrival_time,need,duration,completion_time,response_time,waiting_time,bounded_slowdown"
+    assert rows[0] == ("job,arrival_time,need,duration,completion_time,response_time,waiting_time,bounded_slowdown,"
+                       "start_time,requested_time")
     assert len(rows) == 1 + len(read_trace(SAMPLE))
     bad = _swf_with(tmp_path, "1 2 3")
     (tmp_path / "bad.toml").write_text('arrivals = { trace = "bad.swf", scale_servers = 64 }\n')

@@ -3,10 +3,17 @@
 A family lists what its run needs compiled as :class:`Unit` s (a numba dispatcher, the explicit signature it is
 compiled for, a label and a kind): its event loop, its policy's kernels. Before the first call:
 
-* :func:`note` — one line naming what is not cached yet, with an estimate measured on this machine (the durations
-  of earlier compiles are kept in ``msjgym.core.jit.cache_dir()/compile-times.json``; a unit never compiled here is
+* :func:`note` — one line naming what is not cached yet, with an estimate measured on this machine (the CPU time of
+  earlier compiles, kept in ``msjgym.core.jit.cache_dir()/compile-times.json``; a unit never compiled here is
   estimated from the others of its kind, else the notice says the first compile takes a while);
-* :func:`compile_units` — compile (or load from the cache) each unit, recording how long each compile took.
+* :func:`compile_units` — compile (or load from the cache) each unit, recording the CPU time each compile took.
+
+The record is CPU time, not wall-clock time: a compile recorded while other processes shared the cores (``msjgym
+compile`` compiles on every core at once; a test suite runs beside it) took several times its own work in wall time,
+and the estimates made from such records were too long (measured on a shared 2-core machine: the notice said "about
+15 s" for ``msfq``, whose compile then took 4.5 s of wall time at a load average of 8 and 1.5 s of CPU time). A
+compile is one thread's work, so its CPU time is its wall time on an idle core, and the notice says "of one core"; on
+a busy machine the wall time is longer.
 
 The evaluator times :func:`compile_units` apart from the simulation (``Result.compile_seconds``). Nothing here
 names a family.
@@ -97,7 +104,7 @@ def note(units: list[Unit]) -> str | None:
         return None
     what = " and ".join(dict.fromkeys(u.label for u in todo))
     seconds = estimate(todo)
-    how_long = (f"about {seconds:.0f} s on this machine" if seconds is not None and seconds >= 1 else
+    how_long = (f"about {seconds:.0f} s of one core on this machine" if seconds is not None and seconds >= 1 else
                 "a few seconds" if seconds is not None else "a while, the first time on this machine")
     return f"msjgym: compiling {what} ({how_long}; once, cached afterwards) ..."
 
@@ -110,12 +117,12 @@ def compile_units(units: list[Unit]) -> float:
         if tuple(unit.signature.args) in unit.dispatcher.overloads:
             continue  # compiled in this process already
         fresh = not cached(unit.dispatcher, unit.signature)
-        t0 = time.perf_counter()
+        t0 = time.process_time()  # the compile's own CPU time: a record made on a busy machine is not inflated
         unit.dispatcher.compile(unit.signature)
         if unit.kind.endswith("loop"):
             unit.dispatcher.disable_compile()  # a loop runs with its one signature, never recompiled for another
         if fresh and unit.dispatcher._cache.__class__.__name__ != "NullCache":
-            timed[f"{unit.kind}|{unit.key}"] = time.perf_counter() - t0
+            timed[f"{unit.kind}|{unit.key}"] = time.process_time() - t0
     if timed:
         record = _load()
         record.update(timed)
