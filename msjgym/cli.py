@@ -168,7 +168,11 @@ def _scenario_and_policy(name: str, policy: str, overrides: dict[str, object]) -
     """The scenario, and the policy with its parameters: a ``--param`` key that the scenario does not take but the
     built-in policy declares (``--policy smash --param w=8``) binds the policy's parameter."""
     family = api.family_of(name)
-    spec = None if api.is_user_policy(policy) else family.policies().get(policy)
+    compiled = getattr(family, "compiled_policy", None)  # a compiled policy of the user's declares parameters too
+    if api.is_user_policy(policy):
+        spec = compiled(policy) if compiled is not None else None
+    else:
+        spec = family.policies().get(policy)
     own = [k for k in overrides if spec is not None and k in {p.name for p in spec.params}]
     try:
         return family.load(name, overrides), policy
