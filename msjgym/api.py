@@ -537,7 +537,13 @@ def scenario_and_policy(name: str, policy: Any, overrides: Mapping[str, Any]) ->
     binds the policy's parameter (``PolicySpec.bind``). A key the scenario takes stays the scenario's; a key that
     neither takes is the scenario's one-line ``UnknownParameter``."""
     family_ = family_of(name)
-    spec = None if is_user_policy(policy) or not isinstance(policy, str) else family_.policies().get(policy)
+    if not isinstance(policy, str):
+        spec = None
+    elif is_user_policy(policy):  # a compiled policy of the user's (FILE.py:NAME) declares parameters too
+        compiled = getattr(family_, "compiled_policy", None)
+        spec = compiled(policy) if compiled is not None else None
+    else:
+        spec = family_.policies().get(policy)
     own = [k for k in overrides if spec is not None and k in {p.name for p in spec.params}]
     try:
         return family_.load(name, overrides), policy

@@ -28,65 +28,13 @@ from dataclasses import dataclass
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, INF, J_CLS, J_NEXT, P_K, P_SERVERS, S_BUSY, S_HEAPN, T_NOW, estimated_end, estimated_remaining,
-    start_job)
+    C_BOUND, J_CLS, J_NEXT, P_K, P_SERVERS, S_BUSY, T_NOW, estimated_remaining, start_job)
 from msjgym.systems.msj.model import MSJModel
 
 from .agent_forms import EstimatesNotObservedAgent
+from .backfilling import reservation
 from .base import Policy
 from .common import ORDER_ARRIVAL, admit, next_in_arrival_order, oldest_waiting
-
-
-# ---------------------------------------------------------------- the head's reservation
-@njit(inline="always")
-def _before(st, b, i, j, now):
-    return estimated_end(st, b, i, now) < estimated_end(st, b, j, now)
-
-
-@njit(inline="always")
-def _sift_down(st, b, base, n, pos, now):
-    sc = st.scratch
-    while True:
-        child = 2 * pos + 1
-        if child >= n:
-            return
-        if child + 1 < n and _before(st, b, sc[b, base + child + 1], sc[b, base + child], now):
-            child += 1
-        if not _before(st, b, sc[b, base + child], sc[b, base + pos], now):
-            return
-        tmp = sc[b, base + pos]
-        sc[b, base + pos] = sc[b, base + child]
-        sc[b, base + child] = tmp
-        pos = child
-
-
-@njit
-def reservation(st, pr, b, need, free, now):
-    """(shadow time, extra servers) of a job of ``need`` servers that does not fit in the ``free`` servers now: the
-    earliest estimated completion time of running jobs by which ``need`` servers are free (jobs with equal estimated
-    ends free their servers together), and the servers free then beyond ``need``.
-
-    The running jobs (at most ``servers``) are ordered by estimated end in a binary heap in ``scratch[b, 3K:3K+n]``:
-    O(R + k log R) for the k jobs popped.
-    """
-    base = 3 * pr.ints[P_K]
-    sc = st.scratch
-    n = st.sys_i[b, S_HEAPN]
-    for i in range(n):
-        sc[b, base + i] = st.heap[b, i]
-    for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(st, b, base, n, pos, now)
-    avail = free
-    while n > 0:
-        t = estimated_end(st, b, sc[b, base], now)
-        while n > 0 and estimated_end(st, b, sc[b, base], now) == t:
-            avail += pr.need[st.job_i[b, sc[b, base], J_CLS]]
-            n -= 1
-            sc[b, base] = sc[b, base + n]
-            _sift_down(st, b, base, n, 0, now)
-        if avail >= need:
-            return t, avail - need
-    return INF, 0  # not reached: once every running job has ended, all servers are free
 
 
 # ---------------------------------------------------------------- compiled kernel

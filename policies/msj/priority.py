@@ -49,51 +49,27 @@ plain-Python statement of each rule (``tests/test_priority.py``).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from msjgym.core.jit import njit
 from msjgym.policies import Choice
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
-    C_BOUND, INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_NEXT, J_RES, J_SEQ, P_ARG, P_K, P_SERVERS, P_T0, S_BUSY,
-    T_NOW,
+    C_BOUND, INF, J_CLS, J_HPOS, J_KEY, J_NEXT, J_RES, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, T_NOW,
     estimated_remaining, start_job)
 
 from .agent_forms import EstimatesNotObservedAgent
+from .backfilling import (
+    O_F1, O_FCFS, ORDERS, add_free, build_profile, conservative, earliest_fit, kept_on_arrival, kept_on_departure,
+    priority_key, reservation)
 from .base import Policy
-from .common import next_in_arrival_order
-from .conservative_backfilling import _add, _earliest, build_profile
-from .easy_backfilling import reservation
+from .common import next_in_arrival_order, oldest_waiting
 
-ORDERS = ("fcfs", "sjf", "saf", "f1", "wfp3", "unicep")
 BACKFILLS = ("none", "easy", "conservative", "easy-narrow")
-O_FCFS, O_SJF, O_SAF, O_F1, O_WFP3, O_UNICEP = range(6)
 B_NONE, B_EASY, B_CONSERVATIVE, B_NARROW = range(4)
 
 
-# ---------------------------------------------------------------- the ordering
-@njit
-def priority_key(st, pr, b, j, order, now):
-    """Job j's sort key under ``order`` at time ``now``: the smaller, the higher its priority (ties: arrival order)."""
-    if order == O_FCFS:
-        return float(st.job_i[b, j, J_SEQ])
-    r = st.job_f[b, j, J_EST]
-    n = float(pr.need[st.job_i[b, j, J_CLS]])
-    if order == O_SJF:
-        return r
-    if order == O_SAF:
-        return r * n
-    s = st.job_f[b, j, J_ARR]
-    if order == O_F1:  # the submit time in the trace's own clock (docs/modelling-choices.md#f1-time-origin)
-        return math.log10(max(r, 1.0)) * n + 870.0 * math.log10(max(s + pr.floats[P_T0], 1.0))
-    w = now - s
-    if order == O_WFP3:
-        x = w / r
-        return -(x * x * x) * n
-    return -(w + 1e-15) / (math.log2(n + 1e-15) * r)  # O_UNICEP
-
-
+# ---------------------------------------------------------------- the order buffer (time-dependent orders)
 @njit(inline="always")
 def _less(st, b, i, j):
     ki = st.job_f[b, i, J_KEY]
@@ -224,9 +200,9 @@ def _conservative(st, pr, b, base, q, now):
         r = st.job_f[b, j, J_RES]
         if d > 0.0:
             if r < INF:
-                P = _add(st, b, P, r, r + d, m)
-            r = _earliest(st, b, P, m, d)
-            P = _add(st, b, P, r, r + d, -m)
+                P = add_free(st, b, P, r, r + d, m)
+            r = earliest_fit(st, b, P, m, d)
+            P = add_free(st, b, P, r, r + d, -m)
         else:
             r = now
         st.job_f[b, j, J_RES] = r
@@ -236,25 +212,34 @@ def _conservative(st, pr, b, base, q, now):
 
 
 @njit
-def _narrow(st, pr, b, base, q, now):
+def _narrow(st, pr, b, order, now):
     """RLScheduler's rule (module docstring): a fixed head with its shadow time, backfilling in arrival order only
     jobs that end strictly before it. The head is remembered in ``scratch[b, 2K]`` (its slot + 1; 0: none) and
-    ``scratch[b, 2K + 1]`` (its arrival sequence number), its shadow time in its ``J_RES``."""
+    ``scratch[b, 2K + 1]`` (its arrival sequence number), its shadow time in its ``J_RES``. The waiting jobs are
+    ordered only when a new head is chosen: in FCFS order the oldest (O(K)), else from a heap built then (O(Q)) and
+    popped for each head started in this call."""
     K = pr.ints[P_K]
     free = pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]
+    base = 0
+    q = -1  # the heap, once built
     while True:
         head = st.scratch[b, 2 * K] - 1
         if head >= 0 and (st.job_i[b, head, J_SEQ] != st.scratch[b, 2 * K + 1] or st.job_i[b, head, J_HPOS] >= 0):
             head = -1  # it started or left (a reset system)
         fresh = head < 0
         if fresh:
-            while q > 0 and st.job_i[b, st.prof_f[b, base], J_HPOS] >= 0:
-                pop_first(st, b, base, q)  # started in this call
-                q -= 1
-            if q == 0:
+            if order == O_FCFS:
+                head = oldest_waiting(st, pr, b)
+            else:
+                if q < 0:
+                    base, q = heap_waiting(st, pr, b, order, now)
+                while q > 0 and st.job_i[b, st.prof_f[b, base], J_HPOS] >= 0:
+                    pop_first(st, b, base, q)  # started in this call
+                    q -= 1
+                head = st.prof_f[b, base] if q > 0 else -1
+            if head < 0:
                 st.scratch[b, 2 * K] = 0
                 return
-            head = st.prof_f[b, base]
         m = pr.need[st.job_i[b, head, J_CLS]]
         if m <= free:
             start_job(st, pr, b, head)
@@ -267,6 +252,8 @@ def _narrow(st, pr, b, base, q, now):
             shadow, _ = reservation(st, pr, b, m, free, now)
             st.job_f[b, head, J_RES] = shadow
         break
+    if free == 0:
+        return
     shadow = st.job_f[b, head, J_RES]
     for c in range(K):
         st.scratch[b, K + c] = st.cls_i[b, c, C_BOUND]
@@ -294,18 +281,35 @@ def schedule(st, pr, b):
     order = pr.ints[P_ARG]
     rule = pr.ints[P_ARG + 1]
     now = st.sys_f[b, T_NOW]
+    if rule == B_CONSERVATIVE and order <= O_F1:  # a static order: the profile kept between events
+        conservative(st, pr, b, order)
+        return
+    if rule == B_NARROW:
+        _narrow(st, pr, b, order, now)
+        return
     base, q = heap_waiting(st, pr, b, order, now)
     if q == 0:
         return
     if rule == B_CONSERVATIVE:
         _conservative(st, pr, b, base, q, now)
         return
-    if rule == B_NARROW:
-        _narrow(st, pr, b, base, q, now)
-        return
     q, free = _start_in_order(st, pr, b, base, q, pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY])
     if q > 0 and rule == B_EASY and free > 0:
         _easy(st, pr, b, base, q, free, now)
+
+
+@njit
+def on_arrival(st, pr, b, j):
+    """Conservative backfilling in a static order keeps its waiting list: the new job enters at its place."""
+    if pr.ints[P_ARG + 1] == B_CONSERVATIVE and pr.ints[P_ARG] <= O_F1:
+        kept_on_arrival(st, pr, b, j, pr.ints[P_ARG])
+
+
+@njit
+def on_departure(st, pr, b, c):
+    """Conservative backfilling in a static order keeps its profile: an early completion frees servers in it."""
+    if pr.ints[P_ARG + 1] == B_CONSERVATIVE and pr.ints[P_ARG] <= O_F1:
+        kept_on_departure(st, pr, b, c)
 
 
 # ---------------------------------------------------------------- agent form and declaration
@@ -337,5 +341,7 @@ PRIORITY = _Priority(
     params=(Choice("order", "sjf", "the priority order: " + ", ".join(ORDERS), choices=ORDERS),
             Choice("backfill", "easy", "the backfilling rule: " + ", ".join(BACKFILLS), choices=BACKFILLS)),
     schedule=schedule,
+    on_arrival=on_arrival,
+    on_departure=on_departure,
     agent_class=PriorityAgent,
 )

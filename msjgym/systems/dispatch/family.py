@@ -24,6 +24,7 @@ from msjgym.core.references import Reference
 from msjgym.errors import MsjgymError
 from msjgym.policies.dispatch import POLICIES
 from msjgym.systems.dispatch import scorecard
+from msjgym.systems.dispatch.compiled import UserDispatcher, resolve as resolve_compiled
 from msjgym.systems.dispatch.scenarios import DispatchSetting, is_lb_scenario, list_lb_scenarios, load_lb_scenario
 from msjgym.systems.dispatch.replications import METRICS, DispatchReplications, Replication
 
@@ -49,8 +50,12 @@ def _check_options(run: api.RunSettings, user: bool) -> None:
 
 def resolve(scenario: api.Scenario, policy: Any) -> tuple[api.Scenario, Any]:
     """(the scenario, the policy) to run: a built-in's declaration with bound parameter values (``policy.bind(d=3)``)
-    becomes its name on the scenario with those values (as ``--param d=3`` gives them); anything else is returned as
-    given."""
+    becomes its name on the scenario with those values (as ``--param d=3`` gives them); a compiled dispatcher of the
+    user's (``FILE.py:NAME`` declared with ``msjgym.systems.dispatch.compiled.dispatcher``) its declaration;
+    anything else is returned as given."""
+    compiled = resolve_compiled(policy)
+    if compiled is not None:
+        return scenario, compiled
     if not isinstance(policy, api.PolicySpec):
         return scenario, policy
     if POLICIES.get(policy.name) is None or policy.family != "dispatch":
@@ -165,13 +170,14 @@ def invariants(setting: DispatchSetting, pooling: bool, measured: int) -> list[a
 class BuiltinRuns(_DispatchRuns):
     """Replications of a built-in dispatch policy, each run to its end by the compiled loop."""
 
-    def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int, label: str) -> None:
+    def __init__(self, scenario: api.Scenario, policy: Any, run: api.RunSettings, seed: int, label: str) -> None:
         setting: DispatchSetting = scenario.model
-        model = setting.model(policy)
+        compiled = policy if isinstance(policy, UserDispatcher) else None
+        model = setting.model("random" if compiled else policy)  # a compiled one: the setting alone (its own params)
         lengths = run_lengths(scenario, policy, run)
         self._setup(setting, label, lengths, policy == "resource-pooling")
         reps, arrivals, warmup = lengths
-        self.runs = DispatchReplications(model, arrivals, warmup, reps, seed)
+        self.runs = DispatchReplications(model, arrivals, warmup, reps, seed, policy=compiled)
 
     def prepare(self) -> None:
         self.runs.prepare()
@@ -263,6 +269,11 @@ class DispatchFamily:
     def policies(self) -> Mapping[str, Any]:
         return POLICIES
 
+    def compiled_policy(self, policy: Any) -> UserDispatcher | None:
+        """The declaration of a compiled dispatcher of the user's (``FILE.py:NAME``), whose ``--param`` keys bind its
+        own parameters (:mod:`msjgym.systems.dispatch.compiled`); None for anything else."""
+        return resolve_compiled(policy)
+
     def default_policy(self, scenario: api.Scenario) -> str | None:
         return scenario.model.default_policy
 
@@ -270,7 +281,7 @@ class DispatchFamily:
         scenario, policy = resolve(scenario, policy)
         user = api.is_user_policy(policy)
         _check_options(run, user)
-        if user:
+        if user or isinstance(policy, UserDispatcher):
             return
         if policy not in POLICIES:
             raise MsjgymError(f"--policy {policy!r}: not a dispatch policy; valid on {scenario.name}: "
@@ -288,11 +299,15 @@ class DispatchFamily:
         scenario, policy = resolve(scenario, policy)
         if api.is_user_policy(policy):
             return AgentRuns(scenario, policy, run, seed)
+        if isinstance(policy, UserDispatcher):
+            return BuiltinRuns(scenario, policy, run, seed, policy.label)
         return BuiltinRuns(scenario, policy, run, seed, label or policy)
 
     def references(self, scenario: api.Scenario, policy: Any, run: api.RunSettings) -> list[Reference]:
         scenario, policy = resolve(scenario, policy)
         setting: DispatchSetting = scenario.model
+        if isinstance(policy, UserDispatcher):  # no reference: the paper's tables are the built-ins'
+            return []
         if api.is_user_policy(policy):  # what holds for any dispatcher: stability, busy fraction, message rate
             return scorecard.information_references(setting, agent_spec(setting, run).model)
         return scorecard.references(setting, policy)

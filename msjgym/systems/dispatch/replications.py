@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -94,11 +95,17 @@ def _clocks(m: DispatchModel, completions: str) -> bool:
     return able and completions != "heap"
 
 
-def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: bool = False) -> kern.DispatchParams:
+def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: bool = False,
+            policy: Any = None) -> kern.DispatchParams:
+    """The loop's parameters; ``policy``: the dispatcher's declaration (default: the built-in ``m.policy``). The last
+    ``compiled.NARG`` ints and floats hold a compiled dispatcher's parameters (``msjgym.systems.dispatch.compiled``)."""
+    from msjgym.systems.dispatch.compiled import NARG, UserDispatcher
+
+    policy = POLICIES[m.policy] if policy is None else policy
     kind, data = m.dist.encode()
-    ints = np.zeros(kern.NPI, dtype=np.int64)
+    ints = np.zeros(kern.NPI + NARG, dtype=np.int64)
     ints[P_N] = m.servers
-    ints[P_INFO] = POLICIES[m.policy].information_code
+    ints[P_INFO] = policy.information_code
     ints[P_D] = m.d or 0
     ints[P_BATCH] = m.batch_size or 1
     ints[P_K] = m.sample_size
@@ -107,7 +114,7 @@ def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: b
     ints[kern.P_WARMUP] = warmup
     ints[kern.P_DKIND] = kind
     ints[kern.P_REMOVE] = REMOVE_MODES.index(m.remove) if m.remove else 0
-    floats = np.zeros(kern.NPF + m.servers)
+    floats = np.zeros(kern.NPF + m.servers + NARG)
     floats[kern.F_LAM] = m.lam
     floats[kern.F_DELTA] = m.delta or 0.0
     floats[kern.F_DELTA0] = m.delta0 or 0.0
@@ -115,7 +122,11 @@ def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: b
     floats[kern.F_P] = m.p or 0.0
     floats[kern.F_SPEED] = m.speed
     floats[kern.F_MU] = m.speed / m.dist.mean
-    floats[kern.NPF:] = m.server_speeds
+    floats[kern.NPF:kern.NPF + m.servers] = m.server_speeds
+    if isinstance(policy, UserDispatcher):
+        for k, value in enumerate(policy.arguments()):
+            floats[floats.size - NARG + k] = float(value)
+            ints[ints.size - NARG + k] = int(value) if float(value).is_integer() else 0
     ints[kern.P_SPEEDS] = int(m.speeds is not None)
     ints[kern.P_CLOCKS] = int(clocks)
     return kern.DispatchParams(ints, floats, np.ascontiguousarray(data, dtype=np.float64))
@@ -140,7 +151,7 @@ class DispatchReplications:
     ``SeedSequence(seed).spawn(reps)[r]``, whatever order they run in)."""
 
     def __init__(self, model: DispatchModel, arrivals: int, warmup: int, reps: int, seed: int | None,
-                 levels: int = 256, completions: str = "auto") -> None:
+                 levels: int = 256, completions: str = "auto", policy: Any = None) -> None:
         """``arrivals`` per replication, the first ``warmup`` of them not measured; ``levels``: the largest queue
         length (estimate) the arrays hold at first (doubled on overflow); ``completions``: "heap" (a heap of
         completion times, any size law and speeds), "clocks" (exponential sizes and equal speeds: one competing
@@ -154,8 +165,8 @@ class DispatchReplications:
         self.jobs, self.levels = _initial_jobs(model), levels
         self.wf_len = max((model.batch_size or 0) + 1, model.sample_size) + 1
         self.st = _state(model.servers, self.jobs, levels, self.wf_len, reps, root.entropy)
-        self.pr = _params(model, arrivals, warmup, levels, _clocks(model, completions))
-        self.policy = POLICIES[model.policy]
+        self.policy = POLICIES[model.policy] if policy is None else policy
+        self.pr = _params(model, arrivals, warmup, levels, _clocks(model, completions), self.policy)
         self.choose = 0  # the address of the dispatcher's kernel, once compiled (prepare)
 
     def compile_note(self) -> str | None:

@@ -1,0 +1,159 @@
+"""Dispatchers of the user's, compiled into the dispatch event loop: the decorator and what a dispatcher may call.
+
+A compiled dispatcher is one function in the user's own file, decorated with :func:`dispatcher`, with its own
+parameters::
+
+    import msjgym.systems.dispatch.compiled as lb
+
+    @lb.dispatcher(params=(lb.Param("sample", 2, "servers sampled per arrival", low=1, integer=True),))
+    def my_jsq_d(st, pr, b, now):
+        d = lb.arg(pr, 0)                     # its first parameter (--param sample=3)
+        lb.sample(st, pr, b, d)               # d distinct servers at random, d messages counted
+        best = lb.sampled(st, 0)
+        for k in range(1, d):
+            i = lb.sampled(st, k)
+            if lb.queue_length(st, i) < lb.queue_length(st, best):
+                best = i
+        return best
+
+and runs as a built-in does, inside the compiled loop (the same seeds and statistics): ``msjgym evaluate
+lb-dispatch --policy my_file.py:my_jsq_d --param sample=3``. The function is called at every arrival with the loop's
+state ``st`` and parameters ``pr`` (read through the functions below only), the replication ``b`` and the arrival's
+time ``now``; it returns the server (0 .. servers − 1) the job joins. It must compile in numba's nopython mode
+without allocating. Its parameters (:class:`msjgym.api.Param`, at most :data:`NARG`) are given as ``--param
+NAME=VALUE`` (or ``bind(NAME=VALUE)`` from Python) and read as :func:`arg` (integers) or :func:`real_arg`.
+
+Only the dispatcher is compiled (about a second), cached by the content of its file (:mod:`msjgym.core.jit`); the
+event loop is compiled once per machine (:mod:`msjgym.systems.dispatch.kernel`). A compiled dispatcher gets no
+scorecard references (the paper's tables are the built-ins'); the run-time checks apply as to any dispatcher.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from msjgym.api import Param
+from msjgym.core.jit import njit, register_source
+from msjgym.core.rng import below
+from msjgym.errors import PolicyError
+from msjgym.policies.dispatch.base import DispatchPolicy
+from msjgym.systems.dispatch.state import P_N, S_MSG, S_PHASE, V_Q
+
+__all__ = ["Param", "UserDispatcher", "dispatcher", "NARG"]
+
+NARG = 4
+"""Parameters a compiled dispatcher may declare (slots ``pr.ints[P_ARG + k]`` and the last NARG floats)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserDispatcher(DispatchPolicy):
+    """A compiled dispatcher of the user's: a :class:`~msjgym.policies.dispatch.base.DispatchPolicy` whose ``choose``
+    is the user's function, declared in the user's file (``source``)."""
+
+
+def dispatcher(fn: Callable | None = None, *, name: str | None = None, params: tuple[Param, ...] = ()) -> Any:
+    """Declare ``fn(st, pr, b, now) -> server`` a compiled dispatcher (module docstring), with its parameters.
+
+    Usable bare (``@dispatcher``) or with options (``@dispatcher(name="mine", params=(Param(...),))``).
+    """
+    params = tuple(params)
+    if len(params) > NARG:
+        raise PolicyError(f"@dispatcher: {len(params)} parameters; a compiled dispatcher has room for {NARG}")
+    if any(not isinstance(p, Param) for p in params):
+        raise PolicyError("@dispatcher: params must be msjgym.api.Param declarations (lb.Param(name, default, ...))")
+
+    def declare(f: Callable) -> UserDispatcher:
+        if not callable(f) or len(inspect.signature(f).parameters) != 4:
+            raise PolicyError(f"@dispatcher: {getattr(f, '__name__', f)!r} must be a function of four arguments, "
+                              "(st, pr, b, now)")
+        doc = (inspect.getdoc(f) or "").strip().splitlines()
+        source = inspect.getsourcefile(f) or "<unknown>"
+        if Path(source).is_file():
+            register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
+        return UserDispatcher(name=name or f.__name__, summary=doc[0] if doc else "", source=source, params=params,
+                              choose=njit(f))
+
+    return declare if fn is None else declare(fn)
+
+
+_FILES: dict[tuple[str, int, str], Any] = {}
+
+
+def resolve(policy: Any) -> UserDispatcher | None:
+    """The declaration of a compiled dispatcher given as ``FILE.py:NAME`` or as the object itself (possibly bound);
+    None when ``policy`` is not one. The file is executed once per version (its modification time)."""
+    if isinstance(policy, UserDispatcher):
+        return policy
+    if not isinstance(policy, str) or policy.startswith(("sb3:", "rllib:")):
+        return None
+    text, sep, name = policy.rpartition(":")
+    path = Path(text)
+    if not sep or not text.endswith(".py") or not path.is_file():
+        return None
+    from msjgym.core.user_policy import load_object
+
+    key = (str(path.resolve()), path.stat().st_mtime_ns, name)
+    if key not in _FILES:
+        _FILES[key] = load_object(path, name, policy)
+    obj = _FILES[key]
+    return obj if isinstance(obj, UserDispatcher) else None
+
+
+# ---------------------------------------------------------------- what a dispatcher may call
+@njit(inline="always")
+def servers(pr):
+    """The number of servers N."""
+    return pr.ints[P_N]
+
+
+@njit(inline="always")
+def queue_length(st, i):
+    """The jobs at server i (waiting and in service)."""
+    return st.srv[i, V_Q]
+
+
+@njit(inline="always")
+def arg(pr, k):
+    """The dispatcher's k-th parameter (0-based, declaration order) as an integer (0 if it is not one)."""
+    return pr.ints[pr.ints.shape[0] - NARG + k]
+
+
+@njit(inline="always")
+def real_arg(pr, k):
+    """The dispatcher's k-th parameter as a real number."""
+    return pr.floats[pr.floats.shape[0] - NARG + k]
+
+
+@njit(inline="always")
+def count_messages(st, d):
+    """Count d messages between the dispatcher and servers (from the end of the warm-up on)."""
+    if st.si[S_PHASE] == 1:
+        st.si[S_MSG] += d
+
+
+@njit(inline="always")
+def sample(st, pr, b, d):
+    """Sample d distinct servers uniformly at random, in random order (read them with :func:`sampled`), and count d
+    messages: what the built-in ``jsq-d`` does, draw for draw."""
+    count_messages(st, d)
+    perm = st.perm
+    n = pr.ints[P_N]
+    for j in range(d):
+        r = j + below(st.rng, b, n - j)
+        x = perm[r]
+        perm[r] = perm[j]
+        perm[j] = x
+
+
+@njit(inline="always")
+def sampled(st, k):
+    """The k-th server of the last :func:`sample`."""
+    return st.perm[k]
+
+
+@njit(inline="always")
+def random_server(st, pr, b):
+    """A server uniformly at random."""
+    return below(st.rng, b, pr.ints[P_N])

@@ -1,0 +1,555 @@
+"""The backfilling machinery shared by ``easy-backfilling``, ``conservative-backfilling`` and ``priority``: the
+orders a waiting queue can be kept in, the head's shadow time, the profile of free servers, and conservative
+backfilling's kept profile with its compression.
+
+* **Orders** (``priority``'s ``order``; :func:`priority_key`): FCFS, SJF, SAF and F1 give each job a key fixed at
+  its arrival (*static* orders, :data:`STATIC_ORDERS`); WFP3 and UNICEP grow with the waiting time.
+* **Shadow time** (:func:`reservation`): Mu'alem & Feitelson, IEEE TPDS 12(6), 2001, §2 (EASY's reservation for the
+  head: the earliest estimated completion by which enough servers are free, and the extra servers then).
+* **Profile** (:func:`build_profile`, :func:`add_free`, :func:`earliest_fit`): the servers free from now on, as breakpoint arrays.
+* **Conservative backfilling with a kept profile** (:func:`conservative`, :func:`kept_on_arrival`,
+  :func:`kept_on_departure`): every waiting job holds a reservation; after every event the schedule is compressed in
+  the waiting list's order (arrival order for ``conservative-backfilling``, any static order for ``priority``), the
+  profile kept between events and only the jobs that can move placed again
+  (``docs/modelling-choices.md#backfilling-kept-profile``). A new job enters the list at its place in the order.
+"""
+from __future__ import annotations
+
+import math
+
+from msjgym.core.jit import njit
+from msjgym.systems.msj.state import (
+    C_BOUND, INF, J_ARR, J_CLS, J_EST, J_KEY, J_MARK, J_NEXT, J_REM, J_RES, J_SEQ, J_SIZE, J_START, P_K, P_SERVERS,
+    P_T0, S_BUSY, S_HEAPN, T_NOW, departed_job, estimated_end, estimated_remaining, start_job)
+
+from .common import next_in_arrival_order
+
+ORDERS = ("fcfs", "sjf", "saf", "f1", "wfp3", "unicep")
+O_FCFS, O_SJF, O_SAF, O_F1, O_WFP3, O_UNICEP = range(6)
+STATIC_ORDERS = (O_FCFS, O_SJF, O_SAF, O_F1)
+"""The orders whose keys are fixed at a job's arrival (the others grow with the waiting time): a queue kept in such
+an order stays sorted between events."""
+
+
+# ---------------------------------------------------------------- the orders
+@njit
+def priority_key(st, pr, b, j, order, now):
+    """Job j's sort key under ``order`` at time ``now``: the smaller, the higher its priority (ties: arrival order)."""
+    if order == O_FCFS:
+        return float(st.job_i[b, j, J_SEQ])
+    r = st.job_f[b, j, J_EST]
+    n = float(pr.need[st.job_i[b, j, J_CLS]])
+    if order == O_SJF:
+        return r
+    if order == O_SAF:
+        return r * n
+    s = st.job_f[b, j, J_ARR]
+    if order == O_F1:  # the submit time in the trace's own clock (docs/modelling-choices.md#f1-time-origin)
+        return math.log10(max(r, 1.0)) * n + 870.0 * math.log10(max(s + pr.floats[P_T0], 1.0))
+    w = now - s
+    if order == O_WFP3:
+        x = w / r
+        return -(x * x * x) * n
+    return -(w + 1e-15) / (math.log2(n + 1e-15) * r)  # O_UNICEP
+
+
+
+# ---------------------------------------------------------------- the head's reservation
+@njit(inline="always")
+def _before(st, b, i, j, now):
+    return estimated_end(st, b, i, now) < estimated_end(st, b, j, now)
+
+
+@njit(inline="always")
+def _sift_down(st, b, base, n, pos, now):
+    sc = st.scratch
+    while True:
+        child = 2 * pos + 1
+        if child >= n:
+            return
+        if child + 1 < n and _before(st, b, sc[b, base + child + 1], sc[b, base + child], now):
+            child += 1
+        if not _before(st, b, sc[b, base + child], sc[b, base + pos], now):
+            return
+        tmp = sc[b, base + pos]
+        sc[b, base + pos] = sc[b, base + child]
+        sc[b, base + child] = tmp
+        pos = child
+
+
+@njit
+def reservation(st, pr, b, need, free, now):
+    """(shadow time, extra servers) of a job of ``need`` servers that does not fit in the ``free`` servers now: the
+    earliest estimated completion time of running jobs by which ``need`` servers are free (jobs with equal estimated
+    ends free their servers together), and the servers free then beyond ``need``.
+
+    The running jobs (at most ``servers``) are ordered by estimated end in a binary heap in ``scratch[b, 3K:3K+n]``:
+    O(R + k log R) for the k jobs popped.
+    """
+    base = 3 * pr.ints[P_K]
+    sc = st.scratch
+    n = st.sys_i[b, S_HEAPN]
+    for i in range(n):
+        sc[b, base + i] = st.heap[b, i]
+    for pos in range(n // 2 - 1, -1, -1):
+        _sift_down(st, b, base, n, pos, now)
+    avail = free
+    while n > 0:
+        t = estimated_end(st, b, sc[b, base], now)
+        while n > 0 and estimated_end(st, b, sc[b, base], now) == t:
+            avail += pr.need[st.job_i[b, sc[b, base], J_CLS]]
+            n -= 1
+            sc[b, base] = sc[b, base + n]
+            _sift_down(st, b, base, n, 0, now)
+        if avail >= need:
+            return t, avail - need
+    return INF, 0  # not reached: once every running job has ended, all servers are free
+
+
+# ---------------------------------------------------------------- the profile of free servers, as arrays
+# Breakpoints prof_t[b, o] = now < prof_t[b, o + 1] < ... < prof_t[b, o + P - 1]; prof_f[b, o + k] servers are free
+# on [prof_t[b, o + k], prof_t[b, o + k + 1]) (the last segment extends to infinity). P is carried by the kernel, o
+# is where the arrays start (0 for a profile rebuilt at every event; ``_ARRAYS`` for the kept one).
+@njit(inline="always")
+def _search(T, o, P, t):
+    """The last breakpoint index k (from 0, of P) with T[o + k] < t; 0 if none (``T``: one system's times)."""
+    lo = 0
+    hi = P
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if T[o + mid] < t:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit(inline="always")
+def _breakpoint(st, b, P, t, o):
+    """The index of a breakpoint at time t (>= now), inserted if missing; returns (index, new P)."""
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    k = _search(T, o, P, t)  # the last breakpoint before t, or 0 (now)
+    if k + 1 < P and T[o + k + 1] == t:
+        return k + 1, P
+    if T[o + k] == t:
+        return k, P
+    for i in range(o + P, o + k + 1, -1):
+        T[i] = T[i - 1]
+        F[i] = F[i - 1]
+    T[o + k + 1] = t
+    F[o + k + 1] = F[o + k]
+    return k + 1, P + 1
+
+
+@njit(inline="always")
+def add_free(st, b, P, t0, t1, delta, o=0):
+    """Add ``delta`` free servers over [t0, t1) (t0 < t1); returns the new P."""
+    i0, P = _breakpoint(st, b, P, t0, o)
+    i1, P = _breakpoint(st, b, P, t1, o)
+    F = st.prof_f[b]
+    for k in range(o + i0, o + i1):
+        F[k] += delta
+    return P
+
+
+@njit(inline="always")
+def earliest_fit(st, b, P, m, d, o=0):
+    """The earliest breakpoint time from which ``m`` servers are free for a duration ``d``."""
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    k = o
+    end = o + P
+    while True:
+        t = T[k]
+        s = k
+        while s < end and T[s] < t + d and F[s] >= m:
+            s += 1
+        if s == end or T[s] >= t + d:
+            return t
+        k = s + 1  # segment s has too few servers: no start before its end fits
+
+
+# ---------------------------------------------------------------- the state kept between events
+# prof_f[b, 0:4]: _VALID (0 in a new or grown state: rebuild from the jobs), the waiting list in the order (first
+# and last job; each job's next in J_MARK, -1 last), _NP the breakpoints of the profile kept as arrays at _ARRAYS;
+# prof_t[b, 0:4]: the hulls [lo, hi) of the times at which free servers increased during the last compression
+# (_CARRY) and since it, by early completions (_SINCE). The profile's prefix maxima (during a compression) in
+# prof_t[b] after the arrays' room. Room: every breakpoint but now is a planned start or end after now (at most
+# 2·capacity once equal neighbours are merged), and a compression adds at most 2 per waiting job:
+# ``state.profile_size`` leaves more than 2 · (4·capacity + 4) + 8.
+_VALID, _FIRST, _LAST, _NP = 0, 1, 2, 3
+_CARRY_LO, _CARRY_HI, _SINCE_LO, _SINCE_HI = 0, 1, 2, 3
+_ARRAYS = 8
+
+
+@njit(inline="always")
+def _maxima_at(st):
+    """Where the prefix maxima start in ``prof_t[b]``."""
+    return _ARRAYS + 4 * st.job_i.shape[1] + 4
+
+
+@njit(inline="always")
+def _widen(st, b, k, lo, hi):
+    """Add [lo, hi) to the hull at prof_t[b, k:k + 2] (nothing if empty)."""
+    if lo < hi:
+        if lo < st.prof_t[b, k]:
+            st.prof_t[b, k] = lo
+        if hi > st.prof_t[b, k + 1]:
+            st.prof_t[b, k + 1] = hi
+
+
+@njit(inline="always")
+def _plan(st, b, j, r, d):
+    """Record job j's reservation [r, r + d); returns its end."""
+    st.job_f[b, j, J_RES] = r
+    st.job_f[b, j, J_KEY] = r + d
+    return r + d
+
+
+@njit
+def _advance(st, b, now):
+    """The kept profile from now on: the breakpoints before now dropped (the segment holding now starts now) and
+    equal neighbours merged, in one pass; returns P."""
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    o = _ARRAYS
+    P = F[_NP]
+    k = _search(T, o, P, now)
+    if k + 1 < P and T[o + k + 1] == now:
+        k += 1
+    w = o
+    T[w] = now
+    F[w] = F[o + k]
+    for i in range(o + k + 1, o + P):
+        if F[i] != F[w]:
+            w += 1
+            T[w] = T[i]
+            F[w] = F[i]
+    return w + 1 - o
+
+
+@njit(inline="always")
+def _after(st, pr, b, j, key, k, order):
+    """Whether waiting job j (its key ``key`` in the static ``order``) comes after waiting job k (ties: the older
+    first)."""
+    kk = priority_key(st, pr, b, k, order, 0.0)
+    return key > kk or (key == kk and st.job_i[b, j, J_SEQ] > st.job_i[b, k, J_SEQ])
+
+
+@njit
+def _insert(st, pr, b, j, order):
+    """Put job j into the waiting list at its place in ``order``: appended in FCFS order (the newest job), else
+    after every job that comes before it (O(Q))."""
+    st.job_i[b, j, J_MARK] = -1
+    last = st.prof_f[b, _LAST]
+    if last < 0:
+        st.prof_f[b, _FIRST] = j
+        st.prof_f[b, _LAST] = j
+        return
+    key = priority_key(st, pr, b, j, order, 0.0)
+    if order == O_FCFS or _after(st, pr, b, j, key, last, order):
+        st.job_i[b, last, J_MARK] = j
+        st.prof_f[b, _LAST] = j
+        return
+    prev = -1
+    k = st.prof_f[b, _FIRST]
+    while k >= 0 and _after(st, pr, b, j, key, k, order):
+        prev = k
+        k = st.job_i[b, k, J_MARK]
+    st.job_i[b, j, J_MARK] = k
+    if prev < 0:
+        st.prof_f[b, _FIRST] = j
+    else:
+        st.job_i[b, prev, J_MARK] = j
+
+
+@njit
+def _rebuild(st, pr, b, order):
+    """Build the waiting list from the jobs (a new or grown state), in ``order``; the profile is then built by a full
+    compression."""
+    K = pr.ints[P_K]
+    for c in range(K):
+        st.scratch[b, K + c] = st.cls_i[b, c, C_BOUND]
+    st.prof_f[b, _FIRST] = -1
+    st.prof_f[b, _LAST] = -1
+    while True:
+        c = next_in_arrival_order(st, pr, b, pr.ints[P_SERVERS])
+        if c < 0:
+            break
+        j = st.scratch[b, K + c]
+        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]
+        _insert(st, pr, b, j, order)
+    for k in range(4):
+        st.prof_t[b, k] = INF if k % 2 == 0 else -INF
+    st.prof_f[b, _VALID] = 1
+
+
+@njit
+def kept_on_arrival(st, pr, b, j, order):
+    """Put the new job into the waiting list at its place in ``order`` (it has no reservation yet)."""
+    if st.prof_f[b, _VALID] == 0:
+        return
+    _insert(st, pr, b, j, order)
+
+
+@njit
+def kept_on_departure(st, pr, b, c):
+    """If the job that left ended before its estimated end, the servers it would have held until then are free in
+    the kept profile: an increase of free servers since the last compression."""
+    if st.prof_f[b, _VALID] == 0:
+        return
+    j = departed_job(st, b)
+    now = st.sys_f[b, T_NOW]
+    end = st.job_f[b, j, J_START] + (st.job_f[b, j, J_EST] - (st.job_f[b, j, J_SIZE] - st.job_f[b, j, J_REM]))
+    if end > now:
+        P = _advance(st, b, now)
+        st.prof_f[b, _NP] = add_free(st, b, P, now, end, pr.need[c], _ARRAYS)
+        _widen(st, b, _SINCE_LO, now, end)
+
+
+@njit(inline="always")
+def _unlink(st, b, prev, nxt):
+    """Take the job between ``prev`` and ``nxt`` (-1: none) out of the waiting list (in the order, linked through
+    ``J_MARK``; its ends in ``prof_f[b, _FIRST]`` and ``prof_f[b, _LAST]``)."""
+    if prev < 0:
+        st.prof_f[b, _FIRST] = nxt
+    else:
+        st.job_i[b, prev, J_MARK] = nxt
+    if nxt < 0:
+        st.prof_f[b, _LAST] = prev
+
+
+# ---------------------------------------------------------------- the three ways to compress
+@njit
+def _compress_full(st, pr, b, now):
+    """The compression as defined, on the profile rebuilt from the jobs (``build_profile``), each job taken out and
+    placed at its earliest place: O((R + Q)·P). Used when the kept profile cannot be trusted (a new or grown state)
+    or when a reservation has passed (a job ran past its estimate: free counts may then be below 0)."""
+    n = pr.ints[P_SERVERS]
+    o = _ARRAYS
+    P = build_profile(st, pr, b, now, o)
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, _FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        d = estimated_remaining(st, b, j, now)
+        r = st.job_f[b, j, J_RES]
+        if d > 0.0:
+            if r < INF:
+                P = add_free(st, b, P, r, r + d, m, o)
+            new = earliest_fit(st, b, P, m, d, o)
+            P = add_free(st, b, P, new, new + d, -m, o)
+            if new != r:
+                old_end = st.job_f[b, j, J_KEY]
+                end = _plan(st, b, j, new, d)
+                if r < INF:
+                    cut = end if end > r else r
+                    _widen(st, b, _CARRY_LO, cut if new < r else r, old_end)
+        else:
+            new = now
+            st.job_f[b, j, J_RES] = now
+        if new == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+            _unlink(st, b, prev, nxt)
+        else:
+            prev = j
+        j = nxt
+    st.prof_f[b, _NP] = P
+
+
+@njit(inline="always")
+def _prefix_max(st, b, P, q, k0=0):
+    """prof_t[b, q + k] = the most servers free at any of the breakpoints 0..k, for k from k0 (those before are
+    kept)."""
+    F = st.prof_f[b]
+    M = st.prof_t[b]
+    hi = M[q + k0 - 1] if k0 > 0 else -1
+    for k in range(k0, P):
+        v = F[_ARRAYS + k]
+        if v > hi:
+            hi = v
+        M[q + k] = hi
+
+
+@njit(inline="always")
+def _target(st, b, P, q, m, d, r):
+    """Where the waiting job reserved at r (need m, d estimated left) moves in the compression: the earliest
+    breakpoint t < r with at least m servers free over [t, min(t + d, r)), or r if none.
+
+    This is the earliest place among the others' without taking the job out of the profile: on [r, t + d) its own
+    servers are free (every free count of a profile whose reservations all fit is >= 0). A job is ruled out by one
+    binary search when no breakpoint before r has m servers free (the prefix maxima at ``q``), else the runs of
+    breakpoints with m free are walked from the first one."""
+    T = st.prof_t[b]
+    F = st.prof_f[b]
+    o = _ARRAYS
+    lo = 0
+    hi = P
+    while lo < hi:  # the first breakpoint with m free (prefix maxima are nondecreasing)
+        mid = (lo + hi) >> 1
+        if T[q + mid] >= m:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == P or T[o + lo] >= r:
+        return r
+    k = o + lo  # m free here: a run of at least m free starts
+    end = o + P
+    start = T[k]
+    lim = min(start + d, r)
+    k += 1
+    while k < end:
+        if T[k] >= lim:  # the run lasted until the window's end
+            return start
+        if F[k] < m:  # too few: the next run starts at the next breakpoint with m free
+            k += 1
+            while k < end and F[k] < m:
+                k += 1
+            if k == end:
+                return r
+            start = T[k]
+            if start >= r:
+                return r
+            lim = min(start + d, r)
+        k += 1
+    return start  # the last segment lasts for ever
+
+
+@njit
+def _compress_moves(st, pr, b, now):
+    """The compression after free servers increased, when every reservation is still ahead: each waiting job in
+    the list's order is tested where it stands (``_target``) and only a job that moves is placed again, in the kept
+    profile (O(P)). The hull of the times that gained servers follows the moves."""
+    n = pr.ints[P_SERVERS]
+    o = _ARRAYS
+    q = _maxima_at(st)
+    P = _advance(st, b, now)
+    _prefix_max(st, b, P, q)
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, _FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        d = estimated_remaining(st, b, j, now)
+        r = st.job_f[b, j, J_RES]
+        if d <= 0.0:
+            st.job_f[b, j, J_RES] = now
+            r = now
+        elif r == INF:  # a new job: the earliest place among all the others'
+            r = earliest_fit(st, b, P, m, d, o)
+            P = add_free(st, b, P, r, r + d, -m, o)
+            _prefix_max(st, b, P, q, _search(st.prof_t[b], o, P, r))
+            _plan(st, b, j, r, d)
+        elif r > now:
+            t = _target(st, b, P, q, m, d, r)
+            if t < r:
+                old_end = st.job_f[b, j, J_KEY]
+                P = add_free(st, b, P, r, old_end, m, o)
+                P = add_free(st, b, P, t, t + d, -m, o)
+                _prefix_max(st, b, P, q, _search(st.prof_t[b], o, P, t))
+                end = _plan(st, b, j, t, d)
+                _widen(st, b, _CARRY_LO, end if end > r else r, old_end)
+                r = t
+        if r == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+            _unlink(st, b, prev, nxt)
+        else:
+            prev = j
+        j = nxt
+    st.prof_f[b, _NP] = P
+
+
+@njit
+def conservative(st, pr, b, order):
+    """Compress the schedule in ``order`` (the waiting list's; a static order) and start the jobs whose reservation
+    is now
+    (``docs/modelling-choices.md#backfilling-conservative-compression``; how: ``#backfilling-kept-profile``).
+
+    The profile is kept between events as arrays (O(P) to update; every event walks the Q waiting jobs anyway). If
+    no time from now on gained free servers since the last compression (no early completion, no job moved to an
+    earlier place then) and no reservation has passed (a job ran past its estimate), every reservation is already
+    the earliest the compression would give: only a new job is placed and the jobs reserved now start. If free
+    servers increased, only the jobs that can move are placed again (``_compress_moves``). If a reservation has
+    passed, or the state is new, the compression runs as defined on a profile rebuilt from the jobs
+    (``_compress_full``).
+    """
+    n = pr.ints[P_SERVERS]
+    now = st.sys_f[b, T_NOW]
+    full = False
+    if st.prof_f[b, _VALID] == 0:
+        _rebuild(st, pr, b, order)
+        full = True
+    j = st.prof_f[b, _FIRST]
+    while j >= 0 and not full:  # a reservation now past (a job ran past its estimate)
+        if st.job_f[b, j, J_RES] < now:
+            full = True
+        j = st.job_i[b, j, J_MARK]
+    hi = max(st.prof_t[b, _CARRY_HI], st.prof_t[b, _SINCE_HI])
+    for k in range(4):
+        st.prof_t[b, k] = INF if k % 2 == 0 else -INF
+    if full:
+        _compress_full(st, pr, b, now)
+        return
+    if hi > now:
+        _compress_moves(st, pr, b, now)
+        return
+    o = _ARRAYS
+    P = _advance(st, b, now)
+    free = n - st.sys_i[b, S_BUSY]
+    prev = -1
+    j = st.prof_f[b, _FIRST]
+    while j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        r = st.job_f[b, j, J_RES]
+        d = estimated_remaining(st, b, j, now)
+        if d <= 0.0:
+            st.job_f[b, j, J_RES] = now
+            r = now
+        elif r == INF:  # a new job: the earliest place among all the others'
+            r = earliest_fit(st, b, P, m, d, o)
+            P = add_free(st, b, P, r, r + d, -m, o)
+            _plan(st, b, j, r, d)
+        if r == now and m <= free:
+            start_job(st, pr, b, j)
+            free -= m
+            _unlink(st, b, prev, nxt)
+        else:
+            prev = j
+        j = nxt
+    st.prof_f[b, _NP] = P
+
+
+@njit
+def build_profile(st, pr, b, now, o=0):
+    """The profile of free servers from now on, built from scratch in the arrays from ``o``: the running jobs until
+    their estimated ends and the waiting jobs at their reservations (a reservation already past is moved to now);
+    returns P, its number of breakpoints."""
+    K = pr.ints[P_K]
+    st.prof_t[b, o] = now
+    st.prof_f[b, o] = pr.ints[P_SERVERS]
+    P = 1
+    for i in range(st.sys_i[b, S_HEAPN]):
+        j = st.heap[b, i]
+        end = estimated_end(st, b, j, now)
+        if end > now:
+            P = add_free(st, b, P, now, end, -pr.need[st.job_i[b, j, J_CLS]], o)
+    for c in range(K):
+        j = st.cls_i[b, c, C_BOUND]
+        while j >= 0:
+            r = st.job_f[b, j, J_RES]
+            if r < INF:
+                if r < now:
+                    r = now
+                    st.job_f[b, j, J_RES] = now
+                d = estimated_remaining(st, b, j, now)
+                if d > 0.0:
+                    P = add_free(st, b, P, r, r + d, -pr.need[c], o)
+            j = st.job_i[b, j, J_NEXT]
+    return P
