@@ -188,6 +188,10 @@ def _classes() -> dict[str, type]:
                     self.init_weights(net.score_net[-1], gain=0.01)
             self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
+        def numpy_scores(self) -> Callable[[np.ndarray], np.ndarray] | None:
+            """:func:`numpy_scores` of this policy (what ``sb3:MODEL.zip`` evaluates with)."""
+            return numpy_scores(self)
+
         def _get_constructor_parameters(self) -> dict[str, Any]:
             data = super()._get_constructor_parameters()
             data.update(score_arch=self.score_arch, value_arch=self.value_arch, attention=self.attention,
