@@ -33,12 +33,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["JobScoringPolicy", "JobScoringActorCriticPolicy", "numpy_scores", "SCORE_ARCH", "VALUE_ARCH"]
+__all__ = ["JobScoringPolicy", "JobScoringActorCriticPolicy", "numpy_scores", "SCORE_ARCH", "VALUE_ARCH",
+           "ABSENT_LOGIT"]
 
 SCORE_ARCH = (32, 16, 8)
 """The hidden widths of the per-job scoring MLP (RLScheduler's kernel network: F→32→16→8→1)."""
 VALUE_ARCH = (32, 16)
 """The critic: a per-row embedding of width ``VALUE_ARCH[0]``, pooled, then an MLP of these widths → 1."""
+ABSENT_LOGIT = -1e8
+"""The logit of an empty slot (no job): never chosen, with or without the environment's mask (sb3-contrib gives a
+masked slot the same value)."""
 
 
 def __getattr__(name: str) -> Any:  # the torch classes are defined on first use
@@ -116,8 +120,7 @@ def _classes() -> dict[str, type]:
             return x[..., self.present_column] > 0.5
 
         def rows_out(self, x: torch.Tensor, present: torch.Tensor) -> torch.Tensor:
-            if not self.attention:
-                return self.score_net(x)
+            """The scoring MLP's output for every row (attention: it needs every row at once)."""
             h = self.embed(x)
             pad = ~present
             empty = pad.all(dim=1)  # no job at all: attend to every row rather than to none (NaNs)
@@ -126,22 +129,29 @@ def _classes() -> dict[str, type]:
             return self.score_net(self.norm(h + a))
 
         @staticmethod
-        def pool(h: torch.Tensor, present: torch.Tensor) -> torch.Tensor:
-            """[mean of the present rows of h, fraction of rows present] (zeros where no row is present)."""
-            weight = present.to(h.dtype)
-            count = weight.sum(dim=1, keepdim=True)
-            mean = (h * weight[..., None]).sum(dim=1) / count.clamp(min=1.0)
-            return torch.cat([mean, count / present.shape[1]], dim=1)
+        def pool(h: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], present: torch.Tensor) -> torch.Tensor:
+            """[mean of the present rows' h, fraction of rows present]: h is float[N, H] for the N present rows
+            (``where``: their (batch, row) indices); zeros where no row is present."""
+            count = present.sum(dim=1, keepdim=True).to(h.dtype)
+            total = h.new_zeros(present.shape[0], h.shape[1]).index_add(0, where[0], h)
+            return torch.cat([total / count.clamp(min=1.0), count / present.shape[1]], dim=1)
 
         def forward_actor(self, x: torch.Tensor) -> torch.Tensor:
             present = self.present(x)
-            out = self.rows_out(x, present)
+            where = present.nonzero(as_tuple=True)
+            if self.attention:
+                out = self.rows_out(x, present)[where]
+            else:  # only the present rows: the cost grows with the jobs waiting, not with K
+                out = self.score_net(x[where])
             if self.pick:
-                return out.squeeze(-1)
-            return self.actor_head(self.pool(out, present))
+                logits = x.new_full(present.shape, ABSENT_LOGIT)
+                return logits.index_put(where, out[:, 0])
+            return self.actor_head(self.pool(out, where, present))
 
         def forward_critic(self, x: torch.Tensor) -> torch.Tensor:
-            return self.value_head(self.pool(self.value_embed(x), self.present(x)))
+            present = self.present(x)
+            where = present.nonzero(as_tuple=True)
+            return self.value_head(self.pool(self.value_embed(x[where]), where, present))
 
         def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             return self.forward_actor(x), self.forward_critic(x)
@@ -254,12 +264,14 @@ def numpy_scores(policy: Any) -> Callable[[np.ndarray], np.ndarray] | None:
 
     def scores(obs: np.ndarray) -> np.ndarray:
         x = np.asarray(obs, dtype=np.float32).reshape(rows, features).astype(np.float64)
-        out = run(score, x)
-        if head is None:
-            return out[:, 0]
         present = x[:, column] > 0.5
+        out = run(score, x[present])
+        if head is None:
+            logits = np.full(rows, ABSENT_LOGIT)
+            logits[present] = out[:, 0]
+            return logits
         count = int(present.sum())
-        mean = out[present].mean(axis=0) if count else np.zeros(out.shape[1])
+        mean = out.sum(axis=0) / max(count, 1)
         return run(head, np.concatenate([mean, [count / rows]]))
 
     return scores
