@@ -1,6 +1,6 @@
 """A tiny stand-in of ``msjgym/JobScheduling-v0``'s interface for the scoring policy's tests (not a product
-feature): K slots of F features, the last column "slot present", ``Discrete(K)`` picks (or ``Discrete(2)``),
-``action_masks()``. Reward: minus the picked job's first feature (a shortest-first task)."""
+feature): K slots of F features, column 0 "slot present" (as the real layout), ``Discrete(K)`` picks (or ``Discrete(2)``),
+``action_masks()``. Reward: minus the picked job's feature 1 (a shortest-first task)."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -17,8 +17,8 @@ class JobWindowStandIn(gym.Env):
     def _draw(self) -> None:
         count = int(self.rng.integers(1, self.rows + 1))
         self.obs = np.zeros((self.rows, self.features), np.float32)
-        self.obs[:count, :-1] = self.rng.random((count, self.features - 1))
-        self.obs[:count, -1] = 1.0
+        self.obs[:count, 1:] = self.rng.random((count, self.features - 1))
+        self.obs[:count, 0] = 1.0
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -29,7 +29,7 @@ class JobWindowStandIn(gym.Env):
         return self.obs.copy(), {}
 
     def step(self, action):
-        reward = -float(self.obs[int(action) % self.rows, 0])
+        reward = -float(self.obs[int(action) % self.rows, 1])
         self.t += 1
         self._draw()
         return self.obs.copy(), reward, False, self.t >= self.steps, {}
@@ -37,4 +37,4 @@ class JobWindowStandIn(gym.Env):
     def action_masks(self) -> np.ndarray:
         if self.action_space.n == 2:
             return np.ones(2, bool)
-        return self.obs[:, -1] > 0.5
+        return self.obs[:, 0] > 0.5

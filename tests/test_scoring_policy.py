@@ -29,8 +29,8 @@ def _model(actions=None, **kwargs):
 
 def _window(rng, rows=8, features=4, present=6):
     obs = np.zeros((rows, features), np.float32)
-    obs[:present, :-1] = rng.random((present, features - 1))
-    obs[:present, -1] = 1.0
+    obs[:present, 1:] = rng.random((present, features - 1))
+    obs[:present, 0] = 1.0
     return obs
 
 
@@ -53,7 +53,7 @@ def test_logits_are_permutation_equivariant_and_the_value_invariant(attention):
     # scale up the output layer so that the logits differ visibly (the initial ones are near uniform)
     rng = np.random.default_rng(1)
     obs = _window(rng)
-    obs[:, 0] *= 3
+    obs[:, 1] *= 3
     logits, value = _logits_value(model, obs)
     perm = rng.permutation(8)
     p_logits, p_value = _logits_value(model, obs[perm])
@@ -66,11 +66,11 @@ def test_absent_rows_are_masked_and_do_not_change_the_value():
     model = _model()
     rng = np.random.default_rng(2)
     obs = _window(rng, present=5)
-    mask = obs[:, -1] > 0.5
+    mask = obs[:, 0] > 0.5
     logits, value = _logits_value(model, obs, mask)
     assert (logits[~mask] < -1e7).all() and (logits[mask] > -1e3).all()
     noisy = obs.copy()
-    noisy[~mask, :-1] = rng.random((3, 3))  # garbage in absent rows: the pooled critic ignores it
+    noisy[~mask, 1:] = rng.random((3, 3))  # garbage in absent rows: the pooled critic ignores it
     assert _logits_value(model, noisy, mask)[1] == pytest.approx(value, rel=1e-6)
     for _ in range(50):
         action, _ = model.predict(obs, action_masks=mask, deterministic=False)
@@ -113,7 +113,7 @@ def test_bad_arguments_are_refused_in_one_line():
     with pytest.raises(ValueError, match="heads"):
         _model(attention=True, heads=5)
     with pytest.raises(ValueError, match="present_column"):
-        _model(present_column=9)
+        _model(present_column=4)
 
 
 def test_a_saved_model_trains_and_loads_in_a_fresh_process(tmp_path):
@@ -122,11 +122,11 @@ def test_a_saved_model_trains_and_loads_in_a_fresh_process(tmp_path):
     path = tmp_path / "scoring.zip"
     model.save(path)
     obs = _window(np.random.default_rng(5))
-    expected = int(model.predict(obs, action_masks=obs[:, -1] > 0.5, deterministic=True)[0])
+    expected = int(model.predict(obs, action_masks=obs[:, 0] > 0.5, deterministic=True)[0])
     code = ("import sys, numpy as np; from sb3_contrib import MaskablePPO; "
             f"m = MaskablePPO.load({str(path)!r}, device='cpu'); obs = np.load({str(tmp_path / 'o.npy')!r}); "
             "print(type(m.policy).__module__, type(m.policy).__name__, "
-            "int(m.predict(obs, action_masks=obs[:, -1] > 0.5, deterministic=True)[0]))")
+            "int(m.predict(obs, action_masks=obs[:, 0] > 0.5, deterministic=True)[0]))")
     np.save(tmp_path / "o.npy", obs)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})

@@ -212,12 +212,13 @@ def _classes() -> dict[str, type]:
         """sb3-contrib's ``MaskableActorCriticPolicy`` (MaskablePPO) scoring each job with one shared MLP (module
         docstring). ``score_arch``: the scoring MLP's hidden widths (default 32, 16, 8); ``value_arch``: the
         critic's (default 32, 16); ``attention``: one self-attention layer first (``heads`` heads);
-        ``present_column``: the observation column that is 1 for a slot holding a job (default the last);
+        ``present_column``: the observation column that is 1 for a slot holding a job (default 0, ``PRESENT`` of
+        ``msjgym/JobScheduling-v0``'s layout, :mod:`msjgym.systems.msj.job_observation`);
         ``activation_fn`` default ``nn.ReLU``; other keyword arguments as ``MaskableActorCriticPolicy``'s."""
 
         def __init__(self, *args: Any, score_arch: Sequence[int] = SCORE_ARCH,
                      value_arch: Sequence[int] = VALUE_ARCH, attention: bool = False, heads: int = 1,
-                     present_column: int = -1, **kwargs: Any) -> None:
+                     present_column: int = 0, **kwargs: Any) -> None:
             self._scoring_init(kwargs, score_arch, value_arch, attention, heads, present_column)
             super().__init__(*args, **kwargs)
 
@@ -227,7 +228,7 @@ def _classes() -> dict[str, type]:
 
         def __init__(self, *args: Any, score_arch: Sequence[int] = SCORE_ARCH,
                      value_arch: Sequence[int] = VALUE_ARCH, attention: bool = False, heads: int = 1,
-                     present_column: int = -1, **kwargs: Any) -> None:
+                     present_column: int = 0, **kwargs: Any) -> None:
             self._scoring_init(kwargs, score_arch, value_arch, attention, heads, present_column)
             super().__init__(*args, **kwargs)
 
