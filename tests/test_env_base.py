@@ -49,7 +49,9 @@ def test_single_and_vector_envs_are_the_batched_base(env_id):
     env = gym.make(env_id, **_kwargs(env_id)).unwrapped
     venv = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **_kwargs(env_id))
     assert isinstance(env, BatchedEnv) and isinstance(venv, BatchedVectorEnv)
-    assert env.spec_.observation_size == env.observation_space.shape[0] == venv.single_observation_space.shape[0]
+    shape = getattr(env.spec_, "observation_shape", (env.spec_.observation_size,))  # a vector, or rows × features
+    assert env.observation_space.shape == venv.single_observation_space.shape == shape
+    assert env.spec_.observation_size == int(np.prod(shape))
     assert env.spec_.action_count == env.action_space.n == venv.single_action_space.n
     assert env.model is env.spec_.model and isinstance(env.spec_.describe(), str)
     for cls in (type(env), type(venv)):
@@ -120,7 +122,7 @@ def test_the_sb3_adapter_takes_every_vector_env(env_id):
     adapter = to_sb3(gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **_kwargs(env_id)))
     adapter.seed(0)
     obs = adapter.reset()
-    assert obs.shape == (2, adapter.observation_space.shape[0])
+    assert obs.shape == (2, *adapter.observation_space.shape)
     adapter.step(adapter.action_masks().argmax(axis=1))
     with pytest.raises(TypeError, match="expected a native vector environment"):
         to_sb3(gym.make(env_id).unwrapped)
@@ -149,7 +151,7 @@ class WithSpec:
         self.model = spec.model
 
     def act(self, observation, action_mask):
-        assert observation.shape == (self.size,) and action_mask.shape == (self.count,)
+        assert observation.size == self.size and action_mask.shape == (self.count,)
         return int(np.flatnonzero(action_mask)[0])
 
 class NoArgs:

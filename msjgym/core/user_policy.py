@@ -5,7 +5,8 @@
 environment's *spec* if its constructor takes an argument, else with none. The spec is one object per environment
 (``MSJEnv(...).spec_``, ``DispatchEnv(...).spec_``, ...) with at least
 
-* ``observation_size`` — the length D of the observation vector (None where the observation is not a vector);
+* ``observation_size`` — the length D of the observation vector (None where the observation is not a vector; the
+  number of entries, K·F, where it is an array of K rows × F features, whose shape is then ``observation_shape``);
 * ``action_count`` — the number A of discrete actions (None where actions are not discrete);
 * ``model`` — the system's validated model (servers, rates, ...), and the family's static facts beside it
   (``mode`` and ``window``, ``d``, ``levels``, ...), as each environment documents;

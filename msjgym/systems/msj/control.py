@@ -7,12 +7,15 @@ trajectory, statistics included (the twin test). Two modes:
 * ``MODE_START`` (non-preemptive): a decision epoch is any instant at which some waiting job fits. The agent starts
   one waiting job (from a window of the oldest waiting jobs, or the oldest of a class) or waits for the next event.
   Several starts at one instant are several decisions.
+* ``MODE_QUEUE`` (``msjgym/JobScheduling-v0``, :mod:`msjgym.systems.msj.job_control`): as ``MODE_START``, but a
+  decision epoch is any instant at which some job waits (the job-scheduling layer takes the decisions).
 * ``MODE_SET`` (preemptive): after every event the agent chooses the jobs in service anew, one class at a time
   ("add the oldest not yet chosen job of class c"), then commits; the choice replaces the jobs in service
   (preempt-resume).
 
 Control state, per system (``ControlState``): ``ints[b, X_*]``, ``floats[b, F_*]``, and the window's job slots.
-Rewards (``X_REWARD``): ``REWARD_JOBS`` (the default), −∫ (jobs in system) dt over the time a step advanced; or
+Rewards (``X_REWARD``): ``REWARD_JOBS`` (the default), −∫ (jobs in system) dt over the time a step advanced
+(``REWARD_WAIT``: −∫ (waiting jobs) dt; ``REWARD_BUSY``: +∫ (busy servers) dt); or
 ``REWARD_BSLD``, −max(1, response / max(run time, τ)) for each job that completed during the step (its bounded
 slowdown, τ the threshold ``params.floats[P_TAU]``; Feitelson, Rudolph, Schwiegelshohn, Sevcik & Wong, "Theory and
 practice in parallel job scheduling", JSSPP 1997), so an episode's return is −Σ bounded slowdowns of the jobs it
@@ -44,7 +47,7 @@ from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.transitions import _checkpoint, _flush, _record_admission
 from msjgym.core.plug import ref
 from msjgym.systems.msj.loop import NO_HOOKS, _arrival, _completions, finish_job
-from msjgym.systems.msj.state import MODE_SET, MODE_START  # noqa: F401  (defined with the state layout)
+from msjgym.systems.msj.state import MODE_QUEUE, MODE_SET, MODE_START  # noqa: F401  (defined with the state layout)
 
 # ctl.ints[b, :]
 X_MODE = 0
@@ -63,6 +66,8 @@ NX = 12
 
 REWARD_JOBS = 0  # −∫ (jobs in system) dt
 REWARD_BSLD = 1  # −(bounded slowdown) of each job at its completion
+REWARD_WAIT = 2  # −∫ (waiting jobs) dt
+REWARD_BUSY = 3  # +∫ (busy servers) dt (msjgym/JobScheduling-v0's utilization reward is built on it)
 
 # ctl.floats[b, :]
 F_MAX_TIME = 0  # horizon in time (inf: none)
@@ -120,14 +125,16 @@ def advance(st, pr, ctl, b):
     Accumulates the step's reward (−∫ N dt, or −bounded slowdown per completion) and elapsed time in ``ctl.floats``.
     """
     mode = ctl.ints[b, X_MODE]
-    per_job = ctl.ints[b, X_REWARD] == REWARD_BSLD
+    kind = ctl.ints[b, X_REWARD]
+    per_job = kind == REWARD_BSLD
     nbatch = pr.ints[P_NBATCH]
     while True:
         if st.sys_i[b, S_STATUS] != RUNNING:
             _record_pending(st, ctl, b)
             return st.sys_i[b, S_STATUS]
         if not ctl.ints[b, X_NEED_EVENT]:
-            if mode == MODE_SET or _fits_somewhere(st, pr, b):
+            if mode == MODE_SET or (mode == MODE_QUEUE and st.sys_i[b, S_NJOBS] > st.sys_i[b, S_NSERV]) or (
+                    mode == MODE_START and _fits_somewhere(st, pr, b)):
                 return RUNNING
         if ctl.ints[b, X_POST]:  # the decisions at the last event's instant are taken: finish that event as
             ctl.ints[b, X_POST] = 0  # msj_engine.run does after the scheduler (admission, count, checkpoint, end)
@@ -153,16 +160,14 @@ def advance(st, pr, ctl, b):
             _record_pending(st, ctl, b)
             if t_event >= max_time:  # count the reward up to the horizon
                 dt = max_time - st.sys_f[b, T_NOW]
-                if not per_job:
-                    ctl.floats[b, F_REWARD] -= st.sys_i[b, S_NJOBS] * dt
+                ctl.floats[b, F_REWARD] -= _cost_rate(st, b, kind) * dt
                 ctl.floats[b, F_DT] += dt
             ctl.ints[b, X_TRUNCATED] = 1
             return RUNNING
         if arrival and st.sys_i[b, S_NFREE] == 0:
             return NEED_CAPACITY
         dt = t_event - st.sys_f[b, T_NOW]
-        if not per_job:
-            ctl.floats[b, F_REWARD] -= st.sys_i[b, S_NJOBS] * dt
+        ctl.floats[b, F_REWARD] -= _cost_rate(st, b, kind) * dt
         ctl.floats[b, F_DT] += dt
         if arrival:
             ctl.ints[b, X_PENDING] = _arrival(st, pr, b, NO_HOOKS, (ref(st), ref(pr), False))
@@ -174,6 +179,19 @@ def advance(st, pr, ctl, b):
             _completions(st, pr, b, t_completion, NO_HOOKS, (ref(st), ref(pr), False))
         ctl.ints[b, X_NEED_EVENT] = 0
         ctl.ints[b, X_POST] = 1
+
+
+@njit(inline="always")
+def _cost_rate(st, b, kind):
+    """The reward's cost per unit time now (the step's reward is −∫ of it): jobs in system (``REWARD_JOBS``), waiting
+    jobs (``REWARD_WAIT``), minus the busy servers (``REWARD_BUSY``), or 0 (``REWARD_BSLD``: a reward per job)."""
+    if kind == REWARD_JOBS:
+        return float(st.sys_i[b, S_NJOBS])
+    if kind == REWARD_WAIT:
+        return float(st.sys_i[b, S_NJOBS] - st.sys_i[b, S_NSERV])
+    if kind == REWARD_BUSY:
+        return -float(st.sys_i[b, S_BUSY])
+    return 0.0
 
 
 @njit

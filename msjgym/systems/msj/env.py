@@ -1,10 +1,16 @@
-"""``msjgym/MSJ-v0``: schedule multiserver jobs, one decision at a time.
+"""``msjgym/MSJ-v0``: schedule multiserver jobs, one decision at a time; ``msjgym/JobScheduling-v0``: pick the next
+job of an HPC machine from the K best waiting jobs, each a row of normalised features.
 
-The single environment (:class:`MSJEnv`) is the native vector environment (:class:`MSJVectorEnv`) with one copy, on
-the batched base of :mod:`msjgym.envs.base`; the systems and the spec: :mod:`msjgym.systems.msj.agent`; the compiled
-control step: :mod:`msjgym.systems.msj.control`.
+The single environments (:class:`MSJEnv`, :class:`JobSchedulingEnv`) are the native vector environments
+(:class:`MSJVectorEnv`, :class:`JobSchedulingVectorEnv`) with one copy, on the batched base of
+:mod:`msjgym.envs.base`; the systems and the specs: :mod:`msjgym.systems.msj.agent`,
+:mod:`msjgym.systems.msj.job_agent`; the compiled control steps: :mod:`msjgym.systems.msj.control`,
+:mod:`msjgym.systems.msj.job_control`.
 """
 from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
 
 from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
 from msjgym.envs.docs import EnvDoc
@@ -13,11 +19,15 @@ from msjgym.evaluate.evaluator import summarize
 from msjgym.evaluate.result import Result
 from msjgym.systems.msj.agent import EnvSpec, MSJBatch
 from msjgym.systems.msj.family import EpisodeRuns
+from msjgym.systems.msj.job_agent import JOB_ENV_ID, JobBatch, JobSpec
+from msjgym.systems.msj.job_observation import COLUMNS
 from msjgym.systems.msj.state import RUNNING
 
 ENV_ID = "msjgym/MSJ-v0"
-ENVS = [EnvRegistration(ENV_ID, "msjgym.systems.msj.env:MSJEnv", "msjgym.systems.msj.env:MSJVectorEnv", "msj")]
-__all__ = ["ENV_ID", "MSJEnv", "MSJVectorEnv"]
+ENVS = [EnvRegistration(ENV_ID, "msjgym.systems.msj.env:MSJEnv", "msjgym.systems.msj.env:MSJVectorEnv", "msj"),
+        EnvRegistration(JOB_ENV_ID, "msjgym.systems.msj.env:JobSchedulingEnv",
+                        "msjgym.systems.msj.env:JobSchedulingVectorEnv", "msj")]
+__all__ = ["ENV_ID", "JOB_ENV_ID", "MSJEnv", "MSJVectorEnv", "JobSchedulingEnv", "JobSchedulingVectorEnv"]
 
 DOC = EnvDoc(
     id=ENV_ID,
@@ -133,3 +143,147 @@ class MSJEnv(BatchedEnv):
             raise MsjgymError("episode_result(): the measurement is not complete (make the environment with jobs=N "
                               "and step until the episode ends)")
         return summarize(self.spec_.scenario, "agent", EpisodeRuns(self.spec_.scenario, sim), -1, 0.0, 0.0)
+
+
+_FEATURE_ROWS = tuple((f"[i, {k}]", name, meaning) for k, (name, meaning) in enumerate(COLUMNS))
+
+JOB_DOC = EnvDoc(
+    id=JOB_ENV_ID,
+    title="Pick the next job of an HPC machine from the K best waiting jobs, each a row of normalised features.",
+    description="""A multiserver-job system seen as an HPC machine: n servers (processors), rigid jobs that each
+    hold their need of servers for their whole run time; a replayed trace (an SWF log, a TOML scenario file such as
+    ``examples/lublin_256.toml``, or the built-in ``lublin-feitelson`` workload model, the default) or Poisson
+    arrivals (any multiserver-job scenario). The observation is a fixed window of the K best waiting jobs (under
+    ``base_order``), one row of F = 14 features per job, every feature normalised (a fraction of the machine, a fixed
+    transform of a time, or a ratio) so that one model runs unchanged on any trace, machine size or Poisson scenario;
+    the machine's features are repeated in every row, so one network shared by the rows (a job-scoring network,
+    permutation-equivariant) sees them. The design of RLScheduler (Zhang, Dai, He, Bao & Xie, "RLScheduler: an
+    automated HPC batch job scheduler using reinforcement learning", SC'20): 128 waiting jobs as per-job feature
+    vectors, a pick of the next job, and the episode's mean bounded slowdown as the reward over 256-job windows of a
+    trace. Event-driven: each step runs the system to the next decision epoch (``info["dt"]``: the time it advanced;
+    0 for several decisions at one instant).""",
+    action_space="""``action="pick"`` (default): Discrete(K): i picks the job of row i as the *head*. If it fits in
+    the free servers it starts now, and if jobs still wait the agent picks again at the same instant. If it does not
+    fit, it is reserved: the ``backfill`` rule (the code of the ``priority`` policy, the other waiting jobs in the
+    base order) starts the jobs it allows around it, the system runs to the next event, and the agent picks again (it
+    may pick another job). ``"none"``: nothing is backfilled; ``"easy"``: EASY backfilling around the head's shadow
+    time and extra servers (Lifka, JSSPP 1995; Mu'alem & Feitelson, IEEE TPDS 12(6), 2001, §2);
+    ``"easy-narrow"``: RLScheduler's rule (a job backfills only if it ends before the shadow time, candidates in
+    arrival order, the head kept until it starts: the agent is not asked while it waits); ``"conservative"``: one
+    pick per event, the picked job placed first in the compression of the schedule (every waiting job holds a
+    reservation, Mu'alem & Feitelson §2), the others in the base order. Decision epochs: with ``"none"`` and
+    ``"easy"`` the instants at which some waiting job fits (when none fits, no pick could start anything), with
+    ``"conservative"`` and ``"easy-narrow"`` those at which some job waits; with nothing waiting the system runs to
+    the next arrival. These are the ``priority`` policy's semantics with the agent choosing the head, so an agent
+    that picks ``priority``'s head reproduces its schedule job for job. ``action="inspect"`` (SchedInspector: Zhang,
+    Dai, Bao, Xie & Lu, "SchedInspector: a batch job scheduling inspector using reinforcement learning", HPDC'22):
+    Discrete(2): 0 accepts the base order's pick (row 0, flagged by the ``heuristic`` column), which is then picked as
+    above; 1 delays it: nothing starts now (no backfilling either) and the next decision comes after the next event.
+    Named actions: ``JobView.pick(i)``, ``JobView.accept``, ``JobView.delay``.""",
+    observation=_FEATURE_ROWS + (
+        ("", "", "Row i (i < K) is the i-th best waiting job under ``base_order`` (``\"fcfs\"``: arrival order; "
+                 "``\"sjf\"``, ``\"saf\"``, ``\"f1\"``, ``\"wfp3\"``, ``\"unicep\"``: the ``priority`` policy's orders, "
+                 "policies/msj/priority.py), best first; when more than K jobs wait, the K best are shown, the others "
+                 "are not (the ``queue`` column says how many wait). Rows past the waiting jobs are empty: ``present`` "
+                 "0 and every job column 0 (the machine columns are still filled). T = ``time_scale`` (default 3600, "
+                 "an hour of a trace in seconds: set it to your scenario's typical requested time, e.g. 1 for a "
+                 "Poisson scenario with mean duration 1). Requested times r are the jobs' runtime estimates (SWF field "
+                 "9 on a trace, else the scenario's ``estimate`` law, exact by default); actual run times are never "
+                 "shown. No column is scaled by a trace's maxima, and there are no class one-hots. Layout: "
+                 "``msjgym.systems.msj.job_observation``; named view ``JobView`` (``view.column(\"wait\")``, "
+                 "``view.needs``, ``view.requested``)."),),
+    reward="""``reward="mean-bounded-slowdown"`` (default): 0 on every step but the episode's last, which gets −(the
+    mean bounded slowdown of the jobs completed in the episode), max(1, (wait + run time) / max(run time, τ)) with τ =
+    ``bsld_threshold``: RLScheduler's reward (SC'20, §3), an undiscounted (γ = 1) episode objective. 
+    ``"bounded-slowdown"``: −Σ bounded slowdowns of the jobs that completed during the step (the return is −Σ over the
+    episode, as ``msjgym/MSJ-v0``'s). ``"wait"``: −∫ (waiting jobs) dt over the step, so the return is −Σ waiting
+    times (of the episode's jobs until its end: all of them when the episode runs to completion). ``"utilization"``:
+    0 on every step but the last, which gets the episode's utilization ∫ (busy servers) dt / (n · (end − first
+    arrival)) (with episodes run to completion, the busy time is the episode's work: maximising it minimises the
+    makespan). Jobs still in the system when an episode is truncated are not credited: on a trace, let episodes run
+    to completion (``trace_windows``).""",
+    starting_state="""An empty machine at time 0 (every action allowed at the first step, which starts the clock);
+    with a trace, the first arrival of the episode's window.""",
+    episode_end="""With ``trace_windows`` (the default on a trace) each episode replays ``horizon_jobs`` (default 256)
+    consecutive trace jobs from a start drawn uniformly at reset, until all of them completed; else truncated at
+    ``horizon_jobs`` arrivals or at ``horizon_time``, or, with ``jobs``, once that many measured jobs completed
+    (``JobSchedulingEnv.episode_result()`` then reports the episode's statistics exactly as ``msjgym evaluate``).
+    Never terminated.""",
+    masks="""``action_masks()`` (sb3-contrib's convention): pick: the rows holding a job (a job that does not fit may
+    be picked: it is reserved); inspect: accept, and delay unless nothing runs and no job will arrive (delaying would
+    strand the waiting jobs). ``action_space.sample()`` draws among the allowed actions.""",
+    info="""``time``, ``events`` (cumulative), ``waiting`` (jobs waiting now).""",
+    arguments={
+        "scenario": "a built-in scenario's name or a TOML scenario file (``msjgym list``; default "
+                    "``\"lublin-feitelson\"``, a 10,000-job synthetic trace on 256 processors)",
+        "window": "K, the waiting jobs shown (rows of the observation; actions of ``action=\"pick\"``)",
+        "action": "``\"pick\"`` (pick the head among the K shown jobs) or ``\"inspect\"`` (accept or delay the base "
+                  "order's pick)",
+        "base_order": "which K jobs are shown and in which order, and the order of the backfilling candidates: "
+                      "``\"fcfs\"``, ``\"sjf\"``, ``\"saf\"``, ``\"f1\"``, ``\"wfp3\"``, ``\"unicep\"`` (the "
+                      "``priority`` policy's orders, by requested times)",
+        "backfill": "``\"none\"``, ``\"easy\"``, ``\"conservative\"`` or ``\"easy-narrow\"`` (the ``priority`` "
+                    "policy's rules, its code): see Action space",
+        "reward": "``\"mean-bounded-slowdown\"``, ``\"bounded-slowdown\"``, ``\"wait\"`` or ``\"utilization\"``: see "
+                  "Reward",
+        "horizon_jobs": "arrivals per episode (the window length with ``trace_windows``; 0 or None: no job horizon)",
+        "horizon_time": "simulated time per episode (None: none)",
+        "jobs": "measure the episode as ``msjgym evaluate`` does: it ends once this many measured jobs completed",
+        "warmup": "arrivals not measured (with ``jobs``)",
+        "batches": "batches of the batch-means CI (with ``jobs``)",
+        "bsld_threshold": "τ of the bounded slowdown, in the scenario's time unit (default 10, the literature's 10 s)",
+        "trace_windows": "a replayed trace: ``True``, each episode replays ``horizon_jobs`` consecutive jobs from a "
+                         "random start, to completion; ``False``, from the trace's first job; None (default): True "
+                         "on a trace with a job horizon",
+        "time_scale": "T of the time features log(1 + t / T), in the scenario's time unit (default 3600: an hour in "
+                      "seconds)",
+        "**params": "the scenario's parameters as keywords (e.g. ``processors=1024``, ``seed=3``)",
+    },
+    version_history=("v0: initial version (pick and inspect actions; four rewards).",),
+)
+
+
+class JobSchedulingVectorEnv(BatchedVectorEnv):
+    __doc__ = """``num_envs`` independent copies of ``msjgym/JobScheduling-v0`` (same arguments), stepped by one
+    compiled call (see :class:`~msjgym.envs.base.BatchedVectorEnv`: NEXT_STEP autoreset, ``reset(seed=s)`` seeds copy
+    i from ``SeedSequence(s).spawn(num_envs)[i]``, masks in ``action_masks()``).
+    """ + JOB_DOC.docstring()
+
+    doc = JOB_DOC
+    spec_type = JobSpec
+    batch_type = JobBatch
+
+    @staticmethod
+    def observation_space_of(spec: JobSpec) -> gym.spaces.Box:
+        """Box(0, inf, (K, F), float32)."""
+        return gym.spaces.Box(0.0, np.inf, spec.observation_shape, np.float32)
+
+
+class JobSchedulingEnv(BatchedEnv):
+    __doc__ = """An HPC machine (a multiserver-job system) whose next job an agent picks from the K best waiting
+    jobs, each a row of normalised features.
+    """ + JOB_DOC.docstring()
+
+    doc = JOB_DOC
+    vector_type = JobSchedulingVectorEnv
+
+    def episode_result(self) -> Result:
+        """The episode's statistics, exactly as ``msjgym.evaluate`` reports them (meaningful with ``jobs``)."""
+        sim = self._venv._batch.sim
+        if sim.status(0) == RUNNING:
+            raise MsjgymError("episode_result(): the measurement is not complete (make the environment with jobs=N "
+                              "and step until the episode ends)")
+        return summarize(self.spec_.scenario, "agent", EpisodeRuns(self.spec_.scenario, sim), -1, 0.0, 0.0)
+
+    def render(self) -> str | None:
+        """``render_mode="ansi"``: the shown jobs' needs, requested times and waits, and the free servers."""
+        if self.render_mode != "ansi":
+            return None
+        view = self.view(self._venv._batch.obs[0])
+        rows = [f"free servers {view.free_servers}/{self.spec_.model.servers}, waiting {view.waiting}"]
+        for i in range(view.shown):
+            rows.append(f"  [{i}] need {view.needs[i]}, requested {view.requested[i]:.6g}, waited {view.waits[i]:.6g}"
+                        + (" (fits)" if view.fits[i] else ""))
+        return "\n".join(rows)
+
+

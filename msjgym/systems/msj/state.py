@@ -123,6 +123,7 @@ INVARIANT = 4
 # control modes of an environment (msjgym.systems.msj.control)
 MODE_START = 0  # non-preemptive: start one waiting job, or wait
 MODE_SET = 1  # preemptive: choose the set of jobs in service
+MODE_QUEUE = 2  # msjgym/JobScheduling-v0: a decision epoch whenever a job waits (msjgym.systems.msj.job_control)
 
 # params.ints[:]
 P_SERVERS = 0
