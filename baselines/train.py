@@ -24,6 +24,13 @@ policy; Student-t CIs across windows), on ``metric`` (default ``bounded_slowdown
 (built-in policies with their parameters, e.g. ``{policy = "priority", order = "sjf", backfill = "easy"}``), with
 the learned − built-in differences paired by window.
 
+A config with ``[env] id = "msjgym/JobScheduling-v0"`` trains on that environment (its arguments are the ``[env]``
+keys but ``id`` and ``num_envs``, with the scenario; e.g. ``window = 128``, ``action = "pick"``, ``backfill =
+"easy"``, ``reward = "mean-bounded-slowdown"``, ``trace_windows = true``, ``horizon_jobs = 256``), with ``[ppo]
+policy = "job-scoring"`` (:class:`msjgym.envs.scoring.JobScoringPolicy`; its ``score_arch``, ``value_arch``,
+``attention``, ``heads`` and ``present_column`` are ``[ppo]`` keys too), and is evaluated on the trace of every
+scenario of ``[evaluate] scenarios`` (held-out traces; default the training one), one table each.
+
 A config with a ``[dispatch]`` section (``ppo_dispatch.toml``) trains on ``msjgym/Dispatch-v0`` instead (its
 arguments are that section) and compares the learned dispatcher with the built-in dispatchers of ``[evaluate]
 baselines`` (each with its parameters bound: ``policy.bind(...)``), all through ``msjgym.evaluate`` on the
@@ -166,6 +173,66 @@ def queue_shaping(venv: Any, columns: np.ndarray, beta: float, gamma: float) -> 
     return QueueShaping()
 
 
+MSJ_ID = "msjgym/MSJ-v0"
+POLICIES = {"mlp": "MlpPolicy", "job-scoring": "msjgym.envs.scoring.JobScoringPolicy"}
+"""``[ppo] policy``: SB3's MLP (default), or msjgym's job-scoring policy (:mod:`msjgym.envs.scoring`)."""
+SCORING_KEYS = ("score_arch", "value_arch", "attention", "heads", "present_column")
+
+
+def env_id(config: dict[str, Any]) -> str:
+    """``[env] id``: the environment trained on (default ``msjgym/MSJ-v0``; ``[dispatch]``: ``msjgym/Dispatch-v0``)."""
+    return str(config["env"].get("id", MSJ_ID))
+
+
+def env_arguments(config: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of ``[env] id``'s vector environment: the ``[env]`` keys but ``id`` and ``num_envs``, the
+    scenario and its parameters."""
+    args = {k: v for k, v in config["env"].items() if k not in ("id", "num_envs")}
+    return {"scenario": scenario_name(config), **args, **scenario_params(config)}
+
+
+def job_vector_env(config: dict[str, Any]) -> Any:
+    """The native vector environment of ``[env] id`` (``gym.make_vec(..., vectorization_mode="vector_entry_point")``)
+    with ``num_envs`` copies (default 64)."""
+    import gymnasium as gym
+
+    import msjgym.envs  # noqa: F401  (registers the ids)
+
+    return gym.make_vec(env_id(config), int(config["env"].get("num_envs", 64)),
+                        vectorization_mode="vector_entry_point", **env_arguments(config))
+
+
+def policy_of(ppo: dict[str, Any], venv: Any) -> tuple[Any, dict[str, Any]]:
+    """(policy class or name, policy_kwargs) of ``[ppo] policy`` (:data:`POLICIES`), popping its keys from ``ppo``.
+    The job-scoring policy's ``present_column`` defaults to the environment's "slot present" column (its view's
+    ``PRESENT``, where it has one)."""
+    name = ppo.pop("policy", "mlp")
+    if name not in POLICIES:
+        raise SystemExit(f"[ppo] policy = {name!r}: one of {', '.join(repr(p) for p in POLICIES)}")
+    kwargs: dict[str, Any] = {key: ppo.pop(key) for key in SCORING_KEYS if key in ppo}
+    if name == "mlp":
+        if kwargs:
+            raise SystemExit(f"[ppo] {next(iter(kwargs))}: only with policy = \"job-scoring\"")
+        return "MlpPolicy", kwargs
+    from msjgym.envs.scoring import JobScoringPolicy
+
+    if "present_column" not in kwargs:
+        column = present_column(venv)
+        if column is not None:
+            kwargs["present_column"] = column
+    return JobScoringPolicy, kwargs
+
+
+def present_column(venv: Any) -> int | None:
+    """The "slot present" column of a job-window observation (the spec's view class ``PRESENT``), or None."""
+    spec = getattr(venv, "spec_", None)
+    for holder in (spec, getattr(spec, "view_class", None), getattr(spec, "layout", None)):
+        column = getattr(holder, "PRESENT", None)
+        if isinstance(column, (int, np.integer)):
+            return int(column)
+    return None
+
+
 def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     import torch
     from sb3_contrib import MaskablePPO
@@ -181,6 +248,8 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     if "dispatch" in config:
         from msjgym.envs import DispatchVectorEnv
         venv = DispatchVectorEnv(int(ev.get("num_envs", 64)), **config["dispatch"])
+    elif env_id(config) != MSJ_ID:
+        venv = job_vector_env(config)
     else:
         extra = {key: ev[key] for key in ("estimates", "reward", "bsld_threshold", "trace_windows") if key in ev}
         venv = MSJVectorEnv(int(ev.get("num_envs", 64)), scenario=scenario_name(config),
@@ -194,14 +263,20 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
         env = queue_shaping(env, columns, float(tr["queue_shaping"]), float(ppo.get("gamma", 0.99)))
     if tr.get("normalize_reward", False):
         env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=ppo.get("gamma", 0.99))
-    net_arch = ppo.pop("net_arch", [64, 64])
-    policy_kwargs = {"net_arch": net_arch}
-    if ppo.pop("log1p_features", True):
-        policy_kwargs["features_extractor_class"] = Log1pExtractor
-    model = MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", policy_kwargs=policy_kwargs, verbose=0, **ppo)
+    policy, policy_kwargs = policy_of(ppo, venv)
+    if policy == "MlpPolicy":
+        policy_kwargs["net_arch"] = ppo.pop("net_arch", [64, 64])
+        if ppo.pop("log1p_features", True):
+            policy_kwargs["features_extractor_class"] = Log1pExtractor
+    model = MaskablePPO(policy, env, seed=seed, device="cpu", policy_kwargs=policy_kwargs, verbose=0, **ppo)
 
     budget = float(tr.get("time_budget_seconds", 780))
     total = int(tr.get("total_timesteps", 10_000_000))
+    imitated = None
+    if "imitate_decisions" in tr:
+        imitated = imitate_base_order(model, to_sb3_env(env), int(tr["imitate_decisions"]),
+                                      int(tr.get("imitate_epochs", 5)), int(tr.get("imitate_batch", 256)),
+                                      float(tr.get("imitate_learning_rate", 3e-3)), seed)
     log: list[dict[str, float]] = []
 
     class Progress(BaseCallback):
@@ -236,14 +311,71 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     if hasattr(venv.spec_, "settings"):  # the observation's arguments go with the model (sb3:MODEL.zip reads them)
         from msjgym.envs.sb3 import record_env
         record_env(model, venv)
-    model.save(out / f"{name}.zip")
+    # the last observations are training's state, not the model's (half a megabyte with K = 128 rows)
+    model.save(out / f"{name}.zip", exclude=["_last_obs", "_last_original_obs"])
     if model.num_timesteps < total:
         print(f"WARNING: the time budget ({budget:.0f} s) stopped training at {model.num_timesteps:,} of {total:,} "
               "steps", flush=True)
     print(f"trained {model.num_timesteps:,} steps in {seconds:.0f} s; saved {out / (name + '.zip')}", flush=True)
     (out / f"{name}.train_log.json").write_text(json.dumps(log))
-    return {"seconds": seconds, "timesteps": model.num_timesteps, "load_before": load_before,
-            "load_after": os.getloadavg()[0]}
+    training = {"seconds": seconds, "timesteps": model.num_timesteps, "load_before": load_before,
+                "load_after": os.getloadavg()[0], "imitated": imitated}
+    (out / f"{name}.training.json").write_text(json.dumps(training))  # read back by --skip-train's report
+    return training
+
+
+def to_sb3_env(env: Any) -> Any:
+    """The innermost SB3 ``VecEnv`` under the wrappers (``VecMonitor``, ...): the environment's own steps."""
+    while type(env).__name__ != "SB3VecEnv":
+        env = env.venv
+    return env
+
+
+def imitate_base_order(model: Any, env: Any, decisions: int, epochs: int, batch: int, learning_rate: float,
+                       seed: int) -> dict[str, Any]:
+    """A warm start: before PPO, fit the policy to pick row 0 of the job window, the environment's base order's
+    choice (``msjgym/JobScheduling-v0`` shows the waiting jobs best first under ``base_order``), by maximum likelihood
+    on the states among ``decisions`` visited by that heuristic where two or more actions are allowed (behaviour
+    cloning): ``epochs`` passes in minibatches of ``batch``, Adam at ``learning_rate`` (its own optimizer). PPO then starts from (about) the heuristic instead of a
+    uniform choice. Returns what it did (decisions, the share of states where the fitted policy's greedy choice is
+    row 0, seconds)."""
+    import torch
+
+    start = time.perf_counter()
+    env.seed(seed + 7919)
+    obs = env.reset()
+    n = env.num_envs
+    states, masks = [], []
+    for _ in range(max(decisions // n, 1)):
+        mask = np.asarray(env.action_masks())
+        keep = mask.sum(axis=1) >= 2
+        states.append(obs[keep].copy())
+        masks.append(mask[keep].copy())
+        env.step_async(np.zeros(n, dtype=np.int64))
+        obs, _, _, _ = env.step_wait()
+    x, m = np.concatenate(states), np.concatenate(masks)
+    policy = model.policy
+    rng = np.random.default_rng(seed)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    policy.set_training_mode(True)
+    for _ in range(epochs):
+        order = rng.permutation(len(x))
+        for lo in range(0, len(x), batch):
+            idx = order[lo:lo + batch]
+            dist = policy.get_distribution(torch.as_tensor(x[idx]), action_masks=m[idx])
+            loss = -dist.log_prob(torch.zeros(len(idx), dtype=torch.int64)).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    policy.set_training_mode(False)
+    with torch.no_grad():
+        probe = rng.choice(len(x), size=min(len(x), 20_000), replace=False)
+        dist = policy.get_distribution(torch.as_tensor(x[probe]), action_masks=m[probe])
+        agree = float((dist.distribution.probs.argmax(dim=1) == 0).float().mean())
+    done = {"decisions": len(x), "agreement": agree, "seconds": time.perf_counter() - start}
+    print(f"imitated the base order on {len(x):,} states ({epochs} epochs) in {done['seconds']:.0f} s: greedy choice "
+          f"= row 0 on {agree:.2%}", flush=True)
+    return done
 
 
 # ---------------------------------------------------------------------------------------------------- evaluation
@@ -451,6 +583,73 @@ def evaluate_trace(config: dict[str, Any], model_path: Path) -> tuple[list[dict[
                            f"mean ± 95 % Student-t CI across windows; bounded slowdown with τ = {tau:g}"),
             "metric": metric}
     return rows, meta
+
+
+def held_out_scenarios(config: dict[str, Any]) -> list[str]:
+    """``[evaluate] scenarios``: the traces the model is evaluated on (scenario files, resolved as ``[scenario]
+    name``), default the training scenario."""
+    names = config["evaluate"].get("scenarios") or [config["scenario"]["name"]]
+    return [scenario_name({"scenario": {"name": n}}) for n in names]
+
+
+def evaluate_job_traces(config: dict[str, Any], model_path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The learned policy (``sb3:MODEL.zip``: the environment settings saved in it) and the baselines on the same
+    ``windows`` windows of ``window_jobs`` jobs of every trace of :func:`held_out_scenarios`, each window from an
+    empty machine; one table per trace (:func:`format_trace_table`: differences paired by window)."""
+    from sb3_contrib import MaskablePPO
+
+    import msjgym
+    from msjgym.core.user_policy import saved_env_settings
+
+    ev, env = config["evaluate"], config["env"]
+    windows, window_jobs, seed = int(ev.get("windows", 30)), int(ev.get("window_jobs", 1024)), int(ev.get("seed", 1))
+    tau = float(env.get("bsld_threshold", 10.0))
+    metric = ev.get("metric", "bounded_slowdown")
+    policy = f"sb3:{model_path}"
+    run = {"seed": seed, "windows": windows, "window_jobs": window_jobs, "bsld_threshold": tau, "references": False}
+    settings = saved_env_settings(policy)
+    agreement, checked = math.nan, 0
+    tables, all_rows, commands = [], [], []
+    for index, name in enumerate(held_out_scenarios(config)):
+        scenario = msjgym.load_scenario(name, {})
+        if index == 0:  # the numpy actor against model.predict on the first trace's states
+            import gymnasium as gym
+
+            args = {k: v for k, v in settings.items() if k != "id"}
+            check = gym.make(settings.get("id", env_id(config)), scenario=scenario, horizon_jobs=window_jobs,
+                             trace_windows=True, **args).unwrapped
+            from msjgym.core.user_policy import load_user_policy
+            _, decide = load_user_policy(policy, check.spec_)
+            agreement, checked = agreement_on_env(MaskablePPO.load(str(model_path), device="cpu"), decide, check,
+                                                  int(ev.get("check_states", 2000)))
+            print(f"greedy numpy actor = model.predict(deterministic=True) on {agreement:.2%} of {checked} visited "
+                  "states", flush=True)
+        start = time.perf_counter()
+        learned = msjgym.evaluate(scenario, policy, progress=False, **run)
+        print(f"{_shown(Path(name))}: evaluated the learned policy in {time.perf_counter() - start:.0f} s", flush=True)
+        rows = [_trace_row("learned (job-scoring)", learned, metric)]
+        for baseline in baseline_policies(ev):
+            rows.append(_trace_row(baseline.label, msjgym.evaluate(scenario, baseline, **run), metric))
+        command = (f"msjgym evaluate {_shown(Path(name))} --policy sb3:{_shown(model_path)} --windows {windows} "
+                   f"--window-jobs {window_jobs} --seed {seed}" + (f" --bsld-threshold {tau:g}" if tau != 10.0 else ""))
+        commands.append(command)
+        table = format_trace_table(rows, metric)
+        print(f"\n{scenario.description} (load {scenario.model.load:.3f})\n{table}", flush=True)
+        tables.append(f"### {scenario.description}\n\n`{_shown(Path(name))}`, load ρ = {scenario.model.load:.4f}, "
+                      f"{scenario.model.servers} servers:\n\n    {command}\n\n{table}\n")
+        all_rows.extend(rows)
+    train_scenario = msjgym.load_scenario(scenario_name(config), scenario_params(config))
+    meta = {"scenario": f"`{_shown(Path(train_scenario.name))}` ({train_scenario.description})",
+            "params": {}, "load": train_scenario.model.load, "reps": windows, "jobs": window_jobs, "warmup": 0,
+            "seed": seed, "actor_agreement": agreement, "actor_checked_states": checked,
+            "command": "\n      ".join(commands),
+            "evaluation": (f"on each trace below, {windows} windows × {window_jobs:,} consecutive jobs, each replayed "
+                           f"from an empty machine (starts uniform over the trace, window w from "
+                           f"`SeedSequence({seed}).spawn({windows})[w]`), the same windows for every policy; mean ± "
+                           f"95 % Student-t CI across windows; bounded slowdown with τ = {tau:g}; training reward "
+                           f"{env.get('reward', 'n/a')!r}, evaluation metric {metric!r}"),
+            "metric": metric, "tables": "\n".join(tables)}
+    return all_rows, meta
 
 
 def _trace_row(name: str, result: Any, metric: str) -> dict[str, Any]:
@@ -742,11 +941,16 @@ def main(argv: list[str] | None = None) -> int:
     training = None
     if not args.skip_train:
         training = train(config, args.out, name)
+    elif (args.out / f"{name}.training.json").is_file():  # the training that made OUT/NAME.zip
+        training = json.loads((args.out / f"{name}.training.json").read_text())
     model = model_path(args.out, name, args.skip_train)
     print(f"evaluating {model}", flush=True)
     if "dispatch" in config:
         rows, meta = evaluate_dispatch(config, model)
         table = format_dispatch_table(rows)
+    elif env_id(config) != MSJ_ID:
+        rows, meta = evaluate_job_traces(config, model)
+        table = meta["tables"]
     elif is_trace(config):
         rows, meta = evaluate_trace(config, model)
         table = format_trace_table(rows, meta["metric"])
@@ -779,6 +983,10 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
                           f"wall time ({platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"torch threads {config['train'].get('torch_threads', 1)}; 1-minute load average "
                           f"{training['load_before']:.2f} before, {training['load_after']:.2f} after)"
+                          + (f"; first a warm start imitating the base order (row 0) on "
+                             f"{training['imitated']['decisions']:,} states in {training['imitated']['seconds']:.0f} s "
+                             f"(greedy = row 0 on {training['imitated']['agreement']:.2%} after it)"
+                             if training.get("imitated") else "")
                           if training else "- training: n/a")
     quick = ("\n**QUICK run** (`--quick`: a short training and a small evaluation; not the recorded result)\n"
              if config.get("quick") else "")

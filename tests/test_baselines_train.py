@@ -82,3 +82,48 @@ def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
     counts = np.asarray(venv._batch.sim.state.cls_i)[:3, :2, C_N].astype(float)
     assert counts.sum() > 0
     assert np.allclose(added, -0.25 * (counts ** 2).sum(axis=1), rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_easy.toml"])
+def test_the_job_scheduling_recipes_parse(train, recipe):
+    """The keys of the learned HPC scheduler's recipes: the environment id and its arguments, the job-scoring
+    policy, the held-out traces (which share no job with the training trace)."""
+    config = train.load_config(ROOT / "baselines" / recipe)
+    assert train.env_id(config) == "msjgym/JobScheduling-v0"
+    args = train.env_arguments(config)
+    assert args["window"] == 128 and args["action"] == "pick" and args["reward"] == "mean-bounded-slowdown"
+    assert "id" not in args and "num_envs" not in args and Path(args["scenario"]).is_file()
+    ppo = dict(config["ppo"], score_arch=[16, 8])
+    policy, kwargs = train.policy_of(ppo, venv=None)
+    assert policy.__name__ == "JobScoringPolicy" and kwargs == {"score_arch": [16, 8]}
+    assert "policy" not in ppo and "score_arch" not in ppo  # the rest goes to MaskablePPO
+    held_out = train.held_out_scenarios(config)
+    assert len(held_out) == 4 and all(Path(p).is_file() for p in held_out)
+    backfill = config["env"]["backfill"]
+    assert {b["order"] for b in config["evaluate"]["baselines"]} == {"fcfs", "sjf", "saf", "f1", "wfp3", "unicep"}
+    assert {b["backfill"] for b in config["evaluate"]["baselines"]} == {backfill}
+
+
+def test_policy_keys_are_checked(train):
+    with pytest.raises(SystemExit, match="policy = 'cnn'"):
+        train.policy_of({"policy": "cnn"}, None)
+    with pytest.raises(SystemExit, match="score_arch: only with policy"):
+        train.policy_of({"score_arch": [8]}, None)
+    assert train.policy_of({}, None) == ("MlpPolicy", {})
+
+
+def test_the_held_out_trace_is_the_continuation_of_the_training_draw():
+    """``skip``: jobs 20,001-40,000 of seed 1's draw, disjoint from the training trace's 1-20,000 (the same draw of
+    40,000 jobs, cut in two)."""
+    folder = ROOT / "baselines" / "scenarios"
+    train_trace = msjgym.load_scenario(str(folder / "lublin_256_train.toml"), {}).model.trace
+    held_out = msjgym.load_scenario(str(folder / "lublin_256_heldout.toml"), {}).model.trace
+    whole = msjgym.load_scenario("lublin-feitelson", {"jobs": 40_000, "processors": 256, "seed": 1,
+                                                      "time_scale": 0.6}).model.trace
+    assert len(train_trace) == len(held_out) == 20_000
+    for first, second, column in ((train_trace, whole.window(0, 20_000), "need"),
+                                  (held_out, whole.window(20_000, 20_000), "need")):
+        np.testing.assert_array_equal(getattr(first, column), getattr(second, column))
+        np.testing.assert_array_equal(first.duration, second.duration)
+        np.testing.assert_allclose(first.arrival, second.arrival, rtol=0, atol=1e-6)
+    assert "jobs 20,001–40,000 of a draw" in held_out.source

@@ -253,16 +253,42 @@ Scores = Callable[[np.ndarray], np.ndarray]
 sees (after any observation normalization)."""
 
 
+_LOADED: dict[tuple[Any, ...], Decide] = {}
+"""The saved models loaded in this process, by file (path, size, modification time and content digest) and the
+observation they were checked against: an evaluation over many replications or windows loads its model once."""
+_LOADED_MAX = 8
+
+
+def _file_key(path: Path) -> tuple[Any, ...]:
+    """What identifies a saved model's file: its resolved path, size, modification time and SHA-256 (a file
+    rewritten in place within the clock's resolution is still told apart)."""
+    stat = path.stat()
+    return (str(path.resolve()), stat.st_size, stat.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
 def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
     """A saved model's greedy ``decide``, after checking its spaces against ``spec`` and reading what RL Zoo saved
     beside it (:mod:`msjgym.core.rl_zoo`: observation normalization, the ``MaskFallback`` rule; refused if it cannot
-    be reproduced)."""
+    be reproduced). Loaded once per process for a given file and observation (:data:`_LOADED`)."""
     kind, what = path_kind(path)
     if kind != "file":
         raise PolicyError(f"--policy sb3:{shown(path)}: {'no such file' if kind == 'missing' else what}")
     if spec.observation_size is None or spec.action_count is None:
         raise PolicyError(f"--policy sb3:{path}: this system's policies do not act on a vector observation with "
                           "discrete actions (no Gymnasium environment to train on); use FILE.py:NAME")
+    shape = getattr(spec, "observation_shape", None)
+    key = (*_file_key(path), spec.observation_size, None if shape is None else tuple(shape), spec.action_count)
+    decide = _LOADED.get(key)
+    if decide is None:
+        decide = _load_sb3(path, spec)
+        while len(_LOADED) >= _LOADED_MAX:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = decide
+    return decide
+
+
+def _load_sb3(path: Path, spec: AgentSpec) -> Decide:
+    """:func:`_sb3_policy`'s loading, uncached."""
     try:
         from sb3_contrib import MaskablePPO
         from stable_baselines3 import A2C, DQN, PPO
@@ -271,19 +297,20 @@ def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
                           "then pip install \"msjgym[rl]\")") from None
     from msjgym.core.rl_zoo import read_run
 
+    expected = tuple(getattr(spec, "observation_shape", None) or (spec.observation_size,))
     for cls in (MaskablePPO, PPO, A2C, DQN):
         try:
             model = cls.load(str(path), device="cpu")
         except Exception:  # not this algorithm's file
             continue
         shape, actions = model.observation_space.shape, getattr(model.action_space, "n", None)
-        if shape != (spec.observation_size,) or actions != spec.action_count:
+        if shape != expected or actions != spec.action_count:
             saved = saved_env_settings(f"sb3:{path}")
             hint = (f"it was saved with {', '.join(f'{k}={v!r}' for k, v in saved.items())}" if saved else
                     "pass the options it was trained with (--mode, --window, --estimates)")
             raise PolicyError(f"--policy sb3:{path}: the model was trained on observations of shape {shape} and "
                               f"{actions} actions; this environment ({spec.describe()}) has "
-                              f"({spec.observation_size},) and {spec.action_count}: {hint}")
+                              f"{expected} and {spec.action_count}: {hint}")
         run = read_run(path, spec.observation_size)
         try:
             scores = actor_scores(model)  # numpy copy of the network: the same greedy actions, ~30x faster
@@ -337,6 +364,12 @@ def actor_scores(model: Any) -> Scores:
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
     policy = model.policy
+    own = getattr(policy, "numpy_scores", None)  # a policy class with its own numpy copy (msjgym.envs.scoring)
+    if callable(own):
+        scores = own()
+        if scores is None:
+            raise ValueError(f"greedy_actor: {type(policy).__name__} has no numpy copy in this configuration")
+        return scores
     extractor = getattr(policy, "pi_features_extractor", None) or getattr(policy, "features_extractor", None)
     log1p = getattr(extractor, "features_transform", None) == "log1p"
     if not log1p and not isinstance(extractor, FlattenExtractor):
@@ -355,12 +388,17 @@ def actor_scores(model: Any) -> Scores:
 
 def _torch_scores(model: Any) -> Scores:
     """A saved model's action preferences through torch (any network SB3 loads): a DQN's Q-values, an actor-critic's
-    logits (before any mask)."""
+    logits (before any mask); one torch thread (a decision is far too small to share), no gradients, the observation
+    viewed as a tensor without a copy."""
     import torch
 
+    if torch.get_num_threads() > 1:
+        torch.set_num_threads(1)
+    shape = (1, *model.observation_space.shape)
+
     def scores(x32: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            obs, _ = model.policy.obs_to_tensor(x32)
+        with torch.inference_mode():
+            obs = torch.from_numpy(np.ascontiguousarray(x32, dtype=np.float32).reshape(shape))
             if hasattr(model, "q_net"):
                 return model.q_net(obs).numpy()[0].astype(np.float64)
             return model.policy.get_distribution(obs).distribution.logits.numpy()[0].astype(np.float64)

@@ -116,7 +116,7 @@ _ESTIMATE_MODEL_KEYS = ("model", "seed", "max", "max_fraction")
 ESTIMATE_MODELS = ("tsafrir",)
 _FACTOR_KEYS = ("dist", "low", "high")
 _TRACE_KEYS = ("trace", "scale_servers", "processors_per_node", "time_scale", "skip_bad_lines", "overrun")
-_MODEL_KEYS = ("model", "jobs", "processors", "seed", "scale_servers", "time_scale")
+_MODEL_KEYS = ("model", "jobs", "processors", "seed", "skip", "scale_servers", "time_scale")
 OVERRUNS = ("run", "kill")
 """What a replay does with a job that runs longer than its requested time (``arrivals.overrun``; default "run")."""
 _CLASS_KEYS = ("name", "need", "probability", "arrival_rate", "service")
@@ -318,13 +318,17 @@ MAX_MODEL_JOBS = 10**6
 
 
 def _synthetic_trace(table: Mapping, path: str) -> Trace:
-    """The trace of ``arrivals = {model = "lublin-feitelson", jobs = J, processors = P, seed = S}``."""
+    """The trace of ``arrivals = {model = "lublin-feitelson", jobs = J, processors = P, seed = S, skip = K}``: jobs
+    K + 1 .. K + J of the model's draw from seed S (``skip``, default 0: a held-out part of a draw whose first K jobs
+    a training trace ``{jobs = K, seed = S}`` holds; the generator draws jobs one after another from one stream, so
+    a draw of K jobs is the first K of a longer draw), its first arrival at 0."""
     from msjgym.systems.msj import lublin
 
     _choice(table["model"], _path(path, "model"), WORKLOAD_MODELS)
     jobs = _integer(table.get("jobs", 10_000), _path(path, "jobs"), 1, MAX_MODEL_JOBS)
     processors = _integer(table.get("processors", 256), _path(path, "processors"), 1, MAX_SERVERS)
     seed = _integer(table.get("seed", 1), _path(path, "seed"), 0, 2**63 - 1)
+    skip = _integer(table.get("skip", 0), _path(path, "skip"), 0, MAX_MODEL_JOBS - jobs)
 
     def draw(n: int, seq: object) -> Trace:
         submit, size, run, _ = lublin.generate(n, processors, seq)
@@ -332,8 +336,13 @@ def _synthetic_trace(table: Mapping, path: str) -> Trace:
                      source=f"the Lublin-Feitelson model ({n:,} jobs, {processors} processors)", machine=processors,
                      generator=draw)
 
-    trace = draw(jobs, seed)
-    return replace(trace, source=f"the Lublin-Feitelson model ({jobs:,} jobs, {processors} processors, seed {seed})")
+    trace = draw(skip + jobs, seed)
+    if skip:
+        trace = trace.window(skip, jobs)
+        part = f"jobs {skip + 1:,}–{skip + jobs:,} of a draw"
+    else:
+        part = f"{jobs:,} jobs"
+    return replace(trace, source=f"the Lublin-Feitelson model ({part}, {processors} processors, seed {seed})")
 
 
 def _with_model_estimates(trace: Trace, law: EstimateLaw, path: str) -> Trace:

@@ -1,0 +1,100 @@
+"""Training throughput of a learned-scheduler recipe: environment decisions per second while MaskablePPO trains
+(rollouts and gradient epochs together), beside the environment alone at the same number of copies, one torch
+thread.
+
+The recipe (default ``baselines/hpc_pick_easy.toml``: ``msjgym/JobScheduling-v0`` with K = 128 shown jobs, the
+job-scoring policy of :mod:`msjgym.envs.scoring`) is built exactly as ``baselines/train.py`` builds it (its
+environment, copies, policy and PPO settings); the environment-only rate steps the same vector environment with
+uniformly random allowed actions. The machine's 1-minute load average is printed beside: on a shared machine the
+rates scale with the share of a core the run gets.
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_train.py [RECIPE.toml] [--decisions 60000] [--seconds 10]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _train_module():
+    spec = importlib.util.spec_from_file_location("_train_baselines", ROOT / "baselines" / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def env_rate(train, config: dict, seconds: float) -> float:
+    """Decisions per second of the recipe's vector environment alone (random allowed actions)."""
+    venv = train.job_vector_env(config)
+    venv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    n = venv.num_envs
+
+    def actions() -> np.ndarray:
+        masks = np.asarray(venv.action_masks())
+        scores = np.where(masks, rng.random(masks.shape), -1.0)
+        return scores.argmax(axis=1)
+
+    for _ in range(50):  # warm-up: compiled code loaded
+        venv.step(actions())
+        venv.reset_ended() if hasattr(venv, "reset_ended") else None
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        _, _, term, trunc, _ = venv.step(actions())
+        if (term | trunc).any() and hasattr(venv, "reset_ended"):
+            venv.reset_ended()
+        steps += 1
+    return steps * n / (time.perf_counter() - start)
+
+
+def train_rate(train, config: dict, decisions: int) -> tuple[float, int]:
+    """(decisions per second, decisions) of MaskablePPO learning ``decisions`` steps with the recipe's settings."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from msjgym.envs import to_sb3
+
+    torch.set_num_threads(1)
+    ppo = dict(config["ppo"])
+    venv = train.job_vector_env(config)
+    policy, kwargs = train.policy_of(ppo, venv)
+    model = MaskablePPO(policy, VecMonitor(to_sb3(venv)), seed=0, device="cpu", policy_kwargs=kwargs, **ppo)
+    model.learn(venv.num_envs * int(ppo.get("n_steps", 2048)))  # warm-up: one rollout and its epochs
+    start = time.perf_counter()
+    before = model.num_timesteps
+    model.learn(decisions, reset_num_timesteps=False)
+    return (model.num_timesteps - before) / (time.perf_counter() - start), model.num_timesteps - before
+
+
+def main() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("recipe", nargs="?", type=Path, default=ROOT / "baselines" / "hpc_pick_easy.toml")
+    parser.add_argument("--decisions", type=int, default=60_000, help="training decisions measured")
+    parser.add_argument("--seconds", type=float, default=10.0, help="seconds of the environment-only run")
+    args = parser.parse_args()
+    train = _train_module()
+    config = train.load_config(args.recipe)
+    env = config["env"]
+    load = os.getloadavg()[0]
+    alone = env_rate(train, config, args.seconds)
+    rate, measured = train_rate(train, config, args.decisions)
+    ppo = config["ppo"]
+    print(f"{args.recipe.name}: {env.get('id')} window={env.get('window')} backfill={env.get('backfill')} "
+          f"num_envs={env.get('num_envs', 64)}, policy {ppo.get('policy', 'mlp')} n_steps={ppo.get('n_steps')} "
+          f"batch_size={ppo.get('batch_size')} n_epochs={ppo.get('n_epochs')}, 1 torch thread")
+    print(f"  environment alone:      {alone:>9,.0f} decisions/s")
+    print(f"  training (MaskablePPO): {rate:>9,.0f} decisions/s  ({measured:,} decisions; 1-minute load average "
+          f"{load:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()
