@@ -40,7 +40,8 @@ from collections import namedtuple
 import numpy as np
 
 from msjgym.core.jit import njit
-from msjgym.policies.msj.easy_backfilling import _sift_down as _sift_by_end
+from msjgym.policies.msj.backfilling import O_FCFS, reservation
+from msjgym.policies.msj.backfilling import _sift_down as _sift_by_end
 from msjgym.policies.msj.priority import B_CONSERVATIVE, B_EASY, B_NARROW, _conservative, _easy, _narrow, heap_waiting, pop_first
 from msjgym.systems.msj import control
 from msjgym.systems.msj import job_observation as jo
@@ -148,9 +149,11 @@ def pick(st, pr, ctl, jc, b, j):
                 break
         _easy(st, pr, b, base, q, free, now)
     elif rule == B_NARROW:
-        base = st.prof_f.shape[1] - st.job_i.shape[1]
-        st.prof_f[b, base] = j  # a heap of one: priority._narrow makes j its head, with its shadow time
-        _narrow(st, pr, b, base, 1, now)
+        K = pr.ints[P_K]  # j becomes priority._narrow's kept head, with its shadow time; _narrow backfills around it
+        st.scratch[b, 2 * K] = j + 1
+        st.scratch[b, 2 * K + 1] = st.job_i[b, j, J_SEQ]
+        st.job_f[b, j, J_RES] = reservation(st, pr, b, pr.need[st.job_i[b, j, J_CLS]], free, now)[0]
+        _narrow(st, pr, b, O_FCFS, now)
     control.wait(ctl, b)
 
 
@@ -165,7 +168,7 @@ def _follow_narrow_head(st, pr, ctl, b):
         start_job(st, pr, b, h)
         st.scratch[b, 2 * pr.ints[P_K]] = 0
         return True
-    _narrow(st, pr, b, 0, 0, st.sys_f[b, T_NOW])  # the kept head does not fit: backfill only
+    _narrow(st, pr, b, O_FCFS, st.sys_f[b, T_NOW])  # the kept head does not fit: backfill only (order unused)
     control.wait(ctl, b)
     return True
 
