@@ -92,6 +92,9 @@ class MSJModel:
             ones, used only by the theory and for the load.
         estimate: how the scheduler's runtime estimates are made (only backfilling policies use them); default
             exact.
+        given_load: the load ρ the scenario gave (``load = ...``), from which λ was computed; :attr:`load` is then
+            this value exactly (λ Σ p m E[S] / n recomputed from the rounded λ can miss it by an ulp: a load of 1
+            would become 1 − 2⁻⁵³, and the theory would print finite values where they are infinite). None: λ given.
     """
 
     servers: int
@@ -99,6 +102,7 @@ class MSJModel:
     classes: tuple[JobClass, ...]
     trace: Trace | None = None
     estimate: EstimateLaw = EstimateLaw()
+    given_load: float | None = None
 
     def __post_init__(self) -> None:
         check_int("servers", self.servers, 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
@@ -182,8 +186,9 @@ class MSJModel:
 
     @property
     def load(self) -> float:
-        """ρ = λ Σ_i p_i m_i E[S_i] / n: the long-run fraction of busy servers (no policy is stable at ρ >= 1)."""
-        return self.offered_servers / self.servers
+        """ρ = λ Σ_i p_i m_i E[S_i] / n: the long-run fraction of busy servers (no policy is stable at ρ >= 1); the
+        scenario's own value when it gave the load (``given_load``)."""
+        return self.given_load if self.given_load is not None else self.offered_servers / self.servers
 
     @property
     def job_size_moments(self) -> tuple[float, float]:

@@ -246,7 +246,9 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
     job_classes = tuple(JobClass(c.name, c.need, p, c.service) for c, p in zip(classes, probabilities))
     estimate = _estimate(spec, where, trace=False)
     try:
-        return MSJModel(servers=servers, arrival_rate=arrival_rate, classes=job_classes, estimate=estimate)
+        given = _real(spec["load"], _path(where, "load")) if "load" in spec else None
+        return MSJModel(servers=servers, arrival_rate=arrival_rate, classes=job_classes, estimate=estimate,
+                        given_load=given)
     except ScenarioError as exc:  # e.g. duplicate class names: the model names the key relative to the spec
         raise ScenarioError(_path(where, str(exc))) from None
 
@@ -488,26 +490,7 @@ def _arrival_rates(spec: Mapping, where: str, classes: list[_ClassSpec], servers
         return _real(spec["arrival_rate"], _path(where, "arrival_rate")), probabilities
     load = _real(spec["load"], _path(where, "load"))
     offered_per_job = math.fsum(p * c.need * c.service.mean for p, c in zip(probabilities, classes))
-    return _exact_rate(load * servers / offered_per_job, load, servers, probabilities, classes), probabilities
-
-
-def _exact_rate(lam: float, load: float, servers: int, probabilities: list[float], classes: list[_ClassSpec]) -> float:
-    """The float λ nearest ``lam`` whose load, as the model computes it (Σ_i λ p_i m_i E[S_i] / n), is ``load`` exactly
-    (within 8 ulps of λ; else ``lam``): a load given as 1 must stay 1, not become 1 − 2⁻⁵³ through the rounding of λ
-    (the theory would then print finite values where they are infinite, and predict stability)."""
-    def load_of(x: float) -> float:
-        return float(np.sum(x * np.asarray(probabilities) * np.array([c.need for c in classes], dtype=np.float64)
-                            * np.array([c.service.mean for c in classes]))) / servers
-
-    if not math.isfinite(lam) or lam <= 0:
-        return lam
-    for direction in (math.inf, -math.inf):
-        x = lam
-        for _ in range(9):
-            if load_of(x) == load:
-                return x
-            x = math.nextafter(x, direction)
-    return lam
+    return load * servers / offered_per_job, probabilities
 
 
 def _rates_from_classes(classes: list[_ClassSpec], where: str) -> tuple[float, list[float]]:
