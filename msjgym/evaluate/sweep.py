@@ -898,9 +898,11 @@ def format_paired(plan: Plan, rows: Sequence[TaskRow], metrics: Sequence[str], b
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
         blocks.append(f"{m}:\n" + "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
                                               for row in table))
+    paired = (f"the same {unit} index is the same {_SAME[unit]} in every row" if unit in _SAME else
+              "each replication has its own seed, so the pairs are independent and the CI is that of a difference "
+              "of independent means")
     notes = (f"mean ± 95% CI half-width over each row's {unit}s (Student t; one exact replay: no CI); Δ = row − "
-             f"baseline ({_combo_label(plan, base)}), paired {unit} by {unit} (the same {unit} index ran the same "
-             f"{_SAME.get(unit, 'replication number')}), mean ± 95% CI of the "
+             f"baseline ({_combo_label(plan, base)}), {unit} by {unit} ({paired}), mean ± 95% CI of the "
              "differences; n/a: an unstable replication or a metric the row does not have.")
     import textwrap
 

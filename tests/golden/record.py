@@ -30,7 +30,7 @@ RUN = ["--reps", "2", "--jobs", "20000", "--json"]
 DISPATCH_RUN = ["--reps", "2", "--jobs", "18000", "--warmup", "2000", "--json"]
 """The same simulations for the dispatch family, whose ``--jobs`` counted every arrival of a replication, warm-up
 included, when the recording was made (``--jobs 20000``: 2,000 arrivals of warm-up, then 18,000 measured). ``--jobs``
-now counts measured arrivals in every family, the warm-up on top (issue 35), so the recorded runs are
+now counts measured arrivals in every family, the warm-up on top (one meaning of --jobs), so the recorded runs are
 ``--jobs 18000 --warmup 2000``: the same arrivals, the same warm-up, the same numbers (nothing re-recorded)."""
 REFERENCE_FIELDS = ("quantity", "kind", "value", "lower", "upper", "upper_metric", "predicts_stable", "agrees")
 """What must stay equal in a reference (its description and source texts now cite papers and docs pages)."""
