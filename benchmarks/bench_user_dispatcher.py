@@ -4,8 +4,9 @@
 parameter ``sample``) and the built-in ``jsq-d`` (``d`` from the scenario) on one model: N = ``--servers`` unit-rate
 servers, λ = 0.9, Exp(1) sizes, d = 2, ``--arrivals`` arrivals (10 % warm-up), the same seed. Timed: one replication
 of ``DispatchReplications`` (the compiled loop only, its own ``seconds``; compilation excluded by an untimed first
-run); the fastest of ``--repeat`` runs, alternating the two. Target (issue 35, item 5): the user's at >= 0.9x the
-built-in's events/s; the runs must have the same events and response time.
+run); the fastest of ``--repeat`` runs, alternating the two. Target (the practitioner's-workflow issue, compiled
+user policies): the user's at >= 0.9x the built-in's events/s; the runs must have the same events and response
+time.
 
     python benchmarks/bench_user_dispatcher.py [--servers 10000] [--arrivals 2000000] [--repeat 5]
 """

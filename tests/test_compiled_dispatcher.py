@@ -57,3 +57,16 @@ def test_bad_declarations_are_refused():
         lb.dispatcher(lambda st, pr: 0)
     with pytest.raises(PolicyError, match="room for 4"):
         lb.dispatcher(params=tuple(lb.Param(f"p{i}", 1, "") for i in range(5)))
+
+
+def test_a_server_out_of_range_or_a_bad_sample_stops_the_run_in_one_line(tmp_path):
+    (tmp_path / "bad.py").write_text(
+        "import msjgym.systems.dispatch.compiled as lb\n\n"
+        "@lb.dispatcher\ndef nowhere(st, pr, b, now):\n    return lb.servers(pr)\n\n"
+        "@lb.dispatcher(params=(lb.Param('sample', 2, '', low=1, integer=True),))\n"
+        "def too_many(st, pr, b, now):\n    lb.sample(st, pr, b, lb.arg(pr, 0))\n    return lb.sampled(st, 0)\n")
+    with pytest.raises(PolicyError, match=r"dispatcher nowhere: returned server \d+; valid: 0 \.\. \d+ \(arrival 1 "):
+        evaluate("lb-dispatch", f"{tmp_path / 'bad.py'}:nowhere", reps=1, jobs=100, seed=1, references=False)
+    big = lb.resolve(f"{tmp_path / 'bad.py'}:too_many").bind(sample=10**6)
+    with pytest.raises(PolicyError, match=r"sampled 1000000 servers; valid: 1 \.\. \d+ \(servers\)"):
+        evaluate("lb-dispatch", big, reps=1, jobs=100, seed=1, references=False)

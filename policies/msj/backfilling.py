@@ -6,7 +6,8 @@ backfilling's kept profile with its compression.
   its arrival (*static* orders, :data:`STATIC_ORDERS`); WFP3 and UNICEP grow with the waiting time.
 * **Shadow time** (:func:`reservation`): Mu'alem & Feitelson, IEEE TPDS 12(6), 2001, §2 (EASY's reservation for the
   head: the earliest estimated completion by which enough servers are free, and the extra servers then).
-* **Profile** (:func:`build_profile`, :func:`add_free`, :func:`earliest_fit`): the servers free from now on, as breakpoint arrays.
+* **Profile** (:func:`build_profile`, :func:`add_free`, :func:`earliest_fit`): the servers free from now on, as
+  breakpoint arrays.
 * **Conservative backfilling with a kept profile** (:func:`conservative`, :func:`kept_on_arrival`,
   :func:`kept_on_departure`): every waiting job holds a reservation; after every event the schedule is compressed in
   the waiting list's order (arrival order for ``conservative-backfilling``, any static order for ``priority``), the

@@ -39,7 +39,7 @@ from msjgym.core.jit import njit, register_source
 from msjgym.core.rng import below
 from msjgym.errors import PolicyError
 from msjgym.policies.dispatch.base import DispatchPolicy
-from msjgym.systems.dispatch.state import P_N, S_MSG, S_PHASE, V_Q
+from msjgym.systems.dispatch.state import BAD_SAMPLE, P_N, RUNNING, S_BAD, S_MSG, S_PHASE, S_STATUS, V_Q
 
 __all__ = ["Param", "UserDispatcher", "dispatcher", "NARG"]
 
@@ -136,10 +136,15 @@ def count_messages(st, d):
 @njit(inline="always")
 def sample(st, pr, b, d):
     """Sample d distinct servers uniformly at random, in random order (read them with :func:`sampled`), and count d
-    messages: what the built-in ``jsq-d`` does, draw for draw."""
+    messages: what the built-in ``jsq-d`` does, draw for draw. A d outside [1, N] stops the run with an error."""
+    n = pr.ints[P_N]
+    if d < 1 or d > n:
+        if st.si[S_STATUS] == RUNNING:
+            st.si[S_STATUS] = BAD_SAMPLE
+            st.si[S_BAD] = d
+        return
     count_messages(st, d)
     perm = st.perm
-    n = pr.ints[P_N]
     for j in range(d):
         r = j + below(st.rng, b, n - j)
         x = perm[r]

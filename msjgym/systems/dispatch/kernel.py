@@ -35,7 +35,7 @@ from msjgym.core.jit import njit
 from msjgym.core.plug import Ref, call_int, ref
 from msjgym.core.sampling import sample
 from msjgym.systems.dispatch.state import (
-    BATCH, F_SPEEDS, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K,
+    BAD_SERVER, BATCH, F_SPEEDS, S_BAD, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K,
     P_LCAP, P_N)
 from msjgym.systems.dispatch.state import (
     DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_CLOCKS,
@@ -219,6 +219,9 @@ def _arrival(st, pr, b, choose, refs, now):
     jobs on ``perm[j]``); ``refs``: the state and the parameters by reference."""
     i = call_int(choose, refs[0], refs[1], b, now)
     batch = i == BATCH
+    if not batch and (i < 0 or i >= pr.ints[P_N]) and st.si[S_STATUS] == RUNNING:
+        st.si[S_STATUS] = BAD_SERVER  # a compiled dispatcher of the user's returned no server: stop, say so
+        st.si[S_BAD] = i
     if not batch and st.si[S_STATUS] != RUNNING:
         return
     for j in range(pr.ints[P_K] if batch else 1):  # one place where a job joins (compiled once)

@@ -26,13 +26,13 @@ import numpy as np
 
 from msjgym.core import rng
 from msjgym.core.distributions import Exponential
-from msjgym.errors import ScenarioError
+from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.dispatch import POLICIES
 from msjgym.systems.dispatch import kernel as kern
 from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel
 from msjgym.systems.dispatch.state import (
-    DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, P_BATCH, P_D, P_INFO, P_K, P_LCAP, P_N, S_EVENTS, S_MSG,
-    S_NDONE, T_WIN0, T_WIN1, DispatchState)
+    BAD_SAMPLE, BAD_SERVER, DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, P_BATCH, P_D, P_INFO, P_K,
+    P_LCAP, P_N, S_BAD, S_EVENTS, S_MSG, S_NARR, S_NDONE, T_WIN0, T_WIN1, DispatchState)
 
 MAX_EVENTS = 1 << 62
 MAX_LEVELS = 1 << 20
@@ -202,6 +202,12 @@ class DispatchReplications:
             elif status == NEED_LEVELS and self.levels < MAX_LEVELS:
                 self.levels *= 2
                 self.pr.ints[P_LCAP] = self.levels
+            elif status in (BAD_SERVER, BAD_SAMPLE):
+                bad, n = int(self.st.si[S_BAD]), self.model.servers
+                what = (f"returned server {bad}; valid: 0 .. {n - 1}" if status == BAD_SERVER else
+                        f"sampled {bad} servers; valid: 1 .. {n} (servers)")
+                raise PolicyError(f"dispatcher {self.policy.label}: {what} (arrival {int(self.st.si[S_NARR]) + 1:,} of "
+                                  f"replication {b})")
             else:
                 raise RuntimeError(f"dispatch kernel stopped with status {status}")
             self.st = _state(self.model.servers, self.jobs, self.levels, self.wf_len, self.st.rng.shape[0],

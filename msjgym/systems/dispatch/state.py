@@ -64,7 +64,7 @@ F_SPEEDS = 7  # params.floats[F_SPEEDS + i]: server i's speed (work per unit tim
 # si[:] (int64)
 S_NARR = 0  # jobs arrived so far
 S_EVENTS = 1  # events processed (arrival or batch, completion, probe, idle tick, token)
-S_STATUS = 2  # RUNNING, DONE, NEED_LEVELS, NEED_JOBS
+S_STATUS = 2  # RUNNING, DONE, NEED_LEVELS, NEED_JOBS, BAD_SERVER, BAD_SAMPLE
 S_NIDLE = 3  # idle servers
 S_HEAPN = 4  # heap entries (busy servers, plus stale entries under resource pooling)
 S_NFREE = 5  # free job rows
@@ -75,7 +75,8 @@ S_MSG = 9  # messages (probes, updates, samples) in the window
 S_RR = 10  # round-robin pointer
 S_QORDER = 11  # 1 if the servers are also kept ordered by true queue length (qord/qstart)
 S_CLOCKS = 12  # 1: completions by competing clocks (exponential sizes), 0: by the heap
-NSI = 13
+S_BAD = 13  # the invalid value of a BAD_SERVER / BAD_SAMPLE stop
+NSI = 14
 
 # sf[:] (float64)
 T_NOW = 0
@@ -110,6 +111,8 @@ RUNNING = 0
 DONE = 1
 NEED_LEVELS = 2
 NEED_JOBS = 3
+BAD_SERVER = 4  # the dispatcher returned no server (S_BAD: its value): a compiled dispatcher of the user's
+BAD_SAMPLE = 5  # a compiled dispatcher sampled a number of servers outside [1, N] (S_BAD: the number)
 
 DispatchState = namedtuple(
     "DispatchState", "si sf rng srv srvf qord qstart qcnt eord estart idl perm hp jobi jobf jfree area last wfh wfl")
