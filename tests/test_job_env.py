@@ -249,3 +249,29 @@ def test_bad_arguments_name_the_parameter():
                          ({"time_scale": -1.0}, "time_scale")):
         with pytest.raises(Exception, match=name):
             JobSchedulingEnv(**kwargs)
+
+
+# ==================================================================================================== evaluation
+SJF_POLICY = '''
+import numpy as np
+
+class SJFScore:
+    """Scores the shown jobs as SJF does, from JobScheduling-v0's observation (column 2: log(1 + r / T))."""
+    env_settings = {"id": "msjgym/JobScheduling-v0", "window": 64, "backfill": "easy", "base_order": "sjf"}
+
+    def act(self, observation, action_mask):
+        return int(np.argmax(np.where(action_mask, -observation[:, 2], -np.inf)))
+'''
+
+
+def test_evaluate_runs_a_policy_file_on_this_observation(tmp_path, trace_window):
+    """``evaluate(..., "FILE.py:NAME")`` of a policy whose ``env_settings`` name this environment decides through its
+    observation: on the trace window (one exact replay) and on windows of it, the same numbers as
+    ``priority(sjf, easy)``."""
+    path = tmp_path / "sjf_score.py"
+    path.write_text(SJF_POLICY)
+    builtin = PRIORITY.bind(order="sjf", backfill="easy")
+    for run in (dict(reps=1, jobs=TRACE_JOBS, warmup=0), dict(windows=3, window_jobs=100, seed=4)):
+        mine = evaluate(trace_window, f"{path}:SJFScore", references=False, **run)
+        want = evaluate(trace_window, builtin, references=False, **run)
+        assert mine.replications == want.replications and mine.events == want.events
