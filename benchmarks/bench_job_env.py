@@ -20,7 +20,9 @@ import numpy as np
 import msjgym  # noqa: F401  registers msjgym/JobScheduling-v0
 
 
-def env_only(steps: int, num_envs: int, window: int, backfill: str, repeat: int) -> float:
+def env_only(steps: int, num_envs: int, window: int, backfill: str, repeat: int) -> tuple[float, float]:
+    """(decisions per second of wall time, per second of this process's CPU time), the fastest of ``repeat`` runs
+    each (on a shared machine the CPU-time rate is what the code costs; the wall-time rate, what one waited)."""
     venv = gym.make_vec("msjgym/JobScheduling-v0", num_envs=num_envs, vectorization_mode="vector_entry_point",
                         window=window, backfill=backfill)
     gen = np.random.default_rng(0)
@@ -34,12 +36,13 @@ def env_only(steps: int, num_envs: int, window: int, backfill: str, repeat: int)
             venv.step(actions)
 
     run(50)  # warm-up: the compiled kernels loaded
-    best = 0.0
+    wall = cpu = 0.0
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         run(steps)
-        best = max(best, steps * num_envs / (time.perf_counter() - start))
-    return best
+        wall = max(wall, steps * num_envs / (time.perf_counter() - start))
+        cpu = max(cpu, steps * num_envs / (time.process_time() - start_cpu))
+    return wall, cpu
 
 
 def main() -> None:
@@ -50,9 +53,10 @@ def main() -> None:
     parser.add_argument("--backfill", default="easy", choices=("none", "easy", "conservative", "easy-narrow"))
     parser.add_argument("--repeat", type=int, default=3, help="timed runs (the fastest is reported)")
     args = parser.parse_args()
-    rate = env_only(args.steps, args.num_envs, args.window, args.backfill, args.repeat)
+    wall, cpu = env_only(args.steps, args.num_envs, args.window, args.backfill, args.repeat)
     print(f"msjgym/JobScheduling-v0 env only, {args.num_envs} copies, K = {args.window}, backfill {args.backfill}: "
-          f"{rate:12,.0f} decisions/s   target >= 50,000: {'met' if rate >= 50_000 else 'NOT met'}")
+          f"{wall:10,.0f} decisions/s ({cpu:,.0f} per CPU second)   target >= 50,000: "
+          f"{'met' if wall >= 50_000 else 'NOT met'}")
 
 
 if __name__ == "__main__":

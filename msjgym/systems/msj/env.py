@@ -274,16 +274,3 @@ class JobSchedulingEnv(BatchedEnv):
             raise MsjgymError("episode_result(): the measurement is not complete (make the environment with jobs=N "
                               "and step until the episode ends)")
         return summarize(self.spec_.scenario, "agent", EpisodeRuns(self.spec_.scenario, sim), -1, 0.0, 0.0)
-
-    def render(self) -> str | None:
-        """``render_mode="ansi"``: the shown jobs' needs, requested times and waits, and the free servers."""
-        if self.render_mode != "ansi":
-            return None
-        view = self.view(self._venv._batch.obs[0])
-        rows = [f"free servers {view.free_servers}/{self.spec_.model.servers}, waiting {view.waiting}"]
-        for i in range(view.shown):
-            rows.append(f"  [{i}] need {view.needs[i]}, requested {view.requested[i]:.6g}, waited {view.waits[i]:.6g}"
-                        + (" (fits)" if view.fits[i] else ""))
-        return "\n".join(rows)
-
-

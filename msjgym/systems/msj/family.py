@@ -399,16 +399,46 @@ def observation_options(policy: Any, run: api.RunSettings) -> tuple[str, int, bo
     return mode, int(window), bool(run.options.get("estimates") or saved.get("estimates", False))
 
 
+JOB_ENV = "msjgym/JobScheduling-v0"
+
+
+def job_env_settings(policy: Any, run: api.RunSettings) -> dict[str, Any] | None:
+    """The ``msjgym/JobScheduling-v0`` arguments a policy of the user's decides with, or None for ``msjgym/MSJ-v0``'s
+    observation: what ``sb3:MODEL.zip`` was saved with (:func:`msjgym.envs.sb3.record_env`, ``id`` =
+    JobScheduling-v0), or the ``env_settings`` dict of a policy object or class (``FILE.py:NAME``: the file is imported
+    to read it), e.g. ``env_settings = {"id": "msjgym/JobScheduling-v0", "window": 128, "backfill": "easy"}``. The
+    command's ``--window`` sets K."""
+    from msjgym.core.user_policy import load_object, saved_env_settings
+
+    saved = saved_env_settings(policy)
+    if not saved and isinstance(policy, str) and policy.rpartition(":")[0].endswith(".py"):
+        path, _, name = policy.rpartition(":")
+        saved = getattr(load_object(Path(path), name, policy), "env_settings", None)
+    elif not saved and not isinstance(policy, str):
+        saved = getattr(policy, "env_settings", None)
+    if not isinstance(saved, dict) or saved.get("id") != JOB_ENV:
+        return None
+    if run.options.get("mode") or run.options.get("estimates"):
+        raise MsjgymError(f"--mode / --estimates: {JOB_ENV}'s observation has neither (the policy decides through it)")
+    settings = {k: v for k, v in saved.items() if k != "id"}
+    if run.options.get("window"):
+        settings["window"] = int(run.options["window"])
+    return settings
+
+
 class AgentRuns(_MSJRuns):
-    """Replications scheduled by a policy of the user's, deciding through ``msjgym/MSJ-v0``'s observation."""
+    """Replications scheduled by a policy of the user's, deciding through ``msjgym/MSJ-v0``'s observation, or through
+    ``msjgym/JobScheduling-v0``'s for a policy made for it (:func:`job_env_settings`)."""
 
     chunk = AGENT_CHUNK
 
     def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
         from msjgym.systems.msj.agent import AgentReplications
+        from msjgym.systems.msj.job_agent import JobAgentReplications
 
         reps, jobs, warmup = _run_length(scenario.model, run)
-        mode, window, estimates = observation_options(policy, run)
+        settings = job_env_settings(policy, run)
+        mode, window, estimates = observation_options(policy, run) if settings is None else ("start", 1, False)
         trace = scenario.model.trace is not None
         parts, seeds = [scenario], [seed]
         if trace:
@@ -419,10 +449,15 @@ class AgentRuns(_MSJRuns):
             parts, self_starts, windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed, False)
             if seqs is not None:  # each window's own seed, derived from its seed sequence (never seed + i)
                 seeds = [int(q.generate_state(1, np.uint32)[0]) for q in seqs]
-        self.runners = [AgentReplications(p, policy, mode=mode, window=window, reps=1 if trace else reps, jobs=jobs,
-                                          warmup=warmup, batches=1 if trace else run.batches, seed=s,
-                                          estimates=estimates)
-                        for p, s in zip(parts, seeds)]
+        if settings is not None:
+            self.runners = [JobAgentReplications(p, policy, settings, reps=1 if trace else reps, jobs=jobs,
+                                                 warmup=warmup, batches=1 if trace else run.batches, seed=s)
+                            for p, s in zip(parts, seeds)]
+        else:
+            self.runners = [AgentReplications(p, policy, mode=mode, window=window, reps=1 if trace else reps,
+                                              jobs=jobs, warmup=warmup, batches=1 if trace else run.batches, seed=s,
+                                              estimates=estimates)
+                            for p, s in zip(parts, seeds)]
         self.runner = self.runners[0]
         self._setup(scenario, self.runner.name, replace(self.runner.batch.spec.config,
                                                         bsld_threshold=_config(run, jobs, warmup, trace).bsld_threshold),
@@ -461,7 +496,7 @@ class MSJFamily:
     name = "msj"
     title = "multiserver jobs: n servers, jobs holding several servers at once (FCFS, ServerFilling, MSF, ...)"
     order = 0
-    env_ids = ("msjgym/MSJ-v0",)
+    env_ids = ("msjgym/MSJ-v0", "msjgym/JobScheduling-v0")
     reads_files = True
     """Scenario TOML files with ``system = "msj"`` (or no ``system`` key) are this family's."""
 

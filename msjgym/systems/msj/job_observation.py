@@ -159,6 +159,17 @@ class JobView(ObservationView):
         """bool[K]: the shown jobs that fit in the servers free now."""
         return self.observation[:, FITS] > 0.5
 
+    def render_lines(self) -> list[str]:
+        """``render_mode="ansi"`` (:mod:`msjgym.envs.render`): the servers, then each shown job's need, requested time
+        and wait so far (the agent's information)."""
+        n = self.layout.servers
+        lines = [f"servers {n - self.free_servers}/{n} busy; queue: {self.waiting} waiting, {self.shown} shown"]
+        needs, requested, waits, fits = self.needs, self.requested, self.waits, self.fits
+        for i in range(self.shown):
+            lines.append(f"  [{i}] need {needs[i]}, requested {requested[i]:.6g}, waited {waits[i]:.6g}"
+                         + (" (fits)" if fits[i] else ""))
+        return lines
+
     def pick(self, i: int) -> int:
         """``action="pick"``: the action that picks row i's job."""
         if not 0 <= i < self.layout.window:
