@@ -5,7 +5,8 @@ thread.
 The recipe (default ``baselines/hpc_pick_easy.toml``: ``msjgym/JobScheduling-v0`` with K = 128 shown jobs, the
 job-scoring policy of :mod:`msjgym.envs.scoring`) is built exactly as ``baselines/train.py`` builds it (its
 environment, copies, policy and PPO settings); the environment-only rate steps the same vector environment with
-uniformly random allowed actions. The machine's 1-minute load average is printed beside: on a shared machine the
+uniformly random allowed actions. Each rate is given per wall-clock second and per CPU second of the process (what
+one dedicated core would give); the machine's 1-minute load average is printed beside: on a shared machine the wall
 rates scale with the share of a core the run gets.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_train.py [RECIPE.toml] [--decisions 60000] [--seconds 10]
@@ -45,17 +46,18 @@ def env_rate(train, config: dict, seconds: float) -> float:
     for _ in range(50):  # warm-up: compiled code loaded
         venv.step(actions())
         venv.reset_ended() if hasattr(venv, "reset_ended") else None
-    steps, start = 0, time.perf_counter()
+    steps, start, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         _, _, term, trunc, _ = venv.step(actions())
         if (term | trunc).any() and hasattr(venv, "reset_ended"):
             venv.reset_ended()
         steps += 1
-    return steps * n / (time.perf_counter() - start)
+    return steps * n / (time.perf_counter() - start), steps * n / (time.process_time() - cpu)
 
 
-def train_rate(train, config: dict, decisions: int) -> tuple[float, int]:
-    """(decisions per second, decisions) of MaskablePPO learning ``decisions`` steps with the recipe's settings."""
+def train_rate(train, config: dict, decisions: int) -> tuple[float, float, int]:
+    """(decisions per wall second, per CPU second of this process, decisions) of MaskablePPO learning ``decisions``
+    steps with the recipe's settings."""
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
@@ -68,10 +70,11 @@ def train_rate(train, config: dict, decisions: int) -> tuple[float, int]:
     policy, kwargs = train.policy_of(ppo, venv)
     model = MaskablePPO(policy, VecMonitor(to_sb3(venv)), seed=0, device="cpu", policy_kwargs=kwargs, **ppo)
     model.learn(venv.num_envs * int(ppo.get("n_steps", 2048)))  # warm-up: one rollout and its epochs
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     before = model.num_timesteps
     model.learn(decisions, reset_num_timesteps=False)
-    return (model.num_timesteps - before) / (time.perf_counter() - start), model.num_timesteps - before
+    done = model.num_timesteps - before
+    return done / (time.perf_counter() - start), done / (time.process_time() - cpu), done
 
 
 def main() -> None:
@@ -85,15 +88,16 @@ def main() -> None:
     config = train.load_config(args.recipe)
     env = config["env"]
     load = os.getloadavg()[0]
-    alone = env_rate(train, config, args.seconds)
-    rate, measured = train_rate(train, config, args.decisions)
+    alone, alone_cpu = env_rate(train, config, args.seconds)
+    rate, rate_cpu, measured = train_rate(train, config, args.decisions)
     ppo = config["ppo"]
     print(f"{args.recipe.name}: {env.get('id')} window={env.get('window')} backfill={env.get('backfill')} "
           f"num_envs={env.get('num_envs', 64)}, policy {ppo.get('policy', 'mlp')} n_steps={ppo.get('n_steps')} "
           f"batch_size={ppo.get('batch_size')} n_epochs={ppo.get('n_epochs')}, 1 torch thread")
-    print(f"  environment alone:      {alone:>9,.0f} decisions/s")
-    print(f"  training (MaskablePPO): {rate:>9,.0f} decisions/s  ({measured:,} decisions; 1-minute load average "
-          f"{load:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores)")
+    print(f"  environment alone:      {alone:>9,.0f} decisions/s wall, {alone_cpu:>9,.0f} per CPU second")
+    print(f"  training (MaskablePPO): {rate:>9,.0f} decisions/s wall, {rate_cpu:>9,.0f} per CPU second  ({measured:,} "
+          f"decisions; 1-minute load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} "
+          "cores)")
 
 
 if __name__ == "__main__":

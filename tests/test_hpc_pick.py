@@ -89,3 +89,33 @@ def test_the_warm_start_imitates_the_base_order(train):
     done = train.imitate_base_order(model, venv, decisions=4000, epochs=10, batch=128, learning_rate=3e-3, seed=0)
     assert done["decisions"] > 100
     assert done["agreement"] > 0.95  # the greedy choice is row 0 (the base order's pick) almost always
+
+
+def test_the_inspect_action_trains_and_decides_through_the_pooled_head(tmp_path):
+    """``action="inspect"`` (Discrete(2)): the scoring policy's actor pools the rows; its numpy copy decides as
+    ``model.predict``."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    from msjgym.core.user_policy import load_user_policy
+    from msjgym.envs import to_sb3
+    from msjgym.envs.sb3 import record_env
+    from msjgym.envs.scoring import JobScoringPolicy
+
+    args = dict(SMALL, action="inspect")
+    venv = gym.make_vec("msjgym/JobScheduling-v0", 2, vectorization_mode="vector_entry_point", **args)
+    model = MaskablePPO(JobScoringPolicy, to_sb3(venv), n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(64)
+    assert model.policy.action_net.out_features == 2
+    record_env(model, venv)
+    model.save(tmp_path / "inspect.zip")
+    env = gym.make("msjgym/JobScheduling-v0", **args).unwrapped
+    _, decide = load_user_policy(f"sb3:{tmp_path / 'inspect.zip'}", env.spec_)
+    obs, _ = env.reset(seed=2)
+    for _ in range(100):
+        mask = env.action_masks()
+        action = decide(obs, mask)
+        assert action == int(model.predict(obs, action_masks=mask, deterministic=True)[0])
+        obs, _, _, truncated, _ = env.step(action)
+        if truncated:
+            obs, _ = env.reset()
