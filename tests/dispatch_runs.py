@@ -68,16 +68,17 @@ def simulate(policy: Any, servers: int, lam: float, dist: Distribution | None = 
              reps: int = 20, seed: int = 1, warmup: int | None = None, observation: str | None = None,
              levels: int | None = None, completions: str = "auto", array_levels: int = 256, **params: Any) -> Run:
     """``reps`` replications of ``policy`` (a built-in's name, or a dispatcher of the user's deciding through
-    ``observation`` with ``levels``) through ``msjgym.evaluate`` (``warmup``: arrivals not measured, default 10 %);
+    ``observation`` with ``levels``) through ``msjgym.evaluate`` (``arrivals`` per replication, warm-up included;
+    ``warmup``: arrivals not measured, default 10 %);
     with the engine's knobs ``completions`` and ``array_levels`` (the arrays' initial largest queue length), a
     built-in's replications through the family's replication runner."""
     where = setting(servers, lam, dist, **params)
     options = {key: value for key, value in (("observation", observation), ("levels", levels)) if value is not None}
-    if completions == "auto" and array_levels == 256:
-        result = msjgym.evaluate(where, policy, reps=reps, jobs=arrivals, warmup=warmup, seed=seed, references=False,
-                                 **options)
+    warmup = int(round(0.1 * arrivals)) if warmup is None else warmup
+    if completions == "auto" and array_levels == 256:  # evaluate's jobs: the measured arrivals, the warm-up on top
+        result = msjgym.evaluate(where, policy, reps=reps, jobs=arrivals - warmup, warmup=warmup, seed=seed,
+                                 references=False, **options)
         model = where.model(policy) if isinstance(policy, str) and not options else None
         return Run(model, [replication(r) for r in result.replications], result)
-    warmup = int(round(0.1 * arrivals)) if warmup is None else warmup
     runs = DispatchReplications(where.model(policy), arrivals, warmup, reps, seed, array_levels, completions)
     return Run(runs.model, [runs.run(b) for b in range(reps)])

@@ -1,4 +1,4 @@
-"""Gymnasium conventions of every msjgym environment (issue 34): render() before reset() raises ResetNeeded (also
+"""Gymnasium conventions of every msjgym environment: render() before reset() raises ResetNeeded (also
 on the unwrapped and the native vector environments, which no OrderEnforcing wrapper guards), unknown string
 options are refused, and the native vector environments accept every seed form ``SyncVectorEnv.reset`` does."""
 from __future__ import annotations

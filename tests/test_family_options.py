@@ -43,7 +43,7 @@ def test_the_evaluate_flags_are_the_families_declarations():
     for name, (option, owners) in declared.items():
         assert option.flag in offered, option.flag
         assert f"[{', '.join(owners)}]" in offered[option.flag].help
-    generic = {"-h", "--policy", "--reps", "--jobs", "--warmup", "--seed", "--param", "--batches", "--json",
+    generic = {"-h", "--policy", "--reps", "--jobs", "--warmup", "--seed", "--param", "--batches", "--json", "--csv",
                "--no-progress"}
     assert set(offered) - generic == {o.flag for o, _ in declared.values()}
 

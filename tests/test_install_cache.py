@@ -1,7 +1,7 @@
 """Nothing is written into an installed package: the kernels of a file under ``site-packages`` / ``dist-packages``
 (or the interpreter's library folders) are cached in msjgym's per-user cache, in a folder of their install's own;
 a source checkout keeps numba's ``__pycache__`` beside the source. And (slow) the README's two commands, run in order
-in one fresh clone, leave a working editable install (issue 34, item 0)."""
+in one fresh clone, leave a working editable install."""
 from __future__ import annotations
 
 import importlib.util

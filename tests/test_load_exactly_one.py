@@ -1,4 +1,4 @@
-"""A load given as 1 stays 1 (issue 34): the arrival rate is chosen so that the model's load round-trips, so the
+"""A load given as 1 stays 1: the arrival rate is chosen so that the model's load round-trips, so the
 theory says unstable and prints no finite value (before: ρ = 1 − 2⁻⁵³ and waits of 2.4e16)."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Deep nesting (``--grid`` / ``--param`` / a TOML file with thousands of brackets) is a one-line error with the
 depth limit, not a ``RecursionError``; a UTF-8 byte-order mark at the start of a TOML, CSV, SWF or values file is
-dropped by the one opener of users' text files, not blamed on line 1 (issue 34, items 5 and 6)."""
+dropped by the one opener of users' text files, not blamed on line 1."""
 from __future__ import annotations
 
 import shutil

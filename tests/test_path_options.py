@@ -1,7 +1,7 @@
 """Every path option goes through one layer (:mod:`msjgym.core.paths`): a name longer than the file system allows is
 a one-line error (it was ``OSError: [Errno 36]``); a file output with a trailing slash, in a missing folder, or on a
 FIFO or device is refused before the work; a relative output is resolved once (a policy that changes the working
-folder does not move it); a FIFO given as an input is named, never opened (issue 34, item 3)."""
+folder does not move it); a FIFO given as an input is named, never opened."""
 from __future__ import annotations
 
 import os

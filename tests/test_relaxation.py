@@ -1,4 +1,4 @@
-"""Runs far shorter than the system's relaxation time are flagged (issue 34): an M/M/1 at ρ = 0.95 relaxes over
+"""Runs far shorter than the system's relaxation time are flagged: an M/M/1 at ρ = 0.95 relaxes over
 about 1/(1 − √ρ)² ≈ 1,600 time units, so 2,000 jobs per replication is far too short (its CI looks tight and is
 wrong) and 200,000 is long enough."""
 from __future__ import annotations

@@ -59,7 +59,7 @@ def _swf(tmp_path: Path, header: str, order: list[int] | None = None) -> Path:
 def test_an_unknown_maxprocs_header_gets_a_note(tmp_path):
     """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/systems/msj/traces.py)"; and the
     machine size is never guessed from the largest job: without a valid header, the caller's servers are required.
-    -1 is the format's "unknown"; any other value that is not a machine size is an error (issue 34, item 4:
+    -1 is the format's "unknown"; any other value that is not a machine size is an error (item 4:
     tests/test_validated_values.py)."""
     with pytest.raises(TraceError, match=r"t\.swf: the header gives the machine size neither as MaxProcs nor as "
                                          r"MaxNodes; give the traced machine's processors as servers = N"):

@@ -1,5 +1,5 @@
-"""Times that are equal in a trace are equal in its replay: a job that starts on arrival waits exactly 0 (issue 34,
-replay clock rounding). The wait is accumulated from differences of event times by the event loop, never computed as
+"""Times that are equal in a trace are equal in its replay: a job that starts on arrival waits exactly 0 (replay clock
+rounding). The wait is accumulated from differences of event times by the event loop, never computed as
 completion − arrival − duration (a difference of clock sums, off by ±1e-13)."""
 from __future__ import annotations
 

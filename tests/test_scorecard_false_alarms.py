@@ -1,5 +1,5 @@
 """A correct run's scorecard raises a false alarm (an INCONSISTENT or OUTSIDE verdict) in at most 5 % of seeds, and
-every verdict states the interval it used (issue 34): exact values are judged by the estimate's CI at the
+every verdict states the interval it used: exact values are judged by the estimate's CI at the
 scorecard's Bonferroni level, a bound given by another estimate (P_Q <= P(busy), tight for M/M/1 by PASTA) by the
 interval of the difference, and a value below the run's resolution is not called INCONSISTENT."""
 from __future__ import annotations

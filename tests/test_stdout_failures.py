@@ -1,6 +1,6 @@
 """A standard output that fails (closed, a full disk, a pipe whose reader left, at any write or at the last flush)
 ends a command in one line on stderr, exit status 1, and the whole output saved to the file the line names
-(issue 34: such runs ended in a traceback after the work, and the results were lost)."""
+(such runs ended in a traceback after the work, and the results were lost)."""
 from __future__ import annotations
 
 import errno

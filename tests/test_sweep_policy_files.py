@@ -1,5 +1,5 @@
 """A sweep with a user's policy file (``FILE.py:NAME``, a Python class or a compiled ``@msj.policy``) runs, and a
-name the file does not define is the one-line "defines no" error (issue 34: the input recorder removed a nested
+name the file does not define is the one-line "defines no" error (the input recorder removed a nested
 recording by equality, so two recordings holding the same file ended in ``ValueError: list.remove(x)``)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""User code cannot escape the guard (issue 34): any exception of a policy's file, constructor, act property or act
+"""User code cannot escape the guard: any exception of a policy's file, constructor, act property or act
 (BaseException subclasses such as GeneratorExit and asyncio.CancelledError included) ends in one line; Ctrl-C keeps
 its meaning and stops any run, compiled ones included, within a couple of seconds; a compiled policy's integer
 division by zero raises as in Python."""

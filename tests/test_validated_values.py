@@ -1,4 +1,4 @@
-"""Every value a user writes goes through the one validated input layer (issue 34, item 4): an SWF header value
+"""Every value a user writes goes through the one validated input layer: an SWF header value
 (``MaxProcs: 1e20`` silently gave every job a need of 1), a header given again with another value (it silently
 replaced the first), a requested time that is not a number (it silently became "unknown"), a distribution's
 parameter given twice (``erlang(k=2, k=3)`` ran k = 3) and a ``--param`` key given twice."""

@@ -29,11 +29,11 @@ from pathlib import Path
 from msjgym.errors import MsjgymError
 
 _ABSENT = (errno.ENOENT, errno.ENOTDIR)
-_SHOWN = 80  # characters of a path echoed in a message
+_SHOWN = 160  # characters of a path echoed whole in a message (a longer one is shortened in the middle)
 
 
 def shown(path: str | os.PathLike) -> str:
-    """A path for a message: quoted, and shortened in the middle past 80 characters."""
+    """A path for a message: quoted, and shortened in the middle past 160 characters."""
     text = str(path)
     if len(text) > _SHOWN:
         text = f"{text[:_SHOWN // 2 - 2]}...{text[-(_SHOWN // 2 - 1):]} ({len(text):,} characters)"

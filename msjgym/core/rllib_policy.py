@@ -48,7 +48,7 @@ def module_dir(path: Path, text: str) -> Path:
     kind, what = path_kind(path)
     if kind != "folder":
         what = {"file": "a file, not a checkpoint directory", "missing": "no such directory"}.get(kind, what)
-        raise PolicyError(f"--policy {shown(text)}: {shown(path)}: {what} (expected an RLlib checkpoint directory, "
+        raise PolicyError(f"--policy {shown(text)}: {what} (expected an RLlib checkpoint directory, "
                           "e.g. what algo.save_to_path() wrote)")
     for candidate in (path / ALGORITHM_MODULE / MODULE_ID, path / MODULE_ID, path):
         if (candidate / "class_and_ctor_args.pkl").is_file() and any(candidate.glob("module_state*")):

@@ -880,6 +880,10 @@ def compare(plan: Plan, rows: Sequence[TaskRow], metrics: Sequence[str], base: C
             common = sorted(rep for rep in values if rep in ref and ref[rep].stable)
             diffs = np.array([values[rep] - ref[rep].metrics.get(m, math.nan) for rep in common])
             difference = t_interval(diffs) if diffs.size and np.isfinite(diffs).all() else None
+            if estimate is not None and finite.size == 1:  # one unit: "± n/a", never a bare value under "± 95% CI"
+                estimate = replace(estimate, no_ci=ONE_REPLICATION)
+            if difference is not None and diffs.size == 1:
+                difference = replace(difference, no_ci=ONE_REPLICATION)
             out.append(Comparison(c, m, len(mine), estimate, difference, len(common), c is base))
     return out
 

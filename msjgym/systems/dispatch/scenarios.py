@@ -284,8 +284,10 @@ def _setting(name: str, p: dict[str, Any], given: set[str] | None = None) -> Dis
         servers=servers, dist_name=dist_name, dist=dist, lam=lam, table=TABLE_SCENARIOS.get(name),
         delta=p["delta"], delta0=p["delta0"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"],
         fast_fraction=fast, speed_ratio=ratio)
+    # a key every policy reads (servers, lam, dist, ...) given by the user: check every policy with it, as before
+    everyone = given is None or bool(given - {k for keys in POLICY_KEYS.values() for k in keys})
     for key in POLICY_KEYS:       # check every parameter the user set (e.g. delta <= 0, K not an integer) now
-        if given is not None and not given & set(POLICY_KEYS[key]):
+        if not everyone and not given & set(POLICY_KEYS[key]):
             continue
         if all(getattr(setting, k) is not None or k in _OPTIONAL for k in POLICY_KEYS[key]):
             if "d" in POLICY_KEYS[key] and _integer_above(setting.d, servers):

@@ -1,4 +1,4 @@
-"""Messages name what the user wrote (issue 34): no default the user never gave blamed as an error, a flag named as
+"""Messages name what the user wrote: no default the user never gave blamed as an error, a flag named as
 the flag (not as an internal scenario key), and no long input echoed whole."""
 from __future__ import annotations
 

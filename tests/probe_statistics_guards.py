@@ -1,7 +1,7 @@
-"""Reruns issue 34's examples for the items of branch probe-b (replay clock, scorecard resolution, relaxation, load 1,
+"""Reruns the hostile probe's examples, second part (replay clock, scorecard resolution, relaxation, load 1,
 one measurement unit, user code, messages, Gymnasium conventions); each prints one line: a correct or flagged result, or a clear one-line error.
 
-    PYTHONPATH=$PWD python tests/probe_issue34b.py
+    PYTHONPATH=$PWD python tests/probe_statistics_guards.py
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Rerun the examples of issue 34 items 0-6 (first part: install cache, sweeps with policy files, standard output
+"""Rerun the hostile probe's examples, first part ( install cache, sweeps with policy files, standard output
 failures, path checks, values outside the input layer, deep nesting, byte-order marks) as a user would, and print
 one line per case: ``ok`` (a clear one-line error or a correct result) or ``FAIL``.
 
-    python tests/probe_issue34a.py        # from the repository root; about 2-3 minutes
+    python tests/probe_inputs_outputs.py        # from the repository root; about 2-3 minutes
 
 Not collected by pytest (its name does not start with ``test_``); each mechanism is tested over a family of inputs in
 tests/test_install_cache.py, test_sweep_policy_files.py, test_stdout_failures.py, test_path_options.py,
