@@ -9,12 +9,12 @@ from .base import LossPolicy, width_d_if_d_idle
 
 
 @njit
-def width_fixed(m, d, s, b):
+def width_fixed(m, d, s, b, a):
     return d if m == d else 0
 
 
 @njit
-def block_if_fewer_than_d(pmf, b, d):
+def block_if_fewer_than_d(pmf, b, d, a):
     """Blocked unless the sample shows d idle servers: 1 − P(m = d)."""
     return 1.0 - pmf[b, d]
 
