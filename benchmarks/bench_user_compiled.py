@@ -11,10 +11,13 @@ One row per family (issue 35, item 5: a user's compiled policy, declared in one 
   ``random-width``; ``bench_loss.py``'s model: n = 10⁴ servers, d = 2, λ = 1 − n^(−1/2), k = ⌈√n ln n⌉ = 922
   sampled, Exp(1) sizes (the count chain),
   ``--arrivals`` arrivals (10 % warm-up); one replication of ``LossSimulation`` (timed around ``advance``).
+* finite-skip: ``examples/compiled_finite_skip.py:capped_fcfs(cap=0)`` against ``tp-fcfs`` on
+  ``finite-skip-fig4a`` (threshold parallelism, k = 8, its default load), ``--arrivals`` / 4 measured jobs (20 %
+  warm-up); one ``replication`` (timed around it).
 
 The runs of a pair must have the same events and the same key metric (bit for bit).
 
-    python benchmarks/bench_user_compiled.py [--family all|dispatch|loss] [--servers 10000]
+    python benchmarks/bench_user_compiled.py [--family all|dispatch|loss|finite-skip] [--servers 10000]
         [--arrivals 2000000] [--repeat 5]
 """
 from __future__ import annotations
@@ -78,7 +81,33 @@ def _loss_rows(args: argparse.Namespace) -> list[tuple[str, str, str, Callable[[
              pair("random-width", "random_width", {}))]
 
 
-FAMILIES = {"dispatch": _dispatch_rows, "loss": _loss_rows}
+def _finite_skip_rows(args: argparse.Namespace) -> list[tuple[str, str, str, Callable[[bool, bool], Row]]]:
+    import numpy as np
+
+    from msjgym.api import family
+    from msjgym.policies.finite_skip import POLICIES
+    from msjgym.systems.finite_skip import simulate as fs
+    from msjgym.systems.finite_skip.compiled import resolve
+
+    scenario = family("finite-skip").load("finite-skip-fig4a", {})
+    jobs = args.arrivals // 4
+
+    def one(mine: bool, warm: bool) -> Row:
+        policy = (resolve(f"{EXAMPLES / 'compiled_finite_skip.py'}:capped_fcfs").bind(cap=0) if mine else
+                  POLICIES["tp-fcfs"])
+        fs.prepare(policy)
+        start = time.perf_counter()
+        r = fs.replication(scenario.model, policy, jobs=1000 if warm else jobs,
+                           stream=np.random.SeedSequence(args.seed))
+        seconds = time.perf_counter() - start
+        events = int(r.acc[fs.A_EVENTS])
+        return events / seconds, events, float(np.mean(r.rec[:, fs.R_DONE] - r.rec[:, fs.R_ARR]))
+
+    title = f"finite-skip: finite-skip-fig4a (threshold parallelism, k = 8), {jobs:,} measured jobs"
+    return [(title, "tp-fcfs (built-in)", "compiled_finite_skip.py:capped_fcfs(cap=0)", one)]
+
+
+FAMILIES = {"dispatch": _dispatch_rows, "loss": _loss_rows, "finite-skip": _finite_skip_rows}
 
 
 def main() -> None:
