@@ -15,29 +15,29 @@ from msjgym.core.jit import njit
 
 
 @njit
-def block_below_least(pmf, b, d, a):
+def block_below_least(pmf, b, d):
     """P(block | state) = P(m < least): the sample shows fewer than `least` idle servers."""
     p = 0.0
-    for j in range(min(loss.arg(a, b, 0), d + 1)):
+    for j in range(min(loss.arg(pmf, b, 0), d + 1)):
         p += pmf[b, j]
     return p
 
 
 @njit
-def width_d_when_d_idle(pmf, b, d, a):
+def width_d_when_d_idle(pmf, b, d):
     """P(width d | state) = P(m = d) (least <= d)."""
     return pmf[b, d]
 
 
 @loss.width_rule(params=(loss.Param("least", 1, "fewest servers a job accepts, in [1, d]", low=1, integer=True),),
                  block_probability=block_below_least, full_width_probability=width_d_when_d_idle)
-def at_least(m, d, s, b, a):
+def at_least(m, d, s, b, pmf):
     """Every idle sampled server (m = min(l, d)), or block when that is fewer than `least`."""
-    return m if m >= loss.arg(a, b, 0) else 0
+    return m if m >= loss.arg(pmf, b, 0) else 0
 
 
 @loss.width_rule
-def random_width(m, d, s, b, a):
+def random_width(m, d, s, b, pmf):
     """A width uniform on 1..m (block when m = 0)."""
     if m == 0:
         return 0

@@ -74,7 +74,7 @@ def test_bad_declarations_are_refused():
     with pytest.raises(PolicyError, match="room for 4"):
         loss.width_rule(params=tuple(loss.Param(f"p{i}", 1, "") for i in range(5)))
     with pytest.raises(PolicyError, match="both"):
-        loss.width_rule(block_probability=lambda pmf, b, d, a: 0.0)
+        loss.width_rule(block_probability=lambda pmf, b, d: 0.0)
 
 
 def test_as_an_agent_it_says_where_it_runs():

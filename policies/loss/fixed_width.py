@@ -9,12 +9,12 @@ from .base import LossPolicy, width_d_if_d_idle
 
 
 @njit
-def width_fixed(m, d, s, b, a):
+def width_fixed(m, d, s, b, pmf):
     return d if m == d else 0
 
 
 @njit
-def block_if_fewer_than_d(pmf, b, d, a):
+def block_if_fewer_than_d(pmf, b, d):
     """Blocked unless the sample shows d idle servers: 1 − P(m = d)."""
     return 1.0 - pmf[b, d]
 

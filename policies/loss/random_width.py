@@ -11,14 +11,14 @@ from .base import LossPolicy, block_if_none_idle
 
 
 @njit
-def width_uniform(m, d, s, b, a):
+def width_uniform(m, d, s, b, pmf):
     if m == 0:
         return 0
     return 1 + streams.below(s, b, m)
 
 
 @njit
-def width_d_uniform(pmf, b, d, a):
+def width_d_uniform(pmf, b, d):
     """A uniform width on 1..m is d only when m = d, with probability 1/d: P(m = d)/d."""
     return pmf[b, d] / d
 

@@ -7,19 +7,20 @@ parameters::
 
     @loss.width_rule(params=(loss.Param("least", 1, "fewest servers a job accepts", low=1, integer=True),),
                      block_probability=..., full_width_probability=...)   # optional: the rule's law
-    def at_least(m, d, s, b, a):
-        return m if m >= loss.arg(a, b, 0) else 0
+    def at_least(m, d, s, b, pmf):
+        return m if m >= loss.arg(pmf, b, 0) else 0
 
 and runs as a built-in does, inside the compiled loop (the same seeds and statistics): ``msjgym evaluate
 loss-small --policy my_file.py:at_least --param least=2``. The function is called at every arrival with m = min(l, d)
 (l idle servers among the k sampled, d the maximum width), the replications' random streams ``s`` (draw with
-:func:`below` / :func:`uniform`), the replication ``b`` and the state's reals ``a`` (read the rule's parameters with
-:func:`arg` / :func:`real_arg` only); it returns the job's width, 0 (block) .. m. It must compile in numba's nopython
+:func:`below` / :func:`uniform`), the replication ``b`` and the state's table ``pmf`` (``pmf[b, j]`` = P(m = j |
+state), j = 0..d; read the rule's parameters, kept in its last columns, with :func:`arg` / :func:`real_arg`); it
+returns the job's width, 0 (block) .. m. It must compile in numba's nopython
 mode without allocating. Its parameters (:class:`msjgym.api.Param`, at most :data:`NARG`) are given as ``--param
 NAME=VALUE`` (or ``bind(NAME=VALUE)`` from Python).
 
 The statistics integrate P(block | state) and P(width d | state) (GMGM eqs. (2), (9): the PASTA and Stein
-residuals). A rule that declares them, as functions ``p(pmf, b, d, a)`` of ``pmf[b, j]`` = P(m = j | state), gets
+residuals). A rule that declares them, as functions ``p(pmf, b, d)`` of ``pmf[b, j]`` = P(m = j | state), gets
 those residuals as a built-in does; one that does not is treated as a policy of unknown law (greedy's probabilities
 are integrated and the two residuals are left out, as for a policy deciding in Python).
 
@@ -40,7 +41,7 @@ from msjgym.core import rng as streams
 from msjgym.core.jit import njit, register_source
 from msjgym.errors import PolicyError
 from msjgym.policies.loss.base import LossPolicy, block_if_none_idle, width_d_if_d_idle
-from msjgym.systems.loss.kernel import NARG, NF
+from msjgym.systems.loss.kernel import NARG
 
 __all__ = ["Param", "UserWidthRule", "width_rule", "NARG", "arg", "real_arg", "below", "uniform"]
 
@@ -59,7 +60,7 @@ class UserWidthRule(LossPolicy):
     def parameter_row(self) -> list[float]:
         """The rule's parameter values as the loop's parameter slots (:data:`NARG` reals, declaration order)."""
         row = [float(v) for v in self.arguments()]
-        return row + [0.0] * (NARG - len(row))
+        return row + [0.0] * (NARG - len(row))  # the last NARG columns of the state's pmf table
 
 
 def _python_rule(name: str) -> Callable[[int, int, Any], int]:
@@ -77,9 +78,9 @@ def _kernel(f: Callable | None, what: str, arity: int, name: str) -> Any:
 
 def width_rule(fn: Callable | None = None, *, name: str | None = None, params: tuple[Param, ...] = (),
                block_probability: Callable | None = None, full_width_probability: Callable | None = None) -> Any:
-    """Declare ``fn(m, d, s, b, a) -> width`` a compiled width rule (module docstring), with its parameters and,
-    optionally, its law: ``block_probability(pmf, b, d, a)`` = P(block | state) and ``full_width_probability(pmf,
-    b, d, a)`` = P(width d | state) (both or neither).
+    """Declare ``fn(m, d, s, b, pmf) -> width`` a compiled width rule (module docstring), with its parameters and,
+    optionally, its law: ``block_probability(pmf, b, d)`` = P(block | state) and ``full_width_probability(pmf, b,
+    d)`` = P(width d | state) (both or neither; they read the rule's parameters from ``pmf`` as the rule does).
 
     Usable bare (``@width_rule``) or with options (``@width_rule(name="mine", params=(Param(...),))``).
     """
@@ -98,8 +99,8 @@ def width_rule(fn: Callable | None = None, *, name: str | None = None, params: t
             register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
         width = _kernel(f, "the rule", 5, label)
         known = block_probability is not None
-        blocked = _kernel(block_probability, "block_probability", 4, label) if known else block_if_none_idle
-        full = _kernel(full_width_probability, "full_width_probability", 4, label) if known else width_d_if_d_idle
+        blocked = _kernel(block_probability, "block_probability", 3, label) if known else block_if_none_idle
+        full = _kernel(full_width_probability, "full_width_probability", 3, label) if known else width_d_if_d_idle
         doc = (inspect.getdoc(f) or "").strip().splitlines()
         return UserWidthRule(name=label, summary=doc[0] if doc else "", source=source, params=params,
                              rule=_python_rule(label), width_kernel=width, block_probability=blocked,
@@ -118,15 +119,15 @@ def resolve(policy: Any) -> UserWidthRule | None:
 
 # ---------------------------------------------------------------- what a rule may call
 @njit(inline="always")
-def arg(a, b, k):
+def arg(pmf, b, k):
     """The rule's k-th parameter (0-based, declaration order) as an integer."""
-    return int(a[b, NF + k])
+    return int(pmf[b, pmf.shape[1] - NARG + k])
 
 
 @njit(inline="always")
-def real_arg(a, b, k):
+def real_arg(pmf, b, k):
     """The rule's k-th parameter as a real number."""
-    return a[b, NF + k]
+    return pmf[b, pmf.shape[1] - NARG + k]
 
 
 @njit(inline="always")

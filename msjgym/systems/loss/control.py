@@ -42,7 +42,7 @@ def reset_system(x, ints, flts, pmf, stats, trace, logfact, b, n, d, k):
         x[b, i] = 0
     for i in range(ints.shape[1]):
         ints[b, i] = 0
-    for i in range(ls.NF):  # not the parameter slots
+    for i in range(flts.shape[1]):
         flts[b, i] = 0.0
     stats[b, :, :] = 0.0
     ls._state_changed(x, ints, pmf, b, n, d, k, logfact)

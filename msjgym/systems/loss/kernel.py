@@ -35,12 +35,12 @@ from msjgym.systems.loss.model import LossModel
 
 # the policy's kernels, by signature: each compiled on its own (cached by its file) and called at its address
 WIDTH = types.int64(types.int64, types.int64, types.uint64[:, ::1], types.int64, types.float64[:, ::1])
-"""``width(m, d, s, b, a)``: the width (0 = block) for a sample showing m idle servers (``LossPolicy.width_kernel``);
-``a`` is the state's ``flts``, whose last :data:`NARG` columns hold a compiled rule's parameters (built-ins ignore
-it; :mod:`msjgym.systems.loss.compiled`)."""
-PROBABILITY = types.float64(types.float64[:, ::1], types.int64, types.int64, types.float64[:, ::1])
-"""``p(pmf, b, d, a)``: P(block | state), P(width d | state) (``LossPolicy.block_probability``,
-``.full_width_probability``); ``a`` as for :data:`WIDTH`."""
+"""``width(m, d, s, b, pmf)``: the width (0 = block) for a sample showing m idle servers (``LossPolicy.width_kernel``);
+``pmf`` is the state's table of P(m = j | state), whose last :data:`NARG` columns hold a compiled rule's parameters
+(built-ins ignore it; :mod:`msjgym.systems.loss.compiled`)."""
+PROBABILITY = types.float64(types.float64[:, ::1], types.int64, types.int64)
+"""``p(pmf, b, d)``: P(block | state), P(width d | state) (``LossPolicy.block_probability``,
+``.full_width_probability``), from ``pmf[b, j]`` = P(m = j | state), j = 0..d."""
 KERNELS = types.UniTuple(types.int64, 3)
 """The addresses of a policy's three kernels (width, block probability, width-d probability): :func:`kernels`."""
 _I, _F, _I2, _F2 = types.int64, types.float64, types.int64[:, ::1], types.float64[:, ::1]
@@ -68,7 +68,9 @@ F_AREA = 1  # ∫ (jobs in system) dt since the environment last read it (reward
 F_NEXT_ARR = 2  # time of the next arrival (general sizes only)
 NF = 3
 NARG = 4
-"""Parameter slots of a compiled width rule: ``flts[b, NF:NF + NARG]`` (:mod:`msjgym.systems.loss.compiled`)."""
+"""Parameter slots of a compiled width rule: ``pmf[b, d + 1:d + 1 + NARG]`` (:mod:`msjgym.systems.loss.compiled`),
+read by its width and probability kernels (passing them in the pmf table costs the built-ins no extra argument on
+the probability kernels, called at every event)."""
 # stats[b, batch, :] (fixed part; then per-width blocks)
 S_TIME, S_ARR, S_BLOCK, S_INV, S_JOBS, S_BUSY, S_DEV2, S_PBLOCK, S_AD, S_STEIN = range(10)
 S_WIDTH = 10  # d + 1 entries: arrivals given width 0 (blocked), 1, ..., d
@@ -89,8 +91,8 @@ class LossState:
 
     x: np.ndarray  # int64[B, d+1], X_i
     ints: np.ndarray  # int64[B, NI]
-    flts: np.ndarray  # float64[B, NF + NARG] (the last NARG: a compiled width rule's parameters)
-    pmf: np.ndarray  # float64[B, d+1], P(m = j | current state)
+    flts: np.ndarray  # float64[B, NF]
+    pmf: np.ndarray  # float64[B, d+1+NARG], P(m = j | current state), j = 0..d; then a compiled rule's parameters
     stats: np.ndarray  # float64[B, batches, stat_size(d)]
     rng: np.ndarray  # uint64[B, 4]
     trace: np.ndarray  # int64[B, T, 3]: (event, busy after, partial jobs after); event = width (arrival), −i (departure)
@@ -197,8 +199,8 @@ def _integrate(x, ints, flts, pmf, stats, b, dt, n, d, lam, kernels, batch):
     st[S_BUSY] += ints[b, I_BUSY] * dt
     dev = lam - d * x[b, d] / n
     st[S_DEV2] += dev * dev * dt
-    st[S_PBLOCK] += call_float(kernels[1], pmf, b, d, flts) * dt
-    ad = call_float(kernels[2], pmf, b, d, flts)
+    st[S_PBLOCK] += call_float(kernels[1], pmf, b, d) * dt
+    ad = call_float(kernels[2], pmf, b, d)
     st[S_AD] += ad * dt
     st[S_STEIN] += (1.0 - ad) * dev * dt
     ax = S_WIDTH + d + 1
@@ -286,7 +288,7 @@ def run(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, 
             if not to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, warmup,
                                    jobs, batches):
                 return True
-        width = call_int(kernels[0], ints[b, I_M], d, s, b, flts)
+        width = call_int(kernels[0], ints[b, I_M], d, s, b, pmf)
         resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
     return ints[b, I_ARRIVALS] >= warmup + jobs
 
@@ -358,7 +360,7 @@ def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, ki
             flts[b, F_TIME] = t_arr
             m = _draw_m(pmf, d, s, b)
             ints[b, I_M] = m
-            width = call_int(kernels[0], m, d, s, b, flts)
+            width = call_int(kernels[0], m, d, s, b, pmf)
             resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
             if width > 0:
                 _heap_push(heap_t, heap_w, ints, b, t_arr + sample(kind, data, 0, s, b) / width, width)
@@ -397,7 +399,7 @@ def new_state(model: LossModel, streams: np.ndarray, batches: int, trace_events:
     logfact = np.array([math.lgamma(j + 1.0) for j in range(n + 1)])
     cap = 0 if model.service is None else n  # at most n jobs (each holds >= 1 server)
     st = LossState(x=np.zeros((B, d + 1), np.int64), ints=np.zeros((B, NI), np.int64),
-                   flts=np.zeros((B, NF + NARG)), pmf=np.zeros((B, d + 1)),
+                   flts=np.zeros((B, NF)), pmf=np.zeros((B, d + 1 + NARG)),
                    stats=np.zeros((B, batches, stat_size(d))), rng=streams.copy(),
                    trace=np.zeros((B, trace_events, 3), np.int64), logfact=logfact,
                    heap_t=np.zeros((B, cap)), heap_w=np.zeros((B, cap), np.int64))
@@ -436,7 +438,7 @@ class LossSimulation:
         self.state = new_state(model, streams, batches, trace_events)
         row = getattr(policy, "parameter_row", None)  # a compiled width rule's parameters (loss.compiled)
         if row is not None:
-            self.state.flts[:, NF:NF + NARG] = row()
+            self.state.pmf[:, self.model.d + 1:] = row()
         if model.service is not None:
             kind, data = model.service.encode()
             self._law = (int(kind), np.ascontiguousarray(data, dtype=np.float64))
