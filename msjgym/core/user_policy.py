@@ -404,3 +404,25 @@ def _torch_scores(model: Any) -> Scores:
             return model.policy.get_distribution(obs).distribution.logits.numpy()[0].astype(np.float64)
 
     return scores
+
+
+_DECLARED: dict[tuple[str, int, str], Any] = {}
+
+
+def declared_in_file(policy: Any, cls: type) -> Any:
+    """The ``cls`` instance (a compiled policy's declaration) given as ``FILE.py:NAME`` or as the object itself
+    (possibly bound); None when ``policy`` is not one. The file is executed once per version (its modification time):
+    the one loader of every family's compiled policies (``msjgym.systems.<family>.compiled``)."""
+    if isinstance(policy, cls):
+        return policy
+    if not isinstance(policy, str) or policy.startswith(("sb3:", "rllib:")):
+        return None
+    text, sep, name = policy.rpartition(":")
+    path = Path(text)
+    if not sep or not text.endswith(".py") or not path.is_file():
+        return None
+    key = (str(path.resolve()), path.stat().st_mtime_ns, name)
+    if key not in _DECLARED:
+        _DECLARED[key] = load_object(path, name, policy)
+    obj = _DECLARED[key]
+    return obj if isinstance(obj, cls) else None

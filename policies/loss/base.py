@@ -29,8 +29,9 @@ class LossPolicy(BuiltinPolicy):
     Attributes (beyond :class:`msjgym.api.PolicySpec`'s):
         rule: ``rule(m, d, rng) -> width``, the policy's decision for a sample showing m = min(l, d) idle servers
             (0 = block); ``rng`` is a ``numpy.random.Generator`` (None: the rule must not need one).
-        width_kernel: its compiled twin ``width(m, d, s, b)`` (``s``: the replications' random streams, ``b``: this
-            one).
+        width_kernel: its compiled twin ``width(m, d, s, b, pmf)`` (``s``: the replications' random streams, ``b``: this
+            one, ``pmf``: the state's table of P(m = j | state), whose last columns hold a compiled rule's parameters;
+            built-ins ignore it).
         block_probability, full_width_probability: compiled ``(pmf, b, d)``: P(block | state) and P(width d | state)
             from ``pmf[b, j]`` = P(m = j | state).
         deterministic: whether the width is a function of the observation (the agent twin reproduces the kernel).

@@ -9,7 +9,7 @@ from .base import LossPolicy, width_d_if_d_idle
 
 
 @njit
-def width_fixed(m, d, s, b):
+def width_fixed(m, d, s, b, pmf):
     return d if m == d else 0
 
 

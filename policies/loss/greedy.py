@@ -9,7 +9,7 @@ from .base import GMGM, LossPolicy, block_if_none_idle, width_d_if_d_idle
 
 
 @njit
-def width_greedy(m, d, s, b):
+def width_greedy(m, d, s, b, pmf):
     return m
 
 

@@ -11,7 +11,7 @@ from .base import LossPolicy, block_if_none_idle
 
 
 @njit
-def width_uniform(m, d, s, b):
+def width_uniform(m, d, s, b, pmf):
     if m == 0:
         return 0
     return 1 + streams.below(s, b, m)

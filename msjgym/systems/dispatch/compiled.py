@@ -78,27 +78,12 @@ def dispatcher(fn: Callable | None = None, *, name: str | None = None, params: t
     return declare if fn is None else declare(fn)
 
 
-_FILES: dict[tuple[str, int, str], Any] = {}
-
-
 def resolve(policy: Any) -> UserDispatcher | None:
     """The declaration of a compiled dispatcher given as ``FILE.py:NAME`` or as the object itself (possibly bound);
     None when ``policy`` is not one. The file is executed once per version (its modification time)."""
-    if isinstance(policy, UserDispatcher):
-        return policy
-    if not isinstance(policy, str) or policy.startswith(("sb3:", "rllib:")):
-        return None
-    text, sep, name = policy.rpartition(":")
-    path = Path(text)
-    if not sep or not text.endswith(".py") or not path.is_file():
-        return None
-    from msjgym.core.user_policy import load_object
+    from msjgym.core.user_policy import declared_in_file
 
-    key = (str(path.resolve()), path.stat().st_mtime_ns, name)
-    if key not in _FILES:
-        _FILES[key] = load_object(path, name, policy)
-    obj = _FILES[key]
-    return obj if isinstance(obj, UserDispatcher) else None
+    return declared_in_file(policy, UserDispatcher)
 
 
 # ---------------------------------------------------------------- what a dispatcher may call

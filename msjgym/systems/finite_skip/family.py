@@ -31,6 +31,7 @@ from msjgym.systems.finite_skip import scenarios as F
 from msjgym.systems.finite_skip import scorecard
 from msjgym.systems.finite_skip import simulate as fs
 from msjgym.systems.finite_skip.agent import FiniteSkipSpec, RateDecider, agent_replication
+from msjgym.systems.finite_skip.compiled import UserRateRule, resolve as resolve_compiled
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -53,7 +54,7 @@ class FiniteSkipRuns(api.Simulation):
         self.per_rep = self.warmup + self.jobs
         self.seeds = np.random.SeedSequence(seed).spawn(self.reps)
         self.results: list[fs.Replication | None] = [None] * self.reps
-        if api.is_user_policy(policy):
+        if _agent(policy):
             self.decider = decider(scenario, policy, run)
             self.name = self.decider.name
         else:
@@ -168,12 +169,18 @@ def _run_length(run: api.RunSettings) -> tuple[int, int, int]:
 
 
 def builtin_policy(scenario: api.Scenario, policy: str | FiniteSkipPolicy) -> FiniteSkipPolicy:
-    """The built-in policy ``policy`` (a name, or a declaration as given: ``policy_spec(...).bind(...)``), checked
-    against the scenario's system."""
+    """The built-in policy ``policy`` (a name, or a declaration as given: ``policy_spec(...).bind(...)``, or a
+    compiled rule of the user's: ``FILE.py:NAME``, :mod:`msjgym.systems.finite_skip.compiled`), checked against the
+    scenario's system."""
     if not isinstance(policy, FiniteSkipPolicy):
-        policy = api.policy_spec(FAMILY, policy)
+        policy = resolve_compiled(policy) or api.policy_spec(FAMILY, policy)
     fs.check_policy(scenario.model, policy)
     return policy
+
+
+def _agent(policy: Any) -> bool:
+    """Whether ``policy`` decides in Python (a policy of the user's that is not a compiled rate rule)."""
+    return api.is_user_policy(policy) and resolve_compiled(policy) is None
 
 
 def _mode(policy: Any, run: api.RunSettings) -> tuple[str, int]:
@@ -242,6 +249,11 @@ class FiniteSkipFamily:
     def policies(self) -> Mapping[str, FiniteSkipPolicy]:
         return POLICIES
 
+    def compiled_policy(self, policy: Any) -> UserRateRule | None:
+        """The declaration of a compiled rate rule of the user's (``FILE.py:NAME``), whose ``--param`` keys bind its
+        own parameters (:mod:`msjgym.systems.finite_skip.compiled`); None for anything else."""
+        return resolve_compiled(policy)
+
     def default_policy(self, scenario: api.Scenario) -> str:
         if scenario.name in F.FIGURES:
             return F.FIGURES[scenario.name].policies[0]
@@ -251,7 +263,7 @@ class FiniteSkipFamily:
         for key in run.options:
             if key not in ("mode", "window"):
                 raise MsjgymError(f"--{key.replace('_', '-')}: not for finite-skip scenarios")
-        if api.is_user_policy(policy):
+        if _agent(policy):
             _mode(policy, run)
         else:
             if run.options:
@@ -266,7 +278,7 @@ class FiniteSkipFamily:
         return FiniteSkipRuns(scenario, policy, run, seed)
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
-        if api.is_user_policy(policy):
+        if _agent(policy):
             own = FiniteSkipPolicy(name=str(getattr(policy, "name", policy)), system=scenario.model.system,
                                    preemptive=True, wcfs=False, summary="user policy", source="user file")
             return scorecard.references(scenario.model, own)

@@ -186,6 +186,9 @@ def replication(model: FiniteSkipModel, policy: FiniteSkipPolicy, *, jobs: int =
     scale = model.size_scales
     dkind, dstart, ddata = encode_all(model.laws)
     speeds = np.sort(np.asarray(model.speeds if model.system == HET else [1.0 / k] * k, dtype=np.float64))[::-1].copy()
+    slots = getattr(policy, "parameter_slots", None)  # a compiled rule's parameters, after the k speeds
+    if slots is not None:
+        speeds = np.concatenate([speeds, np.asarray(slots(), dtype=np.float64)])
     levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
     rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.name == SF_DIV else FULL_SUM)
     alloc = prepare(policy)

@@ -19,6 +19,7 @@ from msjgym.errors import MsjgymError
 from msjgym.policies.loss import POLICIES, LossPolicy
 from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss import scorecard
+from msjgym.systems.loss.compiled import UserWidthRule, resolve as resolve_compiled
 from msjgym.systems.loss.metrics import default_warmup, loss_metrics
 from msjgym.systems.loss.model import LossModel
 from msjgym.systems.loss.scenarios import is_loss_scenario, list_loss_scenarios, load_loss_scenario, resolved_params
@@ -109,6 +110,7 @@ class BuiltinRuns(_LossRuns):
 
     def __init__(self, scenario: api.Scenario, policy: LossPolicy, run: api.RunSettings, seed: int) -> None:
         self._setup(scenario, policy.label, run)
+        self.policy_known = not isinstance(policy, UserWidthRule) or policy.law_known
         streams, _ = rng.spawn_states(seed, self.reps)
         self.sim = ls.LossSimulation(self.model, policy, self.warmup, self.jobs, self.batches, streams)
         self._done = np.zeros(self.reps, np.bool_)
@@ -183,25 +185,39 @@ class LossFamily:
         return POLICIES
 
     def builtin(self, policy: str | LossPolicy) -> LossPolicy:
-        """A built-in policy by name, or its declaration as given (``policy_spec(...).bind(...)``)."""
-        return policy if isinstance(policy, LossPolicy) else api.policy_spec(self, policy)
+        """A built-in policy by name, or its declaration as given (``policy_spec(...).bind(...)``, or a compiled
+        width rule of the user's: ``FILE.py:NAME``, :mod:`msjgym.systems.loss.compiled`)."""
+        if isinstance(policy, LossPolicy):
+            return policy
+        return resolve_compiled(policy) or api.policy_spec(self, policy)
+
+    def compiled_policy(self, policy: Any) -> UserWidthRule | None:
+        """The declaration of a compiled width rule of the user's (``FILE.py:NAME``), whose ``--param`` keys bind its
+        own parameters (:mod:`msjgym.systems.loss.compiled`); None for anything else."""
+        return resolve_compiled(policy)
+
+    def _agent(self, policy: Any) -> bool:
+        """Whether ``policy`` decides in Python (a policy of the user's that is not a compiled width rule)."""
+        return api.is_user_policy(policy) and resolve_compiled(policy) is None
 
     def validate(self, scenario: api.Scenario, policy: str | LossPolicy, run: api.RunSettings) -> None:
         for key in run.options:
             raise MsjgymError(f"--{key.replace('_', '-')}: not for loss scenarios")
-        if not api.is_user_policy(policy):
+        if not self._agent(policy):
             self.builtin(policy)
 
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
         return _run_length(scenario, run)
 
     def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
-        if api.is_user_policy(policy):
+        if self._agent(policy):
             return AgentRuns(scenario, policy, run, seed)
         return BuiltinRuns(scenario, self.builtin(policy), run, seed)
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
-        known = None if api.is_user_policy(policy) else self.builtin(policy)
+        known = None if self._agent(policy) else self.builtin(policy)
+        if isinstance(known, UserWidthRule):  # the paper's values are the built-ins': the policy-free references
+            return scorecard.references(scenario.model, None, law_known=known.law_known)
         return scorecard.references(scenario.model, known)
 
     def default_policy(self, scenario: api.Scenario) -> str:

@@ -34,10 +34,13 @@ from msjgym.core.sampling import sample
 from msjgym.systems.loss.model import LossModel
 
 # the policy's kernels, by signature: each compiled on its own (cached by its file) and called at its address
-WIDTH = types.int64(types.int64, types.int64, types.uint64[:, ::1], types.int64)
-"""``width(m, d, s, b)``: the width (0 = block) for a sample showing m idle servers (``LossPolicy.width_kernel``)."""
+WIDTH = types.int64(types.int64, types.int64, types.uint64[:, ::1], types.int64, types.float64[:, ::1])
+"""``width(m, d, s, b, pmf)``: the width (0 = block) for a sample showing m idle servers (``LossPolicy.width_kernel``);
+``pmf`` is the state's table of P(m = j | state), whose last :data:`NARG` columns hold a compiled rule's parameters
+(built-ins ignore it; :mod:`msjgym.systems.loss.compiled`)."""
 PROBABILITY = types.float64(types.float64[:, ::1], types.int64, types.int64)
-"""``p(pmf, b, d)``: P(block | state), P(width d | state) (``LossPolicy.block_probability``, ``.full_width_probability``)."""
+"""``p(pmf, b, d)``: P(block | state), P(width d | state) (``LossPolicy.block_probability``,
+``.full_width_probability``), from ``pmf[b, j]`` = P(m = j | state), j = 0..d."""
 KERNELS = types.UniTuple(types.int64, 3)
 """The addresses of a policy's three kernels (width, block probability, width-d probability): :func:`kernels`."""
 _I, _F, _I2, _F2 = types.int64, types.float64, types.int64[:, ::1], types.float64[:, ::1]
@@ -64,6 +67,10 @@ F_TIME = 0  # current time
 F_AREA = 1  # ∫ (jobs in system) dt since the environment last read it (reward)
 F_NEXT_ARR = 2  # time of the next arrival (general sizes only)
 NF = 3
+NARG = 4
+"""Parameter slots of a compiled width rule: ``pmf[b, d + 1:d + 1 + NARG]`` (:mod:`msjgym.systems.loss.compiled`),
+read by its width and probability kernels (passing them in the pmf table costs the built-ins no extra argument on
+the probability kernels, called at every event)."""
 # stats[b, batch, :] (fixed part; then per-width blocks)
 S_TIME, S_ARR, S_BLOCK, S_INV, S_JOBS, S_BUSY, S_DEV2, S_PBLOCK, S_AD, S_STEIN = range(10)
 S_WIDTH = 10  # d + 1 entries: arrivals given width 0 (blocked), 1, ..., d
@@ -85,7 +92,7 @@ class LossState:
     x: np.ndarray  # int64[B, d+1], X_i
     ints: np.ndarray  # int64[B, NI]
     flts: np.ndarray  # float64[B, NF]
-    pmf: np.ndarray  # float64[B, d+1], P(m = j | current state)
+    pmf: np.ndarray  # float64[B, d+1+NARG], P(m = j | current state), j = 0..d; then a compiled rule's parameters
     stats: np.ndarray  # float64[B, batches, stat_size(d)]
     rng: np.ndarray  # uint64[B, 4]
     trace: np.ndarray  # int64[B, T, 3]: (event, busy after, partial jobs after); event = width (arrival), −i (departure)
@@ -281,7 +288,7 @@ def run(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, 
             if not to_next_arrival(x, ints, flts, pmf, stats, s, trace, logfact, b, n, d, k, lam, kernels, warmup,
                                    jobs, batches):
                 return True
-        width = call_int(kernels[0], ints[b, I_M], d, s, b)
+        width = call_int(kernels[0], ints[b, I_M], d, s, b, pmf)
         resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
     return ints[b, I_ARRIVALS] >= warmup + jobs
 
@@ -353,7 +360,7 @@ def run_general(x, ints, flts, pmf, stats, s, trace, logfact, heap_t, heap_w, ki
             flts[b, F_TIME] = t_arr
             m = _draw_m(pmf, d, s, b)
             ints[b, I_M] = m
-            width = call_int(kernels[0], m, d, s, b)
+            width = call_int(kernels[0], m, d, s, b, pmf)
             resolve_arrival(x, ints, pmf, stats, trace, logfact, b, n, d, k, width, warmup, jobs, batches)
             if width > 0:
                 _heap_push(heap_t, heap_w, ints, b, t_arr + sample(kind, data, 0, s, b) / width, width)
@@ -392,7 +399,7 @@ def new_state(model: LossModel, streams: np.ndarray, batches: int, trace_events:
     logfact = np.array([math.lgamma(j + 1.0) for j in range(n + 1)])
     cap = 0 if model.service is None else n  # at most n jobs (each holds >= 1 server)
     st = LossState(x=np.zeros((B, d + 1), np.int64), ints=np.zeros((B, NI), np.int64),
-                   flts=np.zeros((B, NF)), pmf=np.zeros((B, d + 1)),
+                   flts=np.zeros((B, NF)), pmf=np.zeros((B, d + 1 + NARG)),
                    stats=np.zeros((B, batches, stat_size(d))), rng=streams.copy(),
                    trace=np.zeros((B, trace_events, 3), np.int64), logfact=logfact,
                    heap_t=np.zeros((B, cap)), heap_w=np.zeros((B, cap), np.int64))
@@ -429,6 +436,9 @@ class LossSimulation:
         self.params = LossParams(int(model.servers), int(model.d), int(model.k), float(model.lam), (0, 0, 0),
                                  int(warmup), int(jobs), int(batches))
         self.state = new_state(model, streams, batches, trace_events)
+        row = getattr(policy, "parameter_row", None)  # a compiled width rule's parameters (loss.compiled)
+        if row is not None:
+            self.state.pmf[:, self.model.d + 1:] = row()
         if model.service is not None:
             kind, data = model.service.encode()
             self._law = (int(kind), np.ascontiguousarray(data, dtype=np.float64))

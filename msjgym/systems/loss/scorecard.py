@@ -171,11 +171,13 @@ def _general_service(model: LossModel, policy: LossPolicy) -> list[Reference]:  
     return refs
 
 
-def references(model: LossModel, policy: LossPolicy | None) -> list[Reference]:
+def references(model: LossModel, policy: LossPolicy | None, law_known: bool = False) -> list[Reference]:
     """Every reference that applies to ``model`` under ``policy`` (before simulating); ``None``: a policy of the
-    user's own (an agent): only the policy-free identities and the comparison with greedy's exact value."""
+    user's own (an agent, or a compiled rule): only the policy-free identities (with the PASTA and Stein residuals
+    when ``law_known``: the rule declared P(block | state), P(width d | state)) and the comparison with greedy's exact
+    value."""
     if policy is None:
-        refs = _identities(model, known=False)
+        refs = _identities(model, known=law_known)
         if model.full_access and model.service is None:
             g = th.greedy_full_access(model.servers, model.d, model.lam)
             refs.append(Reference("blocking_probability", "approximation",
