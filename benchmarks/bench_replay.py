@@ -13,9 +13,9 @@ policy's kernels); not the compilation (an untimed run first), the trace's readi
 Fastest of ``--repeat`` runs, in wall time and in CPU time of the process (``time.process_time``: on a machine
 shared with other jobs, wall time counts the time the process waited for a core; jobs/s are from CPU time).
 The last lines give the speed targets of the practitioner's-workflow issue: ``priority`` with ``easy-narrow``
-(RLScheduler's rule) against ``easy-backfilling``, and ``priority`` with ``conservative`` in a static order (fcfs,
-sjf) against ``conservative-backfilling`` (all of them the kept profile of ``policies/msj/backfilling.py``), each
->= 0.8x the jobs/s of the built-in.
+(RLScheduler's rule) in a static order (fcfs, sjf, f1) against ``easy-backfilling``, and ``priority`` with
+``conservative`` in a static order (fcfs, sjf) against ``conservative-backfilling`` (all of them the waiting list or
+profile kept by ``policies/msj/backfilling.py``), each >= 0.8x the jobs/s of the built-in.
 
     python benchmarks/bench_replay.py               # both traces, every policy below
     python benchmarks/bench_replay.py --jobs 20000 --load 0.9
@@ -50,9 +50,12 @@ POLICIES = (
     ("priority", {"order": "sjf", "backfill": "conservative"}),
     ("priority", {"order": "fcfs", "backfill": "easy-narrow"}),
     ("priority", {"order": "sjf", "backfill": "easy-narrow"}),
+    ("priority", {"order": "f1", "backfill": "easy-narrow"}),
+    ("priority", {"order": "wfp3", "backfill": "easy-narrow"}),
 )
 TARGETS = (("priority(order=fcfs, backfill=easy-narrow)", "easy-backfilling"),
            ("priority(order=sjf, backfill=easy-narrow)", "easy-backfilling"),
+           ("priority(order=f1, backfill=easy-narrow)", "easy-backfilling"),
            ("priority(order=fcfs, backfill=conservative)", "conservative-backfilling"),
            ("priority(order=sjf, backfill=conservative)", "conservative-backfilling"))
 """(policy, built-in): the policy's jobs/s should be at least 0.8x the built-in's on the same trace."""

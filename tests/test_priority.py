@@ -111,12 +111,12 @@ class Narrow:
         return started
 
 
-def drive(order: str, rule: str, m, law, events: int, seed: int) -> None:
+def drive(order: str, rule: str, m, law, events: int, seed: int, capacity: int = 1024) -> MSJSimulation:
     """Random arrivals and true completions, by hand; after every event the kernel's starts (and, for conservative,
-    every reservation) must equal the reference's."""
+    every reservation) must equal the reference's. Returns the simulation (``capacity``: its initial job slots)."""
     m = dataclasses.replace(m, estimate=law)
     sim = MSJSimulation(m, PRIORITY.bind(order=order, backfill=rule), RunConfig(debug=True),
-                        rng.spawn_states(seed, 1)[0])
+                        rng.spawn_states(seed, 1)[0], capacity=capacity)
     narrow = Narrow()
     for now, running, waiting, started in by_hand(sim, m, events, seed):
         ordered = in_priority_order(sim, order, now, waiting)
@@ -138,6 +138,7 @@ def drive(order: str, rule: str, m, law, events: int, seed: int) -> None:
         else:
             expected = narrow(sim, order, n, now, running, waiting)
         assert started == set(expected), (order, rule, now, started, expected)
+    return sim
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -145,6 +146,15 @@ def drive(order: str, rule: str, m, law, events: int, seed: int) -> None:
 def test_kernel_matches_the_reference_decision_for_decision(order, rule):
     for scenario, law in (("three-needs", "uniform-1-5"), ("shared-need", "under")):
         drive(order, rule, MODELS[scenario], LAWS[law], events=600, seed=17)
+
+
+@pytest.mark.parametrize("rule", ("conservative", "easy-narrow"))
+@pytest.mark.parametrize("order", ("sjf", "f1"))
+def test_waiting_list_kept_in_a_static_order_survives_grown_job_storage(order, rule):
+    """Two job slots to start with: the storage grows while jobs wait, the kept waiting list (in J_MARK, rebuilt from
+    the jobs in a grown state) must still give the reference's decisions."""
+    sim = drive(order, rule, MODELS["three-needs"], LAWS["uniform-1-5"], events=300, seed=5, capacity=2)
+    assert sim.state.job_i.shape[1] > 2
 
 
 # ==================================================================================================== by hand

@@ -13,6 +13,8 @@ backfilling's kept profile with its compression.
   the waiting list's order (arrival order for ``conservative-backfilling``, any static order for ``priority``), the
   profile kept between events and only the jobs that can move placed again
   (``docs/modelling-choices.md#backfilling-kept-profile``). A new job enters the list at its place in the order.
+* **The kept waiting list alone** (:func:`kept_first`, :func:`kept_drop_started`): the same list, kept in a static
+  order without a profile, gives ``priority``'s ``easy-narrow`` its next head without ordering the queue again.
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ import math
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, INF, J_ARR, J_CLS, J_EST, J_KEY, J_MARK, J_NEXT, J_REM, J_RES, J_SEQ, J_SIZE, J_START, P_K, P_SERVERS,
-    P_T0, S_BUSY, S_HEAPN, T_NOW, departed_job, estimated_end, estimated_remaining, start_job)
+    C_BOUND, INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_MARK, J_NEXT, J_REM, J_RES, J_SEQ, J_SIZE, J_START, P_K,
+    P_SERVERS, P_T0, S_BUSY, S_HEAPN, T_NOW, departed_job, estimated_end, estimated_remaining, start_job)
 
 from .common import next_in_arrival_order
 
@@ -319,6 +321,39 @@ def _unlink(st, b, prev, nxt):
         st.job_i[b, prev, J_MARK] = nxt
     if nxt < 0:
         st.prof_f[b, _LAST] = prev
+
+
+# ---------------------------------------------------------------- the kept waiting list alone (easy-narrow)
+@njit
+def kept_first(st, pr, b, order):
+    """The first job of the waiting list kept in the static ``order`` that has not started, -1 if none (the list is
+    built from the jobs first in a new or grown state). A job started since the last :func:`kept_drop_started` is
+    still listed and skipped here. For a rule that needs only the highest-priority waiting job (``priority``'s
+    ``easy-narrow``): the list is kept by :func:`kept_on_arrival` as for conservative backfilling, without a
+    profile."""
+    if st.prof_f[b, _VALID] == 0:
+        _rebuild(st, pr, b, order)
+    j = st.prof_f[b, _FIRST]
+    while j >= 0 and st.job_i[b, j, J_HPOS] >= 0:
+        j = st.job_i[b, j, J_MARK]
+    return j
+
+
+@njit
+def kept_drop_started(st, b, n):
+    """Take the ``n`` jobs started since the last call out of the kept waiting list, walking it from its first job
+    until all n are found (O(position of the last one); a job started by a rule in priority order is near the
+    front). Call it in the same scheduling call as the starts, before any job can leave and free its slot."""
+    prev = -1
+    j = st.prof_f[b, _FIRST]
+    while n > 0 and j >= 0:
+        nxt = st.job_i[b, j, J_MARK]
+        if st.job_i[b, j, J_HPOS] >= 0:
+            _unlink(st, b, prev, nxt)
+            n -= 1
+        else:
+            prev = j
+        j = nxt
 
 
 # ---------------------------------------------------------------- the three ways to compress

@@ -60,10 +60,10 @@ from msjgym.systems.msj.state import (
 
 from .agent_forms import EstimatesNotObservedAgent
 from .backfilling import (
-    O_F1, O_FCFS, ORDERS, add_free, build_profile, conservative, earliest_fit, kept_on_arrival, kept_on_departure,
-    priority_key, reservation)
+    O_F1, O_FCFS, ORDERS, add_free, build_profile, conservative, earliest_fit, kept_drop_started, kept_first,
+    kept_on_arrival, kept_on_departure, priority_key, reservation)
 from .base import Policy
-from .common import next_in_arrival_order, oldest_waiting
+from .common import oldest_waiting
 
 BACKFILLS = ("none", "easy", "conservative", "easy-narrow")
 B_NONE, B_EASY, B_CONSERVATIVE, B_NARROW = range(4)
@@ -216,10 +216,22 @@ def _narrow(st, pr, b, order, now):
     """RLScheduler's rule (module docstring): a fixed head with its shadow time, backfilling in arrival order only
     jobs that end strictly before it. The head is remembered in ``scratch[b, 2K]`` (its slot + 1; 0: none) and
     ``scratch[b, 2K + 1]`` (its arrival sequence number), its shadow time in its ``J_RES``. The waiting jobs are
-    ordered only when a new head is chosen: in FCFS order the oldest (O(K)), else from a heap built then (O(Q)) and
-    popped for each head started in this call."""
+    ordered only when a new head is chosen: in FCFS order the oldest (O(K)); in another static order (sjf, saf, f1)
+    the first of the waiting list kept in that order between events (``backfilling.kept_first``: each arrival
+    inserted at its place, O(Q); the jobs started here taken out of the list before returning); WFP3 and UNICEP,
+    whose keys grow with the waiting time, from a heap of every waiting job built then (O(Q)) and popped for each
+    head started in this call."""
+    started = _narrow_starts(st, pr, b, order, now)
+    if started > 0 and order != O_FCFS and order <= O_F1:
+        kept_drop_started(st, b, started)
+
+
+@njit
+def _narrow_starts(st, pr, b, order, now):
+    """``_narrow`` but for the kept list's upkeep; returns the number of jobs it started."""
     K = pr.ints[P_K]
     free = pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]
+    started = 0
     base = 0
     q = -1  # the heap, once built
     while True:
@@ -230,6 +242,8 @@ def _narrow(st, pr, b, order, now):
         if fresh:
             if order == O_FCFS:
                 head = oldest_waiting(st, pr, b)
+            elif order <= O_F1:  # a static order: the waiting list kept between events
+                head = kept_first(st, pr, b, order)
             else:
                 if q < 0:
                     base, q = heap_waiting(st, pr, b, order, now)
@@ -239,10 +253,11 @@ def _narrow(st, pr, b, order, now):
                 head = st.prof_f[b, base] if q > 0 else -1
             if head < 0:
                 st.scratch[b, 2 * K] = 0
-                return
+                return started
         m = pr.need[st.job_i[b, head, J_CLS]]
         if m <= free:
             start_job(st, pr, b, head)
+            started += 1
             free -= m
             st.scratch[b, 2 * K] = 0
             continue
@@ -253,19 +268,41 @@ def _narrow(st, pr, b, order, now):
             st.job_f[b, head, J_RES] = shadow
         break
     if free == 0:
-        return
-    shadow = st.job_f[b, head, J_RES]
-    for c in range(K):
-        st.scratch[b, K + c] = st.cls_i[b, c, C_BOUND]
-    while free > 0:
-        c = next_in_arrival_order(st, pr, b, free)
-        if c < 0:
-            return
-        j = st.scratch[b, K + c]
-        st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]  # read before start_job relinks j
-        if j != head and now + estimated_remaining(st, b, j, now) < shadow:
+        return started
+    return started + _backfill_before(st, pr, b, head, st.job_f[b, head, J_RES], free, now)
+
+
+@njit
+def _backfill_before(st, pr, b, head, shadow, free, now):
+    """Start, in arrival order, the waiting jobs (but the head) that fit and end (by their estimates) strictly before
+    ``shadow``; returns how many started. Only the jobs that could start, those that fit in the ``free`` servers now
+    and end before the shadow time, are gathered (in the order buffer, with equal keys so that ``sort_jobs`` orders
+    them by arrival, its tie rule): O(Q + F log F) for F of them, where a K-way merge of the classes would take O(K)
+    per waiting job visited. Free servers only decrease here, so a job that no longer fits once others have started
+    would not fit later either: it is passed over."""
+    base = st.prof_f.shape[1] - st.job_i.shape[1]
+    n = 0
+    for c in range(pr.ints[P_K]):
+        if pr.need[c] <= free:
+            j = st.cls_i[b, c, C_BOUND]
+            while j >= 0:
+                if j != head and now + estimated_remaining(st, b, j, now) < shadow:
+                    st.job_f[b, j, J_KEY] = 0.0
+                    st.prof_f[b, base + n] = j
+                    n += 1
+                j = st.job_i[b, j, J_NEXT]
+    sort_jobs(st, b, base, n)
+    started = 0
+    for k in range(n):
+        if free == 0:
+            break
+        j = st.prof_f[b, base + k]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        if m <= free:
             start_job(st, pr, b, j)
-            free -= pr.need[c]
+            started += 1
+            free -= m
+    return started
 
 
 # ---------------------------------------------------------------- compiled kernel
@@ -276,7 +313,11 @@ def schedule(st, pr, b):
     Cost per event, Q waiting and R running jobs: O(Q) to key and heap the waiting jobs, O(log Q) per job started in
     order; ``easy`` adds O(R log R) for the head's reservation and O(F log F) to order the F jobs that fit now;
     ``conservative`` O(Q log Q) to order every waiting job and O((R + Q)·P) for the profile (P <= 1 + R + 4Q
-    breakpoints).
+    breakpoints). In a static order ``conservative`` keeps its profile and waiting list between events
+    (``backfilling.conservative``). ``easy-narrow`` orders nothing at an event that keeps its head; a new head is
+    the oldest job (FCFS), the first of the waiting list kept in a static order, or the top of a heap of every
+    waiting job (WFP3, UNICEP: O(Q)); backfilling then costs O(Q + F log F) for the F jobs that could start
+    (``_backfill_before``); each arrival costs O(Q) for its place in a kept list.
     """
     order = pr.ints[P_ARG]
     rule = pr.ints[P_ARG + 1]
@@ -300,9 +341,12 @@ def schedule(st, pr, b):
 
 @njit
 def on_arrival(st, pr, b, j):
-    """Conservative backfilling in a static order keeps its waiting list: the new job enters at its place."""
-    if pr.ints[P_ARG + 1] == B_CONSERVATIVE and pr.ints[P_ARG] <= O_F1:
-        kept_on_arrival(st, pr, b, j, pr.ints[P_ARG])
+    """Conservative backfilling in a static order, and ``easy-narrow`` in a static order but FCFS (whose head is the
+    oldest job), keep their waiting list: the new job enters at its place."""
+    order = pr.ints[P_ARG]
+    rule = pr.ints[P_ARG + 1]
+    if order <= O_F1 and (rule == B_CONSERVATIVE or (rule == B_NARROW and order != O_FCFS)):
+        kept_on_arrival(st, pr, b, j, order)
 
 
 @njit
