@@ -1,6 +1,6 @@
 """Compiled policies of the user's against the built-ins they restate: events per second, and the same events.
 
-One row per family (issue 35, item 5: a user's compiled policy, declared in one file with its own parameters, at
+One row per family (a user's compiled policy, declared in one file with its own parameters, at
 >= 0.9x a built-in's events/s), each pair on one model and seed, alternated, the fastest of ``--repeat`` runs
 (compilation excluded by an untimed first run; timed: the compiled loop only):
 
