@@ -80,15 +80,10 @@ def _sift_down(st, b, base, n, pos, now):
         pos = child
 
 
-@njit
-def reservation(st, pr, b, need, free, now):
-    """(shadow time, extra servers) of a job of ``need`` servers that does not fit in the ``free`` servers now: the
-    earliest estimated completion time of running jobs by which ``need`` servers are free (jobs with equal estimated
-    ends free their servers together), and the servers free then beyond ``need``.
-
-    The running jobs (at most ``servers``) are ordered by estimated end in a binary heap in ``scratch[b, 3K:3K+n]``:
-    O(R + k log R) for the k jobs popped.
-    """
+@njit(inline="always")
+def heap_running(st, pr, b, now):
+    """The running jobs (at most ``servers``) in a binary heap by estimated end in ``scratch[b, 3K:3K+n]``;
+    returns (3K, n)."""
     base = 3 * pr.ints[P_K]
     sc = st.scratch
     n = st.sys_i[b, S_HEAPN]
@@ -96,14 +91,38 @@ def reservation(st, pr, b, need, free, now):
         sc[b, base + i] = st.heap[b, i]
     for pos in range(n // 2 - 1, -1, -1):
         _sift_down(st, b, base, n, pos, now)
+    return base, n
+
+
+@njit(inline="always")
+def pop_earliest_end(st, pr, b, base, n, now):
+    """Pop every job of the heap of :func:`heap_running` whose estimated end is the earliest (equal ends free their
+    servers together): (that end, the servers they free, the jobs left in the heap)."""
+    sc = st.scratch
+    t = estimated_end(st, b, sc[b, base], now)
+    freed = 0
+    while n > 0 and estimated_end(st, b, sc[b, base], now) == t:
+        freed += pr.need[st.job_i[b, sc[b, base], J_CLS]]
+        n -= 1
+        sc[b, base] = sc[b, base + n]
+        _sift_down(st, b, base, n, 0, now)
+    return t, freed, n
+
+
+@njit
+def reservation(st, pr, b, need, free, now):
+    """(shadow time, extra servers) of a job of ``need`` servers that does not fit in the ``free`` servers now: the
+    earliest estimated completion time of running jobs by which ``need`` servers are free (jobs with equal estimated
+    ends free their servers together), and the servers free then beyond ``need``.
+
+    The running jobs are popped in order of estimated end from :func:`heap_running`: O(R + k log R) for the k jobs
+    popped.
+    """
+    base, n = heap_running(st, pr, b, now)
     avail = free
     while n > 0:
-        t = estimated_end(st, b, sc[b, base], now)
-        while n > 0 and estimated_end(st, b, sc[b, base], now) == t:
-            avail += pr.need[st.job_i[b, sc[b, base], J_CLS]]
-            n -= 1
-            sc[b, base] = sc[b, base + n]
-            _sift_down(st, b, base, n, 0, now)
+        t, freed, n = pop_earliest_end(st, pr, b, base, n, now)
+        avail += freed
         if avail >= need:
             return t, avail - need
     return INF, 0  # not reached: once every running job has ended, all servers are free

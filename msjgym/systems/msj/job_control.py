@@ -41,14 +41,14 @@ import numpy as np
 
 from msjgym.core.jit import njit
 from msjgym.policies.msj.backfilling import O_FCFS, reservation
-from msjgym.policies.msj.backfilling import _sift_down as _sift_by_end
+from msjgym.policies.msj.backfilling import heap_running, pop_earliest_end
 from msjgym.policies.msj.priority import B_CONSERVATIVE, B_EASY, B_NARROW, _conservative, _easy, _narrow, heap_waiting, pop_first
 from msjgym.systems.msj import control
 from msjgym.systems.msj import job_observation as jo
 from msjgym.systems.msj.control import F_REWARD, X_INITIAL, X_NEED_EVENT, X_TRUNCATED
 from msjgym.systems.msj.state import (
-    INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_RES, J_SEQ, NEED_CAPACITY, P_K, P_SERVERS, RUNNING, S_BUSY, S_HEAPN,
-    S_NCOMP, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, estimated_end, start_job)
+    INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_RES, J_SEQ, NEED_CAPACITY, P_K, P_SERVERS, RUNNING, S_BUSY,
+    S_NCOMP, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, start_job)
 
 ACTION_PICK = 0
 ACTION_INSPECT = 1
@@ -176,24 +176,14 @@ def _follow_narrow_head(st, pr, ctl, b):
 # ---------------------------------------------------------------- the profile of the running jobs' estimated ends
 @njit
 def _profile(st, pr, jc, b, now):
-    """Sort the running jobs by estimated end into ``jc.ends[b]`` (equal ends merged) with ``jc.avail[b]``, the servers
-    free from each on; returns their number (the same shadow times as ``easy_backfilling.reservation``)."""
-    base = 3 * pr.ints[P_K]
-    sc = st.scratch
-    n = st.sys_i[b, S_HEAPN]
-    for i in range(n):
-        sc[b, base + i] = st.heap[b, i]
-    for pos in range(n // 2 - 1, -1, -1):
-        _sift_by_end(st, b, base, n, pos, now)
+    """The running jobs' estimated ends, sorted (equal ends merged), into ``jc.ends[b]`` with ``jc.avail[b]``, the
+    servers free from each on; returns their number (the same steps as ``backfilling.reservation`` walks)."""
+    base, n = heap_running(st, pr, b, now)
     avail = pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]
     P = 0
     while n > 0:
-        t = estimated_end(st, b, sc[b, base], now)
-        while n > 0 and estimated_end(st, b, sc[b, base], now) == t:
-            avail += pr.need[st.job_i[b, sc[b, base], J_CLS]]
-            n -= 1
-            sc[b, base] = sc[b, base + n]
-            _sift_by_end(st, b, base, n, 0, now)
+        t, freed, n = pop_earliest_end(st, pr, b, base, n, now)
+        avail += freed
         jc.ends[b, P] = t
         jc.avail[b, P] = avail
         P += 1
