@@ -70,8 +70,8 @@ def test_discover_registers_every_module_level_declaration(tmp_path, monkeypatch
     finally:
         for name in [m for m in sys.modules if m == "toyfamily" or m.startswith("toyfamily.")]:
             del sys.modules[name]
-        from msjgym import policies
-        policies._REGISTRY.pop("toy", None)
+        from msjgym.core import policy_registry
+        policy_registry._REGISTRY.pop("toy", None)
 
 
 def test_bind_checks_each_parameter_against_its_range():
