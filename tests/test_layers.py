@@ -241,6 +241,34 @@ def test_no_system_imports_a_policy_at_all() -> None:
         "\n".join(found)
 
 
+SHARED = ("msjgym.errors", "msjgym.core", "msjgym.api", "msjgym.theory", "msjgym.evaluate", "msjgym.envs", "msjgym.cli",
+          "msjgym.__main__")
+"""The shared layers: they name no family (a family's ``env.py`` lives in its folder, not in ``msjgym/envs/``)."""
+
+
+def family_imports(g: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The edges of ``g`` from a shared module (:data:`SHARED`, or the package ``msjgym`` itself) into one family's
+    system or policies (``msjgym.systems.<family>...``, ``msjgym.policies.<family>...``)."""
+    def shared(name: str) -> bool:
+        return name == "msjgym" or any(name == p or name.startswith(p + ".") for p in SHARED)
+    return [(a, b) for a, targets in sorted(g.items()) if shared(a) for b in sorted(targets)
+            if b.startswith((SYSTEMS + ".", POLICIES + "."))]
+
+
+def test_shared_modules_import_no_family() -> None:
+    """The shared layers ask the registry (``msjgym.api.families()``) and never import a family's modules: a render
+    hook, option or policy list is the family's own declaration (but the known imports being removed)."""
+    found = [e for e in family_imports(graph()) if e not in KNOWN_UPWARD]
+    assert not found, "a shared module imports a family (ask msjgym.api's registry instead):\n" + \
+        "\n".join(f"{a} imports {b}" for a, b in found)
+
+
+def test_the_family_import_check_can_fail() -> None:
+    toy = {"msjgym.envs.render": {"msjgym.systems.msj.observation", "msjgym.core.observation"},
+           "msjgym.systems.msj.env": {"msjgym.systems.msj.observation"}, "msjgym.api": {"msjgym.core.paths"}}
+    assert family_imports(toy) == [("msjgym.envs.render", "msjgym.systems.msj.observation")]
+
+
 def test_the_system_import_check_can_fail() -> None:
     """A control: a synthetic system module importing a policy, at module level, lazily and relatively, is caught
     with its line; one that asks the registry is not."""
