@@ -165,6 +165,7 @@ class LossFamily:
     title = "loss systems with adaptive multiserver jobs: no waiting room, a job's width adapts to idle servers"
     order = 10
     env_ids = ("msjgym/AdaptiveLoss-v0",)
+    smoke = api.Smoke("loss-sampled", "greedy", user_options={})  # the shared tests' tiny run
 
     def scenarios(self) -> list[tuple[str, str]]:
         return list_loss_scenarios()
