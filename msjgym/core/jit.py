@@ -30,6 +30,9 @@ into its callers by LLVM, not by numba (:func:`njit`).
 
 Kernels are compiled without numba's reference counting (``_nrt=False``): they cannot allocate, which is the rule
 for the event loop anyway, and passing the state record costs no atomic reference-count updates.
+
+This module and :mod:`msjgym.core.plug` use private classes and attributes of numba (listed and checked at import in
+:mod:`msjgym.core.numba_hooks`; what each is for: docs/compile-machinery.md); numba is pinned to the tested range.
 """
 from __future__ import annotations
 
@@ -43,9 +46,13 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-import numba
-from numba.core import caching, config
-from numba.core.registry import CPUDispatcher
+from msjgym.core import numba_hooks
+
+numba_hooks.check()  # the numba internals patched below are there, or one line saying how to fix it
+
+import numba  # noqa: E402
+from numba.core import caching, config  # noqa: E402
+from numba.core.registry import CPUDispatcher  # noqa: E402
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # In a source checkout (editable install) ``msjgym.policies`` lives in ../policies; installed, it is msjgym/policies.
