@@ -55,7 +55,7 @@ HOOKS = (
     # msjgym.core.jit: the cache
     Hook("numba.core.caching", "CacheImpl._locator_classes", "jit: msjgym's cache locators are inserted first"),
     Hook("numba.core.caching", "UserProvidedCacheLocator", "jit: subclassed ($NUMBA_CACHE_DIR, keyed by msjgym)"),
-    Hook("numba.core.caching", "InTreeCacheLocator", "jit: subclassed (__pycache__ beside the source)"),
+    Hook("numba.core.caching", "InTreeCacheLocator", "jit: subclassed (`__pycache__` beside the source)"),
     Hook("numba.core.caching", "UserWideCacheLocator", "jit: subclassed (an installed package's cache folder)"),
     Hook("numba.core.caching", "UserWideCacheLocator.get_suitable_cache_subpath", "jit: the per-install folder"),
     Hook("numba.core.caching", "UserWideCacheLocator._cache_path", "jit: set to msjgym's cache folder", init=True),
