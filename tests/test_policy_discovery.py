@@ -88,7 +88,7 @@ def test_bind_checks_each_parameter_against_its_range():
         spec.bind(z=1)
 
 
-LOOPS = {"dispatch": "msjgym.systems.dispatch.kernel", "loss": "msjgym.systems.loss.kernel",
+LOOPS = {"dispatch": "msjgym.systems.dispatch.loop", "loss": "msjgym.systems.loss.kernel",
          "finite-skip": "msjgym.systems.finite_skip.loop"}
 
 
