@@ -36,7 +36,7 @@ def _dispatch_rows(args: argparse.Namespace) -> list[tuple[str, str, str, Callab
     from msjgym.core.distributions import Exponential
     from msjgym.systems.dispatch.compiled import resolve
     from msjgym.systems.dispatch.model import DispatchModel
-    from msjgym.systems.dispatch.replications import DispatchReplications
+    from msjgym.systems.dispatch.simulation import DispatchReplications
 
     def one(user: bool, warm: bool) -> Row:
         servers, arrivals = (100, 10_000) if warm else (args.servers, args.arrivals)

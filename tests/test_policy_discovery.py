@@ -106,17 +106,12 @@ def loop_module(family: str) -> str:
     return type(api.family(family)).__module__.rpartition(".")[0] + ".loop"
 
 
-PRE_SKELETON = {"dispatch": "kernel.py"}
-"""Families whose loop module is still named otherwise on this branch (being renamed to loop.py); empty once the
-restructuring into one skeleton is merged: then delete it and its use below."""
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_event_loop_is_keyed_on_no_policy_file(family):
     """The loop's cache key (its file and the modules it imports, msjgym.core.jit) names no policy file, so an edit
     of a policy recompiles that policy's kernels only, never the loop; the policy's kernels are keyed on their file."""
-    if family in PRE_SKELETON and importlib.util.find_spec(loop_module(family)) is None:
-        pytest.xfail(f"{family}: its loop is still {PRE_SKELETON[family]}")
     loop = importlib.import_module(loop_module(family))
     policies_dir = str(jit._POLICIES_DIR)
     assert not [f for f in jit.dependencies(loop.__file__) if f.startswith(policies_dir)]
