@@ -349,13 +349,17 @@ _numba_load_index = caching.IndexDataCacheFile._load_index
 
 
 def _load_index(self) -> dict:
-    """numba's index loader, except that an index of msjgym's that no longer unpickles (it names a state type of a
-    module that an upgrade moved or renamed) is an empty cache, recompiled once, not a crash."""
+    """numba's index loader, except that an index that no longer unpickles because of msjgym is an empty cache,
+    recompiled once, not a crash: an index of msjgym's (it names a state type of a module that an upgrade moved or
+    renamed), or any index, a user's compiled policy's included, whose missing module is one of msjgym's (the user's
+    file cached against a msjgym module that has since moved)."""
     try:
         return _numba_load_index(self)
-    except _UNREADABLE_INDEX:
+    except _UNREADABLE_INDEX as exc:
         where = os.path.realpath(self._index_path)
-        if not where.startswith((*_ROOTS, str(cache_dir()), os.path.realpath(config.CACHE_DIR or os.sep) + os.sep)):
+        ours = where.startswith((*_ROOTS, str(cache_dir()), os.path.realpath(config.CACHE_DIR or os.sep) + os.sep))
+        missing = getattr(exc, "name", None) or ""
+        if not (ours or missing == "msjgym" or missing.startswith("msjgym.")):
             raise
         return {}
 
