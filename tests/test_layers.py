@@ -24,7 +24,6 @@ LAYERS = (
     ("msjgym.systems",),
     ("msjgym.policies",),
     ("msjgym.evaluate",),
-    ("msjgym.envs", "msjgym.reproduce"),
     ("msjgym.cli", "msjgym.__main__", "msjgym"),
 )
 """Each layer may import from its own and the layers above it in this list, never from a layer below."""
@@ -123,22 +122,12 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     # Imports that the restructuring into one skeleton per family removes (each family's policies import its
     # contract; the system reaches them through the registry). Empty once that work is in: then delete this set,
     # its use in test_dependencies_point_one_way and the xfail marker of test_no_known_upward_import_is_left.
-    ("msjgym.systems.dispatch.compiled", "msjgym.policies.dispatch.base"),
-    ("msjgym.systems.dispatch.control", "msjgym.policies.dispatch.common"),
-    ("msjgym.systems.dispatch.family", "msjgym.policies.dispatch"),
-    ("msjgym.systems.dispatch.model", "msjgym.policies.dispatch"),
-    ("msjgym.systems.dispatch.replications", "msjgym.policies.dispatch"),
-    ("msjgym.systems.dispatch.scenarios", "msjgym.policies.dispatch"),
     ("msjgym.systems.finite_skip.compiled", "msjgym.policies.finite_skip.base"),
     ("msjgym.systems.finite_skip.control", "msjgym.policies.finite_skip"),
     ("msjgym.systems.finite_skip.family", "msjgym.policies.finite_skip"),
     ("msjgym.systems.finite_skip.scenarios", "msjgym.policies.finite_skip"),
     ("msjgym.systems.finite_skip.scorecard", "msjgym.policies.finite_skip"),
     ("msjgym.systems.finite_skip.simulate", "msjgym.policies.finite_skip"),
-    ("msjgym.systems.loss.agent", "msjgym.policies.loss"),
-    ("msjgym.systems.loss.compiled", "msjgym.policies.loss.base"),
-    ("msjgym.systems.loss.family", "msjgym.policies.loss"),
-    ("msjgym.systems.loss.scorecard", "msjgym.policies.loss"),
     ("msjgym.systems.msj.agent", "msjgym.policies.msj"),
     ("msjgym.systems.msj.compiled", "msjgym.policies.msj.base"),
     ("msjgym.systems.msj.engine", "msjgym.policies.msj"),
