@@ -70,7 +70,7 @@ def censored_pmf(n, idle, k, d, logfact, out):
         out[d] = max(0.0, 1.0 - acc)
 
 
-@njit
+@njit(inline="always")
 def _draw_m(st, pr, b):
     """Draw m from the cached pmf by inversion (one uniform; none when the law is a point mass)."""
     pmf, d = st.pmf, pr.d
@@ -89,7 +89,7 @@ def _draw_m(st, pr, b):
     return last
 
 
-@njit
+@njit(inline="always")
 def _state_changed(st, pr, b):
     """Refresh the cached sample pmf and the partial-job record after X changed."""
     x, ints, d = st.x, st.ints, pr.d
@@ -126,7 +126,7 @@ def reset_all(st, pr):
         reset_system(st, pr, b)
 
 
-@njit
+@njit(inline="always")
 def _batch_of(st, pr, b):
     """Measurement batch of the current interval (−1: warm-up, or after the window)."""
     j = st.ints[b, I_ARRIVALS] - pr.warmup
@@ -135,7 +135,7 @@ def _batch_of(st, pr, b):
     return j * pr.batches // pr.jobs
 
 
-@njit
+@njit(inline="always")
 def _integrate(st, pr, b, dt, batch):
     x, d = st.x, pr.d
     jobs = 0
@@ -159,7 +159,7 @@ def _integrate(st, pr, b, dt, batch):
         s[ax + i] += x[b, i] * dt
 
 
-@njit
+@njit(inline="always")
 def _record(st, pr, b, event):
     ints, trace = st.ints, st.trace
     t = ints[b, I_TRACE]
@@ -173,7 +173,7 @@ def _record(st, pr, b, event):
         ints[b, I_TRACE] = t + 1
 
 
-@njit
+@njit(inline="always")
 def to_next_arrival(st, pr, b):
     """Run departures until the next arrival, then draw its sample (m = min(l, d) into ints[b, I_M]).
 
@@ -211,7 +211,7 @@ def to_next_arrival(st, pr, b):
     return True
 
 
-@njit
+@njit(inline="always")
 def resolve_arrival(st, pr, b, width):
     """Place the pending arrival on ``width`` servers (0 = block); width must be <= ints[b, I_M]."""
     ints = st.ints
@@ -247,7 +247,7 @@ def run(st, pr, b, max_arrivals):
     return ints[b, I_ARRIVALS] >= pr.warmup + pr.jobs
 
 
-@njit
+@njit(inline="always")
 def _heap_push(st, b, t, w):
     heap_t, heap_w, ints = st.heap_t, st.heap_w, st.ints
     i = ints[b, I_HEAPN]
@@ -263,7 +263,7 @@ def _heap_push(st, b, t, w):
     heap_w[b, i] = w
 
 
-@njit
+@njit(inline="always")
 def _heap_pop(st, b):
     """Remove the earliest completion; returns its width."""
     heap_t, heap_w, ints = st.heap_t, st.heap_w, st.ints
