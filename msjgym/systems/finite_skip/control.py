@@ -29,7 +29,7 @@ import numpy as np
 from msjgym.core.jit import njit
 from msjgym.core.rng import exponential, uniform
 from msjgym.core.sampling import sample
-from msjgym.policies.finite_skip import HET, LPS, MSJ, THRESHOLD
+from msjgym.systems.finite_skip.contract import HET, LPS, MSJ, THRESHOLD
 
 # observation layout
 FREE, JOBS, TRUNCATED = 0, 1, 2

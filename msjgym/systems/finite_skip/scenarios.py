@@ -21,7 +21,7 @@ from msjgym.core.distributions import Exponential, HyperExponential
 from msjgym.core.limits import MAX_SERVERS
 from msjgym.core.validation import check_int
 from msjgym.errors import ScenarioError, UnknownParameter
-from msjgym.policies.finite_skip import HET, LPS, MSJ, THRESHOLD
+from msjgym.systems.finite_skip.contract import HET, LPS, MSJ, THRESHOLD
 from msjgym.systems.finite_skip import simulate as fs
 
 _GHS = "Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver analysis'"

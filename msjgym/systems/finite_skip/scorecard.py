@@ -10,7 +10,7 @@ from typing import Any
 
 from msjgym.core.distributions import Exponential
 from msjgym.core.references import Reference
-from msjgym.policies.finite_skip import FiniteSkipPolicy
+from msjgym.systems.finite_skip.contract import FiniteSkipPolicy
 from msjgym.systems.finite_skip import simulate as fs
 from msjgym.theory import finite_skip as theory
 

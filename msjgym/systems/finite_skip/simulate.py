@@ -28,10 +28,11 @@ import numpy as np
 from msjgym.core.distributions import Distribution, encode_all
 from msjgym.core.rng import seed_states
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.finite_skip import (POLICIES, HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_NAMES, THRESHOLD,
-                                         FiniteSkipPolicy)
+from msjgym.core.policy_registry import registered
+from msjgym.systems.finite_skip.contract import (ALLOCATE, HET, KERNELS, LPS, MSJ, SF_DIV, SF_EXP,  # noqa: F401
+                                                 SYSTEM_KINDS, SYSTEM_NAMES, THRESHOLD, FiniteSkipPolicy)
 from msjgym.systems.finite_skip.loop import (  # noqa: F401 (re-exported: the layout of acc and rec)
-    ALLOCATE, A_B, A_END, A_EVENTS, A_GAP, A_MAXNF, A_N, A_NARR, A_NEND, A_NF, A_OUTSIDE, A_SIZE, A_SIZE2,
+    A_B, A_END, A_EVENTS, A_GAP, A_MAXNF, A_N, A_NARR, A_NEND, A_NF, A_OUTSIDE, A_SIZE, A_SIZE2,
     A_TIME, A_UNSTABLE, A_W, A_W1B, FULL_CLASS, FULL_COUNT, FULL_SUM, NACC, NREC, RUN, R_ARR, R_DONE, R_FRONT,
     R_SIZE, R_WA, R_WFF, _full, _run)
 
@@ -62,6 +63,12 @@ class FiniteSkipModel:
 
     def __post_init__(self) -> None:
         validate_model(self)
+
+    @property
+    def kind(self) -> str:
+        """The system's name as :mod:`msjgym.theory.finite_skip` reads it (``heterogeneous``, ``lps``,
+        ``threshold``, ``msj``)."""
+        return SYSTEM_KINDS[self.system]
 
     @property
     def size_scales(self) -> np.ndarray:
@@ -118,7 +125,7 @@ def validate_model(m: FiniteSkipModel) -> None:
 def check_policy(model: FiniteSkipModel, policy: FiniteSkipPolicy) -> None:
     """Raise ``PolicyError`` if ``policy`` cannot run on ``model`` (wrong system, or ServerFilling's setting broken)."""
     if policy.system != model.system:
-        valid = [p.name for p in POLICIES.values() if p.system == model.system]
+        valid = [p.name for p in registered("finite-skip").values() if p.system == model.system]
         raise PolicyError(f"policy {policy.name} runs on {SYSTEM_NAMES[policy.system]}, not on "
                           f"{SYSTEM_NAMES[model.system]}; valid: {', '.join(valid)}")
     if policy.name in (SF_EXP, SF_DIV):
@@ -139,20 +146,18 @@ def check_policy(model: FiniteSkipModel, policy: FiniteSkipPolicy) -> None:
 
 def units(policy: FiniteSkipPolicy) -> list:
     """What a run of the built-in ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the event loop
-    (once per machine) and the policy's kernel, for :data:`ALLOCATE`."""
-    from msjgym.core.compiling import Unit
-
-    return [Unit("the finite-skip event loop", "finite-skip loop", _run, RUN),
-            Unit(f"policy {policy.name}", "finite-skip policy", policy.allocate, ALLOCATE)]
+    (once per machine) and the policy's kernel, for :data:`ALLOCATE` (the slot table
+    :data:`~msjgym.systems.finite_skip.contract.KERNELS`)."""
+    return KERNELS.units(policy, loops=[(_run, RUN)])
 
 
 def prepare(policy: FiniteSkipPolicy) -> int:
     """Compile (or load from the cache) the event loop and ``policy``'s kernel; returns the kernel's address."""
     from msjgym.core.compiling import compile_units
-    from msjgym.core.plug import address
 
     compile_units(units(policy))
-    return address(policy.allocate, ALLOCATE)
+    (alloc,) = KERNELS.addresses(policy)
+    return alloc
 
 
 @dataclass
