@@ -12,7 +12,7 @@ from msjgym.api import list_scenarios, load_scenario
 from msjgym.systems.msj.scenarios import model_from_spec
 from msjgym.core.overrides import parse_override
 from msjgym.systems.msj.model import MSJModel
-from msjgym.systems.finite_skip.simulate import FiniteSkipModel
+from msjgym.systems.finite_skip.model import FiniteSkipModel
 from conftest import EXAMPLE
 from test_theory_queues import saturated_one_and_n_chain_throughput
 

@@ -29,7 +29,7 @@ from msjgym.errors import MsjgymError
 from msjgym.systems.finite_skip import metrics as M
 from msjgym.systems.finite_skip import scenarios as F
 from msjgym.systems.finite_skip import scorecard
-from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip import simulation as fs
 from msjgym.systems.finite_skip.agent import FiniteSkipSpec, RateDecider, agent_replication
 from msjgym.systems.finite_skip.compiled import UserRateRule, resolve as resolve_compiled
 from msjgym.systems.finite_skip.contract import FiniteSkipPolicy
@@ -64,17 +64,18 @@ class FiniteSkipRuns(api.Simulation):
             self.name = self.policy.label
 
     def compile_note(self) -> str | None:
-        """A line to print before :meth:`prepare` compiles something (None: cached, or a policy of the user's)."""
-        if self.decider is not None:
-            return None
+        """A line to print before :meth:`prepare` compiles something (None: cached)."""
         from msjgym.core.compiling import note
-        return note(fs.units(self.policy))
+        return note(fs.units(self.policy) if self.decider is None else fs.agent_units())
 
     def prepare(self) -> None:
-        """Compile (or load from the cache) the event loop and the built-in policy's kernel (a policy of the user's
-        runs in Python: nothing to compile)."""
+        """Compile (or load from the cache) the event loop and the built-in policy's kernel, or, for a policy of the
+        user's (which decides in Python), the loop's stepping entry points."""
         if self.decider is None:
             fs.prepare(self.policy)
+        else:
+            from msjgym.core.compiling import compile_units
+            compile_units(fs.agent_units())
 
     def advance(self, rep: int, max_events: int) -> int:
         if self.decider is None:
@@ -242,7 +243,7 @@ class FiniteSkipFamily:
         return api.Scenario(name=name, family=self.name, description=fig.description, params=params, model=model)
 
     def scenario_of_model(self, model: Any) -> api.Scenario | None:
-        """A bare :class:`~msjgym.systems.finite_skip.simulate.FiniteSkipModel` as a scenario named "model"."""
+        """A bare :class:`~msjgym.systems.finite_skip.model.FiniteSkipModel` as a scenario named "model"."""
         if not isinstance(model, fs.FiniteSkipModel):
             return None
         return api.Scenario("model", self.name, model.name, {"load": model.load}, model)
