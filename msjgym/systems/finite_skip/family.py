@@ -64,18 +64,18 @@ class FiniteSkipRuns(api.Simulation):
             self.name = self.policy.label
 
     def compile_note(self) -> str | None:
-        """A line to print before :meth:`prepare` compiles something (None: cached)."""
+        """A line to print before :meth:`prepare` compiles something (None: cached, or a policy of the user's)."""
+        if self.decider is not None:
+            return None
         from msjgym.core.compiling import note
-        return note(fs.units(self.policy) if self.decider is None else fs.agent_units())
+        return note(fs.units(self.policy))
 
     def prepare(self) -> None:
-        """Compile (or load from the cache) the event loop and the built-in policy's kernel, or, for a policy of the
-        user's (which decides in Python), the loop's stepping entry points."""
+        """Compile (or load from the cache) the event loop and the built-in policy's kernel. A policy of the user's
+        decides in Python and its run prints nothing beside its result and its own errors: the loop's stepping entry
+        points it drives (``fs.agent_units``, compiled once per machine) load on its first step."""
         if self.decider is None:
             fs.prepare(self.policy)
-        else:
-            from msjgym.core.compiling import compile_units
-            compile_units(fs.agent_units())
 
     def advance(self, rep: int, max_events: int) -> int:
         if self.decider is None:
