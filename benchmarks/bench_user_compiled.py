@@ -87,7 +87,7 @@ def _finite_skip_rows(args: argparse.Namespace) -> list[tuple[str, str, str, Cal
 
     from msjgym.api import family
     from msjgym.policies.finite_skip import POLICIES
-    from msjgym.systems.finite_skip import simulate as fs
+    from msjgym.systems.finite_skip import simulation as fs
     from msjgym.systems.finite_skip.compiled import resolve
 
     scenario = family("finite-skip").load("finite-skip-fig4a", {})
