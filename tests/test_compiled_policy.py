@@ -19,7 +19,7 @@ from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj import compiled
 from msjgym.core.compiling import compile_units
 from msjgym.systems.msj.engine import MSJSimulation, RunConfig, loop_unit
-from msjgym.systems.msj.loop import hook_signatures
+from msjgym.systems.msj.contract import hook_signatures
 from conftest import exp_class, model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -49,7 +49,7 @@ from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.state import MODE_SET, MODE_START
 
 if TYPE_CHECKING:
-    from .base import Policy
+    from msjgym.systems.msj.contract import Policy
 
 EnvSpec = Any
 """The environment's spec, :class:`msjgym.systems.msj.agent.EnvSpec` (not imported: the agent path imports this

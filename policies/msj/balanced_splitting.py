@@ -54,9 +54,9 @@ from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
     C_BOUND, J_CLS, J_MARK, J_SEQ, P_ARG, P_FARG, P_K, P_SERVERS, S_BUSY, departed_job, start_job, start_next)
 from msjgym.systems.msj.theory.balanced_splitting import balanced_slots, helper_servers
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import NotExpressibleAgent
-from .base import Policy
 
 IN_A = 0  # J_MARK: the job runs (ran) in its class's set A_i
 IN_H = 1  # J_MARK: the job was sent to the helper set H

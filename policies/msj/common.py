@@ -1,4 +1,5 @@
-"""Compiled helpers shared by the built-in policies: greedy admission and per-need-group packing.
+"""Helpers shared by the built-in policies: greedy admission and per-need-group packing (compiled), and the
+divisibility check of the ServerFilling variants (:func:`require_divisible`).
 
 Per-system scratch (``st.scratch[b]``): entries [0, K) hold per-class target counts (read by
 ``msjgym.systems.msj.state.apply_targets``), [K, 2K) per-class walk pointers, [2K, 3K) free for a policy, and
@@ -8,6 +9,8 @@ Per-system scratch (``st.scratch[b]``): entries [0, K) hold per-class target cou
 from __future__ import annotations
 
 from msjgym.core.jit import njit
+from msjgym.errors import PolicyError
+from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
     C_BOUND, C_HEAD, C_N, C_TAIL, J_NEXT, J_SEQ, P_K, P_SERVERS, S_BUSY, start_next)
 
@@ -158,3 +161,26 @@ def next_in_arrival_order(st, pr, b, free):
                 best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, st.scratch[b, K + best], J_SEQ]):
             best = c
     return best
+
+
+def require_divisible(policy: str, model: MSJModel, chain: bool,
+                      instead: str | None = "server-filling-divisible") -> None:
+    """Check the divisibility setting a ServerFilling variant needs, or raise a ``PolicyError`` saying why.
+
+    ``chain=False``: every need divides the number of servers (the divisible setting).
+    ``chain=True``: additionally every need divides every larger need (the exponential setting, e.g. powers of 2);
+    ``instead`` names a policy to suggest when only that fails (None: no suggestion).
+    """
+    n = model.servers
+    needs = sorted(set(int(m) for m in model.needs))
+    bad = [m for m in needs if n % m]
+    if bad:
+        raise PolicyError(
+            f"policy {policy}: every need must divide servers={n}; needs {bad} do not (needs={needs})")
+    if chain:
+        for i, small in enumerate(needs):
+            for large in needs[i + 1:]:
+                if large % small:
+                    raise PolicyError(
+                        f"policy {policy}: every need must divide every larger need (the exponential setting); "
+                        f"{small} does not divide {large} (needs={needs})" + (f"; use {instead}" if instead else ""))

@@ -27,10 +27,10 @@ rule above (``tests/test_backfilling.py``).
 from __future__ import annotations
 
 from msjgym.core.jit import njit
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EstimatesNotObservedAgent
 from .backfilling import O_FCFS, conservative, kept_on_arrival, kept_on_departure
-from .base import Policy
 
 
 # ---------------------------------------------------------------- compiled kernels (backfilling.py, in arrival order)

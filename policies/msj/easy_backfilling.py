@@ -30,10 +30,10 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
     C_BOUND, J_CLS, J_NEXT, P_K, P_SERVERS, S_BUSY, T_NOW, estimated_remaining, start_job)
 from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EstimatesNotObservedAgent
 from .backfilling import reservation
-from .base import Policy
 from .common import ORDER_ARRIVAL, admit, next_in_arrival_order, oldest_waiting
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import P_GROUPS, P_K, P_SERVERS, apply_targets
 from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.contract import Policy
 from .agent_forms import SetAgent, SetView
-from .base import Policy
 from .common import group_count, split_group, clear_targets
 
 

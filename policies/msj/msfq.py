@@ -37,9 +37,9 @@ from msjgym.systems.msj import observation as ob
 from msjgym.errors import PolicyError
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import C_BOUND, C_N, C_X, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, start_next
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EnvSpec, StartAgent
-from .base import Policy
 
 WIDE = 0  # phase 1: k-server jobs only (the scratch starts at 0: an empty system rests here)
 SMALL = 1  # phases 2 and 3: start every waiting 1-server job that fits

@@ -57,12 +57,12 @@ from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
     C_BOUND, INF, J_CLS, J_HPOS, J_KEY, J_NEXT, J_RES, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, T_NOW,
     estimated_remaining, start_job)
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EstimatesNotObservedAgent
 from .backfilling import (
     O_F1, O_FCFS, ORDERS, add_free, build_profile, conservative, earliest_fit, kept_drop_started, kept_first,
     kept_on_arrival, kept_on_departure, priority_key, reservation)
-from .base import Policy
 from .common import oldest_waiting
 
 BACKFILLS = ("none", "easy", "conservative", "easy-narrow")

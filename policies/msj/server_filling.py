@@ -21,9 +21,9 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
     C_F, C_FEND, J_CLS, J_NEXT, J_SEQ, P_GROUPS, P_K, P_SERVERS, S_FRONT_NEED, apply_targets)
 from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.contract import Policy
 from .agent_forms import SetAgent, SetView
-from .base import Policy, require_divisible
-from .common import group_count, kth_oldest_seq, newest_seq, split_group, clear_targets
+from .common import require_divisible, group_count, kth_oldest_seq, newest_seq, split_group, clear_targets
 
 
 @njit(inline="always")

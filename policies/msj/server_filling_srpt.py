@@ -51,9 +51,10 @@ from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
     C_HEAD, J_CLS, J_HPOS, J_KEY, J_NEXT, J_REM, J_SEQ, J_SIZE, J_START, P_GROUPS, P_K, P_SERVERS, S_HEAPN, T_NOW,
     preempt_job, start_job)
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import NotExpressibleAgent
-from .base import Policy, require_divisible
+from .common import require_divisible
 
 SOURCE = ("Grosof, Scully, Harchol-Balter & Scheller-Wolf, \"Optimal Scheduling in the Multiserver-job Model under "
           "Heavy Traffic\", POMACS 6(3) 2022 (SIGMETRICS 2023), arXiv:2211.02762")

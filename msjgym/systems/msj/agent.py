@@ -18,7 +18,7 @@ from msjgym.core.validation import check_number
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.errors import MsjgymError
-from msjgym.policies.msj import Policy
+from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig

@@ -49,7 +49,7 @@ from typing import Any, Callable
 from msjgym.core.jit import njit, register_source
 from msjgym.core.paths import is_regular_file
 from msjgym.errors import PolicyError
-from msjgym.policies.msj.base import Policy
+from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj.state import (
     C_BOUND, C_HEAD, C_N, C_X, J_ARR, J_CLS, J_DONE, J_EST, J_HPOS, J_NEXT, J_REM, J_SEQ, J_SIZE, P_K, P_SERVERS, S_BUSY,
     S_ERRARG, S_NJOBS, SystemView, T_NOW, preempt_job as _preempt_job, preempt_last, start_job as _start_job,

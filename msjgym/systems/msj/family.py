@@ -24,7 +24,8 @@ from msjgym.core.validation import check_number
 from msjgym.core.references import Reference, judge
 from msjgym.systems.msj.traces import Trace
 from msjgym.errors import MsjgymError
-from msjgym.policies.msj import POLICIES, Policy
+from msjgym.core.policy_registry import registered
+from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj import scorecard
 from msjgym.systems.msj.compiled import resolve as resolve_compiled
 from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
@@ -551,7 +552,7 @@ class MSJFamily:
         return api.Scenario("model", self.name, "", {}, model) if isinstance(model, MSJModel) else None
 
     def policies(self) -> Mapping[str, Policy]:
-        return POLICIES
+        return registered(self.name)
 
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
         policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does

@@ -19,7 +19,7 @@ from msjgym.core.env_batch import EnvBatch
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
-from msjgym.policies.msj import Policy
+from msjgym.systems.msj.contract import Policy
 from msjgym.policies.msj.priority import BACKFILLS, ORDERS
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import job_control as jc
