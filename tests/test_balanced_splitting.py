@@ -25,7 +25,7 @@ from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.family import FAMILY
 from msjgym.policies.msj.agent_forms import make_agent
 from msjgym.policies.msj.balanced_splitting import BALANCED_SPLITTING as BS
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.systems.msj.theory import balanced_splitting as theory
 

@@ -18,7 +18,7 @@ from msjgym.core import rng
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import DONE, J_ARR, J_EST, J_RES, J_SEQ
 from test_backfilling import (
     EXAMPLES, LAWS, MODELS, Job, _two_class, by_hand, conservative_reference, easy_reference, easy_shadow)
@@ -252,7 +252,7 @@ def _f1_starts(tmp_path, first_submit: int, window: tuple[int, int] | None = Non
     (s = 1 and 2), F1 = log10(r)·n + 870·log10(s) puts job 2 first (3 + 0 < 2 + 261.9); counted from the file's
     submit times near 10^6, 870·log10(s) differs by 4e-4 between them and job 3 comes first (2 < 3). ``lead``: a
     1-second job submitted at 0 comes first in the file; ``window``: replay only jobs [start, start + count)."""
-    from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+    from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 
     t0 = first_submit
     rows = [(t0, 100, 2, 100), (t0 + 1, 1000, 1, 1000), (t0 + 2, 10, 2, 10)]

@@ -96,7 +96,7 @@ class BuiltinAgent:
         self.cls = [int(ob.class_at(self.mode, c)) for c in range(self.K)]
         self.base = int(ob.slot_at(self.mode, self.K, 0))
         self.row = int(ob.slot_size(self.mode, self.K))
-        # need groups exactly as the kernels see them (msj_engine._need_groups): decreasing need, classes in order
+        # need groups exactly as the kernels see them (simulation._need_groups): decreasing need, classes in order
         self.grp_need = sorted(set(self.need), reverse=True)
         self.grp_cls = [[c for c in range(self.K) if self.need[c] == v] for v in self.grp_need]
 

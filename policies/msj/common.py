@@ -138,31 +138,6 @@ def clear_targets(st, pr, b):
         st.scratch[b, c] = 0
 
 
-@njit(inline="always")
-def oldest_waiting(st, pr, b):
-    """The oldest waiting job of system b, whatever its class (-1: none). O(K)."""
-    best = -1
-    for c in range(pr.ints[P_K]):
-        j = st.cls_i[b, c, C_BOUND]
-        if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, best, J_SEQ]):
-            best = j
-    return best
-
-
-@njit(inline="always")
-def next_in_arrival_order(st, pr, b, free):
-    """The K-way merge of the classes' walk pointers (``scratch[b, K + c]``) by arrival order, over the classes whose
-    need is at most ``free``: the class whose pointed-at job is oldest (-1: none)."""
-    K = pr.ints[P_K]
-    best = -1
-    for c in range(K):
-        j = st.scratch[b, K + c]
-        if j >= 0 and pr.need[c] <= free and (
-                best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, st.scratch[b, K + best], J_SEQ]):
-            best = c
-    return best
-
-
 def require_divisible(policy: str, model: MSJModel, chain: bool,
                       instead: str | None = "server-filling-divisible") -> None:
     """Check the divisibility setting a ServerFilling variant needs, or raise a ``PolicyError`` saying why.

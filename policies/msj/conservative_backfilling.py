@@ -30,7 +30,7 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EstimatesNotObservedAgent
-from .backfilling import O_FCFS, conservative, kept_on_arrival, kept_on_departure
+from msjgym.systems.msj.backfilling import O_FCFS, conservative, kept_on_arrival, kept_on_departure
 
 
 # ---------------------------------------------------------------- compiled kernels (backfilling.py, in arrival order)
@@ -38,7 +38,7 @@ from .backfilling import O_FCFS, conservative, kept_on_arrival, kept_on_departur
 def schedule(st, pr, b):
     """Compress the schedule in arrival order and start the jobs whose reservation is now
     (``docs/modelling-choices.md#backfilling-conservative-compression``; how: ``#backfilling-kept-profile`` and
-    :func:`msjgym.policies.msj.backfilling.conservative`)."""
+    :func:`msjgym.systems.msj.backfilling.conservative`)."""
     conservative(st, pr, b, O_FCFS)
 
 

@@ -28,13 +28,14 @@ from dataclasses import dataclass
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, J_CLS, J_NEXT, P_K, P_SERVERS, S_BUSY, T_NOW, estimated_remaining, start_job)
+    C_BOUND, J_CLS, J_NEXT, P_K, P_SERVERS, S_BUSY, T_NOW, estimated_remaining, next_in_arrival_order,
+    oldest_waiting, start_job)
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EstimatesNotObservedAgent
-from .backfilling import reservation
-from .common import ORDER_ARRIVAL, admit, next_in_arrival_order, oldest_waiting
+from msjgym.systems.msj.backfilling import reservation
+from .common import ORDER_ARRIVAL, admit
 
 
 # ---------------------------------------------------------------- compiled kernel

@@ -21,7 +21,7 @@ from msjgym.errors import MsjgymError
 from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import state as msj
-from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
 from msjgym.systems.msj.observation import MSJLayout, PreemptiveView, StartView
 
 AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym.envs", preemptive=False,

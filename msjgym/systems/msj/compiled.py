@@ -342,7 +342,7 @@ def policy_failure(name: str, exc: BaseException, state: Any, b: int) -> PolicyE
 @dataclass(frozen=True, kw_only=True)
 class UserCompiledPolicy(Policy):
     """A compiled policy of the user's as an MSJ policy declaration, which
-    :class:`msjgym.systems.msj.engine.MSJSimulation` plugs into the event loop as its ``decide`` hook."""
+    :class:`msjgym.systems.msj.simulation.MSJSimulation` plugs into the event loop as its ``decide`` hook."""
 
     compiled: Any = None
 

@@ -1,7 +1,7 @@
 """External control of the MSJ system: an agent, not a built-in policy, decides which jobs are in service.
 
 Used by the Gymnasium environments (``msjgym.envs``). Events are processed by the same transitions as the fast
-path (``msj_engine``), so an agent that takes the decisions a built-in policy would take reproduces the fast path's
+path (:mod:`msjgym.systems.msj.simulation`), so an agent that takes the decisions a built-in policy would take reproduces the fast path's
 trajectory, statistics included (the twin test). Two modes:
 
 * ``MODE_START`` (non-preemptive): a decision epoch is any instant at which some waiting job fits. The agent starts
@@ -137,7 +137,7 @@ def advance(st, pr, ctl, b):
                     mode == MODE_START and _fits_somewhere(st, pr, b)):
                 return RUNNING
         if ctl.ints[b, X_POST]:  # the decisions at the last event's instant are taken: finish that event as
-            ctl.ints[b, X_POST] = 0  # msj_engine.run does after the scheduler (admission, count, checkpoint, end)
+            ctl.ints[b, X_POST] = 0  # loop.run does after the scheduler (admission, count, checkpoint, end)
             _record_pending(st, ctl, b)
             st.sys_i[b, S_EVENTS] += 1
             if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:

@@ -28,7 +28,7 @@ from msjgym.core.policy_registry import registered
 from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj import scorecard
 from msjgym.systems.msj.compiled import resolve as resolve_compiled
-from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
 from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.replay import (

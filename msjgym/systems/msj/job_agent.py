@@ -20,12 +20,12 @@ from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj.contract import Policy
-from msjgym.policies.msj.priority import BACKFILLS, ORDERS
+from msjgym.systems.msj.backfilling import BACKFILLS, ORDERS
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import job_control as jc
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.agent import EnvSpec, _outputs
-from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation
+from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation
 from msjgym.systems.msj.job_observation import DEFAULT_TIME_SCALE, FEATURES, JobLayout, JobView
 from msjgym.systems.msj.model import MSJModel
 

@@ -10,13 +10,13 @@ else reserve it and backfill, and stop), with the agent choosing the head:
 
 * ``ACTION_PICK``: the agent picks one of the K shown jobs. If it fits, it starts now, and if jobs still wait the
   agent picks again at the same instant (dt = 0). If it does not fit, it is the *reserved head*: the backfilling rule
-  (``priority``'s code, ``policies/msj/priority.py``, with the other waiting jobs in the base order) starts what it
+  (``priority``'s code, :mod:`msjgym.systems.msj.backfilling`, with the other waiting jobs in the base order) starts what it
   allows, and the system runs to the next event, where the agent picks again (it may pick another job).
-  ``B_NONE``: nothing is backfilled. ``B_EASY``: EASY around the head's shadow time (``priority._easy``).
-  ``B_NARROW``: RLScheduler's rule (``priority._narrow``): the head stays the head until it starts, so the agent is
+  ``B_NONE``: nothing is backfilled. ``B_EASY``: EASY around the head's shadow time (``backfilling.easy``).
+  ``B_NARROW``: RLScheduler's rule (``backfilling.narrow``): the head stays the head until it starts, so the agent is
   not asked while it waits; at every event it starts if it fits, else the rule backfills around its shadow time.
   ``B_CONSERVATIVE``: one pick per event: the picked job is placed first in the compression of the schedule, the
-  others follow in the base order (``priority._conservative``), and the jobs whose reservation is now start.
+  others follow in the base order (``backfilling.conservative_sorted``), and the jobs whose reservation is now start.
 * ``ACTION_INSPECT`` (SchedInspector: Zhang, Dai, Bao, Xie & Lu, "SchedInspector: a batch job scheduling inspector
   using reinforcement learning", HPDC'22): the base order's best job (row 0) is the heuristic's pick; ``ACCEPT`` picks
   it as above, ``DELAY`` starts nothing and lets time run to the next event (no backfilling at this instant).
@@ -40,9 +40,9 @@ from collections import namedtuple
 import numpy as np
 
 from msjgym.core.jit import njit
-from msjgym.policies.msj.backfilling import O_FCFS, reservation
-from msjgym.policies.msj.backfilling import heap_running, pop_earliest_end
-from msjgym.policies.msj.priority import B_CONSERVATIVE, B_EASY, B_NARROW, _conservative, _easy, _narrow, heap_waiting, pop_first
+from msjgym.systems.msj.backfilling import (
+    B_CONSERVATIVE, B_EASY, B_NARROW, O_FCFS, conservative_sorted, easy, heap_running, heap_waiting, narrow,
+    pop_earliest_end, pop_first, reservation)
 from msjgym.systems.msj import control
 from msjgym.systems.msj import job_observation as jo
 from msjgym.systems.msj.control import F_REWARD, X_INITIAL, X_NEED_EVENT, X_TRUNCATED
@@ -114,7 +114,7 @@ def _head(st, jc, b):
 
 @njit(inline="always")
 def _narrow_head(st, pr, b):
-    """``B_NARROW``: the head ``priority._narrow`` keeps (scratch[b, 2K]: its slot + 1), -1 if none any more."""
+    """``B_NARROW``: the head ``backfilling.narrow`` keeps (scratch[b, 2K]: its slot + 1), -1 if none any more."""
     K = pr.ints[P_K]
     h = st.scratch[b, 2 * K] - 1
     if h >= 0 and (st.job_i[b, h, J_SEQ] != st.scratch[b, 2 * K + 1] or st.job_i[b, h, J_HPOS] >= 0):
@@ -134,7 +134,7 @@ def pick(st, pr, ctl, jc, b, j):
     if rule == B_CONSERVATIVE:
         base, q = heap_waiting(st, pr, b, jc.ints[b, Y_ORDER], now)
         st.job_f[b, j, J_KEY] = -INF  # placed first in the compression; the others in the base order
-        _conservative(st, pr, b, base, q, now)
+        conservative_sorted(st, pr, b, base, q, now)
         control.wait(ctl, b)
         return
     if pr.need[st.job_i[b, j, J_CLS]] <= free:
@@ -142,25 +142,25 @@ def pick(st, pr, ctl, jc, b, j):
         return
     if rule == B_EASY and free > 0:
         base, q = heap_waiting(st, pr, b, jc.ints[b, Y_ORDER], now)
-        for k in range(q):  # j to the front: priority._easy backfills the others (sorted by the base order)
+        for k in range(q):  # j to the front: backfilling.easy backfills the others (sorted by the base order)
             if st.prof_f[b, base + k] == j:
                 st.prof_f[b, base + k] = st.prof_f[b, base]
                 st.prof_f[b, base] = j
                 break
-        _easy(st, pr, b, base, q, free, now)
+        easy(st, pr, b, base, q, free, now)
     elif rule == B_NARROW:
-        K = pr.ints[P_K]  # j becomes priority._narrow's kept head, with its shadow time; _narrow backfills around it
+        K = pr.ints[P_K]  # j becomes backfilling.narrow's kept head, with its shadow time; narrow backfills around it
         st.scratch[b, 2 * K] = j + 1
         st.scratch[b, 2 * K + 1] = st.job_i[b, j, J_SEQ]
         st.job_f[b, j, J_RES] = reservation(st, pr, b, pr.need[st.job_i[b, j, J_CLS]], free, now)[0]
-        _narrow(st, pr, b, O_FCFS, now)
+        narrow(st, pr, b, O_FCFS, now)
     control.wait(ctl, b)
 
 
 @njit
 def _follow_narrow_head(st, pr, ctl, b):
     """``B_NARROW`` at a decision epoch with a head kept: start it if it fits, else backfill around it and run to the
-    next event (``priority._narrow``); returns False when no head is kept (the agent decides)."""
+    next event (``backfilling.narrow``); returns False when no head is kept (the agent decides)."""
     h = _narrow_head(st, pr, b)
     if h < 0:
         return False
@@ -168,7 +168,7 @@ def _follow_narrow_head(st, pr, ctl, b):
         start_job(st, pr, b, h)
         st.scratch[b, 2 * pr.ints[P_K]] = 0
         return True
-    _narrow(st, pr, b, O_FCFS, st.sys_f[b, T_NOW])  # the kept head does not fit: backfill only (order unused)
+    narrow(st, pr, b, O_FCFS, st.sys_f[b, T_NOW])  # the kept head does not fit: backfill only (order unused)
     control.wait(ctl, b)
     return True
 
@@ -355,7 +355,7 @@ def reset_system(st, pr, ctl, jc, b):
     """Empty system b at time 0, in the episode's initial state (its random stream continues)."""
     control.reset_system(st, pr, ctl, b)
     K = pr.ints[P_K]
-    st.scratch[b, 2 * K] = 0  # no head kept by priority._narrow
+    st.scratch[b, 2 * K] = 0  # no head kept by backfilling.narrow
     jc.ints[b, Y_HEAD] = 0
     jc.floats[b, G_SUM] = 0.0
     jc.floats[b, G_FIRST] = st.sys_f[b, T_NEXT_ARR]

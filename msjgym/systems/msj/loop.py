@@ -7,7 +7,7 @@ compiled policy of the user's. An address of 0 is no hook; an agent-driven syste
 (:mod:`msjgym.systems.msj.control`) passes :data:`NO_HOOKS`. The loop's signature (:func:`signature`) is fixed, so it
 is compiled once, cached, and never again for a new policy; the hooks' signatures are
 :func:`msjgym.systems.msj.contract.hook_signatures`. The policy-independent transitions and the Python handle are in
-:mod:`msjgym.systems.msj.engine`.
+:mod:`msjgym.systems.msj.simulation`.
 
 Events: an arrival, the completions at one instant, or (saturated mode) a refill of the backlog; the policy's
 ``schedule`` runs once after each.

@@ -557,6 +557,31 @@ def seq_of(st, b, j):
     return st.job_i[b, j, J_SEQ]
 
 
+@njit(inline="always")
+def oldest_waiting(st, pr, b):
+    """The oldest waiting job of system b, whatever its class (-1: none). O(K)."""
+    best = -1
+    for c in range(pr.ints[P_K]):
+        j = st.cls_i[b, c, C_BOUND]
+        if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, best, J_SEQ]):
+            best = j
+    return best
+
+
+@njit(inline="always")
+def next_in_arrival_order(st, pr, b, free):
+    """The K-way merge of the classes' walk pointers (``scratch[b, K + c]``) by arrival order, over the classes whose
+    need is at most ``free``: the class whose pointed-at job is oldest (-1: none)."""
+    K = pr.ints[P_K]
+    best = -1
+    for c in range(K):
+        j = st.scratch[b, K + c]
+        if j >= 0 and pr.need[c] <= free and (
+                best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, st.scratch[b, K + best], J_SEQ]):
+            best = c
+    return best
+
+
 @njit
 def check_invariants(st, pr, b):
     """Debug mode: return 0 if the state is consistent, else a code naming the first violated invariant.
