@@ -19,7 +19,8 @@ from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
-from msjgym.systems.msj.state import DONE, J_ARR, J_EST, J_RES, J_SEQ
+from msjgym.systems.msj.backfilling import J_RES
+from msjgym.systems.msj.state import DONE, J_ARR, J_EST, J_SEQ
 from test_backfilling import (
     EXAMPLES, LAWS, MODELS, Job, _two_class, by_hand, conservative_reference, easy_reference, easy_shadow)
 
@@ -151,7 +152,7 @@ def test_kernel_matches_the_reference_decision_for_decision(order, rule):
 @pytest.mark.parametrize("rule", ("conservative", "easy-narrow"))
 @pytest.mark.parametrize("order", ("sjf", "f1"))
 def test_waiting_list_kept_in_a_static_order_survives_grown_job_storage(order, rule):
-    """Two job slots to start with: the storage grows while jobs wait, the kept waiting list (in J_MARK, rebuilt from
+    """Two job slots to start with: the storage grows while jobs wait, the kept waiting list (in J_LINK, rebuilt from
     the jobs in a grown state) must still give the reference's decisions."""
     sim = drive(order, rule, MODELS["three-needs"], LAWS["uniform-1-5"], events=300, seed=5, capacity=2)
     assert sim.state.job_i.shape[1] > 2

@@ -1,10 +1,11 @@
 """Helpers shared by the built-in policies: greedy admission and per-need-group packing (compiled), and the
 divisibility check of the ServerFilling variants (:func:`require_divisible`).
 
-Per-system scratch (``st.scratch[b]``): entries [0, K) hold per-class target counts (read by
-``msjgym.systems.msj.state.apply_targets``), [K, 2K) per-class walk pointers, [2K, 3K) free for a policy, and
-[3K, ...) the policy's own ``scratch_size``. Kernels index the scratch directly: they never make array views
-(msjgym's kernels run without numba's reference counting, see ``msjgym.core.jit``).
+Per-system scratch (``st.scratch[b]``, the kernels' working area, overwritten by any kernel during its call):
+entries [0, K) hold per-class target counts (read by ``msjgym.systems.msj.state.apply_targets``), [K, 2K) per-class
+walk pointers, [2K, 3K) a per-class flag. What a policy keeps between events is its own state
+(``msjgym.systems.msj.contract``: ``st.own_i``, ``st.own_f`` and per-job entries). Kernels index the arrays directly:
+they never make array views (msjgym's kernels run without numba's reference counting, see ``msjgym.core.jit``).
 """
 from __future__ import annotations
 

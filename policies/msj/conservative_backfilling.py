@@ -30,7 +30,8 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EstimatesNotObservedAgent
-from msjgym.systems.msj.backfilling import O_FCFS, conservative, kept_on_arrival, kept_on_departure
+from msjgym.systems.msj.backfilling import (
+    CONSERVATIVE_STATE, O_FCFS, conservative, kept_on_arrival, kept_on_departure)
 
 
 # ---------------------------------------------------------------- compiled kernels (backfilling.py, in arrival order)
@@ -74,4 +75,5 @@ CONSERVATIVE_BACKFILLING = Policy(
     on_departure=on_departure,
     agent_class=ConservativeBackfillingAgent,
     estimates=True,
+    state=CONSERVATIVE_STATE,
 )

@@ -54,10 +54,9 @@ from dataclasses import dataclass
 from msjgym.core.jit import njit
 from msjgym.core.policy_registry import Choice
 from msjgym.systems.msj.backfilling import (
-    B_CONSERVATIVE, B_EASY, B_NARROW, BACKFILLS, O_F1, ORDERS, conservative, conservative_sorted, easy,
-    heap_waiting, kept_on_arrival, kept_on_departure, narrow, start_in_order)
+    B_CONSERVATIVE, B_EASY, B_NARROW, BACKFILLS, O_F1, O_FCFS, ORDERS, STATE, conservative, conservative_sorted,
+    easy, heap_waiting, kept_on_arrival, kept_on_departure, narrow, start_in_order)
 from msjgym.systems.msj.contract import Policy
-from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import P_ARG, P_SERVERS, S_BUSY, T_NOW
 
 from .agent_forms import EstimatesNotObservedAgent
@@ -127,10 +126,6 @@ class _Priority(Policy):
         """Every order but FCFS sorts by estimates, and every backfilling rule plans with them."""
         return self.value("order") != "fcfs" or self.value("backfill") != "none"
 
-    def scratch_size(self, model: MSJModel) -> int:
-        """The heap of running jobs by estimated end of the head's reservation: at most ``servers`` jobs run."""
-        return int(model.servers)
-
 
 PRIORITY = _Priority(
     name="priority",
@@ -146,4 +141,5 @@ PRIORITY = _Priority(
     on_arrival=on_arrival,
     on_departure=on_departure,
     agent_class=PriorityAgent,
+    state=STATE,
 )

@@ -197,7 +197,7 @@ class MSJBatch(EnvBatch):
     def finish(self) -> None:
         """Grow the job storage and resume the systems that ran out of it (codes == 2)."""
         while (self.codes == 2).any():
-            self.sim.state = msj.grow(self.sim.state)
+            self.sim.grow()
             msj_control.resume_batch(self.sim.state, self.sim.params, self.ctl, self.codes == 2, self.obs,
                                      self.masks, self.codes)
 

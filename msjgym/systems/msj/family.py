@@ -33,7 +33,9 @@ from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, s
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.replay import (
     loop_integrals, replay_invariants, replay_metrics, uses_bands, window_starts)
-from msjgym.systems.msj.state import NJF, NJI, profile_size
+from msjgym.systems.msj.backfilling import CONSERVATIVE_STATE
+from msjgym.systems.msj.contract import sizes_of
+from msjgym.systems.msj.state import NJF, NJI
 from msjgym.systems.msj.scenarios import (
     is_builtin_msj, list_msj_scenarios, load_msj_scenario, model_of_trace, scenario_system)
 
@@ -157,9 +159,10 @@ def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
     per_rep = 5 * model.servers + batches * model.num_classes * (histogram.NBINS + 16)
     inputs = f"reps={reps}, batches={batches}, servers={model.servers}, classes={model.num_classes}"
     backlog = run.options.get("backlog") if run.options.get("saturated") else None
-    if backlog:  # the waiting jobs are job slots (NJI + NJF words and a slot index each) and the profile room of
-        slots = 2 * (backlog + model.servers)  # state.profile_size (2 words a breakpoint); slots double: up to 2×
-        per_rep += slots * (NJI + NJF + 1) + 2 * profile_size(model.servers, slots)
+    if backlog:  # the waiting jobs are job slots (NJI + NJF words, a slot index and a policy's own entries each) and
+        slots = 2 * (backlog + model.servers)  # a policy's own areas, backfilling's profile room (the largest built-in
+        own = CONSERVATIVE_STATE.area(sizes_of(model, slots))  # one, 2 words a breakpoint); slots double: up to 2×
+        per_rep += slots * (NJI + NJF + 1 + own.job_ints + own.job_floats) + own.ints + own.floats
         inputs += f", backlog={backlog:,}"
     check_state_bytes(8.0 * reps * per_rep, inputs, fix="use fewer --reps, --batches, servers or a smaller --backlog"
                       if backlog else "use fewer --reps, --batches or servers")

@@ -15,6 +15,7 @@ completions ``warmup .. warmup + jobs - 1`` instead, for the maximum throughput 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ from msjgym.core import histogram, rng
 from msjgym.core.distributions import encode_all
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj import state as msj
-from msjgym.systems.msj.contract import KERNELS, Policy
+from msjgym.systems.msj.contract import KERNELS, Policy, own_area
 from msjgym.systems.msj.state import (
     INVARIANT, J_HPOS, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
     P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_WARMUP, RUNNING, S_ERROR, S_EVENTS, S_NARR,
@@ -174,9 +175,10 @@ class MSJSimulation:
         trace_jobs = 0 if model.trace is None else len(model.trace)
         if trace_jobs and config.warmup + config.jobs > trace_jobs:
             raise MsjgymError(f"warmup + jobs = {config.warmup + config.jobs}: the trace has {trace_jobs} jobs")
+        self.own = functools.partial(own_area, policy, model)  # the policy's areas of the record, by capacity
         self.state = msj.new_state(
-            B, model.num_classes, model.servers, capacity, config.batches, histogram.NBINS,
-            3 * model.num_classes + policy.scratch_size(model), streams.copy(), trace_jobs)
+            B, model.num_classes, model.servers, capacity, config.batches, histogram.NBINS, streams.copy(), trace_jobs,
+            self.own(capacity))
         for b in range(B):
             self.state.sys_i[b, S_NEXT_CHK] = FIRST_CHECKPOINT
             if config.saturated:
@@ -199,7 +201,7 @@ class MSJSimulation:
         while True:
             status = self._call(_loop.run, b, max_events, self._hooks())
             if status == NEED_CAPACITY:
-                self.state = msj.grow(self.state)
+                self.grow()
                 self.state.sys_i[b, S_STATUS] = RUNNING
                 continue
             if status == INVARIANT:
@@ -208,6 +210,10 @@ class MSJSimulation:
                     f"replication {b}: invariant violated after event {int(self.state.sys_i[b, S_EVENTS])}: "
                     f"{msj.INVARIANT_NAMES.get(code, code)}")
             return status
+
+    def grow(self) -> None:
+        """Double the job storage of every replication (the policy's areas sized again: ``msj.grow``)."""
+        self.state = msj.grow(self.state, self.own)
 
     def prepare(self) -> float:
         """Compile (or load from the cache) the event loop and the policy's kernels; returns the seconds it took."""
@@ -276,7 +282,7 @@ class MSJSimulation:
     def arrive(self, cls: int, size: float, b: int = 0) -> int:
         """A class-``cls`` job of duration ``size`` arrives now and the policy reacts; returns the job's slot."""
         if self.state.sys_i[b, S_NFREE] == 0:
-            self.state = msj.grow(self.state)
+            self.grow()
         return int(self._call(self._entry("force_arrival"), b, cls, size, self._hooks()))
 
     def complete(self, slot: int, b: int = 0) -> None:
