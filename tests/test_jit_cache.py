@@ -132,10 +132,11 @@ def test_after_editing_one_policy_file_only_that_policy_compiles(tmp_path):
     script = ("import msjgym, json\n"
               "from msjgym.core.compiling import pending\n"
               "from msjgym.policies.msj import POLICIES\n"
-              "from msjgym.systems.msj.engine import policy_units\n"
+              "from msjgym.systems.msj import loop\n"
+              "from msjgym.systems.msj.contract import KERNELS\n"
               "out = {}\n"
               "for name in ('fcfs', 'first-fit'):\n"
-              "    units = policy_units(POLICIES[name])\n"
+              "    units = KERNELS.units(POLICIES[name], loops=[(loop.run, loop.signature()['run'])])\n"
               "    out[name] = sorted(set(u.label for u in pending(units)))\n"
               "    msjgym.evaluate('one-and-n', name, reps=1, jobs=200, seed=1)\n"
               "print(json.dumps(out))\n")

@@ -5,7 +5,7 @@ Cor. 3.8 band of the figure's WCFS policy with the paper's generic constants (li
 the resource-pooled M/G/1 (dashed) and, for LPS, the Zhang–Zwart approximation (dotted). Unstable points (the job
 count hit the simulator's capacity) are left out of the plot and marked in the CSV. The paper's protocol (10⁷ or
 5·10⁶ arrivals per point, no CIs) is replaced by ``reps`` replications of ``jobs`` measured jobs after a warm-up of
-jobs/5. MaxWeight (Figs. 6–7) runs on the multiserver-job engine (:mod:`msjgym.systems.msj.engine`), the other
+jobs/5. MaxWeight (Figs. 6–7) runs on the multiserver-job engine (:mod:`msjgym.systems.msj.simulation`), the other
 policies on the finite-skip rate model.
 """
 from __future__ import annotations
