@@ -193,3 +193,43 @@ def test_recorded_models_keep_their_greedy_actions(name):
         taken = torch.as_tensor(greedy)
         torch.testing.assert_close(lean.log_prob(taken), stock.log_prob(taken), rtol=0, atol=1e-5)
     assert len(greedy) == 400 and (m.sum(axis=1) > 1).sum() >= 50  # a choice in many states
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_numpy_rollout_step_equals_the_torch_path(activation):
+    """MaskablePPO's rollout call (no gradients) goes through numpy: the same values, log-probabilities and greedy
+    actions as sb3-contrib's torch forward on the same network, and sampled actions are allowed."""
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from msjgym.envs.scoring import JobScoringPolicy
+
+    env = JobWindowStandIn(rows=16, features=5)
+    model = MaskablePPO(JobScoringPolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu",
+                        policy_kwargs={"activation_fn": {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[activation]})
+    policy = model.policy
+    assert policy._numpy_layers is not None
+    with torch.no_grad():  # logits that differ visibly (the initial output layer is near zero)
+        policy.mlp_extractor.score_net[-1].weight.mul_(300.0)
+    rng = np.random.default_rng(5)
+    obs = np.zeros((64, 16, 5), np.float32)
+    count = rng.integers(1, 17, 64)  # a decision: some job waits
+    for i, c in enumerate(count):
+        obs[i, :c, 1:] = rng.random((c, 4))
+        obs[i, :c, 0] = 1.0
+    masks = (obs[:, :, 0] > 0.5) & (rng.random((64, 16)) < 0.8)
+    masks[:, 0] = True
+    x = torch.as_tensor(obs)
+    with torch.no_grad():
+        for deterministic in (True, False):
+            actions, values, log_prob = policy(x, deterministic=deterministic, action_masks=masks)
+            assert masks[np.arange(64), actions.numpy()].all()
+            ref_values, ref_log_prob, _ = policy.evaluate_actions(x, actions, action_masks=masks)
+            torch.testing.assert_close(values, ref_values, rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(log_prob, ref_log_prob, rtol=1e-5, atol=1e-5)
+            if deterministic:
+                ref_actions, _, _ = MaskableActorCriticPolicy.forward(policy, x, True, masks)
+                np.testing.assert_array_equal(actions.numpy(), ref_actions.numpy())
+        assert np.ptp(log_prob.numpy()[count > 1]) > 0.1  # the check is not of uniform choices
+    with torch.enable_grad():  # with gradients: the torch path
+        _, values, _ = policy(x, action_masks=masks)
+        assert values.requires_grad

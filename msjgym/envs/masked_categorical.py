@@ -53,9 +53,12 @@ class MaskedLogits:
     def logits(self) -> torch.Tensor:
         """float[batch, A]: the normalised log-probabilities (forbidden actions about −10⁸)."""
         if self._logits is None:
-            x = self.raw if self.masks is None else self.raw.masked_fill(~self.masks, HUGE_NEG)
+            x = self.raw if self.masks is None else torch.where(self.masks, self.raw, self._huge_neg())
             self._logits = torch.log_softmax(x, dim=-1)
         return self._logits
+
+    def _huge_neg(self) -> torch.Tensor:
+        return torch.tensor(HUGE_NEG, dtype=self.raw.dtype, device=self.raw.device)
 
     @property
     def probs(self) -> torch.Tensor:

@@ -13,7 +13,8 @@ copies every minibatch a second time into a tensor (``torch.tensor``). With K = 
   relabelling only, not their distribution; every array is flattened the same way, so a sample's observation,
   action, mask, value, advantage and return stay together;
 * the minibatch (a fresh array, numpy fancy indexing) handed to torch without a second copy;
-* the action masks stored as bool (sb3-contrib's are float32, converted back to bool by the distribution).
+* the action masks stored as bool (sb3-contrib's are float32, converted back to bool by the distribution);
+* each transition's arrays copied once into the buffer (SB3's ``add`` copies the observation twice).
 
 Use: ``MaskablePPO(policy, env, rollout_buffer_class=LeanMaskableRolloutBuffer, ...)``.
 """
@@ -50,6 +51,23 @@ class LeanMaskableRolloutBuffer(MaskableRolloutBuffer):
         if len(shape) < 3:
             shape = (*shape, 1)
         return arr.reshape(shape[0] * shape[1], *shape[2:])
+
+    def add(self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, episode_start: np.ndarray,
+            value: torch.Tensor, log_prob: torch.Tensor, action_masks: np.ndarray | None = None) -> None:
+        """``MaskableRolloutBuffer.add`` with each array copied once (SB3's copies the observation twice,
+        ``np.array(obs)`` first)."""
+        pos = self.pos
+        if action_masks is not None:
+            self.action_masks[pos] = np.asarray(action_masks).reshape(self.n_envs, self.mask_dims)
+        self.observations[pos] = np.asarray(obs).reshape(self.n_envs, *self.obs_shape)
+        self.actions[pos] = np.asarray(action).reshape(self.n_envs, self.action_dim)
+        self.rewards[pos] = reward
+        self.episode_starts[pos] = episode_start
+        self.values[pos] = value.detach().cpu().numpy().reshape(-1)
+        self.log_probs[pos] = log_prob.detach().cpu().numpy().reshape(-1)
+        self.pos += 1
+        if self.pos == self.buffer_size:
+            self.full = True
 
     def to_torch(self, array: np.ndarray, copy: bool = False) -> torch.Tensor:
         """The minibatch arrays are fresh copies already (fancy indexing): shared with torch, not copied again."""

@@ -19,9 +19,11 @@ pick, SchedInspector) the actor pools as the critic does and its head gives the 
     >>> from msjgym.envs.scoring import JobScoringPolicy
     >>> model = MaskablePPO(JobScoringPolicy, env, policy_kwargs={"present_column": col})
 
-Training speed: the actor and the critic select the present rows once per call (``JobScoringNetwork.forward``),
-and the masked softmax is :mod:`msjgym.envs.masked_categorical`'s (sb3-contrib's distribution computed with one
-``log_softmax``); ``baselines/train.py`` also gives MaskablePPO :mod:`msjgym.envs.rollout_buffer`'s buffer.
+Training speed: the rollouts' calls (no gradients) run in numpy (:mod:`msjgym.envs.scoring_rollout`, the same
+numbers); in the gradient epochs the actor and the critic select the present rows once per call
+(``JobScoringNetwork.forward``) and the masked softmax is :mod:`msjgym.envs.masked_categorical`'s (sb3-contrib's
+distribution computed with one ``log_softmax``); ``baselines/train.py`` also gives MaskablePPO
+:mod:`msjgym.envs.rollout_buffer`'s buffer.
 ``benchmarks/bench_train.py`` measures the training rate beside the environment's.
 
 Saved models name the class by reference (``msjgym.envs.scoring.JobScoringPolicy``): loading one in a fresh process
@@ -71,7 +73,8 @@ def _classes() -> dict[str, type]:
     from stable_baselines3.common.policies import ActorCriticPolicy
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-    from msjgym.envs.masked_categorical import LeanMaskableCategoricalDistribution
+    from msjgym.envs.masked_categorical import HUGE_NEG, LeanMaskableCategoricalDistribution
+    from msjgym.envs.scoring_rollout import numpy_layers, rollout_step
 
     def mlp(sizes: Sequence[int], activation: type[nn.Module], last_activation: bool) -> list[nn.Module]:
         layers: list[nn.Module] = []
@@ -244,6 +247,18 @@ def _classes() -> dict[str, type]:
             # sb3-contrib's masked categorical computed directly (msjgym.envs.masked_categorical): the same
             # distribution, one log_softmax instead of two Categorical constructions per call
             self.action_dist = LeanMaskableCategoricalDistribution(int(self.action_space.n))
+            self._numpy_layers = numpy_layers(self)
+
+        def forward(self, obs: torch.Tensor, deterministic: bool = False,
+                    action_masks: np.ndarray | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            """(actions, values, log-probabilities): without gradients (MaskablePPO's rollouts) in numpy where the
+            network allows it (:mod:`msjgym.envs.scoring_rollout`: the same numbers), else sb3-contrib's."""
+            if self._numpy_layers is None or torch.is_grad_enabled() or obs.dtype != torch.float32 or \
+                    obs.device.type != "cpu":
+                return super().forward(obs, deterministic, action_masks)
+            masks = action_masks.detach().cpu().numpy() if isinstance(action_masks, torch.Tensor) else action_masks
+            return rollout_step(self._numpy_layers, self.mlp_extractor.present_column, obs.numpy(), masks,
+                                deterministic, ABSENT_LOGIT, HUGE_NEG)
 
     class JobScoringActorCriticPolicy(_Scoring, ActorCriticPolicy):
         """The same network as :class:`JobScoringPolicy` as a plain SB3 ``ActorCriticPolicy`` (PPO, A2C: no
