@@ -6,8 +6,10 @@ The recipe (default ``baselines/hpc_pick_easy.toml``: ``msjgym/JobScheduling-v0`
 job-scoring policy of :mod:`msjgym.envs.scoring`) is built exactly as ``baselines/train.py`` builds it (its
 environment, copies, policy and PPO settings); the environment-only rate steps the same vector environment with
 uniformly random allowed actions. Each rate is given per wall-clock second and per CPU second of the process (what
-one dedicated core would give); the machine's 1-minute load average is printed beside: on a shared machine the wall
-rates scale with the share of a core the run gets.
+one dedicated core would give), with their ratio; the machine's 1-minute load average is printed beside: on a shared
+machine the wall rates scale with the share of a core the run gets. Target (training): >= 5,000 decisions/s.
+``--stock`` also measures, in the same run, the path before msjgym's lean one (sb3-contrib's masked distribution
+and rollout buffer, the rollouts' forward passes in torch).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_train.py [RECIPE.toml] [--decisions 60000] [--seconds 10] [--stock]
 """
@@ -58,8 +60,8 @@ def env_rate(train, config: dict, seconds: float) -> float:
 def build_model(train, config: dict, stock: bool = False):
     """MaskablePPO as ``baselines/train.py`` builds it for the recipe (its environment, copies, policy, PPO settings
     and rollout buffer). ``stock``: the path before msjgym's lean one, for comparison in the same run: sb3-contrib's
-    ``MaskableCategoricalDistribution`` and ``MaskableRolloutBuffer``, the actor and the critic selecting the
-    present rows each on its own."""
+    ``MaskableCategoricalDistribution`` and ``MaskableRolloutBuffer``, the rollouts' forward passes in torch, the
+    actor and the critic selecting the present rows each on its own."""
     import torch
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
@@ -79,6 +81,7 @@ def build_model(train, config: dict, stock: bool = False):
         net = model.policy.mlp_extractor
         model.policy.action_dist = MaskableCategoricalDistribution(int(model.action_space.n))
         net.forward = lambda x: (net.forward_actor(x), net.forward_critic(x))
+        model.policy._numpy_layers = None
     return model
 
 
