@@ -1,4 +1,4 @@
-"""Events per second of the loss-system simulator (``msjgym.systems.loss.kernel``) at n = 10⁴ with k = ⌈√n ln n⌉.
+"""Events per second of the loss-system simulator (``msjgym.systems.loss.loop``) at n = 10⁴ with k = ⌈√n ln n⌉.
 
 Model: n = 10⁴ servers, d = 2, λ = 1 − n^(−1/2) (α = ½, β = 1), greedy, each arrival samples k = ⌈√n ln n⌉ = 922
 servers without replacement. The sample's idle count is drawn as a censored hypergeometric from a per-state cached
@@ -17,7 +17,7 @@ import time
 
 from msjgym.api import family, policy_spec
 from msjgym.core import rng
-from msjgym.systems.loss.kernel import LossSimulation
+from msjgym.systems.loss.simulation import LossSimulation
 from msjgym.systems.loss.model import make_loss_model
 
 TARGET = 2e6

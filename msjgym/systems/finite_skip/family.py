@@ -224,6 +224,7 @@ class FiniteSkipFamily:
     title = "finite-skip rate models: heterogeneous M/G/k, limited processor sharing, threshold parallelism"
     order = 30
     env_ids = ("msjgym/FiniteSkip-v0",)
+    smoke = api.Smoke("finite-skip-fig3", "lps", user_options={})  # the shared tests' tiny run
 
     def scenarios(self) -> list[tuple[str, str]]:
         return [(name, F.FIGURES[name].description) for name in F.RATE_MODEL_FIGURES]

@@ -531,6 +531,7 @@ class MSJFamily:
     title = "multiserver jobs: n servers, jobs holding several servers at once (FCFS, ServerFilling, MSF, ...)"
     order = 0
     env_ids = ("msjgym/MSJ-v0", "msjgym/JobScheduling-v0")
+    smoke = api.Smoke("one-and-n", "fcfs", user_options={"mode": "start"})  # the shared tests' tiny run
     reads_files = True
     """Scenario TOML files with ``system = "msj"`` (or no ``system`` key) are this family's."""
 
