@@ -264,6 +264,9 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     if tr.get("normalize_reward", False):
         env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=ppo.get("gamma", 0.99))
     policy, policy_kwargs = policy_of(ppo, venv)
+    if policy != "MlpPolicy":  # K x F job windows: sb3-contrib's buffer without its per-rollout copies
+        from msjgym.envs.rollout_buffer import LeanMaskableRolloutBuffer
+        ppo["rollout_buffer_class"] = LeanMaskableRolloutBuffer
     if policy == "MlpPolicy":
         policy_kwargs["net_arch"] = ppo.pop("net_arch", [64, 64])
         if ppo.pop("log1p_features", True):

@@ -19,6 +19,13 @@ pick, SchedInspector) the actor pools as the critic does and its head gives the 
     >>> from msjgym.envs.scoring import JobScoringPolicy
     >>> model = MaskablePPO(JobScoringPolicy, env, policy_kwargs={"present_column": col})
 
+Training speed: the rollouts' calls (no gradients) run in numpy (:mod:`msjgym.envs.scoring_rollout`, the same
+numbers); in the gradient epochs the actor and the critic select the present rows once per call
+(``JobScoringNetwork.forward``) and the masked softmax is :mod:`msjgym.envs.masked_categorical`'s (sb3-contrib's
+distribution computed with one ``log_softmax``); ``baselines/train.py`` also gives MaskablePPO
+:mod:`msjgym.envs.rollout_buffer`'s buffer.
+``benchmarks/bench_train.py`` measures the training rate beside the environment's.
+
 Saved models name the class by reference (``msjgym.envs.scoring.JobScoringPolicy``): loading one in a fresh process
 needs msjgym installed and nothing else (no ``custom_objects``). Torch is imported when a class is first used:
 ``import msjgym`` stays torch-free. :func:`numpy_scores` computes the same logits in numpy (the ``sb3:MODEL.zip``
@@ -65,6 +72,9 @@ def _classes() -> dict[str, type]:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.policies import ActorCriticPolicy
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    from msjgym.envs.masked_categorical import HUGE_NEG, LeanMaskableCategoricalDistribution
+    from msjgym.envs.scoring_rollout import numpy_layers, rollout_step
 
     def mlp(sizes: Sequence[int], activation: type[nn.Module], last_activation: bool) -> list[nn.Module]:
         layers: list[nn.Module] = []
@@ -136,25 +146,38 @@ def _classes() -> dict[str, type]:
             total = h.new_zeros(present.shape[0], h.shape[1]).index_add(0, where[0], h)
             return torch.cat([total / count.clamp(min=1.0), count / present.shape[1]], dim=1)
 
-        def forward_actor(self, x: torch.Tensor) -> torch.Tensor:
-            present = self.present(x)
-            where = present.nonzero(as_tuple=True)
+        def _actor(self, x: torch.Tensor, present: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor],
+                   rows: torch.Tensor) -> torch.Tensor:
+            """``forward_actor`` given the present mask, its indices and the present rows (``x[where]``)."""
             if self.attention:
                 out = self.rows_out(x, present)[where]
             else:  # only the present rows: the cost grows with the jobs waiting, not with K
-                out = self.score_net(x[where])
+                out = self.score_net(rows)
             if self.pick:
                 logits = x.new_full(present.shape, ABSENT_LOGIT)
                 return logits.index_put(where, out[:, 0])
             return self.actor_head(self.pool(out, where, present))
 
-        def forward_critic(self, x: torch.Tensor) -> torch.Tensor:
+        def _critic(self, present: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor],
+                    rows: torch.Tensor) -> torch.Tensor:
+            return self.value_head(self.pool(self.value_embed(rows), where, present))
+
+        def _rows(self, x: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor], torch.Tensor]:
             present = self.present(x)
             where = present.nonzero(as_tuple=True)
-            return self.value_head(self.pool(self.value_embed(x[where]), where, present))
+            return present, where, x[where]
+
+        def forward_actor(self, x: torch.Tensor) -> torch.Tensor:
+            present, where, rows = self._rows(x)
+            return self._actor(x, present, where, rows)
+
+        def forward_critic(self, x: torch.Tensor) -> torch.Tensor:
+            return self._critic(*self._rows(x))
 
         def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            return self.forward_actor(x), self.forward_critic(x)
+            """Both heads from one selection of the present rows (what MaskablePPO's rollouts and updates call)."""
+            present, where, rows = self._rows(x)
+            return self._actor(x, present, where, rows), self._critic(present, where, rows)
 
     class _Scoring:
         """What the two policy classes share: the job-scoring network in SB3's ``mlp_extractor`` slot, and logits
@@ -221,6 +244,21 @@ def _classes() -> dict[str, type]:
                      present_column: int = 0, **kwargs: Any) -> None:
             self._scoring_init(kwargs, score_arch, value_arch, attention, heads, present_column)
             super().__init__(*args, **kwargs)
+            # sb3-contrib's masked categorical computed directly (msjgym.envs.masked_categorical): the same
+            # distribution, one log_softmax instead of two Categorical constructions per call
+            self.action_dist = LeanMaskableCategoricalDistribution(int(self.action_space.n))
+            self._numpy_layers = numpy_layers(self)
+
+        def forward(self, obs: torch.Tensor, deterministic: bool = False,
+                    action_masks: np.ndarray | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            """(actions, values, log-probabilities): without gradients (MaskablePPO's rollouts) in numpy where the
+            network allows it (:mod:`msjgym.envs.scoring_rollout`: the same numbers), else sb3-contrib's."""
+            if self._numpy_layers is None or torch.is_grad_enabled() or obs.dtype != torch.float32 or \
+                    obs.device.type != "cpu":
+                return super().forward(obs, deterministic, action_masks)
+            masks = action_masks.detach().cpu().numpy() if isinstance(action_masks, torch.Tensor) else action_masks
+            return rollout_step(self._numpy_layers, self.mlp_extractor.present_column, obs.numpy(), masks,
+                                deterministic, ABSENT_LOGIT, HUGE_NEG)
 
     class JobScoringActorCriticPolicy(_Scoring, ActorCriticPolicy):
         """The same network as :class:`JobScoringPolicy` as a plain SB3 ``ActorCriticPolicy`` (PPO, A2C: no
