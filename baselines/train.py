@@ -732,8 +732,11 @@ def evaluate_job_traces(config: dict[str, Any], model_path: Path) -> tuple[list[
             "evaluation": (f"on each trace below, {windows} windows × {window_jobs:,} consecutive jobs, each replayed "
                            f"from an empty machine (starts uniform over the trace, window w from "
                            f"`SeedSequence({seed}).spawn({windows})[w]`), the same windows for every policy; mean ± "
-                           f"95 % Student-t CI across windows; bounded slowdown with τ = {tau:g}; training reward "
-                           f"{env.get('reward', 'n/a')!r}, evaluation metric {metric!r}"),
+                           f"95 % Student-t CI across windows; bounded slowdown with τ = {tau:g}; "
+                           + ("training objective: the mean over training windows of log(mean bounded slowdown) "
+                              "(policy search)" if config["train"].get("method") == "search" else
+                              f"training reward {env.get('reward', 'n/a')!r}")
+                           + f", evaluation metric {metric!r}"),
             "metric": metric, "tables": "\n".join(tables)}
     return all_rows, meta
 
@@ -1021,8 +1024,13 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"a first try: {QUICK_TIMESTEPS:,} steps, a {QUICK_BUDGET:.0f} s cap, a small evaluation")
     parser.add_argument("--skip-train", action="store_true",
                         help="evaluate the saved model only (OUT/NAME.zip, else the recorded one)")
+    parser.add_argument("--scenarios", nargs="+", default=None, metavar="SCENARIO",
+                        help="evaluate on these scenario files instead of [evaluate] scenarios (with --skip-train: "
+                             "extra held-out cells of a recorded model)")
     args = parser.parse_args(argv)
     config = apply_overrides(load_config(args.config), args.timesteps, args.quick)
+    if args.scenarios:
+        config["evaluate"]["scenarios"] = list(args.scenarios)
     name = config.get("name", args.config.stem)
     training = None
     if not args.skip_train:
@@ -1074,11 +1082,21 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
                              f"(greedy = row 0 on {training['imitated']['agreement']:.2%} after it)"
                              if training.get("imitated") else "")
                           if training else "- training: n/a")
+    if training and training.get("search") and not kept:
+        stages = "; ".join(f"{st['parametrisation']}: {st['generations']} generations, {st['decisions']:,} decisions, "
+                           f"validation {st['validation']:.4f}" for st in training["search"]["stages"])
+        train_line = (f"- training: policy search (`[search]`, msjgym.envs.policy_search), {training['timesteps']:,} "
+                      f"greedy decisions in {training['seconds']:.0f} s wall time "
+                      f"({platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores; 1-minute load "
+                      f"average {training['load_before']:.2f} before, {training['load_after']:.2f} after); {stages}; "
+                      f"kept: the weights of best validation (mean log bounded slowdown "
+                      f"{training['search']['validation']:.4f} on the validation trace's fixed windows)")
+    method = "policy search" if config["train"].get("method") == "search" else "MaskablePPO"
     quick = ("\n**QUICK run** (`--quick`: a short training and a small evaluation; not the recorded result)\n"
              if config.get("quick") else "")
-    text = f"""# {name}: MaskablePPO on {meta['scenario']}
+    text = f"""# {name}: {method} on {meta['scenario']}
 {quick}
-Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args.config.is_absolute() and HERE.parent in args.config.parents else args.config}{" --quick" if args.quick else ""}{f" --timesteps {args.timesteps}" if args.timesteps else ""}`
+Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args.config.is_absolute() and HERE.parent in args.config.parents else args.config}{" --quick" if args.quick else ""}{f" --timesteps {args.timesteps}" if args.timesteps else ""}{" --skip-train" if args.skip_train else ""}{" --scenarios " + " ".join(args.scenarios) if args.scenarios else ""}`
 (config: `{args.config.name}`).
 
 - scenario: {meta['scenario']} ({params + '; ' if params else ''}load ρ = {meta['load']:.4f})
