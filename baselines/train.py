@@ -233,7 +233,93 @@ def present_column(venv: Any) -> int | None:
     return None
 
 
+def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
+    """``[search]``: direct policy search over the job-scoring network's weights
+    (:mod:`msjgym.envs.policy_search`) instead of PPO. Each stage of ``[[search.stages]]`` (``parametrisation``
+    ``"linear"`` or ``"mlp"``, ``pairs``, ``sigma``, ``learning_rate``, ``seconds``, ``generations``,
+    ``validate_every``) starts from the previous stage's best validated weights (the first from the base order's
+    pick, row 0); fitness: the mean log bounded slowdown of ``windows`` windows of ``window_jobs`` jobs of each
+    training scenario (``scenarios``, default ``[scenario] name``; fresh windows each generation, the same for every
+    candidate); validation (the selection between generations and stages): ``validation_windows`` fixed windows of
+    ``validation_window_jobs`` jobs of each ``validation_scenarios`` trace (never an evaluation trace). Saves the best
+    validated weights as ``OUT/NAME.zip`` (a MaskablePPO model with the job-scoring policy and the environment's
+    settings)."""
+    import torch
+
+    import msjgym
+    from msjgym.envs import policy_search as ps
+
+    torch.set_num_threads(int(config["train"].get("torch_threads", 1)))
+    se, env = config["search"], config["env"]
+    seed = int(se.get("seed", config["train"].get("seed", 0)))
+    budget = float(config["train"].get("time_budget_seconds", 1200))
+    load_before = os.getloadavg()[0]
+    start = time.perf_counter()
+    scenarios = [scenario_name({"scenario": {"name": n}}) for n in se.get("scenarios", [config["scenario"]["name"]])]
+    valid = [scenario_name({"scenario": {"name": n}}) for n in se.get("validation_scenarios", [])]
+    if set(valid) & set(held_out_scenarios(config)) or set(scenarios) & set(held_out_scenarios(config)):
+        raise SystemExit("[search] scenarios / validation_scenarios: must not be an [evaluate] scenario (held out)")
+    loaded = {n: msjgym.load_scenario(n, {}) for n in {*scenarios, *valid}}
+    validation_runners = [ps.WindowRunner(loaded[n], env, int(se.get("validation_window_jobs", 1024)),
+                                          int(se.get("validation_windows", 16)), 1) for n in valid]
+    validation_seeds = [np.random.SeedSequence([int(se.get("validation_seed", 99)), i]).spawn(r.windows)
+                        for i, r in enumerate(validation_runners)]
+    theta, best_value, stages_done = ps.base_order_weights(), math.inf, []
+    parametrisation = "linear"
+    for index, stage in enumerate(se.get("stages", [{}])):
+        settings = ps.SearchSettings(**{k: v for k, v in stage.items() if k != "log"})
+        if settings.parametrisation == "mlp" and parametrisation == "linear":
+            theta = ps.linear_as_mlp(theta)
+        parametrisation = settings.parametrisation
+        _, score = ps.score_function(parametrisation)
+        left = budget - (time.perf_counter() - start)
+        settings.seconds = min(settings.seconds, max(left, 0.0))
+
+        def validate(t: np.ndarray, score: Any = score) -> float:
+            t32 = np.asarray(t, dtype=np.float32).astype(np.float64)[None]
+            values = [ps.fitness(r.run(score, t32, s))[0] for r, s in zip(validation_runners, validation_seeds)]
+            return float(np.mean(values))
+
+        runners = [ps.WindowRunner(loaded[n], env, int(se.get("window_jobs", 512)), int(se.get("windows", 8)),
+                                   2 * settings.pairs + 1) for n in scenarios]
+        print(f"search stage {index + 1}: {parametrisation} ({theta.size} weights), {settings.pairs} antithetic "
+              f"pairs, sigma {settings.sigma:g}, cap {settings.seconds:.0f} s; {len(runners)} training traces × "
+              f"{runners[0].windows} windows of {runners[0].spec.base.horizon_jobs} jobs per generation",
+              flush=True)
+        found, value = ps.evolve(theta, settings, runners, validate if validation_runners else None,
+                                 seed + 1000 * index, score)
+        decisions = sum(r.decisions for r in runners)
+        stages_done.append({"parametrisation": parametrisation, "generations": len(settings.log),
+                            "decisions": decisions, "validation": value, "log": settings.log})
+        if value <= best_value or not validation_runners:
+            best_value = value
+            theta = found
+        print(f"stage {index + 1}: {len(settings.log)} generations, {decisions:,} decisions; validation "
+              f"{value:.4f} (best so far {best_value:.4f})", flush=True)
+    seconds = time.perf_counter() - start
+    out.mkdir(parents=True, exist_ok=True)
+    venv = job_vector_env({**config, "env": {**env, "num_envs": 1}})
+    ps.save_sb3_model(theta, venv, str(out / f"{name}.zip"), seed=seed)
+    decisions = sum(s["decisions"] for s in stages_done)
+    print(f"searched {decisions:,} decisions in {seconds:.0f} s; saved {out / (name + '.zip')}", flush=True)
+    (out / f"{name}.train_log.json").write_text(json.dumps(stages_done))
+    weights = theta.tolist() if theta.size <= 64 else None
+    training = {"seconds": seconds, "timesteps": decisions, "load_before": load_before,
+                "load_after": os.getloadavg()[0], "imitated": None,
+                "search": {"stages": [{k: v for k, v in s.items() if k != "log"} for s in stages_done],
+                           "validation": best_value, "linear_weights": weights}}
+    (out / f"{name}.training.json").write_text(json.dumps(training))
+    return training
+
+
 def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
+    method = config["train"].get("method", "ppo")
+    if method not in ("ppo", "search"):
+        raise SystemExit(f"[train] method = {method!r}: \"ppo\" or \"search\" (with a [search] section)")
+    if method == "search":
+        if "search" not in config:
+            raise SystemExit("[train] method = \"search\": needs a [search] section")
+        return search_train(config, out, name)
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -649,8 +735,11 @@ def evaluate_job_traces(config: dict[str, Any], model_path: Path) -> tuple[list[
             "evaluation": (f"on each trace below, {windows} windows × {window_jobs:,} consecutive jobs, each replayed "
                            f"from an empty machine (starts uniform over the trace, window w from "
                            f"`SeedSequence({seed}).spawn({windows})[w]`), the same windows for every policy; mean ± "
-                           f"95 % Student-t CI across windows; bounded slowdown with τ = {tau:g}; training reward "
-                           f"{env.get('reward', 'n/a')!r}, evaluation metric {metric!r}"),
+                           f"95 % Student-t CI across windows; bounded slowdown with τ = {tau:g}; "
+                           + ("training objective: the mean over training windows of log(mean bounded slowdown) "
+                              "(policy search)" if config["train"].get("method") == "search" else
+                              f"training reward {env.get('reward', 'n/a')!r}")
+                           + f", evaluation metric {metric!r}"),
             "metric": metric, "tables": "\n".join(tables)}
     return all_rows, meta
 
@@ -938,8 +1027,13 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"a first try: {QUICK_TIMESTEPS:,} steps, a {QUICK_BUDGET:.0f} s cap, a small evaluation")
     parser.add_argument("--skip-train", action="store_true",
                         help="evaluate the saved model only (OUT/NAME.zip, else the recorded one)")
+    parser.add_argument("--scenarios", nargs="+", default=None, metavar="SCENARIO",
+                        help="evaluate on these scenario files instead of [evaluate] scenarios (with --skip-train: "
+                             "extra held-out cells of a recorded model)")
     args = parser.parse_args(argv)
     config = apply_overrides(load_config(args.config), args.timesteps, args.quick)
+    if args.scenarios:
+        config["evaluate"]["scenarios"] = list(args.scenarios)
     name = config.get("name", args.config.stem)
     training = None
     if not args.skip_train:
@@ -991,11 +1085,21 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
                              f"(greedy = row 0 on {training['imitated']['agreement']:.2%} after it)"
                              if training.get("imitated") else "")
                           if training else "- training: n/a")
+    if training and training.get("search") and not kept:
+        stages = "; ".join(f"{st['parametrisation']}: {st['generations']} generations, {st['decisions']:,} decisions, "
+                           f"validation {st['validation']:.4f}" for st in training["search"]["stages"])
+        train_line = (f"- training: policy search (`[search]`, msjgym.envs.policy_search), {training['timesteps']:,} "
+                      f"greedy decisions in {training['seconds']:.0f} s wall time "
+                      f"({platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores; 1-minute load "
+                      f"average {training['load_before']:.2f} before, {training['load_after']:.2f} after); {stages}; "
+                      f"kept: the weights of best validation (mean log bounded slowdown "
+                      f"{training['search']['validation']:.4f} on the validation trace's fixed windows)")
+    method = "policy search" if config["train"].get("method") == "search" else "MaskablePPO"
     quick = ("\n**QUICK run** (`--quick`: a short training and a small evaluation; not the recorded result)\n"
              if config.get("quick") else "")
-    text = f"""# {name}: MaskablePPO on {meta['scenario']}
+    text = f"""# {name}: {method} on {meta['scenario']}
 {quick}
-Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args.config.is_absolute() and HERE.parent in args.config.parents else args.config}{" --quick" if args.quick else ""}{f" --timesteps {args.timesteps}" if args.timesteps else ""}`
+Made by `python baselines/train.py {args.config.relative_to(HERE.parent) if args.config.is_absolute() and HERE.parent in args.config.parents else args.config}{" --quick" if args.quick else ""}{f" --timesteps {args.timesteps}" if args.timesteps else ""}{" --skip-train" if args.skip_train else ""}{" --scenarios " + " ".join(args.scenarios) if args.scenarios else ""}`
 (config: `{args.config.name}`).
 
 - scenario: {meta['scenario']} ({params + '; ' if params else ''}load ρ = {meta['load']:.4f})

@@ -1,0 +1,123 @@
+"""``msjgym.envs.policy_search``: the linear score written into the scoring MLP is exact, a few generations of the
+evolution strategy improve a toy objective, the greedy window runner reproduces the built-in ``priority`` policy's
+schedule when it picks the base order's job, and a saved model's greedy actions (``sb3:MODEL.zip``, as ``msjgym
+evaluate`` runs it) are the numpy scorer's.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import msjgym
+from msjgym.envs import policy_search as ps
+from msjgym.systems.msj import job_observation as jo
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_linear_score_written_into_the_mlp_is_exact():
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=jo.FEATURES)
+    x = rng.uniform(0, 3, size=(200, jo.FEATURES))
+    shape = ps.MLPShape()
+    assert shape.size == 14 * 32 + 32 + 32 * 16 + 16 + 16 * 8 + 8 + 8 + 1 == 1153
+    np.testing.assert_allclose(shape.scores(ps.linear_as_mlp(w), x), x @ w, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="expected \\(14,\\)"):
+        ps.linear_as_mlp(np.zeros(3))
+
+
+def test_centred_ranks_share_ties():
+    r = ps.centred_ranks(np.array([3.0, 1.0, 2.0, 2.0]))
+    np.testing.assert_array_equal(r, [0.5, -0.5, 0.0, 0.0])
+
+
+class ToyRunner:
+    """Window w of a candidate θ has 'mean bounded slowdown' exp(|θ − target|² + noise_w): the ES must approach
+    target; the windows' noise is common to the candidates, as the real runner's windows are."""
+
+    windows, decisions, seconds = 4, 0, 0.0
+
+    def __init__(self, target: np.ndarray) -> None:
+        self.target = target
+
+    def run(self, score, thetas, seeds):
+        noise = np.array([np.random.default_rng(s).normal(0, 0.5) for s in seeds])
+        return np.exp(((thetas - self.target) ** 2).sum(axis=1)[:, None] + 1.0 + np.abs(noise)[None])
+
+
+def test_a_few_generations_improve_a_toy_objective():
+    target = np.array([1.0, -2.0, 0.5])
+    runner = ToyRunner(target)
+    settings = ps.SearchSettings(pairs=6, sigma=0.2, learning_rate=0.1, generations=40, seconds=60)
+    start = np.zeros(3)
+    found, _ = ps.evolve(start, settings, [runner], None, seed=5, score=None, print_every=100)
+    assert len(settings.log) == 40
+    assert np.sum((found - target) ** 2) < 0.25 * np.sum((start - target) ** 2)
+    assert settings.log[-1]["centre"] < settings.log[0]["centre"]
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory):
+    """A 600-job Lublin-Feitelson draw on 64 processors (a scenario file, as the recipes use)."""
+    path = tmp_path_factory.mktemp("trace") / "small.toml"
+    path.write_text('description = "small"\nsystem = "msj"\narrivals = { model = "lublin-feitelson", jobs = 600, '
+                    'processors = 64, seed = 4, time_scale = 0.6 }\n')
+    return str(path)
+
+
+@pytest.mark.parametrize("backfill", ["none", "easy"])
+def test_the_base_order_weights_reproduce_priority(small_trace, backfill):
+    """Weight 1 on the heuristic column picks row 0 at every decision: the window's mean bounded slowdown is the
+    ``priority`` policy's on the same jobs (one window = the whole 600-job trace from its first job)."""
+    sc = msjgym.load_scenario(small_trace, {})
+    env = {"window": 32, "base_order": "sjf", "backfill": backfill, "bsld_threshold": 10.0}
+    runner = ps.WindowRunner(sc, env, 600, 1, 2)
+    _, score = ps.score_function("linear")
+    thetas = np.stack([ps.base_order_weights(), ps.base_order_weights() * 3])
+    bsld = runner.run(score, thetas, np.random.SeedSequence(1).spawn(1))
+    assert bsld[0, 0] == bsld[1, 0]
+    from msjgym.api import family, policy_spec
+
+    sjf = policy_spec(family("msj"), "priority").bind(order="sjf", backfill=backfill)
+    result = msjgym.evaluate(sc, sjf, seed=0, bsld_threshold=10.0, references=False)  # one exact replay
+    assert bsld[0, 0] == pytest.approx(result.metrics["bounded_slowdown"].mean, rel=1e-9)
+    assert runner.decisions > 600
+
+
+def test_the_saved_model_acts_as_the_numpy_scorer(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+
+    from msjgym.core.user_policy import load_user_policy
+
+    rng = np.random.default_rng(8)
+    w = ps.base_order_weights() + rng.normal(0, 0.5, size=jo.FEATURES)
+    shape = ps.MLPShape()
+    theta = ps.linear_as_mlp(w) + rng.normal(0, 0.05, size=shape.size)  # a full network, not only a linear one
+    theta = theta.astype(np.float32).astype(np.float64)
+    args = {"window": 32, "action": "pick", "base_order": "sjf", "backfill": "easy", "horizon_jobs": 200,
+            "trace_windows": True}
+    trace = str(EXAMPLES / "lublin_256.toml")  # 5,000 jobs on 256 processors: queues form
+    venv = gym.make_vec("msjgym/JobScheduling-v0", 1, vectorization_mode="vector_entry_point", scenario=trace,
+                        **args)
+    path = tmp_path / "searched.zip"
+    ps.save_sb3_model(theta, venv, str(path))
+    env = gym.make("msjgym/JobScheduling-v0", scenario=trace, **args).unwrapped
+    _, decide = load_user_policy(f"sb3:{path}", env.spec_)
+    obs, _ = env.reset(seed=2)
+    checked = chosen_other = 0
+    for _ in range(400):
+        mask = env.action_masks()
+        present = obs[:, jo.PRESENT] > 0.5
+        values = np.where(mask & present, shape.scores(theta, obs.astype(np.float64)), -np.inf)
+        mine = int(np.argmax(values)) if present.any() else 0
+        assert decide(obs, mask) == mine
+        checked += int(present.sum() >= 2)
+        chosen_other += int(mine != 0)
+        obs, _, terminated, truncated, _ = env.step(mine)
+        if terminated or truncated:
+            obs, _ = env.reset()
+    assert checked > 50 and chosen_other > 0  # real choices, not only row 0
