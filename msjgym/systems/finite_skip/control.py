@@ -97,8 +97,9 @@ def observe(st, pr, b, classes, window, obs, mask):
 
 @njit
 def new_epoch(st, pr, b):
-    """Start system b's allocation from nothing: no job chosen, every rate 0, every server free."""
-    for j in range(st.chosen.shape[1]):
+    """Start system b's allocation from nothing: no job chosen, every rate 0, every server free (the entries past
+    the N jobs present are never read: an arrival's entry is cleared at the epoch that follows it)."""
+    for j in range(st.ints[b, I_N]):
         st.chosen[b, j] = False
         st.rates[b, j] = 0.0
     for s in range(st.taken.shape[1]):
