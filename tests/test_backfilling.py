@@ -90,11 +90,13 @@ def snapshot(sim: MSJSimulation) -> tuple[float, list[Job], list[Job]]:
     running = [Job(int(j), int(need[st.job_i[0, j, J_CLS]]), 0.0, _estimated_end(st, j, now), 0.0)
                for j in st.heap[0, :st.sys_i[0, S_HEAPN]]]
     waiting = []
+    keeps = st.job_f.shape[2] > J_RES  # reservations are conservative backfilling's own entries (EASY keeps none)
     for c in range(sim.model.num_classes):
         j = st.cls_i[0, c, C_BOUND]
         while j >= 0:
+            res = float(st.job_f[0, j, J_RES]) if keeps else float("inf")
             waiting.append((int(st.job_i[0, j, J_SEQ]), Job(int(j), int(need[c]), _estimated_remaining(st, j, now),
-                                                             0.0, float(st.job_f[0, j, J_RES]))))
+                                                             0.0, res)))
             j = st.job_i[0, j, J_NEXT]
     return now, running, [job for _, job in sorted(waiting, key=lambda x: x[0])]
 
