@@ -11,7 +11,7 @@ r_min >= 1/k; in the divisible setting, n = c(k, supp V) = Σ_v (k/v − 1) + 1 
 docs/errata.md#finite-skip-c-k-supp-v), w <= (c − 1)·rem_max and r_min >= 1/Σ_v (k/v). rem_max is the largest expected
 remaining size of a job given what a size-oblivious scheduler can see (its need and its age): for class v, (v/k)·sup_a
 E[X − a | X > a]. ``server_filling_bounds`` uses the generic constants on an MSJ model; below it, every finite-skip
-system of the paper (:mod:`msjgym.systems.finite_skip.simulate`) with generic and exact constants
+system of the paper (:mod:`msjgym.systems.finite_skip.model`) with generic and exact constants
 (docs/modelling-choices.md#finite-skip-constants), the resource-pooled M/G/1, Zhang–Zwart's LPS approximation and the
 heterogeneous M/M/k chain.
 """
@@ -20,11 +20,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import product
+from typing import Any
 
 from msjgym.core.distributions import (Deterministic, Distribution, Erlang, Exponential, HyperExponential,
                                        Uniform)
-from msjgym.policies.finite_skip import FSF, FSF_MINMIG, HET, LPS, SF_DIV, SF_EXP, THRESHOLD, FiniteSkipPolicy
-from msjgym.systems.msj.model import MSJModel
+
+# What this module reads of a finite-skip system (passed in by the system, so theory imports none): the model's
+# ``kind`` (one of these), and a policy's ``name`` (the paper's policies it treats apart) and ``wcfs``.
+HETEROGENEOUS, LPS, THRESHOLD, MSJ = "heterogeneous", "lps", "threshold", "msj"  # the values of ``model.kind``
+FSF, FSF_MINMIG, SF_EXP, SF_DIV = "fsf", "fsf-minmig", "server-filling", "server-filling-divisible"
 
 
 def mean_residual_sup(service: Distribution) -> float | None:
@@ -57,8 +61,10 @@ class WCFSBounds:
     rem_max: float
 
 
-def server_filling_bounds(model: MSJModel, divisible: bool = False) -> WCFSBounds | None:
-    """The WCFS bounds on ServerFilling's mean response time with generic constants. [bound, every ρ < 1]
+def server_filling_bounds(model: Any, divisible: bool = False) -> WCFSBounds | None:
+    """The WCFS bounds on ServerFilling's mean response time with generic constants, for a multiserver-job model
+    (:class:`msjgym.systems.msj.model.MSJModel`: ``servers``, ``arrival_rate``, ``job_size_moments``, ``load``,
+    ``classes``). [bound, every ρ < 1]
 
     None when they do not apply: ρ >= 1, or a duration law whose rem_max msjgym does not know (heavy tails).
     ``divisible``: the divisible-setting variant (App. B.2) instead of the exponential setting (App. B.1).
@@ -83,7 +89,7 @@ def server_filling_bounds(model: MSJModel, divisible: bool = False) -> WCFSBound
 
 
 # =====================================================================================================================
-# Every finite-skip system of the paper (msjgym.systems.finite_skip.simulate): constants from the system's definition.
+# Every finite-skip system of the paper (msjgym.systems.finite_skip.model): constants from the system's definition.
 
 
 @dataclass(frozen=True)
@@ -147,26 +153,26 @@ def _knapsack(weights: list[int], values: list[float], capacity: int) -> float:
     return best[capacity]
 
 
-def _generic_front(model, policy: FiniteSkipPolicy) -> int:
+def _generic_front(model, policy: Any) -> int:
     k = model.servers
     if policy.name == SF_DIV:
         return sum(k // v - 1 for v in set(model.params)) + 1  # c(k, supp V), docs/errata.md#finite-skip-c-k-supp-v
     return k
 
 
-def _generic_r_min(model, policy: FiniteSkipPolicy) -> float:
+def _generic_r_min(model, policy: Any) -> float:
     """The paper's per-model r_min: het M/G/k min_i v_i (docs/errata.md#finite-skip-het-r-min: the paper writes v_k,
     the fastest), else 1/k, and
     1/Σ_v (k/v) for ServerFilling in the divisible setting."""
     k = model.servers
-    if model.system == HET:
+    if model.kind == HETEROGENEOUS:
         return min(model.speeds)
     if policy.name == SF_DIV:
         return 1.0 / sum(k // v for v in set(model.params))
     return 1.0 / k
 
 
-def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstants | None:
+def wcfs_constants(model, policy: Any, exact: bool) -> WCFSConstants | None:
     """The constants of Cor. 3.8 for a WCFS policy on a finite-skip model; None if rem_max is unknown or infinite.
 
     [bound inputs] Grosof, Harchol-Balter & Scheller-Wolf, Defs. 3.1, 3.2, 3.6; §4.4 (het, with the r_min erratum:
@@ -186,7 +192,7 @@ def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstant
         return WCFSConstants("generic", n, rem_max, w, w, _generic_r_min(model, policy))
     params = list(model.params)
     pmin = min(params)
-    if model.system == HET:
+    if model.kind == HETEROGENEOUS:
         # non-full = non-busy = fewer than k jobs (all in service): (k − 1)·rem_max; r_min from the assignment rule
         w = (k - 1) * rem_max
         if policy.name in (FSF, FSF_MINMIG):  # busy servers are the j fastest: min_j (Σ j fastest)/j = 1/k
@@ -195,9 +201,9 @@ def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstant
         else:  # a lone job can sit on the slowest server
             r_min = min(model.speeds)
         return WCFSConstants("exact", k, rem_max, w, w, r_min)
-    if model.system == LPS:  # full ⇔ k present; busy ⇔ N >= 1; R = 1/min(N, k)
+    if model.kind == LPS:  # full ⇔ k present; busy ⇔ N >= 1; R = 1/min(N, k)
         return WCFSConstants("exact", k, rem_max, (k - 1) * rem_max, 0.0, 1.0 / k)
-    if model.system == THRESHOLD or policy.name == SF_EXP:
+    if model.kind == THRESHOLD or policy.name == SF_EXP:
         # non-full ⇔ the parameters (thresholds / needs) of the jobs present sum to < k: all of them are served
         w = _knapsack(params, rems, k - 1)
         n = 1 + (k - 1) // pmin  # a full front: jobs summing to <= k − 1, plus the newest served one

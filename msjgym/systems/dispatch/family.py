@@ -253,6 +253,8 @@ class DispatchFamily:
     title = "large-scale load balancing: N FIFO servers behind one dispatcher (push, pull, water filling, JSQ(d), ...)"
     order = 20
     env_ids = ("msjgym/Dispatch-v0",)
+    smoke = api.Smoke("lb-dispatch", "jsq-d", overrides={"servers": 20},  # the shared tests' tiny run
+                      user_options={"observation": "sampled"})
 
     def scenarios(self) -> list[tuple[str, str]]:
         return list_lb_scenarios()

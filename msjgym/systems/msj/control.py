@@ -1,7 +1,7 @@
 """External control of the MSJ system: an agent, not a built-in policy, decides which jobs are in service.
 
 Used by the Gymnasium environments (``msjgym.envs``). Events are processed by the same transitions as the fast
-path (``msj_engine``), so an agent that takes the decisions a built-in policy would take reproduces the fast path's
+path (:mod:`msjgym.systems.msj.simulation`), so an agent that takes the decisions a built-in policy would take reproduces the fast path's
 trajectory, statistics included (the twin test). Two modes:
 
 * ``MODE_START`` (non-preemptive): a decision epoch is any instant at which some waiting job fits. The agent starts
@@ -39,7 +39,7 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ, J_SIZE,
+    C_BOUND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ, J_SIZE,
     NEED_CAPACITY, P_K, P_LAMBDA, P_NBATCH, P_SERVERS, P_TAU, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS,
     S_NARR, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, S_TRACE0, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time,
     start_next, unlink)
@@ -137,7 +137,7 @@ def advance(st, pr, ctl, b):
                     mode == MODE_START and _fits_somewhere(st, pr, b)):
                 return RUNNING
         if ctl.ints[b, X_POST]:  # the decisions at the last event's instant are taken: finish that event as
-            ctl.ints[b, X_POST] = 0  # msj_engine.run does after the scheduler (admission, count, checkpoint, end)
+            ctl.ints[b, X_POST] = 0  # loop.run does after the scheduler (admission, count, checkpoint, end)
             _record_pending(st, ctl, b)
             st.sys_i[b, S_EVENTS] += 1
             if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
@@ -410,7 +410,6 @@ def reset_system(st, pr, ctl, b):
         st.cls_i[b, c, C_HEAD] = -1
         st.cls_i[b, c, C_TAIL] = -1
         st.cls_i[b, c, C_BOUND] = -1
-        st.cls_i[b, c, C_FEND] = -1
         st.cls_f[b, c, :] = 0.0
         st.scratch[b, c] = 0
     st.sys_i[b, :] = 0

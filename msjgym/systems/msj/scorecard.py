@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from msjgym.core.distributions import Exponential
 from msjgym.core.references import Reference
-from msjgym.policies.msj import Policy
+from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj.model import MSJModel
 from msjgym.theory import finite_skip, queues
 from msjgym.systems.msj.theory import multilevel, zero_queueing
@@ -117,12 +117,12 @@ def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
     """Cor. 3.8 with the exact constants of ServerFilling (docs/modelling-choices.md#finite-skip-constants), when the
     trace-free model allows."""
     from msjgym.systems.finite_skip.scenarios import msj_as_finite_skip
-    from msjgym.policies.finite_skip import POLICIES
+    from msjgym.core.policy_registry import registered
     try:
         fs_model = msj_as_finite_skip(model)
     except Exception:  # noqa: BLE001 (a model the rate simulator cannot express: no exact constants)
         return []
-    const = finite_skip.wcfs_constants(fs_model, POLICIES[policy.name], exact=True)
+    const = finite_skip.wcfs_constants(fs_model, registered("finite-skip")[policy.name], exact=True)
     if const is None:
         return []
     band = finite_skip.wcfs_band(fs_model, const)
