@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 import random
+import re
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -28,7 +30,9 @@ from msjgym.core.estimates import Estimate
 from msjgym.evaluate.intervals import t_interval
 from msjgym.policies.dispatch import common, jsq, jsq_d, water_filling
 from msjgym.systems.dispatch import loop
-from msjgym.systems.dispatch.contract import P_K, P_N
+from msjgym.core.policy_registry import registered
+from msjgym.systems.dispatch import state as state_module
+from msjgym.systems.dispatch.contract import INFORMATION, P_K, P_N
 from msjgym.systems.dispatch.simulation import DispatchReplications, _params, _state, builtin
 from msjgym.systems.dispatch.model import DispatchModel, pool_speeds
 from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
@@ -231,6 +235,20 @@ def test_push_ties_are_uniform_among_smallest_estimates():
     st, pr = _system("push", 10, delta=1.0)
     _set_levels(st.srv, V_E, V_POS, st.eord, st.estart, np.array([2, 1, 3, 1, 2, 1, 4, 1, 2, 5]))
     _uniform_over(_push_counts(st, pr, 40_000), [1, 3, 5, 7])
+
+
+def test_the_state_module_names_no_policy():
+    """state.py names no built-in dispatcher (nor JSQ, JIQ, ...): what one dispatcher keeps is its own area. push and
+    pull are also information models of the system (the estimates it keeps and updates at probes), and "random" is
+    a word of every docstring: those stay."""
+    text = Path(state_module.__file__).read_text().lower()
+    words = {"jsq", "jiq", "water filling", "round robin", "resource pooling", "least-loaded"}
+    for name in registered("dispatch"):
+        if name not in INFORMATION and name != "random":
+            words |= {name, name.replace("-", "_"), name.replace("-", " ")}
+    found = sorted(w for w in words if re.search(rf"(?<![#\w-]){re.escape(w)}(?![\w-])", text))
+    assert found == [], f"state.py names dispatchers: {found}"
+    assert re.search(r"(?<![#\w-])round-robin(?![\w-])", "a round-robin pointer")  # the check can fail
 
 
 def test_the_dispatchers_own_area_is_zeroed_at_every_reset():
