@@ -30,6 +30,29 @@ def test_a_user_jsq_d_is_the_builtin_bit_for_bit():
     assert other.metrics["response_time"].mean != a.metrics["response_time"].mean
 
 
+ROUND_ROBIN = """
+import msjgym.systems.dispatch.compiled as lb
+
+
+@lb.dispatcher(own=1)
+def my_round_robin(st, pr, b, now):
+    i = lb.own_get(st, 0)
+    lb.own_set(st, 0, i + 1 if i + 1 < lb.servers(pr) else 0)
+    return i
+"""
+
+
+def test_a_user_dispatcher_keeps_state_in_its_own_area(tmp_path):
+    """A compiled round-robin whose pointer is its own area (zeroed at every reset) is the built-in bit for bit."""
+    path = tmp_path / "rr.py"
+    path.write_text(ROUND_ROBIN)
+    mine = lb.resolve(f"{path}:my_round_robin")
+    assert mine.own_ints == 1
+    a = evaluate("lb-dispatch", mine, **RUN)
+    b = evaluate("lb-dispatch", "round-robin", **RUN)
+    assert a.events == b.events and a.replications == b.replications
+
+
 def _cli(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -55,6 +78,8 @@ def test_a_parameter_out_of_range_is_one_line():
 def test_bad_declarations_are_refused():
     with pytest.raises(PolicyError, match="four arguments"):
         lb.dispatcher(lambda st, pr: 0)
+    with pytest.raises(PolicyError, match="own = -1; must be an integer >= 0"):
+        lb.dispatcher(own=-1)
     with pytest.raises(PolicyError, match="room for 4"):
         lb.dispatcher(params=tuple(lb.Param(f"p{i}", 1, "") for i in range(5)))
 

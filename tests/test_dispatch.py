@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 import random
+import re
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -28,9 +30,11 @@ from msjgym.core.estimates import Estimate
 from msjgym.evaluate.intervals import t_interval
 from msjgym.policies.dispatch import common, jsq, jsq_d, water_filling
 from msjgym.systems.dispatch import loop
-from msjgym.systems.dispatch.contract import P_K, P_N
-from msjgym.systems.dispatch.simulation import _params, _state, builtin
-from msjgym.systems.dispatch.model import DispatchModel
+from msjgym.core.policy_registry import registered
+from msjgym.systems.dispatch import state as state_module
+from msjgym.systems.dispatch.contract import INFORMATION, P_K, P_N
+from msjgym.systems.dispatch.simulation import DispatchReplications, _params, _state, builtin
+from msjgym.systems.dispatch.model import DispatchModel, pool_speeds
 from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
 from msjgym.reproduce.lb_tables import SCENARIOS, scenario_params
 from msjgym.systems.dispatch.paper_tables import rows_for
@@ -231,6 +235,33 @@ def test_push_ties_are_uniform_among_smallest_estimates():
     st, pr = _system("push", 10, delta=1.0)
     _set_levels(st.srv, V_E, V_POS, st.eord, st.estart, np.array([2, 1, 3, 1, 2, 1, 4, 1, 2, 5]))
     _uniform_over(_push_counts(st, pr, 40_000), [1, 3, 5, 7])
+
+
+def test_the_state_module_names_no_policy():
+    """state.py names no built-in dispatcher (nor JSQ, JIQ, ...): what one dispatcher keeps is its own area. push and
+    pull are also information models of the system (the estimates it keeps and updates at probes), and "random" is
+    a word of every docstring: those stay."""
+    text = Path(state_module.__file__).read_text().lower()
+    words = {"jsq", "jiq", "water filling", "round robin", "resource pooling", "least-loaded"}
+    for name in registered("dispatch"):
+        if name not in INFORMATION and name != "random":
+            words |= {name, name.replace("-", "_"), name.replace("-", " ")}
+    found = sorted(w for w in words if re.search(rf"(?<![#\w-]){re.escape(w)}(?![\w-])", text))
+    assert found == [], f"state.py names dispatchers: {found}"
+    assert re.search(r"(?<![#\w-])round-robin(?![\w-])", "a round-robin pointer")  # the check can fail
+
+
+def test_the_dispatchers_own_area_is_zeroed_at_every_reset():
+    """Round-robin keeps its pointer in its own area (st.own): replication 1 run after replication 0 (which leaves
+    the pointer elsewhere than 0) is replication 1 run alone. Two speeds, so where the pointer starts matters."""
+    model = DispatchModel("round-robin", 8, 0.5, Exponential(rate=1.0), speeds=pool_speeds(8, 0.25, 4.0))
+    alone = DispatchReplications(model, 2000, 200, 2, 7).run(1)
+    runs = DispatchReplications(model, 2000, 200, 2, 7)
+    runs.run(0)
+    assert runs.st.own.shape == (1,) and runs.st.own[0] != 0  # the pointer moved: the reset has something to zero
+    after = runs.run(1)
+    assert (after.events, after.response_time, after.window) == (alone.events, alone.response_time, alone.window)
+    assert np.array_equal(after.queue_length_distribution, alone.queue_length_distribution)
 
 
 def test_jsq_and_jsq_d_ties_are_uniform_among_shortest_queues():

@@ -21,7 +21,9 @@ lb-dispatch --policy my_file.py:my_jsq_d --param sample=3``. The function is cal
 state ``st`` and parameters ``pr`` (read through the functions below only), the replication ``b`` and the arrival's
 time ``now``; it returns the server (0 .. servers − 1) the job joins. It must compile in numba's nopython mode
 without allocating. Its parameters (:class:`msjgym.api.Param`, at most :data:`NARG`) are given as ``--param
-NAME=VALUE`` (or ``bind(NAME=VALUE)`` from Python) and read as :func:`arg` (integers) or :func:`real_arg`.
+NAME=VALUE`` (or ``bind(NAME=VALUE)`` from Python) and read as :func:`arg` (integers) or :func:`real_arg`. State it
+keeps between arrivals (a pointer, counters) is its own area: ``@dispatcher(own=K)`` declares K int64 cells, read with
+:func:`own_get` and written with :func:`own_set`, zeroed at the start of every replication.
 
 Only the dispatcher is compiled (about a second), cached by the content of its file (:mod:`msjgym.core.jit`); the
 event loop is compiled once per machine (:mod:`msjgym.systems.dispatch.loop`). A compiled dispatcher is a
@@ -55,12 +57,16 @@ class UserDispatcher(DispatchPolicy):
     is the user's function, declared in the user's file (``source``)."""
 
 
-def dispatcher(fn: Callable | None = None, *, name: str | None = None, params: tuple[Param, ...] = ()) -> Any:
-    """Declare ``fn(st, pr, b, now) -> server`` a compiled dispatcher (module docstring), with its parameters.
+def dispatcher(fn: Callable | None = None, *, name: str | None = None, params: tuple[Param, ...] = (),
+               own: int = 0) -> Any:
+    """Declare ``fn(st, pr, b, now) -> server`` a compiled dispatcher (module docstring), with its parameters and
+    ``own`` int64 cells of its own area (:func:`own_get`, :func:`own_set`).
 
-    Usable bare (``@dispatcher``) or with options (``@dispatcher(name="mine", params=(Param(...),))``).
+    Usable bare (``@dispatcher``) or with options (``@dispatcher(name="mine", params=(Param(...),), own=1)``).
     """
     params = tuple(params)
+    if isinstance(own, bool) or not isinstance(own, int) or own < 0:
+        raise PolicyError(f"@dispatcher: own = {own!r}; must be an integer >= 0 (int64 cells of its own area)")
     if len(params) > NARG:
         raise PolicyError(f"@dispatcher: {len(params)} parameters; a compiled dispatcher has room for {NARG}")
     if any(not isinstance(p, Param) for p in params):
@@ -75,7 +81,7 @@ def dispatcher(fn: Callable | None = None, *, name: str | None = None, params: t
         if Path(source).is_file():
             register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
         return UserDispatcher(name=name or f.__name__, summary=doc[0] if doc else "", source=source, params=params,
-                              choose=njit(f))
+                              choose=njit(f), own_ints=own)
 
     return declare if fn is None else declare(fn)
 
@@ -111,6 +117,19 @@ def arg(pr, k):
 def real_arg(pr, k):
     """The dispatcher's k-th parameter as a real number."""
     return pr.floats[pr.floats.shape[0] - NARG + k]
+
+
+@njit(inline="always")
+def own_get(st, k):
+    """Cell k (< K) of the dispatcher's own area, the K int64 cells declared with ``@dispatcher(own=K)``, zeroed at
+    the start of every replication."""
+    return st.own[k]
+
+
+@njit(inline="always")
+def own_set(st, k, value):
+    """Cell k (< K) of the dispatcher's own area := ``value`` (an integer)."""
+    st.own[k] = value
 
 
 @njit(inline="always")
