@@ -14,8 +14,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"msjgym": ROOT / "msjgym", "msjgym.policies": ROOT / "policies"}
 LAYERS = (
@@ -118,33 +116,6 @@ def layer(module: str) -> int:
     return best
 
 
-KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
-    # Imports that the restructuring into one skeleton per family removes (each family's policies import its
-    # contract; the system reaches them through the registry). Empty once that work is in: then delete this set,
-    # its use in test_dependencies_point_one_way and the xfail marker of test_no_known_upward_import_is_left.
-    ("msjgym.systems.finite_skip.compiled", "msjgym.policies.finite_skip.base"),
-    ("msjgym.systems.finite_skip.control", "msjgym.policies.finite_skip"),
-    ("msjgym.systems.finite_skip.family", "msjgym.policies.finite_skip"),
-    ("msjgym.systems.finite_skip.scenarios", "msjgym.policies.finite_skip"),
-    ("msjgym.systems.finite_skip.scorecard", "msjgym.policies.finite_skip"),
-    ("msjgym.systems.finite_skip.simulate", "msjgym.policies.finite_skip"),
-    ("msjgym.systems.msj.agent", "msjgym.policies.msj"),
-    ("msjgym.systems.msj.compiled", "msjgym.policies.msj.base"),
-    ("msjgym.systems.msj.engine", "msjgym.policies.msj"),
-    ("msjgym.systems.msj.family", "msjgym.policies.msj"),
-    ("msjgym.systems.msj.job_agent", "msjgym.policies.msj"),
-    ("msjgym.systems.msj.job_agent", "msjgym.policies.msj.priority"),
-    ("msjgym.systems.msj.job_control", "msjgym.policies.msj.backfilling"),
-    ("msjgym.systems.msj.job_control", "msjgym.policies.msj.priority"),
-    ("msjgym.systems.msj.scorecard", "msjgym.policies.finite_skip"),
-    ("msjgym.systems.msj.scorecard", "msjgym.policies.msj"),
-    ("msjgym.theory.finite_skip", "msjgym.policies.finite_skip"),
-    ("msjgym.theory.finite_skip", "msjgym.systems.msj.model"),
-})
-"""The upward imports of the tree before every family had its contract module (listed so that no new one creeps in
-meanwhile)."""
-
-
 def upward_imports(g: dict[str, set[str]]) -> list[tuple[str, str]]:
     """The edges (importer, imported) of ``g`` that point from a layer to a layer below it in :data:`LAYERS`."""
     return [(a, b) for a, targets in sorted(g.items()) for b in sorted(targets) if layer(b) > layer(a)]
@@ -159,15 +130,8 @@ def test_no_import_cycle() -> None:
 
 
 def test_dependencies_point_one_way() -> None:
-    """No upward import but the known ones being removed (:data:`KNOWN_UPWARD`)."""
-    new = [e for e in upward_imports(graph()) if e not in KNOWN_UPWARD]
-    assert not new, "imports against the layer order (docs/layout.md):\n" + _shown(new)
-
-
-@pytest.mark.xfail(strict=False, reason="KNOWN_UPWARD: the families' contract modules are being written")
-def test_no_known_upward_import_is_left() -> None:
-    left = upward_imports(graph())
-    assert not left, "imports against the layer order (docs/layout.md):\n" + _shown(left)
+    upward = upward_imports(graph())
+    assert not upward, "imports against the layer order (docs/layout.md):\n" + _shown(upward)
 
 
 def test_the_layer_order_can_fail() -> None:
@@ -211,20 +175,9 @@ def _system_modules() -> dict[str, Path]:
     return {name: path for name, path in modules().items() if name == SYSTEMS or name.startswith(SYSTEMS + ".")}
 
 
-KNOWN_SYSTEMS_IMPORTING_POLICIES = frozenset(a for a, b in KNOWN_UPWARD if a.startswith(SYSTEMS + "."))
-
-
 def test_no_system_imports_a_policy() -> None:
-    """No module under msjgym/systems/ imports msjgym.policies (but the known ones being removed, listed in
-    :data:`KNOWN_UPWARD`); the message names each offending import line."""
-    found = [line for name, path in _system_modules().items() if name not in KNOWN_SYSTEMS_IMPORTING_POLICIES
-             for line in policy_imports(name, path.read_text())]
-    assert not found, "a system imports msjgym.policies (use msjgym.core.policy_registry.registered):\n" + \
-        "\n".join(found)
-
-
-@pytest.mark.xfail(strict=False, reason="KNOWN_UPWARD: the families' contract modules are being written")
-def test_no_system_imports_a_policy_at_all() -> None:
+    """No module under msjgym/systems/ imports msjgym.policies, not even inside a function (a family's env.py
+    included, though its layer is above the policies'); the message names each offending import line."""
     found = [line for name, path in _system_modules().items() for line in policy_imports(name, path.read_text())]
     assert not found, "a system imports msjgym.policies (use msjgym.core.policy_registry.registered):\n" + \
         "\n".join(found)
@@ -246,8 +199,8 @@ def family_imports(g: dict[str, set[str]]) -> list[tuple[str, str]]:
 
 def test_shared_modules_import_no_family() -> None:
     """The shared layers ask the registry (``msjgym.api.families()``) and never import a family's modules: a render
-    hook, option or policy list is the family's own declaration (but the known imports being removed)."""
-    found = [e for e in family_imports(graph()) if e not in KNOWN_UPWARD]
+    hook, option or policy list is the family's own declaration."""
+    found = family_imports(graph())
     assert not found, "a shared module imports a family (ask msjgym.api's registry instead):\n" + \
         "\n".join(f"{a} imports {b}" for a, b in found)
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 SKELETON = ("contract.py", "model.py", "state.py", "loop.py", "control.py", "simulation.py", "env.py", "scenarios.py",
             "scorecard.py", "family.py")
@@ -23,7 +21,6 @@ def missing_files(folder: Path) -> list[str]:
     return [name for name in SKELETON if not (folder / name).is_file()]
 
 
-@pytest.mark.xfail(strict=False, reason="the families' folders are being restructured into the one skeleton")
 def test_every_family_folder_has_the_skeletons_files() -> None:
     gaps = {p.name: missing_files(p) for p in family_folders() if missing_files(p)}
     assert not gaps, f"family folders without the skeleton's files (docs/layout.md): {gaps}"
