@@ -24,7 +24,7 @@ scheduler using reinforcement learning", SC'20, §3).
 
 Trace windows (``X_TRACE_JOBS`` = M > 0, a replayed trace only): each episode replays M consecutive jobs of the
 trace from a start drawn uniformly from the system's stream at reset (``S_TRACE0``), and runs until they all
-completed (no later job arrives).
+completed (no later job arrives): :mod:`msjgym.systems.msj.trace.arrivals`.
 
 An episode starts in an initial state: time 0, no job, every action allowed and all of them equivalent (the first
 step runs the system to its first decision epoch). Generic tools that take a random action right after a reset (the
@@ -41,12 +41,13 @@ from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
     C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ, J_SIZE,
     NEED_CAPACITY, P_K, P_LAMBDA, P_NBATCH, P_SERVERS, P_TAU, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS,
-    S_NARR, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, S_TRACE0, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time,
+    S_NARR, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time,
     start_next, unlink)
 from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.transitions import _checkpoint, _flush, _record_admission
 from msjgym.core.plug import ref
 from msjgym.systems.msj.loop import NO_HOOKS, _arrival, _completions, finish_job
+from msjgym.systems.msj.trace.arrivals import close_window, first_job
 from msjgym.systems.msj.state import MODE_QUEUE, MODE_SET, MODE_START  # noqa: F401  (defined with the state layout)
 
 # ctl.ints[b, :]
@@ -171,8 +172,7 @@ def advance(st, pr, ctl, b):
         ctl.floats[b, F_DT] += dt
         if arrival:
             ctl.ints[b, X_PENDING] = _arrival(st, pr, b, NO_HOOKS, (ref(st), ref(pr), False))
-            if 0 < ctl.ints[b, X_TRACE_JOBS] <= st.sys_i[b, S_NARR]:  # the window's last job: no other arrives
-                st.sys_f[b, T_NEXT_ARR] = np.inf
+            close_window(st, b, ctl.ints[b, X_TRACE_JOBS])
         elif per_job:
             _bsld_completions(st, pr, ctl, b, t_completion)
         else:
@@ -425,10 +425,7 @@ def reset_system(st, pr, ctl, b):
     st.hist[b, :, :, :] = 0
     st.chk[b, :, :] = 0.0
     if pr.ints[P_TRACE]:
-        window = ctl.ints[b, X_TRACE_JOBS]
-        first = rng.below(st.rng, b, pr.trace_t.size - window + 1) if window > 0 else 0
-        st.sys_i[b, S_TRACE0] = first
-        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[first]
+        first_job(st, pr, b, ctl.ints[b, X_TRACE_JOBS])
     else:
         st.sys_f[b, T_NEXT_ARR] = rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
     ctl.ints[b, X_PENDING] = -1

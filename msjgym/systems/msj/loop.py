@@ -34,7 +34,8 @@ from msjgym.systems.msj.state import (
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
     S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
     check_invariants, example_params, example_state, heap_remove, next_completion_time, remove_job)
-from msjgym.systems.msj.state import J_WAIT, P_TAU, S_TRACE0
+from msjgym.systems.msj.state import J_WAIT, P_TAU
+from msjgym.systems.msj.trace.arrivals import replay_arrival
 
 NO_HOOKS = (0, 0, 0, 0)
 """The hooks of a system whose decisions are taken from outside (an agent): none."""
@@ -108,10 +109,7 @@ def _arrival(st, pr, b, hooks, refs):
     if batch >= pr.ints[P_NBATCH]:
         batch = -1
     if pr.ints[P_TRACE]:
-        k = i + st.sys_i[b, S_TRACE0]  # the trace job arriving now (an episode may start inside the trace)
-        c = pr.trace_c[k]
-        size = pr.trace_s[k]
-        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[k + 1] if k + 1 < pr.trace_t.size else np.inf
+        k, c, size = replay_arrival(st, pr, b, i)  # an episode may start inside the trace
         return _join(st, pr, b, c, size, batch, k, hooks, refs)
     c, size = _draw_job(st, pr, b)
     st.sys_f[b, T_NEXT_ARR] = now + rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
