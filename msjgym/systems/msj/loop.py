@@ -117,6 +117,29 @@ def _arrival(st, pr, b, hooks, refs):
 
 
 @njit(inline="always")
+def end_event(st, pr, b, joined):
+    """Close an event once the decisions at its instant are taken (the policy's ``schedule`` in :func:`run`, the
+    agent's actions in :func:`msjgym.systems.msj.control.advance`): the admission record of the job that arrived
+    (slot ``joined``, or -1: whether it had to wait), the event count, the instability checkpoint, and the end of the
+    run (the last measurement batch closed with no measured job left)."""
+    if joined >= 0:
+        _record_admission(st, b, joined)
+    st.sys_i[b, S_EVENTS] += 1
+    if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
+        _checkpoint(st, pr, b)
+    if st.sys_i[b, S_BATCH] == pr.ints[P_NBATCH] and st.sys_i[b, S_MEAS] == 0:
+        st.sys_i[b, S_STATUS] = DONE
+
+
+@njit(inline="always")
+def end_replay(st, pr, b):
+    """Nothing can happen any more (a replayed trace has ended, every job completed): close the measurement and
+    finish the run."""
+    _flush(st, pr, b, pr.ints[P_NBATCH])
+    st.sys_i[b, S_STATUS] = DONE
+
+
+@njit(inline="always")
 def finish_job(st, pr, b, j, hooks, refs):
     """Job j (in service) completes now: record its statistics and remove it (does not reschedule)."""
     heap_remove(st, b, j)
@@ -164,7 +187,6 @@ def run(st, pr, b, max_events, hooks):
     saturated = pr.ints[P_SATURATED]
     backlog = pr.ints[P_BACKLOG]
     debug = pr.ints[P_DEBUG]
-    nbatch = pr.ints[P_NBATCH]
     limit = st.sys_i[b, S_EVENTS] + max_events
     refs = (ref(st), ref(pr), pr.ints[P_PREEMPTIVE] != 0)
     while st.sys_i[b, S_STATUS] == RUNNING and st.sys_i[b, S_EVENTS] < limit:
@@ -178,8 +200,7 @@ def run(st, pr, b, max_events, hooks):
             _join(st, pr, b, c, size, np.int64(-1), np.int64(-1), hooks, refs)
         elif t_completion <= st.sys_f[b, T_NEXT_ARR]:
             if t_completion == np.inf:  # nothing can happen any more (a replayed trace has ended)
-                _flush(st, pr, b, nbatch)
-                st.sys_i[b, S_STATUS] = DONE
+                end_replay(st, pr, b)
                 break
             _completions(st, pr, b, t_completion, hooks, refs)
         elif st.sys_i[b, S_NFREE] == 0:
@@ -188,19 +209,13 @@ def run(st, pr, b, max_events, hooks):
         else:
             joined = _arrival(st, pr, b, hooks, refs)
         _schedule(hooks, refs, b)
-        if joined >= 0:
-            _record_admission(st, b, joined)
-        st.sys_i[b, S_EVENTS] += 1
+        end_event(st, pr, b, joined)
         if debug:
             code = check_invariants(st, pr, b)
             if code:
                 st.sys_i[b, S_ERROR] = code
                 st.sys_i[b, S_STATUS] = INVARIANT
                 break
-        if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
-            _checkpoint(st, pr, b)
-        if st.sys_i[b, S_BATCH] == nbatch and st.sys_i[b, S_MEAS] == 0:
-            st.sys_i[b, S_STATUS] = DONE
     return st.sys_i[b, S_STATUS]
 
 
