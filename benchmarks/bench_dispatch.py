@@ -1,7 +1,7 @@
 """Events per second of the large-scale dispatch simulator, and how they change with the number of servers N.
 
 Timed (one replication of the dispatch family's replication runner,
-``msjgym.systems.dispatch.replications.DispatchReplications``, which ``msjgym.evaluate`` drives; Exp(1) sizes; the
+``msjgym.systems.dispatch.simulation.DispatchReplications``, which ``msjgym.evaluate`` drives; Exp(1) sizes; the
 compiled loop only, its events over the replication's ``seconds``; numba's compilation excluded by an untimed warm-up
 call), with both
 completion mechanisms: ``clocks`` (exponential sizes: a competing clock at a random busy server) and ``heap`` (the
@@ -34,7 +34,7 @@ import time
 
 from msjgym.core.distributions import Exponential
 from msjgym.systems.dispatch.model import DispatchModel
-from msjgym.systems.dispatch.replications import DispatchReplications, Replication
+from msjgym.systems.dispatch.simulation import DispatchReplications, Replication
 
 TARGET = 2e6
 TABLE1_ARRIVALS = 10**9

@@ -15,7 +15,7 @@ shared with other jobs, wall time counts the time the process waited for a core;
 The last lines give the speed targets of the practitioner's-workflow issue: ``priority`` with ``easy-narrow``
 (RLScheduler's rule) in a static order (fcfs, sjf, f1) against ``easy-backfilling``, and ``priority`` with
 ``conservative`` in a static order (fcfs, sjf) against ``conservative-backfilling`` (all of them the waiting list or
-profile kept by ``policies/msj/backfilling.py``), each >= 0.8x the jobs/s of the built-in.
+profile kept by ``msjgym/systems/msj/backfilling.py``), each >= 0.8x the jobs/s of the built-in.
 
     python benchmarks/bench_replay.py               # both traces, every policy below
     python benchmarks/bench_replay.py --jobs 20000 --load 0.9
@@ -33,7 +33,7 @@ import numpy as np
 from msjgym.api import load_scenario
 from msjgym.core import rng
 from msjgym.policies.msj import POLICIES as BUILTIN
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import DONE
 
 MACHINE = 256

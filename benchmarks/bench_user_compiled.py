@@ -36,7 +36,7 @@ def _dispatch_rows(args: argparse.Namespace) -> list[tuple[str, str, str, Callab
     from msjgym.core.distributions import Exponential
     from msjgym.systems.dispatch.compiled import resolve
     from msjgym.systems.dispatch.model import DispatchModel
-    from msjgym.systems.dispatch.replications import DispatchReplications
+    from msjgym.systems.dispatch.simulation import DispatchReplications
 
     def one(user: bool, warm: bool) -> Row:
         servers, arrivals = (100, 10_000) if warm else (args.servers, args.arrivals)
@@ -55,7 +55,8 @@ def _loss_rows(args: argparse.Namespace) -> list[tuple[str, str, str, Callable[[
     from msjgym.core.rng import spawn_states
     from msjgym.policies.loss import POLICIES
     from msjgym.systems.loss.compiled import resolve
-    from msjgym.systems.loss.kernel import LossSimulation, S_BLOCK
+    from msjgym.systems.loss.simulation import LossSimulation
+    from msjgym.systems.loss.state import S_BLOCK
     from msjgym.systems.loss.model import make_loss_model
 
     model = make_loss_model(10_000, 2, 922, alpha=0.5, beta=1.0)  # bench_loss.py's model
@@ -86,7 +87,7 @@ def _finite_skip_rows(args: argparse.Namespace) -> list[tuple[str, str, str, Cal
 
     from msjgym.api import family
     from msjgym.policies.finite_skip import POLICIES
-    from msjgym.systems.finite_skip import simulate as fs
+    from msjgym.systems.finite_skip import simulation as fs
     from msjgym.systems.finite_skip.compiled import resolve
 
     scenario = family("finite-skip").load("finite-skip-fig4a", {})

@@ -249,6 +249,46 @@ def _owners(name: str) -> str:
         for f in owners)
 
 
+@dataclass(frozen=True)
+class Smoke:
+    """A family's smallest complete run, declared on the family (its ``smoke`` attribute): the shared tests run it
+    for every family the registry finds (:func:`smoke_case`), so a new family is covered without editing a test.
+
+    Attributes:
+        scenario: a built-in scenario of the family. overrides: its ``--param`` overrides that make it small.
+        policy: a built-in policy that runs on it. options: the family's options (:meth:`Family.options`, by name)
+            for that run. reps, jobs: a tiny run's replications and measured units per replication.
+        user_options: the options under which a policy of the user's (``FILE.py:NAME``, ``act(observation)``) runs
+            on it; None when the family runs its built-in policies only.
+    """
+
+    scenario: str
+    policy: str
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    reps: int = 2
+    jobs: int = 300
+    user_options: Mapping[str, Any] | None = None
+
+    def flags(self, options: Mapping[str, Any]) -> list[str]:
+        """``options`` as ``msjgym evaluate`` flags: ``{"mode": "start"}`` -> ``["--mode", "start"]`` (a switch: its
+        flag alone when True), with the overrides as ``--param KEY=VALUE``."""
+        argv = [f for k, v in self.overrides.items() for f in ("--param", f"{k}={v}")]
+        for name, value in options.items():
+            flag = Option(name, "").flag
+            argv += [flag] if value is True else [] if value is False else [flag, str(value)]
+        return argv
+
+
+def smoke_case(family_: Family) -> Smoke:
+    """``family_``'s smoke case (its ``smoke`` attribute); a one-line ``MsjgymError`` when it declares none."""
+    smoke = getattr(family_, "smoke", None)
+    if not isinstance(smoke, Smoke):
+        raise MsjgymError(f"family {family_.name!r} declares no smoke case: give its family object a "
+                          "`smoke = msjgym.api.Smoke(scenario, policy, ...)` attribute (docs/extending.md)")
+    return smoke
+
+
 Side = str | float | Callable[[Mapping[str, float]], float]
 """One side of an :class:`Invariant`: the name of a value in a measurement unit (a metric, or a quantity of
 :meth:`Simulation.check_values`), a constant, or a function of the unit's values."""
@@ -383,6 +423,8 @@ class Family(Protocol):
     """Position in listings (smaller first)."""
     env_ids: tuple[str, ...]
     """The Gymnasium ids of its environments (registered by :mod:`msjgym.envs`)."""
+    smoke: Smoke
+    """Its smallest complete run, which the shared tests run for every family (:class:`Smoke`)."""
 
     def scenarios(self) -> list[tuple[str, str]]:
         """Its built-in scenarios: (name, one-line description)."""

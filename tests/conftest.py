@@ -17,7 +17,7 @@ except ImportError:
 from msjgym.core import rng
 from msjgym.core.distributions import from_spec
 from msjgym.policies.msj import POLICIES
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import JobClass, MSJModel
 
 

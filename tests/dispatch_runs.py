@@ -1,7 +1,7 @@
 """Dispatch runs for the tests: through ``msjgym.evaluate``, with a bare dispatch setting (any job-size law, e.g.
 ``Erlang(k=3, rate=3.0)``) as the scenario; the engine's own knobs (completions from a heap or from competing clocks,
 the initial array sizes) through the family's replication runner,
-:class:`~msjgym.systems.dispatch.replications.DispatchReplications`, which the evaluator drives."""
+:class:`~msjgym.systems.dispatch.simulation.DispatchReplications`, which the evaluator drives."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,7 +14,7 @@ import msjgym
 from msjgym.core.distributions import Distribution, Exponential
 from msjgym.core.estimates import Estimate
 from msjgym.systems.dispatch.model import DispatchModel
-from msjgym.systems.dispatch.replications import DispatchReplications
+from msjgym.systems.dispatch.simulation import DispatchReplications
 from msjgym.systems.dispatch.scenarios import DispatchSetting
 
 

@@ -25,10 +25,11 @@ from msjgym.systems.msj.trace.files import read_trace
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import EstimateLaw
 from msjgym.systems.msj.state import (
-    C_BOUND, J_CLS, J_DONE, J_EST, J_HPOS, J_NEXT, J_REM, J_RES, J_SEQ, J_SIZE, J_START, S_HEAPN, T_NOW)
+    C_BOUND, J_CLS, J_DONE, J_EST, J_HPOS, J_NEXT, J_REM, J_SEQ, J_SIZE, J_START, S_HEAPN, T_NOW)
+from msjgym.systems.msj.backfilling import J_RES
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -25,7 +25,7 @@ from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.family import FAMILY
 from msjgym.policies.msj.agent_forms import make_agent
 from msjgym.policies.msj.balanced_splitting import BALANCED_SPLITTING as BS
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.systems.msj.theory import balanced_splitting as theory
 
@@ -195,11 +195,11 @@ def test_kernel_matches_the_definition_on_random_events(helper, scale):
         sim.check()
         got = {j for j, _, s in sim.jobs() if s}
         assert got == ref.serving(), f"step {step}: kernel serves {sorted(got)}, the definition {sorted(ref.serving())}"
-        scratch = sim.state.scratch[0]
-        assert list(scratch[4 * K:5 * K]) == ref.sent_to_h, step
+        own = sim.state.own_i[0]  # the policy's own counters (balanced_splitting.STATE)
+        assert list(own[K:2 * K]) == ref.sent_to_h, step
         for c in range(K):
             in_a = sum(1 for k in ref.in_a.values() if k == c)
-            assert scratch[3 * K + c] == in_a <= ref.slots[c]
+            assert own[c] == in_a <= ref.slots[c]
             in_a_max[c] = max(in_a_max[c], in_a)
         assert sum(SMALL.needs[c] for c in ref.in_h.values()) <= ref.h
     assert in_a_max == ref.slots  # every A_i was filled at some point: the test reaches the interesting states
@@ -221,9 +221,9 @@ def test_fraction_sent_to_the_helper_set_is_erlang_b():
     fractions = np.zeros((reps, K))
     for b in range(reps):
         sim.advance(b, 40_000)
-        before = sim.state.scratch[b, 4 * K:6 * K].copy()
+        before = sim.state.own_i[b, K:3 * K].copy()
         sim.advance(b, 400_000)
-        sent, arrived = np.split(sim.state.scratch[b, 4 * K:6 * K] - before, 2)
+        sent, arrived = np.split(sim.state.own_i[b, K:3 * K] - before, 2)
         fractions[b] = sent / arrived
     for c in range(K):
         ok, mean, half = covers(fractions[:, c], exact[c])

@@ -19,6 +19,7 @@ It also checks the links between the docs pages themselves, in every folder of `
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 import unicodedata
 from pathlib import Path
@@ -68,9 +69,20 @@ def _slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def _anchors(page: Path) -> set[str]:
+def _generated_pages() -> dict[str, str]:
+    """``{page path under docs/: markdown}`` of the pages the site generates at build time (the families' API
+    reference pages: docs/_ext/reference_pages.py)."""
+    spec = importlib.util.spec_from_file_location("reference_pages", DOCS / "_ext" / "reference_pages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {path: markdown for path, (_, _, markdown) in module.family_pages().items()}
+
+
+def _anchors(page: Path | str) -> set[str]:
+    """The heading anchors of a page (a file, or a generated page's markdown)."""
     anchors, fenced = set(), False
-    for line in page.read_text(encoding="utf-8").splitlines():
+    text = page.read_text(encoding="utf-8") if isinstance(page, Path) else page
+    for line in text.splitlines():
         if line.lstrip().startswith("```"):
             fenced = not fenced
         elif not fenced and (m := re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)):
@@ -122,7 +134,8 @@ def test_no_citation_of_an_issue_number():
 def _link_problems(where: str, page_name: str, anchor: str | None, cache: dict[str, set[str] | None]) -> list[str]:
     if page_name not in cache:
         page = DOCS / page_name
-        cache[page_name] = _anchors(page) if page.is_file() else None
+        generated = _generated_pages().get(page_name)
+        cache[page_name] = _anchors(page) if page.is_file() else _anchors(generated) if generated else None
     if cache[page_name] is None:
         return [f"{where}: docs/{page_name} does not exist"]
     if anchor is not None and anchor not in cache[page_name]:

@@ -18,8 +18,8 @@ from msjgym.evaluate import evaluate
 from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj import compiled
 from msjgym.core.compiling import compile_units
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig, loop_unit
-from msjgym.systems.msj.loop import hook_signatures
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig, loop_unit
+from msjgym.systems.msj.contract import hook_signatures
 from conftest import exp_class, model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,10 +27,11 @@ from msjgym.systems.dispatch.scorecard import paper_agreement
 from msjgym.core.estimates import Estimate
 from msjgym.evaluate.intervals import t_interval
 from msjgym.policies.dispatch import common, jsq, jsq_d, water_filling
-from msjgym.systems.dispatch import kernel as kern
-from msjgym.systems.dispatch.replications import _params, _state
+from msjgym.systems.dispatch import loop
+from msjgym.systems.dispatch.contract import P_K, P_N
+from msjgym.systems.dispatch.simulation import _params, _state, builtin
 from msjgym.systems.dispatch.model import DispatchModel
-from msjgym.systems.dispatch.state import P_K, P_N, V_E, V_POS, V_Q, bucket_down, bucket_up
+from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
 from msjgym.reproduce.lb_tables import SCENARIOS, scenario_params
 from msjgym.systems.dispatch.paper_tables import rows_for
 from dispatch_runs import simulate  # noqa: E402  (tests/dispatch_runs.py)
@@ -208,15 +209,15 @@ def _wf_final(st, pr, draws):
     for r in range(draws):
         water_filling.water_fill(st, pr, 0)
         for j in range(pr.ints[P_K]):
-            out[r, st.perm[j]] = st.srv[st.perm[j], V_Q] + st.wfl[j]
+            out[r, st.perm[j]] = st.srv[st.perm[j], V_Q] + st.batch[j]
     return out
 
 
 def _system(policy: str, n: int, **params):
     model = DispatchModel(policy, n, 0.5, Exponential(rate=1.0), **params)
-    st = _state(n, 64, 16, max((model.batch_size or 0) + 1, model.sample_size) + 1, 1, 5)
+    st = _state(model, builtin(policy), 64, 16, 1, 5)
     pr = _params(model, 100, 10, 16)
-    kern.reset(st, pr, 0)
+    loop.reset(st, pr, 0)
     return st, pr
 
 

@@ -1,7 +1,8 @@
 """docs/extending.md, followed literally: in a temporary copy of the tree, write exactly the files the page shows
 (each code block whose first line is ``# PATH``), then run msjgym there in a subprocess and check its numbers. The
-page's policy is one new file; its family is one new folder under ``msjgym/systems/`` and one under ``policies/``;
-nothing else of the copy is edited."""
+page's policy is one new file; its family is one new folder under ``msjgym/systems/`` (with the skeleton's files)
+and one under ``policies/``; nothing else of the copy is edited. The slow test runs the whole default test suite in
+such a copy of the whole repository: it must pass with nothing else edited."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_skeleton import SKELETON
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "extending.md"
@@ -33,6 +35,15 @@ def _left_out(folder: str, names: list[str]) -> list[str]:
     return [n for n in names if n.endswith((".pyc", ".pyo")) or ".tmp." in n]
 
 
+def write_page_files(root: Path) -> None:
+    """Write the page's files into the copy ``root``, refusing to overwrite one of the tree's."""
+    for path, code in page_files().items():
+        target = root / path
+        assert not target.exists(), f"{path}: the page would overwrite a file of the tree"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(code)
+
+
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> Path:
     """A copy of msjgym/ and policies/ (with their compiled kernels) with the page's files written into it (and
@@ -40,11 +51,32 @@ def tree(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("tree")
     for top in ("msjgym", "policies"):
         shutil.copytree(ROOT / top, root / top, ignore=_left_out)
-    for path, code in page_files().items():
-        target = root / path
-        assert not target.exists(), f"{path}: the page would overwrite a file of the tree"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(code)
+    write_page_files(root)
+    return root
+
+
+def _tracked_files() -> list[str]:
+    """The repository's files as a fresh clone has them (git's index), or, outside a git checkout, every file but
+    the ignored kinds."""
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode == 0 and out.stdout:
+        return [f for f in out.stdout.split("\0") if f and (ROOT / f).is_file()]
+    return [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and not _left_out("", [p.name])
+            and not any(part in (".git", ".venv", "site", "build", "dist") for part in p.relative_to(ROOT).parts)]
+
+
+def whole_tree(root: Path) -> Path:
+    """A copy of the repository's files (and numba's cached kernels beside them, which a reader's checkout keeps:
+    keyed on file contents, they load in the copy) with the page's files written into it."""
+    for name in _tracked_files():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, root / name)
+    for top in ("msjgym", "policies"):
+        for cached in (ROOT / top).rglob("__pycache__/*.nb[ic]"):
+            target = root / cached.relative_to(ROOT)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(cached, target)
+    write_page_files(root)
     return root
 
 
@@ -88,6 +120,8 @@ def test_the_page_adds_one_policy_file_and_one_family_folder():
     assert len(policy) == 1 and all(not (ROOT / f).exists() for f in files)
     folders = {str(Path(f).parent) for f in family}
     assert folders == {"msjgym/systems/single_server", "policies/single_server"}
+    system = {Path(f).name for f in family if f.startswith("msjgym/systems/")}
+    assert system == {"__init__.py", *SKELETON}, "the page's family must follow the skeleton (docs/layout.md)"
 
 
 def test_the_pages_policy_runs_as_the_built_in_it_rewrites(tree):
@@ -109,3 +143,18 @@ def test_the_pages_family_is_listed_and_evaluated(tree):
     assert result["family"] == "single-server" and abs(t["mean"] - 2.0) <= 4 * t["ci95"]
     (reference,) = result["references"]
     assert reference["value"] == 2.0 and reference["agrees"] is True
+
+
+@pytest.mark.slow
+def test_the_whole_default_suite_passes_with_the_pages_files(tmp_path):
+    """The page's promise as CI sees it: in a copy of the whole repository with exactly the page's files added (a
+    policy file, a family's two folders) and nothing else edited, the whole default test suite passes (the shared
+    tests cover the new family through the registry and its smoke case; its reference pages are generated)."""
+    root = whole_tree(tmp_path / "tree")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_XDIST_WORKER",
+                                                             "PYTEST_CURRENT_TEST")} | {"PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider"], cwd=root,
+                         env=env, capture_output=True, text=True, timeout=5400)
+    tail = "\n".join(out.stdout.splitlines()[-40:])
+    assert out.returncode == 0, f"the default suite fails in the copy with the page's files:\n{tail}\n{out.stderr[-2000:]}"
+    assert " passed" in tail

@@ -15,7 +15,7 @@ from msjgym.core.distributions import Exponential, HyperExponential
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.policies.finite_skip import POLICIES, HET, LPS, MSJ, THRESHOLD
 from msjgym.systems.finite_skip import scenarios as F
-from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip import simulation as fs
 from msjgym.theory import finite_skip as theory
 
 WCFS_CASES = [(name, p) for name, fig in F.FIGURES.items() for p in fig.policies if POLICIES[p].wcfs]

@@ -59,7 +59,7 @@ def test_agent_path_reproduces_compiled_trajectory(name):
     """Driving the Python event loop with the agent gives the compiled loop's trajectory: the same per-job records
     (arrival, front entry, completion, size, W^A, W_F^F) and the same time integrals."""
     from msjgym.systems.finite_skip import scenarios as F
-    from msjgym.systems.finite_skip import simulate as fs
+    from msjgym.systems.finite_skip import simulation as fs
     from msjgym.systems.finite_skip.agent import RateDecider, agent_replication
     figure = {HET: "finite-skip-fig2", THRESHOLD: "finite-skip-fig4a", MSJ: "finite-skip-fig6"}.get(
         POLICIES[name].system, "finite-skip-fig3")

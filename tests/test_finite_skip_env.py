@@ -11,7 +11,7 @@ import gymnasium as gym
 import msjgym  # noqa: F401  registers the environments
 from msjgym.systems.finite_skip.env import FINITE_SKIP_ENV_ID, FiniteSkipEnv
 from msjgym.policies.finite_skip import POLICIES, FiniteSkipAgent
-from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip import simulation as fs
 
 TWINS = [("finite-skip-fig2", "fsf"), ("finite-skip-fig3", "lps"), ("finite-skip-fig4a", "tp-fcfs"),
          ("finite-skip-fig4a", "inelastic-first"), ("finite-skip-fig4b", "elastic-first"),

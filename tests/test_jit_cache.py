@@ -41,6 +41,28 @@ def test_an_index_naming_a_moved_module_is_an_empty_cache(stale_index, tmp_path,
     assert jit._load_index(stale_index) == {}
 
 
+def test_a_users_index_naming_a_moved_msjgym_module_is_an_empty_cache(tmp_path, monkeypatch):
+    """A user's compiled policy, cached in the user's own folder against a msjgym module that has since moved."""
+    monkeypatch.setattr(jit, "_ROOTS", ("/no/such/root/",))
+    path = tmp_path / "user_policy.nbi"
+    with path.open("wb") as f:  # a pickle that imports msjgym.no_such_moved_module when loaded
+        pickle.dump("v1", f)
+        f.write(pickle.dumps(("stamp", _Ref("msjgym.no_such_moved_module"))))
+    assert jit._load_index(_Index(path)) == {}
+
+
+class _Ref:
+    """Pickles as an import of module ``module``, which need not exist when it is loaded."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def __reduce__(self):
+        import importlib as _il
+
+        return (_il.import_module, (self.module,))
+
+
 def test_other_packages_keep_numbas_behaviour(stale_index, monkeypatch):
     monkeypatch.setattr(jit, "_ROOTS", ("/no/such/root/",))
     with pytest.raises(ImportError):
@@ -110,10 +132,11 @@ def test_after_editing_one_policy_file_only_that_policy_compiles(tmp_path):
     script = ("import msjgym, json\n"
               "from msjgym.core.compiling import pending\n"
               "from msjgym.policies.msj import POLICIES\n"
-              "from msjgym.systems.msj.engine import policy_units\n"
+              "from msjgym.systems.msj import loop\n"
+              "from msjgym.systems.msj.contract import KERNELS\n"
               "out = {}\n"
               "for name in ('fcfs', 'first-fit'):\n"
-              "    units = policy_units(POLICIES[name])\n"
+              "    units = KERNELS.units(POLICIES[name], loops=[(loop.run, loop.signature()['run'])])\n"
               "    out[name] = sorted(set(u.label for u in pending(units)))\n"
               "    msjgym.evaluate('one-and-n', name, reps=1, jobs=200, seed=1)\n"
               "print(json.dumps(out))\n")

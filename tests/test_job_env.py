@@ -18,7 +18,7 @@ from msjgym.core import rng
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj import job_observation as jo
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.env import JobSchedulingEnv
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

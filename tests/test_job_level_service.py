@@ -7,7 +7,7 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.systems.msj.agent import AGENT
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import J_REM, J_SIZE, check_invariants, kill_job, preempt_job, start_job
 from conftest import exp_class, model
 

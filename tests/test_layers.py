@@ -1,5 +1,8 @@
 """The layering of msjgym: its module import graph has no cycle, and dependencies point one way,
-core, api → systems, policies, theory → evaluate → envs, reproduce → cli; and every run goes through
+errors, core, api → theory → systems → policies → evaluate → envs, reproduce → cli (policies sit above systems: a
+policy imports its family's contract, a system reaches its built-in policies only through the registry,
+:func:`msjgym.core.policy_registry.registered`, never by an import; theory is plain formulas and imports no system);
+and every run goes through
 ``msjgym.evaluate``: no module outside ``msjgym/evaluate/`` loops over replications or computes a confidence interval.
 
 The graph is read from the source (every ``import`` and ``from ... import``, at module level or inside a function:
@@ -11,13 +14,16 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"msjgym": ROOT / "msjgym", "msjgym.policies": ROOT / "policies"}
 LAYERS = (
     ("msjgym.errors", "msjgym.core", "msjgym.api"),
-    ("msjgym.theory", "msjgym.systems", "msjgym.policies"),
+    ("msjgym.theory",),
+    ("msjgym.systems",),
+    ("msjgym.policies",),
     ("msjgym.evaluate",),
-    ("msjgym.envs", "msjgym.reproduce"),
     ("msjgym.cli", "msjgym.__main__", "msjgym"),
 )
 """Each layer may import from its own and the layers above it in this list, never from a layer below."""
@@ -112,14 +118,159 @@ def layer(module: str) -> int:
     return best
 
 
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
+    # Imports that the restructuring into one skeleton per family removes (each family's policies import its
+    # contract; the system reaches them through the registry). Empty once that work is in: then delete this set,
+    # its use in test_dependencies_point_one_way and the xfail marker of test_no_known_upward_import_is_left.
+    ("msjgym.systems.finite_skip.compiled", "msjgym.policies.finite_skip.base"),
+    ("msjgym.systems.finite_skip.control", "msjgym.policies.finite_skip"),
+    ("msjgym.systems.finite_skip.family", "msjgym.policies.finite_skip"),
+    ("msjgym.systems.finite_skip.scenarios", "msjgym.policies.finite_skip"),
+    ("msjgym.systems.finite_skip.scorecard", "msjgym.policies.finite_skip"),
+    ("msjgym.systems.finite_skip.simulate", "msjgym.policies.finite_skip"),
+    ("msjgym.systems.msj.agent", "msjgym.policies.msj"),
+    ("msjgym.systems.msj.compiled", "msjgym.policies.msj.base"),
+    ("msjgym.systems.msj.engine", "msjgym.policies.msj"),
+    ("msjgym.systems.msj.family", "msjgym.policies.msj"),
+    ("msjgym.systems.msj.job_agent", "msjgym.policies.msj"),
+    ("msjgym.systems.msj.job_agent", "msjgym.policies.msj.priority"),
+    ("msjgym.systems.msj.job_control", "msjgym.policies.msj.backfilling"),
+    ("msjgym.systems.msj.job_control", "msjgym.policies.msj.priority"),
+    ("msjgym.systems.msj.scorecard", "msjgym.policies.finite_skip"),
+    ("msjgym.systems.msj.scorecard", "msjgym.policies.msj"),
+    ("msjgym.theory.finite_skip", "msjgym.policies.finite_skip"),
+    ("msjgym.theory.finite_skip", "msjgym.systems.msj.model"),
+})
+"""The upward imports of the tree before every family had its contract module (listed so that no new one creeps in
+meanwhile)."""
+
+
+def upward_imports(g: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The edges (importer, imported) of ``g`` that point from a layer to a layer below it in :data:`LAYERS`."""
+    return [(a, b) for a, targets in sorted(g.items()) for b in sorted(targets) if layer(b) > layer(a)]
+
+
+def _shown(edges: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{a} (layer {layer(a)}) imports {b} (layer {layer(b)})" for a, b in edges)
+
+
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
 
 
 def test_dependencies_point_one_way() -> None:
-    upward = [f"{a} (layer {layer(a)}) imports {b} (layer {layer(b)})" for a, targets in graph().items()
-              for b in sorted(targets) if layer(b) > layer(a)]
-    assert upward == []
+    """No upward import but the known ones being removed (:data:`KNOWN_UPWARD`)."""
+    new = [e for e in upward_imports(graph()) if e not in KNOWN_UPWARD]
+    assert not new, "imports against the layer order (docs/layout.md):\n" + _shown(new)
+
+
+@pytest.mark.xfail(strict=False, reason="KNOWN_UPWARD: the families' contract modules are being written")
+def test_no_known_upward_import_is_left() -> None:
+    left = upward_imports(graph())
+    assert not left, "imports against the layer order (docs/layout.md):\n" + _shown(left)
+
+
+def test_the_layer_order_can_fail() -> None:
+    """A control: a synthetic graph with a system importing a policy, and theory importing a system, is caught."""
+    toy = {"msjgym.systems.toy.loop": {"msjgym.policies.toy.fifo", "msjgym.core.jit"},
+           "msjgym.theory.toy": {"msjgym.systems.toy.model"}, "msjgym.policies.toy.fifo": {"msjgym.systems.toy.contract"}}
+    assert upward_imports(toy) == [("msjgym.systems.toy.loop", "msjgym.policies.toy.fifo"),
+                                   ("msjgym.theory.toy", "msjgym.systems.toy.model")]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# No system imports a policy: a system reaches its built-in policies through the registry (policy_registry.registered),
+# never by an import statement, not even one inside a function. Checked line by line, so the message names each one.
+
+SYSTEMS = "msjgym.systems"
+POLICIES = "msjgym.policies"
+
+
+def policy_imports(name: str, source: str) -> list[str]:
+    """``name:LINE: the statement`` for every import in ``source`` (module ``name``) that names ``msjgym.policies``
+    (absolute, or relative up to it), at module level or inside a function."""
+    package = name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        if any(t == POLICIES or t.startswith(POLICIES + ".") for t in targets):
+            found.append(f"{name}:{node.lineno}: {ast.get_source_segment(source, node)}")
+    return found
+
+
+def _system_modules() -> dict[str, Path]:
+    return {name: path for name, path in modules().items() if name == SYSTEMS or name.startswith(SYSTEMS + ".")}
+
+
+KNOWN_SYSTEMS_IMPORTING_POLICIES = frozenset(a for a, b in KNOWN_UPWARD if a.startswith(SYSTEMS + "."))
+
+
+def test_no_system_imports_a_policy() -> None:
+    """No module under msjgym/systems/ imports msjgym.policies (but the known ones being removed, listed in
+    :data:`KNOWN_UPWARD`); the message names each offending import line."""
+    found = [line for name, path in _system_modules().items() if name not in KNOWN_SYSTEMS_IMPORTING_POLICIES
+             for line in policy_imports(name, path.read_text())]
+    assert not found, "a system imports msjgym.policies (use msjgym.core.policy_registry.registered):\n" + \
+        "\n".join(found)
+
+
+@pytest.mark.xfail(strict=False, reason="KNOWN_UPWARD: the families' contract modules are being written")
+def test_no_system_imports_a_policy_at_all() -> None:
+    found = [line for name, path in _system_modules().items() for line in policy_imports(name, path.read_text())]
+    assert not found, "a system imports msjgym.policies (use msjgym.core.policy_registry.registered):\n" + \
+        "\n".join(found)
+
+
+SHARED = ("msjgym.errors", "msjgym.core", "msjgym.api", "msjgym.theory", "msjgym.evaluate", "msjgym.envs", "msjgym.cli",
+          "msjgym.__main__")
+"""The shared layers: they name no family (a family's ``env.py`` lives in its folder, not in ``msjgym/envs/``)."""
+
+
+def family_imports(g: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The edges of ``g`` from a shared module (:data:`SHARED`, or the package ``msjgym`` itself) into one family's
+    system or policies (``msjgym.systems.<family>...``, ``msjgym.policies.<family>...``)."""
+    def shared(name: str) -> bool:
+        return name == "msjgym" or any(name == p or name.startswith(p + ".") for p in SHARED)
+    return [(a, b) for a, targets in sorted(g.items()) if shared(a) for b in sorted(targets)
+            if b.startswith((SYSTEMS + ".", POLICIES + "."))]
+
+
+def test_shared_modules_import_no_family() -> None:
+    """The shared layers ask the registry (``msjgym.api.families()``) and never import a family's modules: a render
+    hook, option or policy list is the family's own declaration (but the known imports being removed)."""
+    found = [e for e in family_imports(graph()) if e not in KNOWN_UPWARD]
+    assert not found, "a shared module imports a family (ask msjgym.api's registry instead):\n" + \
+        "\n".join(f"{a} imports {b}" for a, b in found)
+
+
+def test_the_family_import_check_can_fail() -> None:
+    toy = {"msjgym.envs.render": {"msjgym.systems.msj.observation", "msjgym.core.observation"},
+           "msjgym.systems.msj.env": {"msjgym.systems.msj.observation"}, "msjgym.api": {"msjgym.core.paths"}}
+    assert family_imports(toy) == [("msjgym.envs.render", "msjgym.systems.msj.observation")]
+
+
+def test_the_system_import_check_can_fail() -> None:
+    """A control: a synthetic system module importing a policy, at module level, lazily and relatively, is caught
+    with its line; one that asks the registry is not."""
+    source = ("from msjgym.core.policy_registry import registered\n"
+              "import msjgym.policies.toy.fifo\n"
+              "def policies():\n"
+              "    from msjgym.policies.toy import POLICIES\n"
+              "    from ...policies import discover\n"
+              "    return registered('toy')\n")
+    assert policy_imports("msjgym.systems.toy.family", source) == [
+        "msjgym.systems.toy.family:2: import msjgym.policies.toy.fifo",
+        "msjgym.systems.toy.family:4: from msjgym.policies.toy import POLICIES",
+        "msjgym.systems.toy.family:5: from ...policies import discover"]
 
 
 def test_the_graph_is_read() -> None:

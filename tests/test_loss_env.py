@@ -12,7 +12,8 @@ from msjgym.systems.loss.env import LOSS_ENV_ID, AdaptiveLossEnv, AdaptiveLossVe
 from msjgym.core import rng  # noqa: E402
 from msjgym.systems.loss.metrics import loss_metrics  # noqa: E402
 from msjgym.policies.loss import POLICIES  # noqa: E402
-from msjgym.systems.loss import kernel as ls  # noqa: E402
+from msjgym.systems.loss import state as ls  # noqa: E402
+from msjgym.systems.loss.simulation import LossSimulation  # noqa: E402
 
 
 def test_checkers_pass_with_no_arguments():
@@ -37,7 +38,7 @@ def test_twin_env_equals_compiled_fast_path(policy, k):
         obs, _, _, truncated, _ = env.step(agent.act(obs))
         steps += 1
     assert steps == jobs
-    sim = ls.LossSimulation(env.model, POLICIES[policy], 0, jobs, 1, rng.spawn_states(42, 1)[0])
+    sim = LossSimulation(env.model, POLICIES[policy], 0, jobs, 1, rng.spawn_states(42, 1)[0])
     while not sim.advance(0, 1 << 20):
         pass
     st = env._venv._batch.state

@@ -1,7 +1,7 @@
 """Loss system with adaptive multiserver jobs: simulator vs exact theory, trace-level claims, identities, bounds.
 
 Every estimate comes from :func:`msjgym.evaluate` (its replications' values); the trace-level claims read the compiled
-loop's own state (:class:`msjgym.systems.loss.kernel.LossSimulation`, the same streams). Stochastic checks use fixed
+loop's own state (:class:`msjgym.systems.loss.simulation.LossSimulation`, the same streams). Stochastic checks use fixed
 seeds and Student-t CIs over independent replications at 99 % (a 95 % CI misses 1 in 20 true values by design;
 nothing here is widened to pass).
 """
@@ -17,7 +17,9 @@ import msjgym
 from msjgym.core import rng
 from msjgym.evaluate.intervals import t_interval
 from msjgym.policies.loss import POLICIES
-from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss import state as ls
+from msjgym.systems.loss.loop import censored_pmf
+from msjgym.systems.loss.simulation import LossSimulation
 from msjgym.systems.loss.metrics import default_warmup, loss_metrics
 from msjgym.systems.loss.model import make_loss_model
 from msjgym.systems.loss import theory as th
@@ -37,11 +39,11 @@ def estimates(result: msjgym.Result) -> dict:
     return {k: t_interval(np.array([r[k] for r in reps]), LEVEL) for k in reps[0]}
 
 
-def kernel_run(model, policy: str, *, reps: int, jobs: int, seed: int, trace_events: int = 0) -> ls.LossSimulation:
+def kernel_run(model, policy: str, *, reps: int, jobs: int, seed: int, trace_events: int = 0) -> LossSimulation:
     """The compiled loop's replications as ``msjgym.evaluate`` runs them (same streams, warm-up and batches), run to
     their end, with the first ``trace_events`` events of each recorded: for the claims about single trajectories."""
     streams, _ = rng.spawn_states(seed, reps)
-    sim = ls.LossSimulation(model, POLICIES[policy], default_warmup(model, jobs), jobs, 20, streams, trace_events)
+    sim = LossSimulation(model, POLICIES[policy], default_warmup(model, jobs), jobs, 20, streams, trace_events)
     for b in range(reps):
         while not sim.advance(b, 1 << 20):
             pass
@@ -58,7 +60,7 @@ def assert_covers(est, value, what=""):
 def test_censored_pmf_matches_scipy_hypergeometric(n, idle, k, d):
     logfact = np.array([math.lgamma(j + 1.0) for j in range(n + 1)])
     out = np.zeros(d + 1)
-    ls.censored_pmf(n, idle, k, d, logfact, out)
+    censored_pmf(n, idle, k, d, logfact, out)
     ref = hypergeom(n, idle, k).pmf(np.arange(d))
     assert np.allclose(out[:d], ref, rtol=1e-9, atol=1e-14)
     assert out[d] == pytest.approx(hypergeom(n, idle, k).sf(d - 1), abs=1e-12)

@@ -19,7 +19,7 @@ from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.family import FAMILY
 from msjgym.policies.msj.msfq import MSFQ
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from test_twin import assert_twins
 
 # Two classes share need 1 (exponential and deterministic durations) and two share need 4 = n (hyperexponential and

@@ -11,7 +11,7 @@ import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 from msjgym.systems.dispatch.state import V_E, V_Q  # noqa: E402
-from msjgym.systems.loss import kernel as ls  # noqa: E402
+from msjgym.systems.loss import state as ls  # noqa: E402
 from msjgym.systems.msj import state as ms  # noqa: E402
 from msjgym.systems.msj.control import X_CHOSEN, X_INITIAL  # noqa: E402
 

@@ -3,6 +3,7 @@ kernels are its own functions, plugged into its family's one event loop: no ids,
 policy files' place in the kernel cache key."""
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 
@@ -13,10 +14,11 @@ from msjgym.core import jit
 from msjgym.errors import PolicyError
 from msjgym.policies import BuiltinPolicy, discover, registered
 
-FAMILIES = ("dispatch", "loss", "finite-skip")
+FAMILIES = [f.name for f in api.families()]
+"""Every family of the registry (a new family is covered without editing this file)."""
 
 
-@pytest.mark.parametrize("family", ["msj", *FAMILIES])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_discovers_its_declarations(family):
     policies = registered(family)
     assert policies and all(isinstance(p, api.PolicySpec) and p.family == family for p in policies.values())
@@ -24,18 +26,28 @@ def test_every_family_discovers_its_declarations(family):
     assert api.family(family).policies() is policies  # what the CLI, list and sweeps read
 
 
-KERNELS = {"dispatch": ("choose",), "loss": ("width_kernel", "block_probability", "full_width_probability"),
-           "finite-skip": ("allocate",)}
+def kernels(policy: api.PolicySpec) -> dict[str, object]:
+    """A declaration's compiled kernels: its fields holding a numba-compiled function (``py_func``), by field."""
+    values = {f.name: getattr(policy, f.name) for f in dataclasses.fields(policy)}
+    return {name: v for name, v in values.items() if hasattr(v, "py_func")}
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_builtin_carries_its_own_compiled_kernels(family):
-    """No kernel ids: the loop calls each policy's own kernels, defined in the policy's module (keyed by its file)."""
+    """No kernel ids: the loop calls each policy's own kernels, defined in the policy's module (keyed by its file), or
+    a kernel several policies share, defined in their family's contract module."""
+    shared = f"msjgym.systems.{family.replace('-', '_')}.contract"
     for policy in registered(family).values():
-        for field in KERNELS[family]:
-            kernel = getattr(policy, field)
-            assert hasattr(kernel, "compile") and kernel.py_func.__module__.startswith(f"msjgym.policies.")
+        for field, kernel in kernels(policy).items():
+            assert hasattr(kernel, "compile"), field
+            module = kernel.py_func.__module__
+            assert module.startswith("msjgym.policies.") or module == shared, (field, module)
         assert not hasattr(policy, "kernel_id")
+
+
+def test_the_kernel_reader_finds_kernels():
+    """A control: the families with compiled policies are seen to have them."""
+    assert {f for f in FAMILIES if any(kernels(p) for p in registered(f).values())} >= {"dispatch", "loss"}
 
 
 def test_policy_files_are_keyed_like_the_package():
@@ -88,17 +100,21 @@ def test_bind_checks_each_parameter_against_its_range():
         spec.bind(z=1)
 
 
-LOOPS = {"dispatch": "msjgym.systems.dispatch.kernel", "loss": "msjgym.systems.loss.kernel",
-         "finite-skip": "msjgym.systems.finite_skip.loop"}
+def loop_module(family: str) -> str:
+    """The family's event loop: ``loop.py`` of its folder (every family has the same skeleton)."""
+    return type(api.family(family)).__module__.rpartition(".")[0] + ".loop"
+
+
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_event_loop_is_keyed_on_no_policy_file(family):
     """The loop's cache key (its file and the modules it imports, msjgym.core.jit) names no policy file, so an edit
     of a policy recompiles that policy's kernels only, never the loop; the policy's kernels are keyed on their file."""
-    loop = importlib.import_module(LOOPS[family])
+    loop = importlib.import_module(loop_module(family))
     policies_dir = str(jit._POLICIES_DIR)
     assert not [f for f in jit.dependencies(loop.__file__) if f.startswith(policies_dir)]
     for policy in registered(family).values():
-        kernel = getattr(policy, KERNELS[family][0])
-        assert kernel.py_func.__code__.co_filename.startswith(policies_dir)
+        for kernel in kernels(policy).values():  # its own file's, or one its family's contract shares
+            assert (kernel.py_func.__code__.co_filename.startswith(policies_dir)
+                    or kernel.py_func.__module__.endswith(".contract"))

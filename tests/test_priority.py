@@ -18,8 +18,9 @@ from msjgym.core import rng
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
-from msjgym.systems.msj.state import DONE, J_ARR, J_EST, J_RES, J_SEQ
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
+from msjgym.systems.msj.backfilling import J_RES
+from msjgym.systems.msj.state import DONE, J_ARR, J_EST, J_SEQ
 from test_backfilling import (
     EXAMPLES, LAWS, MODELS, Job, _two_class, by_hand, conservative_reference, easy_reference, easy_shadow)
 
@@ -151,7 +152,7 @@ def test_kernel_matches_the_reference_decision_for_decision(order, rule):
 @pytest.mark.parametrize("rule", ("conservative", "easy-narrow"))
 @pytest.mark.parametrize("order", ("sjf", "f1"))
 def test_waiting_list_kept_in_a_static_order_survives_grown_job_storage(order, rule):
-    """Two job slots to start with: the storage grows while jobs wait, the kept waiting list (in J_MARK, rebuilt from
+    """Two job slots to start with: the storage grows while jobs wait, the kept waiting list (in J_LINK, rebuilt from
     the jobs in a grown state) must still give the reference's decisions."""
     sim = drive(order, rule, MODELS["three-needs"], LAWS["uniform-1-5"], events=300, seed=5, capacity=2)
     assert sim.state.job_i.shape[1] > 2
@@ -252,7 +253,7 @@ def _f1_starts(tmp_path, first_submit: int, window: tuple[int, int] | None = Non
     (s = 1 and 2), F1 = log10(r)·n + 870·log10(s) puts job 2 first (3 + 0 < 2 + 261.9); counted from the file's
     submit times near 10^6, 870·log10(s) differs by 4e-4 between them and job 3 comes first (2 < 3). ``lead``: a
     1-second job submitted at 0 comes first in the file; ``window``: replay only jobs [start, start + count)."""
-    from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+    from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 
     t0 = first_submit
     rows = [(t0, 100, 2, 100), (t0 + 1, 1000, 1, 1000), (t0 + 2, 10, 2, 10)]

@@ -16,7 +16,7 @@ import gymnasium as gym
 
 import msjgym  # noqa: E402,F401  registers the environments
 import cli_run  # noqa: E402
-from msjgym import cli, envs  # noqa: E402
+from msjgym import api, cli, envs  # noqa: E402
 from msjgym.core import actions  # noqa: E402
 from msjgym.core.user_policy import load_user_policy  # noqa: E402
 from msjgym.errors import PolicyError  # noqa: E402
@@ -65,14 +65,15 @@ class CtorExits:
         sys.exit(3)
 '''
 
-# one scenario per family, with the run settings that make a tiny run
-FAMILIES = {
-    "msj": ["one-and-n"],
-    "loss": ["loss-full-access"],
-    "dispatch": ["lb-dispatch"],
-    "finite-skip": ["finite-skip-fig4a"],
-}
+FAMILIES = [f.name for f in api.families() if api.smoke_case(f).user_options is not None]
+"""Every family that runs a policy of the user's: each family's smoke case (scenario and user-policy options)."""
 TINY = ["--reps", "2", "--jobs", "300", "--no-progress"]
+
+
+def _smoke(family: str) -> list[str]:
+    """The family's smoke scenario and the flags under which a policy of the user's runs on it."""
+    smoke = api.smoke_case(api.family(family))
+    return [smoke.scenario, *smoke.flags(smoke.user_options)]
 
 
 @pytest.fixture(scope="module")
@@ -104,9 +105,9 @@ def test_a_misbehaving_policy_is_one_line_on_every_family(capsys, bad_file, fami
     string, a wrong signature or an exception are tracebacks, while out-of-range rates (negative, NaN, far above
     capacity, a vector of the wrong length) are accepted and reported as results or as 'unstable'". Now: one line
     naming the policy, the replication, the step and the value, exit status 2, on every family."""
-    (scenario,) = FAMILIES[family]
+    scenario, *flags = _smoke(family)
     policy = f"{bad_file / 'bad.py'}:{name}"
-    status, lines = _cli(capsys, "evaluate", scenario, "--policy", policy, *TINY)
+    status, lines = _cli(capsys, "evaluate", scenario, "--policy", policy, *TINY, *flags)
     assert status == 2 and len(lines) == 1, lines
     assert lines[0].startswith(f"msjgym: error: policy {policy}: replication 0, step "), lines
     assert re.search(message, lines[0]), lines[0]
@@ -127,9 +128,9 @@ def test_a_policy_file_that_cannot_load_is_one_line_before_any_run(capsys, bad_f
     """Issue: "a policy FILE that fails to import, or names an object that does not exist, or whose class
     constructor raises: one line, exit 2, on every family" — and a wrong signature ("a wrong signature ... are
     tracebacks") is refused when the file is loaded, before any replication runs, not at step 0."""
-    (scenario,) = FAMILIES[family]
+    scenario, *flags = _smoke(family)
     policy = str(bad_file / target)
-    status, lines = _cli(capsys, "evaluate", scenario, "--policy", policy, *TINY)
+    status, lines = _cli(capsys, "evaluate", scenario, "--policy", policy, *TINY, *flags)
     assert status == 2 and len(lines) == 1, lines
     assert lines[0].startswith(f"msjgym: error: --policy {policy!r}: "), lines
     assert re.search(message, lines[0]), lines[0]

@@ -14,7 +14,7 @@ from msjgym.systems.msj.trace.files import TraceError, kill_at_requested, read_t
 from msjgym.errors import ScenarioError
 from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj import compiled
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import DONE
 
 SJF_USER = f"{Path(__file__).with_name('data_sjf_policy.py')}:sjf_requested"

@@ -14,7 +14,7 @@ from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj.family import FAMILY
 from msjgym.policies.msj.smash import SMASH
-from msjgym.systems.msj.engine import MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import MSJSimulation, RunConfig
 from msjgym.systems.msj.state import S_BUSY
 from test_twin import MIXED, assert_twins
 

@@ -53,8 +53,10 @@ CASES = {  # family: (scenario, class, extra options)
 }
 
 
-def test_the_cases_cover_every_family() -> None:
-    assert set(CASES) == {f.name for f in api.families()}
+def test_the_cases_name_families_of_the_registry() -> None:
+    """The cases are the four built-in families' observations; every family (a new one too) that runs a policy of
+    the user's is also run with misbehaving ones, from its smoke case (tests/test_reliability_policy.py)."""
+    assert set(CASES) <= {f.name for f in api.families() if api.smoke_case(f).user_options is not None}
     assert all(api.family_of(scenario).name == family for family, (scenario, _, _) in CASES.items())
 
 
@@ -153,8 +155,8 @@ VIEW_CASES = {  # family: (scenario, example file (reads the named views), class
 }
 
 
-def test_the_view_cases_cover_every_family() -> None:
-    assert set(VIEW_CASES) == {f.name for f in api.families()}
+def test_the_view_cases_name_families_of_the_registry() -> None:
+    assert set(VIEW_CASES) <= {f.name for f in api.families()}
 
 
 @pytest.mark.parametrize("family", VIEW_CASES)

@@ -30,6 +30,9 @@ into its callers by LLVM, not by numba (:func:`njit`).
 
 Kernels are compiled without numba's reference counting (``_nrt=False``): they cannot allocate, which is the rule
 for the event loop anyway, and passing the state record costs no atomic reference-count updates.
+
+This module and :mod:`msjgym.core.plug` use private classes and attributes of numba (listed and checked at import in
+:mod:`msjgym.core.numba_hooks`; what each is for: docs/compile-machinery.md); numba is pinned to the tested range.
 """
 from __future__ import annotations
 
@@ -43,9 +46,13 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-import numba
-from numba.core import caching, config
-from numba.core.registry import CPUDispatcher
+from msjgym.core import numba_hooks
+
+numba_hooks.check()  # the numba internals patched below are there, or one line saying how to fix it
+
+import numba  # noqa: E402
+from numba.core import caching, config  # noqa: E402
+from numba.core.registry import CPUDispatcher  # noqa: E402
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # In a source checkout (editable install) ``msjgym.policies`` lives in ../policies; installed, it is msjgym/policies.
@@ -342,13 +349,17 @@ _numba_load_index = caching.IndexDataCacheFile._load_index
 
 
 def _load_index(self) -> dict:
-    """numba's index loader, except that an index of msjgym's that no longer unpickles (it names a state type of a
-    module that an upgrade moved or renamed) is an empty cache, recompiled once, not a crash."""
+    """numba's index loader, except that an index that no longer unpickles because of msjgym is an empty cache,
+    recompiled once, not a crash: an index of msjgym's (it names a state type of a module that an upgrade moved or
+    renamed), or any index, a user's compiled policy's included, whose missing module is one of msjgym's (the user's
+    file cached against a msjgym module that has since moved)."""
     try:
         return _numba_load_index(self)
-    except _UNREADABLE_INDEX:
+    except _UNREADABLE_INDEX as exc:
         where = os.path.realpath(self._index_path)
-        if not where.startswith((*_ROOTS, str(cache_dir()), os.path.realpath(config.CACHE_DIR or os.sep) + os.sep)):
+        ours = where.startswith((*_ROOTS, str(cache_dir()), os.path.realpath(config.CACHE_DIR or os.sep) + os.sep))
+        missing = getattr(exc, "name", None) or ""
+        if not (ours or missing == "msjgym" or missing.startswith("msjgym.")):
             raise
         return {}
 

@@ -20,19 +20,26 @@ Three pieces, none of them specific to a family:
 The loop is compiled for ``int64`` addresses rather than numba's ``FunctionType`` arguments: the latter cost about
 0.5 ms of type hashing per call from Python (each ``advance`` call, each environment step), the addresses nothing.
 An address of 0 means "no hook": the loop skips the call (a family's agent-driven runs pass zeros).
+
+The calls and records by reference use private parts of numba (its calling convention, ``cgutils``, a compiled
+function's address), listed and checked at import in :mod:`msjgym.core.numba_hooks` (docs/compile-machinery.md).
 """
 from __future__ import annotations
 
 from typing import Any
 
-import numba
-import numpy as np
-from numba.core import cgutils, types
-from numba.core.imputils import impl_ret_borrowed
-from numba.core.typing.templates import AttributeTemplate
-from numba.extending import infer_getattr, intrinsic, lower_getattr_generic, models, register_model
+from msjgym.core import numba_hooks
 
-from msjgym.errors import MsjgymError
+numba_hooks.check()  # the numba internals used below are there, or one line saying how to fix it
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+from numba.core import cgutils, types  # noqa: E402
+from numba.core.imputils import impl_ret_borrowed  # noqa: E402
+from numba.core.typing.templates import AttributeTemplate  # noqa: E402
+from numba.extending import infer_getattr, intrinsic, lower_getattr_generic, models, register_model  # noqa: E402
+
+from msjgym.errors import MsjgymError  # noqa: E402
 
 
 class Ref(types.Type):

@@ -5,7 +5,7 @@ Cor. 3.8 band of the figure's WCFS policy with the paper's generic constants (li
 the resource-pooled M/G/1 (dashed) and, for LPS, the Zhang–Zwart approximation (dotted). Unstable points (the job
 count hit the simulator's capacity) are left out of the plot and marked in the CSV. The paper's protocol (10⁷ or
 5·10⁶ arrivals per point, no CIs) is replaced by ``reps`` replications of ``jobs`` measured jobs after a warm-up of
-jobs/5. MaxWeight (Figs. 6–7) runs on the multiserver-job engine (:mod:`msjgym.systems.msj.engine`), the other
+jobs/5. MaxWeight (Figs. 6–7) runs on the multiserver-job engine (:mod:`msjgym.systems.msj.simulation`), the other
 policies on the finite-skip rate model.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from msjgym.api import load_scenario
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.finite_skip import POLICIES
+from msjgym.core.policy_registry import registered
 from msjgym.reproduce.common import CsvTable, Settings, progress, pyplot, save_figure
 from msjgym.systems.finite_skip import scenarios as F
 from msjgym.theory import finite_skip as theory
@@ -38,7 +38,7 @@ def reproduce_figure(name: str) -> Callable[[Settings], list[Path]]:
 
     def reproduce(settings: Settings) -> list[Path]:
         table = CsvTable(settings.out / f"{name}.csv")
-        banded = POLICIES[BANDED[name]]
+        banded = registered("finite-skip")[BANDED[name]]
         for i, load in enumerate(progress(LOADS, settings, name)):
             model = F.load_finite_skip(name, {"load": load})
             row = dict(figure=name, load=load, arrival_rate=model.arrival_rate, mg1=theory.resource_pooled_mg1(model))

@@ -13,7 +13,7 @@ remaining size of a job given what a size-oblivious scheduler can see (its need 
 E[X − a | X > a] (:func:`mean_residual_sup`). ServerFilling on a multiserver-job model, with generic and exact
 constants, is :mod:`msjgym.systems.msj.theory.server_filling` (it uses :func:`mean_residual_sup`,
 :func:`unbounded_knapsack`, :class:`WCFSConstants` and :func:`wcfs_band_of` from here); here, every finite-skip
-system of the paper (:mod:`msjgym.systems.finite_skip.simulate`) with generic and exact constants
+system of the paper (:mod:`msjgym.systems.finite_skip.model`) with generic and exact constants
 (docs/modelling-choices.md#finite-skip-constants), the resource-pooled M/G/1, Zhang–Zwart's LPS approximation and the
 heterogeneous M/M/k chain.
 """
@@ -22,10 +22,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import product
+from typing import Any
 
 from msjgym.core.distributions import (Deterministic, Distribution, Erlang, Exponential, HyperExponential,
                                        Uniform)
-from msjgym.policies.finite_skip import FSF, FSF_MINMIG, HET, LPS, SF_DIV, SF_EXP, THRESHOLD, FiniteSkipPolicy
+
+# What this module reads of a finite-skip system (passed in by the system, so theory imports none): the model's
+# ``kind`` (one of these), and a policy's ``name`` (the paper's policies it treats apart) and ``wcfs``.
+HETEROGENEOUS, LPS, THRESHOLD, MSJ = "heterogeneous", "lps", "threshold", "msj"  # the values of ``model.kind``
+FSF, FSF_MINMIG, SF_EXP, SF_DIV = "fsf", "fsf-minmig", "server-filling", "server-filling-divisible"
 
 
 def mean_residual_sup(service: Distribution) -> float | None:
@@ -42,7 +47,7 @@ def mean_residual_sup(service: Distribution) -> float | None:
 
 
 # =====================================================================================================================
-# Every finite-skip system of the paper (msjgym.systems.finite_skip.simulate): constants from the system's definition.
+# Every finite-skip system of the paper (msjgym.systems.finite_skip.model): constants from the system's definition.
 
 
 @dataclass(frozen=True)
@@ -106,26 +111,26 @@ def unbounded_knapsack(weights: list[int], values: list[float], capacity: int) -
     return best[capacity]
 
 
-def _generic_front(model, policy: FiniteSkipPolicy) -> int:
+def _generic_front(model, policy: Any) -> int:
     k = model.servers
     if policy.name == SF_DIV:
         return sum(k // v - 1 for v in set(model.params)) + 1  # c(k, supp V), docs/errata.md#finite-skip-c-k-supp-v
     return k
 
 
-def _generic_r_min(model, policy: FiniteSkipPolicy) -> float:
+def _generic_r_min(model, policy: Any) -> float:
     """The paper's per-model r_min: het M/G/k min_i v_i (docs/errata.md#finite-skip-het-r-min: the paper writes v_k,
     the fastest), else 1/k, and
     1/Σ_v (k/v) for ServerFilling in the divisible setting."""
     k = model.servers
-    if model.system == HET:
+    if model.kind == HETEROGENEOUS:
         return min(model.speeds)
     if policy.name == SF_DIV:
         return 1.0 / sum(k // v for v in set(model.params))
     return 1.0 / k
 
 
-def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstants | None:
+def wcfs_constants(model, policy: Any, exact: bool) -> WCFSConstants | None:
     """The constants of Cor. 3.8 for a WCFS policy on a finite-skip model; None if rem_max is unknown or infinite.
 
     [bound inputs] Grosof, Harchol-Balter & Scheller-Wolf, Defs. 3.1, 3.2, 3.6; §4.4 (het, with the r_min erratum:
@@ -145,7 +150,7 @@ def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstant
         return WCFSConstants("generic", n, rem_max, w, w, _generic_r_min(model, policy))
     params = list(model.params)
     pmin = min(params)
-    if model.system == HET:
+    if model.kind == HETEROGENEOUS:
         # non-full = non-busy = fewer than k jobs (all in service): (k − 1)·rem_max; r_min from the assignment rule
         w = (k - 1) * rem_max
         if policy.name in (FSF, FSF_MINMIG):  # busy servers are the j fastest: min_j (Σ j fastest)/j = 1/k
@@ -154,9 +159,9 @@ def wcfs_constants(model, policy: FiniteSkipPolicy, exact: bool) -> WCFSConstant
         else:  # a lone job can sit on the slowest server
             r_min = min(model.speeds)
         return WCFSConstants("exact", k, rem_max, w, w, r_min)
-    if model.system == LPS:  # full ⇔ k present; busy ⇔ N >= 1; R = 1/min(N, k)
+    if model.kind == LPS:  # full ⇔ k present; busy ⇔ N >= 1; R = 1/min(N, k)
         return WCFSConstants("exact", k, rem_max, (k - 1) * rem_max, 0.0, 1.0 / k)
-    if model.system == THRESHOLD or policy.name == SF_EXP:
+    if model.kind == THRESHOLD or policy.name == SF_EXP:
         # non-full ⇔ the parameters (thresholds / needs) of the jobs present sum to < k: all of them are served
         w = unbounded_knapsack(params, rems, k - 1)
         n = 1 + (k - 1) // pmin  # a full front: jobs summing to <= k − 1, plus the newest served one

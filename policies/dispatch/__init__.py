@@ -1,9 +1,10 @@
 """The built-in dispatchers of the large-scale load-balancing system (family ``dispatch``), one file each.
 
-A file holds a policy's declaration (a :class:`~msjgym.policies.dispatch.base.DispatchPolicy`), its compiled decision
-(``choose``, a small kernel the family's one event loop, :mod:`msjgym.systems.dispatch.kernel`, takes as an argument)
-and its agent form (an ``act(observation)`` class acting on ``msjgym/Dispatch-v0`` observations) side by side;
-``base.py`` declares the class and the shared parameters, ``common.py`` the kernels and the agent several share.
+A file holds a policy's declaration (a :class:`~msjgym.systems.dispatch.contract.DispatchPolicy`), its compiled
+decision (``choose``, a small kernel the family's one event loop, :mod:`msjgym.systems.dispatch.loop`, calls at its
+address) and its agent form (an ``act(observation)`` class acting on ``msjgym/Dispatch-v0`` observations) side by side;
+the family's contract (:mod:`msjgym.systems.dispatch.contract`) declares the class, the shared parameters and the
+helpers the system and the dispatchers share; ``common.py`` holds the kernels and the agent several dispatchers share.
 ``POLICIES`` holds every module-level declaration of this package, discovered from its modules
 (:func:`msjgym.policies.discover`); a policy by name: ``msjgym.api.policy_spec("dispatch", name)`` or ``POLICIES``.
 
@@ -39,9 +40,8 @@ of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modellin
 """
 from __future__ import annotations
 
-from msjgym.policies import discover
-
-from .base import DispatchPolicy
+from msjgym.core.policy_registry import discover
+from msjgym.systems.dispatch.contract import DispatchPolicy
 
 POLICIES: dict[str, DispatchPolicy] = discover(__name__, "dispatch")
 """Every built-in dispatcher, by name (as the API and the command line spell them), in discovery order."""

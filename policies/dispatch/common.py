@@ -1,5 +1,6 @@
-"""Compiled helpers and decisions several built-in dispatchers share: sampling d servers, the expected delay of a
-server, a uniformly random server, the smallest estimate; and the agent form that picks the lowest level.
+"""Compiled helpers and decisions several built-in dispatchers share: the expected delay of a server, a uniformly
+random server, the smallest estimate; and the agent form that picks the lowest level. (Sampling d servers and counting
+messages are the system's, in :mod:`msjgym.systems.dispatch.contract`.)
 """
 from __future__ import annotations
 
@@ -7,26 +8,8 @@ import numpy as np
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import below, uniform
-from msjgym.systems.dispatch.state import (
-    F_SPEEDS, NEED_LEVELS, P_LCAP, P_N, S_MSG, S_PHASE, S_STATUS, V_E, V_POS, V_Q, bucket_pick_min, bucket_up)
-
-
-@njit(inline="always")
-def sample_servers(st, b, n, d):
-    """perm[0:d] := d distinct servers, uniformly at random and in uniformly random order (partial Fisher-Yates)."""
-    perm = st.perm
-    for j in range(d):
-        r = j + below(st.rng, b, n - j)
-        x = perm[r]
-        perm[r] = perm[j]
-        perm[j] = x
-
-
-@njit(inline="always")
-def count_messages(st, d):
-    """d messages between the dispatcher and sampled servers, counted once the warm-up is over (``S_PHASE`` 1)."""
-    if st.si[S_PHASE] == 1:
-        st.si[S_MSG] += d
+from msjgym.systems.dispatch.contract import F_SPEEDS, P_LCAP, P_N
+from msjgym.systems.dispatch.state import NEED_LEVELS, S_STATUS, V_E, V_POS, V_Q, bucket_pick_min, bucket_up
 
 
 @njit(inline="always")

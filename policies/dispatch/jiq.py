@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
-from msjgym.systems.dispatch.state import P_N, S_NIDLE
-
-from .base import HKV, DispatchPolicy
+from msjgym.systems.dispatch.contract import HKV, P_N, DispatchPolicy
+from msjgym.systems.dispatch.state import S_NIDLE
 
 
 @njit

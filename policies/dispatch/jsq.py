@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import uniform
+from msjgym.systems.dispatch.contract import HKV, DispatchPolicy
 from msjgym.systems.dispatch.state import V_Q, bucket_pick_min
 
-from .base import HKV, DispatchPolicy
 from .common import LowestLevel
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from msjgym.core.jit import njit
-from msjgym.systems.dispatch.state import P_D, P_N, V_Q
-
-from .base import D, HKV, DispatchPolicy
-from .common import count_messages, sample_servers
+from msjgym.systems.dispatch.contract import D, HKV, P_D, P_N, DispatchPolicy, count_messages, sample_servers
+from msjgym.systems.dispatch.state import V_Q
 
 
 @njit(inline="always")

@@ -4,10 +4,9 @@ drain it), d messages per arrival (Hellemans, Kielanski & Van Houdt §2).
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.systems.dispatch.state import F_SPEEDS, P_D, P_N, V_HEAD, W_CT, W_PEND
-
-from .base import D, HKV, DispatchPolicy
-from .common import count_messages, sample_servers
+from msjgym.systems.dispatch.contract import (
+    D, F_SPEEDS, HKV, P_D, P_N, DispatchPolicy, count_messages, sample_servers)
+from msjgym.systems.dispatch.state import V_HEAD, W_CT, W_PEND
 
 
 @njit(inline="always")
@@ -39,5 +38,5 @@ def choose_least_loaded_d(st, pr, b, now):
 
 LEAST_LOADED_D_POLICY = DispatchPolicy(
     name="least-loaded-d", summary="least remaining work among d sampled servers (d messages per arrival)",
-    source=f"{HKV} §2", params=(D,), choose=choose_least_loaded_d,
+    source=f"{HKV} §2", params=(D,), choose=choose_least_loaded_d, reads_sizes=True,
     not_expressible="needs the remaining work of the sampled servers; the observation shows queue lengths")

@@ -3,7 +3,8 @@
 """
 from __future__ import annotations
 
-from .base import DELTA, HKV, DispatchPolicy
+from msjgym.systems.dispatch.contract import DELTA, HKV, DispatchPolicy
+
 from .common import LowestLevel, choose_estimate
 
 

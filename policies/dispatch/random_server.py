@@ -2,7 +2,8 @@
 """
 from __future__ import annotations
 
-from .base import HKV, DispatchPolicy
+from msjgym.systems.dispatch.contract import HKV, DispatchPolicy
+
 from .common import choose_uniform
 
 

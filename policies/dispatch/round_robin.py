@@ -1,22 +1,24 @@
-"""round-robin: servers 0, 1, ..., N-1, 0, ... in turn (a comparison baseline).
+"""round-robin: servers 0, 1, ..., N-1, 0, ... in turn (a comparison baseline). Its pointer is the one cell of its
+own area, ``st.own[0]`` (zeroed at every reset).
 """
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.systems.dispatch.state import P_N, S_RR
+from msjgym.systems.dispatch.contract import P_N, DispatchPolicy
 
-from .base import DispatchPolicy
+POINTER = 0
+"""``st.own[POINTER]``: the next server."""
 
 
 @njit
 def choose_round_robin(st, pr, b, now):
     """Servers 0, 1, ..., N-1, 0, ... in turn."""
     n = pr.ints[P_N]
-    i = st.si[S_RR]
-    st.si[S_RR] = i + 1 if i + 1 < n else 0
+    i = st.own[POINTER]
+    st.own[POINTER] = i + 1 if i + 1 < n else 0
     return i
 
 
 ROUND_ROBIN_POLICY = DispatchPolicy(
     name="round-robin", summary="servers 0, 1, ..., N-1, 0, ... in turn", source="msjgym (comparison baseline)",
-    choose=choose_round_robin, not_expressible="needs server identities; the observations are exchangeable summaries")
+    choose=choose_round_robin, own_ints=1, not_expressible="needs server identities; the observations are exchangeable summaries")

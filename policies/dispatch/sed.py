@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
-from msjgym.systems.dispatch.state import P_N
+from msjgym.systems.dispatch.contract import P_N, DispatchPolicy
 
-from .base import DispatchPolicy
 from .common import expected_delay
 
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from msjgym.core.jit import njit
-from msjgym.systems.dispatch.state import P_D, P_N
+from msjgym.systems.dispatch.contract import D, P_D, P_N, DispatchPolicy, count_messages, sample_servers
 
-from .base import D, DispatchPolicy
-from .common import count_messages, expected_delay, sample_servers
+from .common import expected_delay
 
 
 @njit

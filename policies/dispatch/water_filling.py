@@ -1,22 +1,29 @@
 """water-filling: batches of M tasks fill the shortest of K = (δ/λ)M sampled queues, one task at a time
-(Hellemans, Kielanski & Van Houdt §2, §8 Table 2; docs/modelling-choices.md#lb-water-filling).
+(Hellemans, Kielanski & Van Houdt §2, §8 Table 2; docs/modelling-choices.md#lb-water-filling). Its level histogram
+is its own area (``st.own``, :func:`scratch_size` cells); the batch it places goes to the loop as ``batch[j]`` jobs on
+server ``perm[j]`` (``BATCH``).
 """
 from __future__ import annotations
 
 from msjgym.api import Param
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
-from msjgym.systems.dispatch.state import BATCH, P_BATCH, P_K, P_N, V_Q
+from msjgym.systems.dispatch.contract import (
+    BATCH, DELTA, HKV, P_BATCH, P_K, P_N, DispatchPolicy, count_messages, sample_servers)
+from msjgym.systems.dispatch.state import V_Q
 
-from .base import DELTA, HKV, DispatchPolicy
-from .common import count_messages, sample_servers
+
+def scratch_size(model) -> int:
+    """The cells of its own area: a histogram of M + 1 levels, then the indices of the K sampled servers at the
+    final level."""
+    return max((model.batch_size or 0) + 1, model.sample_size) + 1
 
 
 @njit(inline="always")
 def water_fill(st, pr, b):
     """Place a batch of M tasks on K sampled servers, one task at a time on a shortest sampled queue.
 
-    Afterwards ``perm[0:K]`` are the sampled servers and ``wfl[j]`` the tasks that ``perm[j]`` receives. Computed
+    Afterwards ``perm[0:K]`` are the sampled servers and ``batch[j]`` the tasks that ``perm[j]`` receives. Computed
     in O(K + M): the tasks raise every sampled queue at or below a final level L to L, and the r remaining tasks go
     to r distinct servers drawn uniformly among those at L — exactly the law of the one-task-at-a-time process with
     uniform tie-breaking (all tasks of a batch arrive at one instant, so their order within a server is immaterial).
@@ -26,7 +33,7 @@ def water_fill(st, pr, b):
     kk = pr.ints[P_K]
     sample_servers(st, b, n, kk)
     perm = st.perm
-    h = st.wfh
+    h = st.own
     qmin = st.srv[perm[0], V_Q]
     for j in range(1, kk):
         q = st.srv[perm[j], V_Q]
@@ -52,23 +59,23 @@ def water_fill(st, pr, b):
     for j in range(kk):
         rel = st.srv[perm[j], V_Q] - qmin
         if rel <= level:
-            st.wfl[j] = level - rel
+            st.batch[j] = level - rel
             h[nc] = j  # h now lists the sampled servers at the final level
             nc += 1
         else:
-            st.wfl[j] = 0
+            st.batch[j] = 0
     for x in range(r):
         y = x + below(st.rng, b, nc - x)
         j = h[y]
         h[y] = h[x]
         h[x] = j
-        st.wfl[j] += 1
+        st.batch[j] += 1
     count_messages(st, kk)
 
 
 @njit
 def choose_water_fill(st, pr, b, now):
-    """Water filling: a batch of M tasks placed by :func:`water_fill` (the loop then places ``wfl[j]`` jobs on
+    """Water filling: a batch of M tasks placed by :func:`water_fill` (the loop then places ``batch[j]`` jobs on
     ``perm[j]``, j < K)."""
     water_fill(st, pr, b)
     return BATCH
@@ -76,7 +83,7 @@ def choose_water_fill(st, pr, b, now):
 
 WATER_FILLING_POLICY = DispatchPolicy(
     name="water-filling", summary="batches of M tasks fill the shortest of K = (delta/lam)·M sampled queues",
-    source=f"{HKV} §2, §8 Table 2", choose=choose_water_fill, params=(
+    source=f"{HKV} §2, §8 Table 2", choose=choose_water_fill, own_ints=scratch_size, params=(
         DELTA,
         Param("batch_size", None, "tasks per batch M (the scenarios also take C: M = C·log10 N), with "
               "K = (delta/lam)·M an integer", low=1, integer=True)),

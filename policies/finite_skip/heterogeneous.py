@@ -16,8 +16,8 @@ import numpy as np
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
 
-from .base import GHS as _GHS
-from .base import HET, FiniteSkipAgent, FiniteSkipPolicy
+from msjgym.systems.finite_skip.contract import GHS as _GHS
+from msjgym.systems.finite_skip.contract import HET, FiniteSkipAgent, FiniteSkipPolicy
 
 @njit
 def _het(n, srv, speeds, k, taken, rates, rng, ordered, fastest, uniform, minmig):

@@ -6,7 +6,7 @@ import numpy as np
 
 from msjgym.core.jit import njit
 
-from .base import GHS, LPS, FiniteSkipAgent, FiniteSkipPolicy
+from msjgym.systems.finite_skip.contract import GHS, LPS, FiniteSkipAgent, FiniteSkipPolicy
 
 
 @njit

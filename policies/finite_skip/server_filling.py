@@ -7,8 +7,9 @@ import numpy as np
 
 from msjgym.core.jit import njit
 
-from .base import GHS as _GHS
-from .base import MSJ, FiniteSkipAgent, FiniteSkipPolicy
+from msjgym.systems.finite_skip.contract import GHS as _GHS
+from msjgym.systems.finite_skip.contract import MSJ, FiniteSkipAgent, FiniteSkipPolicy
+
 from .common import _greedy, pack
 
 

@@ -11,8 +11,9 @@ import numpy as np
 
 from msjgym.core.jit import njit
 
-from .base import GHS as _GHS
-from .base import THRESHOLD, FiniteSkipAgent, FiniteSkipPolicy
+from msjgym.systems.finite_skip.contract import GHS as _GHS
+from msjgym.systems.finite_skip.contract import THRESHOLD, FiniteSkipAgent, FiniteSkipPolicy
+
 from .common import _greedy, partial
 
 

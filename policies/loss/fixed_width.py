@@ -4,8 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from msjgym.core.jit import njit
-
-from .base import LossPolicy, width_d_if_d_idle
+from msjgym.systems.loss.contract import LossPolicy, width_d_if_d_idle
 
 
 @njit

@@ -6,8 +6,7 @@ import numpy as np
 from msjgym.core import rng as streams
 from msjgym.core.jit import njit
 from msjgym.errors import PolicyError
-
-from .base import LossPolicy, block_if_none_idle
+from msjgym.systems.loss.contract import LossPolicy, block_if_none_idle
 
 
 @njit

@@ -49,7 +49,7 @@ from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.state import MODE_SET, MODE_START
 
 if TYPE_CHECKING:
-    from .base import Policy
+    from msjgym.systems.msj.contract import Policy
 
 EnvSpec = Any
 """The environment's spec, :class:`msjgym.systems.msj.agent.EnvSpec` (not imported: the agent path imports this
@@ -96,7 +96,7 @@ class BuiltinAgent:
         self.cls = [int(ob.class_at(self.mode, c)) for c in range(self.K)]
         self.base = int(ob.slot_at(self.mode, self.K, 0))
         self.row = int(ob.slot_size(self.mode, self.K))
-        # need groups exactly as the kernels see them (msj_engine._need_groups): decreasing need, classes in order
+        # need groups exactly as the kernels see them (simulation._need_groups): decreasing need, classes in order
         self.grp_need = sorted(set(self.need), reverse=True)
         self.grp_cls = [[c for c in range(self.K) if self.need[c] == v] for v in self.grp_need]
 

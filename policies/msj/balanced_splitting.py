@@ -23,13 +23,13 @@ measures it). What is the paper's and what is our reading (its full text was not
 the partition rule, the routing "for good", ψ and the first-fit helper are ours to confirm) is in
 ``docs/modelling-choices.md#balanced-splitting``.
 
-Mapping onto msjgym's single pool: the partition is bookkeeping. ``st.scratch[b, 3K + i]`` counts the class-i jobs
-in A_i (at most s_i, so at most |A_i| servers); the jobs in H use the other busy servers (at most |H|). Each job is
-marked at its arrival (``J_MARK``: in A_i or in H) so that its completion returns its servers to the right set
-(``departed_job`` in the ``on_departure`` hook). All waiting jobs are H's queue, in arrival order within each class,
-so π starts them with ``start_next``; a job placed in A_i is the youngest of its class and is started with
-``start_job``. Counters for diagnostics and tests: ``scratch[b, 4K + i]`` class-i arrivals sent to H,
-``scratch[b, 5K + i]`` class-i arrivals.
+Mapping onto msjgym's single pool: the partition is bookkeeping, in the policy's own state (``STATE``).
+``st.own_i[b, i]`` counts the class-i jobs in A_i (at most s_i, so at most |A_i| servers); the jobs in H use the
+other busy servers (at most |H|). Each job is marked at its arrival (its own entry ``J_SET``: in A_i or in H) so that
+its completion returns its servers to the right set (``departed_job`` in the ``on_departure`` hook). All waiting
+jobs are H's queue, in arrival order within each class, so π starts them with ``start_next``; a job placed in A_i is
+the youngest of its class and is started with ``start_job``. Counters for diagnostics and tests:
+``own_i[b, K + i]`` class-i arrivals sent to H, ``own_i[b, 2K + i]`` class-i arrivals.
 
 Setting (``validate``): H must hold the largest need (|H| >= max_i n_i), else a job sent to H could never start;
 with ψ = 1 that fails when the classes' loads fill the servers too tightly (e.g. ``one-and-n``, where a job needs
@@ -52,15 +52,26 @@ from msjgym.errors import PolicyError
 from msjgym.policies import Choice
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
-    C_BOUND, J_CLS, J_MARK, J_SEQ, P_ARG, P_FARG, P_K, P_SERVERS, S_BUSY, departed_job, start_job, start_next)
+    C_BOUND, J_CLS, J_SEQ, NJI, P_ARG, P_FARG, P_K, P_SERVERS, S_BUSY, departed_job, start_job, start_next)
 from msjgym.systems.msj.theory.balanced_splitting import balanced_slots, helper_servers
+from msjgym.systems.msj.contract import OwnState, Policy, Sizes
 
 from .agent_forms import NotExpressibleAgent
-from .base import Policy
 
-IN_A = 0  # J_MARK: the job runs (ran) in its class's set A_i
-IN_H = 1  # J_MARK: the job was sent to the helper set H
+J_SET = NJI  # the policy's own entry per job: IN_A or IN_H
+IN_A = 0  # J_SET: the job runs (ran) in its class's set A_i
+IN_H = 1  # J_SET: the job was sent to the helper set H
 HELPERS = ("fcfs", "first-fit")  # π on H; the kernel reads the index (pr.ints[P_ARG])
+
+
+
+
+def _own_ints(sizes: Sizes) -> int:
+    return 3 * sizes.classes  # jobs in A_i; arrivals sent to H; arrivals (per class)
+
+
+STATE = OwnState(ints=_own_ints, job_ints=1)
+"""The policy's own state: three counters per class, and each job's set."""
 
 
 # ---------------------------------------------------------------- compiled kernel
@@ -75,21 +86,21 @@ def on_arrival(st, pr, b, j):
     """Place the arriving job j: in A_c if one of its s_c slots is free (start it now), else in H (its queue)."""
     K = pr.ints[P_K]
     c = st.job_i[b, j, J_CLS]
-    st.scratch[b, 5 * K + c] += 1
-    if st.scratch[b, 3 * K + c] < _slots(pr, c):
-        st.scratch[b, 3 * K + c] += 1
-        st.job_i[b, j, J_MARK] = IN_A
+    st.own_i[b, 2 * K + c] += 1
+    if st.own_i[b, c] < _slots(pr, c):
+        st.own_i[b, c] += 1
+        st.job_i[b, j, J_SET] = IN_A
         start_job(st, pr, b, j)
     else:
-        st.scratch[b, 4 * K + c] += 1
-        st.job_i[b, j, J_MARK] = IN_H
+        st.own_i[b, K + c] += 1
+        st.job_i[b, j, J_SET] = IN_H
 
 
 @njit(inline="always")
 def on_departure(st, pr, b, c):
     """A class-c job left: if it ran in A_c, free its slot (a job of H frees H's servers, counted in ``schedule``)."""
-    if st.job_i[b, departed_job(st, b), J_MARK] == IN_A:
-        st.scratch[b, 3 * pr.ints[P_K] + c] -= 1
+    if st.job_i[b, departed_job(st, b), J_SET] == IN_A:
+        st.own_i[b, c] -= 1
 
 
 @njit
@@ -102,7 +113,7 @@ def schedule(st, pr, b):
     first_fit = pr.ints[P_ARG] == 1  # helper: HELPERS.index
     free = pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]
     for c in range(K):
-        free -= pr.need[c] * (_slots(pr, c) - st.scratch[b, 3 * K + c])
+        free -= pr.need[c] * (_slots(pr, c) - st.own_i[b, c])
     while True:
         best = -1
         best_s = 0
@@ -158,9 +169,6 @@ class _BalancedSplitting(Policy):
                 f"{self.value('scale'):g} gives {sizes}, leaving |H| = {h} of servers={model.servers}: lower "
                 f"scale (0 puts every server in H) or use more servers")
 
-    def scratch_size(self, model: MSJModel) -> int:
-        return 3 * model.num_classes  # jobs in A_i; arrivals sent to H; arrivals (per class)
-
 
 BALANCED_SPLITTING = _BalancedSplitting(
     name="balanced-splitting",
@@ -177,4 +185,5 @@ BALANCED_SPLITTING = _BalancedSplitting(
     on_arrival=on_arrival,
     on_departure=on_departure,
     agent_class=BalancedSplittingAgent,
+    state=STATE,
 )

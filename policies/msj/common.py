@@ -1,13 +1,17 @@
-"""Compiled helpers shared by the built-in policies: greedy admission and per-need-group packing.
+"""Helpers shared by the built-in policies: greedy admission and per-need-group packing (compiled), and the
+divisibility check of the ServerFilling variants (:func:`require_divisible`).
 
-Per-system scratch (``st.scratch[b]``): entries [0, K) hold per-class target counts (read by
-``msjgym.systems.msj.state.apply_targets``), [K, 2K) per-class walk pointers, [2K, 3K) free for a policy, and
-[3K, ...) the policy's own ``scratch_size``. Kernels index the scratch directly: they never make array views
-(msjgym's kernels run without numba's reference counting, see ``msjgym.core.jit``).
+Per-system scratch (``st.scratch[b]``, the kernels' working area, overwritten by any kernel during its call):
+entries [0, K) hold per-class target counts (read by ``msjgym.systems.msj.state.apply_targets``), [K, 2K) per-class
+walk pointers, [2K, 3K) a per-class flag. What a policy keeps between events is its own state
+(``msjgym.systems.msj.contract``: ``st.own_i``, ``st.own_f`` and per-job entries). Kernels index the arrays directly:
+they never make array views (msjgym's kernels run without numba's reference counting, see ``msjgym.core.jit``).
 """
 from __future__ import annotations
 
 from msjgym.core.jit import njit
+from msjgym.errors import PolicyError
+from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
     C_BOUND, C_HEAD, C_N, C_TAIL, J_NEXT, J_SEQ, P_K, P_SERVERS, S_BUSY, start_next)
 
@@ -135,26 +139,24 @@ def clear_targets(st, pr, b):
         st.scratch[b, c] = 0
 
 
-@njit(inline="always")
-def oldest_waiting(st, pr, b):
-    """The oldest waiting job of system b, whatever its class (-1: none). O(K)."""
-    best = -1
-    for c in range(pr.ints[P_K]):
-        j = st.cls_i[b, c, C_BOUND]
-        if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, best, J_SEQ]):
-            best = j
-    return best
+def require_divisible(policy: str, model: MSJModel, chain: bool,
+                      instead: str | None = "server-filling-divisible") -> None:
+    """Check the divisibility setting a ServerFilling variant needs, or raise a ``PolicyError`` saying why.
 
-
-@njit(inline="always")
-def next_in_arrival_order(st, pr, b, free):
-    """The K-way merge of the classes' walk pointers (``scratch[b, K + c]``) by arrival order, over the classes whose
-    need is at most ``free``: the class whose pointed-at job is oldest (-1: none)."""
-    K = pr.ints[P_K]
-    best = -1
-    for c in range(K):
-        j = st.scratch[b, K + c]
-        if j >= 0 and pr.need[c] <= free and (
-                best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, st.scratch[b, K + best], J_SEQ]):
-            best = c
-    return best
+    ``chain=False``: every need divides the number of servers (the divisible setting).
+    ``chain=True``: additionally every need divides every larger need (the exponential setting, e.g. powers of 2);
+    ``instead`` names a policy to suggest when only that fails (None: no suggestion).
+    """
+    n = model.servers
+    needs = sorted(set(int(m) for m in model.needs))
+    bad = [m for m in needs if n % m]
+    if bad:
+        raise PolicyError(
+            f"policy {policy}: every need must divide servers={n}; needs {bad} do not (needs={needs})")
+    if chain:
+        for i, small in enumerate(needs):
+            for large in needs[i + 1:]:
+                if large % small:
+                    raise PolicyError(
+                        f"policy {policy}: every need must divide every larger need (the exponential setting); "
+                        f"{small} does not divide {large} (needs={needs})" + (f"; use {instead}" if instead else ""))

@@ -27,10 +27,11 @@ rule above (``tests/test_backfilling.py``).
 from __future__ import annotations
 
 from msjgym.core.jit import njit
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EstimatesNotObservedAgent
-from .backfilling import O_FCFS, conservative, kept_on_arrival, kept_on_departure
-from .base import Policy
+from msjgym.systems.msj.backfilling import (
+    CONSERVATIVE_STATE, O_FCFS, conservative, kept_on_arrival, kept_on_departure)
 
 
 # ---------------------------------------------------------------- compiled kernels (backfilling.py, in arrival order)
@@ -38,7 +39,7 @@ from .base import Policy
 def schedule(st, pr, b):
     """Compress the schedule in arrival order and start the jobs whose reservation is now
     (``docs/modelling-choices.md#backfilling-conservative-compression``; how: ``#backfilling-kept-profile`` and
-    :func:`msjgym.policies.msj.backfilling.conservative`)."""
+    :func:`msjgym.systems.msj.backfilling.conservative`)."""
     conservative(st, pr, b, O_FCFS)
 
 
@@ -74,4 +75,5 @@ CONSERVATIVE_BACKFILLING = Policy(
     on_departure=on_departure,
     agent_class=ConservativeBackfillingAgent,
     estimates=True,
+    state=CONSERVATIVE_STATE,
 )

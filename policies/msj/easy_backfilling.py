@@ -24,17 +24,14 @@ rule above (``tests/test_backfilling.py``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, J_CLS, J_NEXT, P_K, P_SERVERS, S_BUSY, T_NOW, estimated_remaining, start_job)
-from msjgym.systems.msj.model import MSJModel
+    C_BOUND, J_CLS, J_NEXT, P_K, P_SERVERS, S_BUSY, T_NOW, next_in_arrival_order, oldest_waiting)
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import EstimatesNotObservedAgent
-from .backfilling import reservation
-from .base import Policy
-from .common import ORDER_ARRIVAL, admit, next_in_arrival_order, oldest_waiting
+from msjgym.systems.msj.backfilling import EASY_STATE, easy_backfill, reservation
+from .common import ORDER_ARRIVAL, admit
 
 
 # ---------------------------------------------------------------- compiled kernel
@@ -45,7 +42,7 @@ def schedule(st, pr, b):
 
     Cost: O(K) per job started in FCFS order; when the head is blocked and some waiting job fits now, O(R log R) for
     the reservation (R running jobs) and O(K) per waiting job scanned (the classes' waiting lists merged by arrival
-    order, skipping classes that do not fit). Scratch: ``[K, 2K)`` walk pointers, ``[3K, 3K + servers)`` the heap.
+    order, skipping classes that do not fit). Scratch: ``[K, 2K)`` walk pointers; own state (``EASY_STATE``): the heap.
     """
     admit(st, pr, b, ORDER_ARRIVAL, True)
     K = pr.ints[P_K]
@@ -69,14 +66,7 @@ def schedule(st, pr, b):
             return
         j = st.scratch[b, K + c]
         st.scratch[b, K + c] = st.job_i[b, j, J_NEXT]  # read before start_job relinks j
-        m = pr.need[c]
-        if now + estimated_remaining(st, b, j, now) <= shadow:
-            start_job(st, pr, b, j)
-            free -= m
-        elif m <= extra:
-            start_job(st, pr, b, j)
-            free -= m
-            extra -= m
+        free, extra = easy_backfill(st, pr, b, j, pr.need[c], free, extra, shadow, now)
 
 
 # ---------------------------------------------------------------- agent form
@@ -87,14 +77,7 @@ class EasyBackfillingAgent(EstimatesNotObservedAgent):
 
 
 # ---------------------------------------------------------------- declaration
-@dataclass(frozen=True, kw_only=True)
-class _Easy(Policy):
-    def scratch_size(self, model: MSJModel) -> int:
-        """The heap of running jobs by estimated end: at most ``servers`` jobs run."""
-        return int(model.servers)
-
-
-EASY_BACKFILLING = _Easy(
+EASY_BACKFILLING = Policy(
     name="easy-backfilling",
     summary="EASY backfilling: FCFS; a later job starts early if, by runtime estimates, it does not delay the head",
     preemptive=False,
@@ -103,4 +86,5 @@ EASY_BACKFILLING = _Easy(
     schedule=schedule,
     agent_class=EasyBackfillingAgent,
     estimates=True,
+    state=EASY_STATE,
 )

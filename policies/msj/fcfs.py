@@ -9,8 +9,8 @@ import numpy as np
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj import observation as ob
+from msjgym.systems.msj.contract import Policy
 from .agent_forms import StartAgent
-from .base import Policy
 from .common import ORDER_ARRIVAL, admit
 
 

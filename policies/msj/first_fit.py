@@ -9,8 +9,8 @@ import numpy as np
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import C_HEAD, J_NEXT, J_SEQ, P_K, P_SERVERS, apply_targets
+from msjgym.systems.msj.contract import Policy
 from .agent_forms import SetAgent, SetView, StartAgent
-from .base import Policy
 from .common import ORDER_ARRIVAL, admit, clear_targets
 
 

@@ -8,13 +8,10 @@ equal weight the one using more servers wins, and remaining ties follow the dyna
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from msjgym.core.jit import njit
-from msjgym.systems.msj.state import P_GROUPS, P_K, P_SERVERS, apply_targets
-from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.state import P_GROUPS, P_SERVERS, apply_targets
+from msjgym.systems.msj.contract import OwnState, Policy, Sizes
 from .agent_forms import SetAgent, SetView
-from .base import Policy
 from .common import group_count, split_group, clear_targets
 
 
@@ -25,12 +22,11 @@ def schedule(st, pr, b):
     The objective is encoded as (weight)·(n+1) + (servers used), so ties in weight go to the fuller packing.
     Cost O(G · n²/v_min) per event.
     """
-    K = pr.ints[P_K]
     G = pr.ints[P_GROUPS]
     n = pr.ints[P_SERVERS]
     W = n + 1
-    sc = st.scratch
-    dp = 3 * K  # sc[b, dp + g*W + cap]: best encoded objective with groups < g and capacity cap
+    sc = st.own_i  # the policy's own area (TABLES)
+    dp = 0  # sc[b, dp + g*W + cap]: best encoded objective with groups < g and capacity cap
     choice = dp + (G + 1) * W  # sc[b, choice + g*W + cap]: jobs of group g-1 in that optimum
     for cap in range(W):
         sc[b, dp + cap] = 0
@@ -100,18 +96,19 @@ class MaxWeightAgent(SetAgent):
 
 
 # ---------------------------------------------------------------- declaration
-@dataclass(frozen=True, kw_only=True)
-class _MaxWeight(Policy):
-    def scratch_size(self, model: MSJModel) -> int:
-        groups = len(set(int(m) for m in model.needs))
-        return 2 * (groups + 1) * (model.servers + 1)
+def _tables(sizes: Sizes) -> int:
+    return 2 * (sizes.groups + 1) * (sizes.servers + 1)
 
 
-MAXWEIGHT = _MaxWeight(
+TABLES = OwnState(ints=_tables)
+"""The knapsack's two tables (objective and choice), (G + 1) × (n + 1) each."""
+
+MAXWEIGHT = Policy(
     name="maxweight",
     summary="MaxWeight (preemptive): serve the packing maximising Σ served×present per need (knapsack per event)",
     preemptive=True,
     source="Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.3 (after Maguluri et al.)",
     schedule=schedule,
     agent_class=MaxWeightAgent,
+    state=TABLES,
 )

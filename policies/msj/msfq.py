@@ -37,9 +37,9 @@ from msjgym.systems.msj import observation as ob
 from msjgym.errors import PolicyError
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import C_BOUND, C_N, C_X, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, start_next
+from msjgym.systems.msj.contract import OwnState, Policy, Sizes
 
 from .agent_forms import EnvSpec, StartAgent
-from .base import Policy
 
 WIDE = 0  # phase 1: k-server jobs only (the scratch starts at 0: an empty system rests here)
 SMALL = 1  # phases 2 and 3: start every waiting 1-server job that fits
@@ -68,14 +68,14 @@ def _start_oldest(st, pr, b, v):
 
 @njit
 def schedule(st, pr, b):
-    """Update the phase (``st.scratch[b, 3K]``) and start jobs as the phase allows; O(K) per started job.
+    """Update the phase (the policy's own state, ``st.own_i[b, 0]``) and start jobs as the phase allows; O(K) per started job.
 
     Every class needs 1 or n servers (``validate``); a job of need n is "wide", the others are "small".
     """
     K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
     ell = pr.ints[P_ARG]
-    slot = 3 * K
+    slot = 0
     while True:
         wide = 0  # wide jobs in the system
         small = 0  # small jobs in the system
@@ -86,7 +86,7 @@ def schedule(st, pr, b):
             else:
                 small += st.cls_i[b, c, C_N]
                 small_serving += st.cls_i[b, c, C_X]
-        phase = st.scratch[b, slot]
+        phase = st.own_i[b, slot]
         if phase == WIDE:
             if wide > 0:  # phase 1 lasts while a wide job is present
                 if st.sys_i[b, S_BUSY] == 0:
@@ -94,17 +94,17 @@ def schedule(st, pr, b):
                 return
             if small == small_serving:  # no small job waiting: rest in phase 1
                 return
-            st.scratch[b, slot] = SMALL
+            st.own_i[b, slot] = SMALL
         elif phase == SMALL:
             while n - st.sys_i[b, S_BUSY] >= 1 and _start_oldest(st, pr, b, 1):
                 pass
             if small > ell:
                 return
-            st.scratch[b, slot] = DRAIN
+            st.own_i[b, slot] = DRAIN
         else:
             if small_serving > 0:
                 return
-            st.scratch[b, slot] = WIDE
+            st.own_i[b, slot] = WIDE
 
 
 # ---------------------------------------------------------------- agent form
@@ -205,6 +205,14 @@ def one_or_all(policy: str, model: MSJModel) -> None:
                           f"needs {bad} are neither (needs={needs})")
 
 
+def _phase(sizes: Sizes) -> int:
+    return 1
+
+
+PHASE = OwnState(ints=_phase)
+"""The policy's own state: its phase (WIDE, SMALL or DRAIN; 0, WIDE, in a new system)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class _MSFQ(Policy):
     def validate(self, model: MSJModel) -> None:
@@ -213,9 +221,6 @@ class _MSFQ(Policy):
         if ell > model.servers - 1:
             raise PolicyError(f"policy {self.name}: threshold = {ell}: must be an integer in [0, "
                               f"{model.servers - 1}] (at most servers − 1 = k − 1, servers={model.servers})")
-
-    def scratch_size(self, model: MSJModel) -> int:
-        return 1  # the phase
 
 
 MSFQ = _MSFQ(
@@ -228,4 +233,5 @@ MSFQ = _MSFQ(
                                   "[0, servers − 1] (0: non-preemptive MSF)", low=0, integer=True),),
     schedule=schedule,
     agent_class=MSFQAgent,
+    state=PHASE,
 )

@@ -10,8 +10,8 @@ import numpy as np
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import P_GROUPS, P_SERVERS, apply_targets
+from msjgym.systems.msj.contract import Policy
 from .agent_forms import SetAgent, SetView, StartAgent
-from .base import Policy
 from .common import ORDER_LARGEST, ORDER_SMALLEST, admit, group_count, split_group, clear_targets
 
 

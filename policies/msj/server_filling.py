@@ -19,22 +19,38 @@ from dataclasses import dataclass
 
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_F, C_FEND, J_CLS, J_NEXT, J_SEQ, P_GROUPS, P_K, P_SERVERS, S_FRONT_NEED, apply_targets)
+    J_CLS, J_NEXT, J_SEQ, P_GROUPS, P_K, P_SERVERS, apply_targets)
 from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.contract import OwnState, Policy, Sizes
 from .agent_forms import SetAgent, SetView
-from .base import Policy, require_divisible
-from .common import group_count, kth_oldest_seq, newest_seq, split_group, clear_targets
+from .common import require_divisible, group_count, kth_oldest_seq, newest_seq, split_group, clear_targets
+
+
+# ---------------------------------------------------------------- the front (the policy's own state)
+# own_i[b, _NEED]: the total need of the jobs in the front; own_i[b, 1 + c]: class-c jobs in the front;
+# own_i[b, 1 + K + c]: the first class-c job outside the front, plus 1 (0: every class-c job is in the front).
+_NEED = 0
+
+
+def _front_ints(sizes: Sizes) -> int:
+    return 1 + 2 * sizes.classes
+
+
+FRONT = OwnState(ints=_front_ints)
+"""The front's counts, kept by the ``on_arrival`` / ``on_departure`` hooks."""
 
 
 @njit(inline="always")
 def front_on_arrival(st, pr, b, j):
     """A new job joins the front if the front's needs sum to less than n; else it waits outside it."""
     c = st.job_i[b, j, J_CLS]
-    if st.sys_i[b, S_FRONT_NEED] < pr.ints[P_SERVERS]:
-        st.cls_i[b, c, C_F] += 1
-        st.sys_i[b, S_FRONT_NEED] += pr.need[c]
-    elif st.cls_i[b, c, C_FEND] < 0:
-        st.cls_i[b, c, C_FEND] = j
+    if st.own_i[b, _NEED] < pr.ints[P_SERVERS]:
+        st.own_i[b, 1 + c] += 1
+        st.own_i[b, _NEED] += pr.need[c]
+    else:
+        at = 1 + pr.ints[P_K] + c
+        if st.own_i[b, at] == 0:
+            st.own_i[b, at] = j + 1
 
 
 @njit(inline="always")
@@ -42,20 +58,20 @@ def front_on_departure(st, pr, b, c):
     """A class-c job of the front completed: extend the front in arrival order until its needs reach n."""
     K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
-    st.cls_i[b, c, C_F] -= 1
-    st.sys_i[b, S_FRONT_NEED] -= pr.need[c]
-    while st.sys_i[b, S_FRONT_NEED] < n:
+    st.own_i[b, 1 + c] -= 1
+    st.own_i[b, _NEED] -= pr.need[c]
+    while st.own_i[b, _NEED] < n:
         best = -1
         for k in range(K):
-            j = st.cls_i[b, k, C_FEND]
-            if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, st.cls_i[b, best, C_FEND], J_SEQ]):
+            j = st.own_i[b, 1 + K + k] - 1
+            if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, st.own_i[b, 1 + K + best] - 1, J_SEQ]):
                 best = k
         if best < 0:
             return
-        j = st.cls_i[b, best, C_FEND]
-        st.cls_i[b, best, C_F] += 1
-        st.sys_i[b, S_FRONT_NEED] += pr.need[best]
-        st.cls_i[b, best, C_FEND] = st.job_i[b, j, J_NEXT]
+        j = st.own_i[b, 1 + K + best] - 1
+        st.own_i[b, 1 + best] += 1
+        st.own_i[b, _NEED] += pr.need[best]
+        st.own_i[b, 1 + K + best] = st.job_i[b, j, J_NEXT] + 1
 
 
 @njit(inline="always")
@@ -67,7 +83,7 @@ def schedule(st, pr, b):
     for g in range(G):
         in_front = 0
         for i in range(pr.grp_ptr[g], pr.grp_ptr[g + 1]):
-            in_front += st.cls_i[b, pr.grp_cls[i], C_F]
+            in_front += st.own_i[b, 1 + pr.grp_cls[i]]
         v = pr.grp_need[g]
         count = min(in_front, free // v)
         free -= count * v
@@ -215,6 +231,7 @@ SERVER_FILLING = _ServerFilling(
     schedule=schedule,
     on_arrival=front_on_arrival,
     on_departure=front_on_departure,
+    state=FRONT,
     agent_class=ServerFillingAgent,
 )
 

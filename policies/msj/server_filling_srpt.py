@@ -49,16 +49,26 @@ from msjgym.core.jit import njit
 from msjgym.errors import PolicyError
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.state import (
-    C_HEAD, J_CLS, J_HPOS, J_KEY, J_NEXT, J_REM, J_SEQ, J_SIZE, J_START, P_GROUPS, P_K, P_SERVERS, S_HEAPN, T_NOW,
+    C_HEAD, J_CLS, J_HPOS, J_NEXT, J_REM, J_SEQ, J_SIZE, J_START, NJF, P_GROUPS, P_K, P_SERVERS, S_HEAPN, T_NOW,
     preempt_job, start_job)
+from msjgym.systems.msj.contract import OwnState, Policy, Sizes
 
 from .agent_forms import NotExpressibleAgent
-from .base import Policy, require_divisible
+from .common import require_divisible
 
 SOURCE = ("Grosof, Scully, Harchol-Balter & Scheller-Wolf, \"Optimal Scheduling in the Multiserver-job Model under "
           "Heavy Traffic\", POMACS 6(3) 2022 (SIGMETRICS 2023), arXiv:2211.02762")
 
+J_KEY = NJF  # the policy's own entry per job: its sort key at the last decision
 SELECTED = -1.0  # J_KEY of a job chosen for service at this decision (keys are > 0)
+
+
+def _two_heaps(sizes: Sizes) -> int:
+    return 2 * sizes.servers
+
+
+STATE = OwnState(ints=_two_heaps, job_floats=1)
+"""The policy's own state: the sorted candidates and the jobs to preempt (n each, ``own_i``), and each job's key."""
 
 
 # ---------------------------------------------------------------- keys
@@ -148,8 +158,8 @@ def _after(st, b, i, j):
 
 @njit(inline="always")
 def _sift_down(st, b, base, pos, size):
-    """Max-heap (the job coming last on top) in ``scratch[b, base:base + size]``: move entry ``pos`` down."""
-    sc = st.scratch
+    """Max-heap (the job coming last on top) in ``own_i[b, base:base + size]``: move entry ``pos`` down."""
+    sc = st.own_i
     j = sc[b, base + pos]
     while True:
         child = 2 * pos + 1
@@ -167,7 +177,7 @@ def _sift_down(st, b, base, pos, size):
 
 @njit(inline="always")
 def _sift_up(st, b, base, pos):
-    sc = st.scratch
+    sc = st.own_i
     j = sc[b, base + pos]
     while pos > 0:
         parent = (pos - 1) >> 1
@@ -187,13 +197,13 @@ def schedule_ranked(st, pr, b, gittins):
     Keys (``J_KEY``): remaining duration (``gittins = False``) or Gittins rank (``True``); ties to the older job.
     Cost per event, with N jobs present and n servers: O(N log n) to keep the n first jobs in a bounded max-heap
     (the prefix M holds at most n jobs, every need being >= 1), O(n log n) to sort them, O(G·n) to place M.
-    Scratch: ``[3K, 3K + n)`` the sorted candidates, ``[3K + n, 3K + 2n)`` the jobs to preempt; ``J_KEY`` per job.
+    Own state (``STATE``): ``own_i[b, 0:n]`` the sorted candidates, ``[n, 2n)`` the jobs to preempt; ``J_KEY`` per job.
     """
     K = pr.ints[P_K]
     n = pr.ints[P_SERVERS]
     now = st.sys_f[b, T_NOW]
-    sc = st.scratch
-    base = 3 * K
+    sc = st.own_i
+    base = 0
     # 1. the n first jobs in (key, arrival) order, in a bounded max-heap
     size = 0
     for c in range(K):
@@ -208,7 +218,7 @@ def schedule_ranked(st, pr, b, gittins):
                 sc[b, base] = j
                 _sift_down(st, b, base, 0, size)
             j = st.job_i[b, j, J_NEXT]
-    # 2. heapsort in place: scratch[base:base + size] in increasing order
+    # 2. heapsort in place: own_i[base:base + size] in increasing order
     for end in range(size - 1, 0, -1):
         top = sc[b, base]
         sc[b, base] = sc[b, base + end]
@@ -296,9 +306,6 @@ class _Ranked(Policy):
                         f"implemented exactly for laws with a monotone hazard rate only: "
                         f"{', '.join(law.name for law in GITTINS_LAWS)}")
 
-    def scratch_size(self, model: MSJModel) -> int:
-        return 2 * int(model.servers)
-
 
 SERVER_FILLING_SRPT = _Ranked(
     name="server-filling-srpt",
@@ -308,6 +315,7 @@ SERVER_FILLING_SRPT = _Ranked(
     source=f"{SOURCE}, ServerFilling-SRPT",
     schedule=schedule_srpt,
     agent_class=ServerFillingSRPTAgent,
+    state=STATE,
 )
 
 SERVER_FILLING_GITTINS = _Ranked(
@@ -319,4 +327,5 @@ SERVER_FILLING_GITTINS = _Ranked(
     gittins=True,
     schedule=schedule_gittins,
     agent_class=ServerFillingGittinsAgent,
+    state=STATE,
 )

@@ -21,9 +21,9 @@ from msjgym.api import Param
 from msjgym.core.jit import njit
 from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.state import C_BOUND, C_N, C_X, J_NEXT, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, start_next
+from msjgym.systems.msj.contract import Policy
 
 from .agent_forms import StartAgent
-from .base import Policy
 
 
 # ---------------------------------------------------------------- compiled kernel

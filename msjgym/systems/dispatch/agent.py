@@ -43,7 +43,8 @@ from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.core.validation import show
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch import control as dc
-from msjgym.systems.dispatch import replications as sim
+from msjgym.systems.dispatch import simulation as sim
+from msjgym.systems.dispatch.contract import P_LCAP
 from msjgym.systems.dispatch.model import DispatchModel, default_dist, pool_speeds
 from msjgym.systems.dispatch.observation import DispatchLayout, LevelsView, SampledView
 from msjgym.systems.dispatch.state import (
@@ -59,6 +60,7 @@ from msjgym.systems.dispatch.state import (
     S_STATUS,
     T_NOW,
     DispatchState,
+    aligned,
 )
 
 OBSERVATIONS = {"sampled": dc.SAMPLED, "estimates": dc.ESTIMATES, "histogram": dc.HISTOGRAM}
@@ -196,7 +198,7 @@ class DispatchSpec:
 
 def _stacked(num: int, rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
     """``[num, rows, cols]``, each copy's rows 64-byte aligned at byte ``offset`` (when rows·cols·item % 64 == 0)."""
-    return sim._aligned(num * rows, cols, dtype, offset).reshape(num, rows, cols)
+    return aligned(num * rows, cols, dtype, offset).reshape(num, rows, cols)
 
 
 def _batch_state(num: int, n: int, jobs: int, levels: int, streams: np.ndarray) -> dc.DispatchBatchState:
@@ -211,7 +213,7 @@ def _batch_state(num: int, n: int, jobs: int, levels: int, streams: np.ndarray) 
         idl=np.empty((num, n), i64), perm=np.empty((num, n), i64),
         hp=_stacked(num, heap, 2, np.float64, offset=16), jobi=job, jobf=job.view(np.float64),
         jfree=np.empty((num, jobs), i64), area=np.zeros((num, levels + 1)), last=np.zeros((num, levels + 1)),
-        wfh=np.zeros((num, 2), i64), wfl=np.zeros((num, 2), i64))
+        batch=np.zeros((num, 1), i64), own=np.zeros((num, 0), i64))  # no batches, no built-in dispatcher's area
 
 
 class DispatchBatch(EnvBatch):
@@ -281,7 +283,7 @@ class DispatchBatch(EnvBatch):
             new.jfree[b, free:free + added] = np.arange(self.jobs, jobs)
             new.si[b, S_NFREE] = free + added
         self.state, self.jobs, self.levels = new, jobs, levels
-        self.params.ints[sim.P_LCAP] = levels
+        self.params.ints[P_LCAP] = levels
 
     def system(self, b: int) -> DispatchState:
         """Copy b's state as a ``DispatchState`` (views)."""

@@ -24,7 +24,9 @@ without allocating. Its parameters (:class:`msjgym.api.Param`, at most :data:`NA
 NAME=VALUE`` (or ``bind(NAME=VALUE)`` from Python) and read as :func:`arg` (integers) or :func:`real_arg`.
 
 Only the dispatcher is compiled (about a second), cached by the content of its file (:mod:`msjgym.core.jit`); the
-event loop is compiled once per machine (:mod:`msjgym.systems.dispatch.kernel`). A compiled dispatcher gets no
+event loop is compiled once per machine (:mod:`msjgym.systems.dispatch.loop`). A compiled dispatcher is a
+:class:`~msjgym.systems.dispatch.contract.DispatchPolicy` like the built-ins: the family's slot table
+(``contract.KERNELS``) compiles its ``choose`` and gives the address the loop calls. A compiled dispatcher gets no
 scorecard references (the paper's tables are the built-ins'); the run-time checks apply as to any dispatcher.
 """
 from __future__ import annotations
@@ -38,10 +40,10 @@ from msjgym.api import Param
 from msjgym.core.jit import njit, register_source
 from msjgym.core.rng import below
 from msjgym.errors import PolicyError
-from msjgym.policies.dispatch.base import DispatchPolicy
-from msjgym.systems.dispatch.state import BAD_SAMPLE, P_N, RUNNING, S_BAD, S_MSG, S_PHASE, S_STATUS, V_Q
+from msjgym.systems.dispatch.contract import P_N, DispatchPolicy, count_messages, sample_servers
+from msjgym.systems.dispatch.state import BAD_SAMPLE, RUNNING, S_BAD, S_STATUS, V_Q
 
-__all__ = ["Param", "UserDispatcher", "dispatcher", "NARG"]
+__all__ = ["Param", "UserDispatcher", "dispatcher", "NARG", "count_messages"]
 
 NARG = 4
 """Parameters a compiled dispatcher may declare (slots ``pr.ints[P_ARG + k]`` and the last NARG floats)."""
@@ -49,7 +51,7 @@ NARG = 4
 
 @dataclass(frozen=True, kw_only=True)
 class UserDispatcher(DispatchPolicy):
-    """A compiled dispatcher of the user's: a :class:`~msjgym.policies.dispatch.base.DispatchPolicy` whose ``choose``
+    """A compiled dispatcher of the user's: a :class:`~msjgym.systems.dispatch.contract.DispatchPolicy` whose ``choose``
     is the user's function, declared in the user's file (``source``)."""
 
 
@@ -112,13 +114,6 @@ def real_arg(pr, k):
 
 
 @njit(inline="always")
-def count_messages(st, d):
-    """Count d messages between the dispatcher and servers (from the end of the warm-up on)."""
-    if st.si[S_PHASE] == 1:
-        st.si[S_MSG] += d
-
-
-@njit(inline="always")
 def sample(st, pr, b, d):
     """Sample d distinct servers uniformly at random, in random order (read them with :func:`sampled`), and count d
     messages: what the built-in ``jsq-d`` does, draw for draw. A d outside [1, N] stops the run with an error."""
@@ -129,12 +124,7 @@ def sample(st, pr, b, d):
             st.si[S_BAD] = d
         return
     count_messages(st, d)
-    perm = st.perm
-    for j in range(d):
-        r = j + below(st.rng, b, n - j)
-        x = perm[r]
-        perm[r] = perm[j]
-        perm[j] = x
+    sample_servers(st, b, n, d)
 
 
 @njit(inline="always")

@@ -1,8 +1,9 @@
 """Agent control of the large-scale dispatch system: one decision per arrival, B systems stepped by one compiled call.
 
-A decision epoch is an arrival (``dispatch_kernel.next_event`` returns ``NEXT_ARRIVAL``); between epochs the system
-runs its own events (completions, probes, server updates) through the kernel's event functions. The agent's action
-places the arrival (``dispatch_kernel.place_arrival``), drawing from the stream exactly what the built-in policy's
+A decision epoch is an arrival (:func:`msjgym.systems.dispatch.loop.next_event` returns ``NEXT_ARRIVAL``); between
+epochs the system runs its own events (completions, probes, server updates) through the loop's own transition code,
+the functions :func:`~msjgym.systems.dispatch.loop.run` calls. The agent's action places the arrival
+(:func:`msjgym.systems.dispatch.loop.place_arrival`), drawing from the stream exactly what the built-in policy's
 ``choose`` would draw, so a built-in policy's agent reproduces its compiled trajectory draw for draw.
 
 Observation modes (L = ``levels``, the histogram's length; n = servers):
@@ -38,12 +39,11 @@ from collections import namedtuple
 
 from msjgym.core.jit import njit
 from msjgym.core.rng import uniform
-from msjgym.policies.dispatch.common import sample_servers
-from msjgym.systems.dispatch import kernel as kern
+from msjgym.systems.dispatch import loop
+from msjgym.systems.dispatch.contract import F_SPEEDS, P_D, P_LCAP, P_N, count_messages, sample_servers
 from msjgym.systems.dispatch.observation import AT_LEAST, SAMPLES
 from msjgym.systems.dispatch.state import (
-    F_SPEEDS, P_D, P_LCAP, P_N, RUNNING, S_CLOCKS, S_MSG, S_NARR, S_NFREE, S_PHASE, S_STATUS, T_NOW, V_E, V_POS, V_Q,
-    W_CT, W_PEND, DispatchState,
+    RUNNING, S_CLOCKS, S_NARR, S_NFREE, S_STATUS, T_NOW, V_E, V_POS, V_Q, W_CT, W_PEND, DispatchState,
     bucket_pick_between, bucket_up)
 
 SAMPLED, ESTIMATES, HISTOGRAM, SAMPLED_SPEEDS = 0, 1, 2, 3  # SAMPLED_SPEEDS: "sampled" with per-server speeds
@@ -62,7 +62,7 @@ def view(bs, b):
     """System b of the batch as a ``DispatchState`` (views, no copy)."""
     return DispatchState(bs.si[b], bs.sf[b], bs.rng, bs.srv[b], bs.srvf[b], bs.qord[b], bs.qstart[b], bs.qcnt[b],
                          bs.eord[b], bs.estart[b], bs.idl[b], bs.perm[b], bs.hp[b], bs.jobi[b], bs.jobf[b],
-                         bs.jfree[b], bs.area[b], bs.last[b], bs.wfh[b], bs.wfl[b])
+                         bs.jfree[b], bs.area[b], bs.last[b], bs.batch[b], bs.own[b])
 
 
 @njit(inline="always")
@@ -137,11 +137,11 @@ def expected_response(st, pr, i):
 
     Exponential sizes (completion clocks, sizes never drawn): (q_i + 1) · E[S] / speed by memorylessness.
     Otherwise (sizes drawn at arrival, so the work ahead is known): the residual service of the job in service plus
-    the waiting work, / speed, plus E[S] / speed for the job's own size. ``speed``: server i's (``kernel._speed``; with
+    the waiting work, / speed, plus E[S] / speed for the job's own size. ``speed``: server i's (``loop.speed``; with
     equal speeds it is F_SPEED, so the factor F_SPEED / speed is exactly 1)."""
     q = st.srv[i, V_Q]
-    speed = kern._speed(pr, i)
-    mean = 1.0 / pr.floats[kern.F_MU] * (pr.floats[kern.F_SPEED] / speed)  # E[S] / speed
+    speed = loop.speed(pr, i)
+    mean = 1.0 / pr.floats[loop.F_MU] * (pr.floats[loop.F_SPEED] / speed)  # E[S] / speed
     if st.si[S_CLOCKS] or q == 0:
         return (q + 1) * mean
     return (st.srvf[i, W_CT] - st.sf[T_NOW]) + st.srvf[i, W_PEND] / speed + mean
@@ -155,16 +155,15 @@ def _to_decision(st, pr, b, mode):
     while True:
         jobs = cap - st.si[S_NFREE]
         t = st.sf[T_NOW]
-        ev = kern.next_event(st, pr, b)
+        ev = loop.next_event(st, pr, b)
         area += jobs * (st.sf[T_NOW] - t)
-        if ev == kern.NEXT_ARRIVAL:
-            if mode == SAMPLED or mode == SAMPLED_SPEEDS:  # the sample is part of the epoch: drawn where jsq-d's choose draws it
+        if ev == loop.NEXT_ARRIVAL:
+            if mode == SAMPLED or mode == SAMPLED_SPEEDS:  # the sample is part of the epoch, drawn as jsq-d's choose
                 d = pr.ints[P_D]
-                if st.si[S_PHASE] == 1:
-                    st.si[S_MSG] += d
+                count_messages(st, d)
                 sample_servers(st, b, pr.ints[P_N], d)
             return area
-        if ev == kern.NEXT_STOPPED:
+        if ev == loop.NEXT_STOPPED:
             return area
 
 
@@ -180,7 +179,7 @@ def step_batch(bs, pr, mode, reward, levels, horizon, actions, resetting, obs, m
         st = view(bs, b)
         codes[b] = OK
         if resetting[b]:
-            kern.reset(st, pr, b)
+            loop.reset(st, pr, b)
             _to_decision(st, pr, b, mode)
             rewards[b] = 0.0
             dts[b] = 0.0
@@ -194,7 +193,7 @@ def step_batch(bs, pr, mode, reward, levels, horizon, actions, resetting, obs, m
                 codes[b] = -i
                 continue
             response = expected_response(st, pr, i) if reward == RESPONSE else 0.0
-            kern.place_arrival(st, pr, b, i)
+            loop.place_arrival(st, pr, b, i)
             area = _to_decision(st, pr, b, mode)
             rewards[b] = -response if reward == RESPONSE else -area / n
             dts[b] = st.sf[T_NOW] - t0

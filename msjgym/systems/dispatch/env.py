@@ -2,7 +2,7 @@
 
 The single environment (:class:`DispatchEnv`) is the native vector environment (:class:`DispatchVectorEnv`) with one
 copy, on the batched base of :mod:`msjgym.envs.base`. The system, its information models and the built-in policies:
-:mod:`msjgym.systems.dispatch.replications`; the systems and the spec: :mod:`msjgym.systems.dispatch.agent`; the compiled
+:mod:`msjgym.systems.dispatch.simulation`; the systems and the spec: :mod:`msjgym.systems.dispatch.agent`; the compiled
 control step: :mod:`msjgym.systems.dispatch.control`.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
 from msjgym.envs.docs import EnvDoc
 from msjgym.errors import MsjgymError
 from msjgym.systems.dispatch.agent import DispatchBatch, DispatchSpec
-from msjgym.systems.dispatch.replications import Replication
+from msjgym.systems.dispatch.simulation import Replication
 
 DISPATCH_ENV_ID = "msjgym/Dispatch-v0"
 ENVS = [EnvRegistration(DISPATCH_ENV_ID, "msjgym.systems.dispatch.env:DispatchEnv",

@@ -22,11 +22,11 @@ from msjgym.core.estimates import Estimate
 from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.references import Reference
 from msjgym.errors import MsjgymError
-from msjgym.policies.dispatch import POLICIES
+from msjgym.core.policy_registry import registered
 from msjgym.systems.dispatch import scorecard
 from msjgym.systems.dispatch.compiled import UserDispatcher, resolve as resolve_compiled
 from msjgym.systems.dispatch.scenarios import DispatchSetting, is_lb_scenario, list_lb_scenarios, load_lb_scenario
-from msjgym.systems.dispatch.replications import METRICS, DispatchReplications, Replication
+from msjgym.systems.dispatch.simulation import METRICS, DispatchReplications, Replication
 
 DEFAULT_REPS = 20
 WARMUP_FRACTION = 0.1
@@ -35,6 +35,11 @@ AGENT_ARRIVALS_PER_SERVER = 1_000
 AGENT_CHUNK = 4096
 LEVEL_FLOOR = 1e-6
 """Queue-length levels are reported up to the last one whose mean fraction of servers is at least this."""
+def _builtins() -> dict[str, Any]:
+    """The built-in dispatchers, by name (from the registry: the system imports no policy)."""
+    return registered("dispatch")
+
+
 def resolve(scenario: api.Scenario, policy: Any) -> tuple[api.Scenario, Any]:
     """(the scenario, the policy) to run: a built-in's declaration with bound parameter values (``policy.bind(d=3)``)
     becomes its name on the scenario with those values (as ``--param d=3`` gives them); a compiled dispatcher of the
@@ -45,8 +50,8 @@ def resolve(scenario: api.Scenario, policy: Any) -> tuple[api.Scenario, Any]:
         return scenario, compiled
     if not isinstance(policy, api.PolicySpec):
         return scenario, policy
-    if POLICIES.get(policy.name) is None or policy.family != "dispatch":
-        raise MsjgymError(f"--policy {policy.name!r}: not a dispatch policy; valid: {', '.join(POLICIES)}")
+    if _builtins().get(policy.name) is None or policy.family != "dispatch":
+        raise MsjgymError(f"--policy {policy.name!r}: not a dispatch policy; valid: {', '.join(_builtins())}")
     values = dict(getattr(policy, "values", ()))
     if not values:
         return scenario, policy.name
@@ -236,6 +241,8 @@ class DispatchFamily:
     title = "large-scale load balancing: N FIFO servers behind one dispatcher (push, pull, water filling, JSQ(d), ...)"
     order = 20
     env_ids = ("msjgym/Dispatch-v0",)
+    smoke = api.Smoke("lb-dispatch", "jsq-d", overrides={"servers": 20},  # the shared tests' tiny run
+                      user_options={"observation": "sampled"})
 
     def scenarios(self) -> list[tuple[str, str]]:
         return list_lb_scenarios()
@@ -254,7 +261,7 @@ class DispatchFamily:
         return api.Scenario("model", self.name, "a dispatch setting given as a model", model.params(), model)
 
     def policies(self) -> Mapping[str, Any]:
-        return POLICIES
+        return _builtins()
 
     def compiled_policy(self, policy: Any) -> UserDispatcher | None:
         """The declaration of a compiled dispatcher of the user's (``FILE.py:NAME``), whose ``--param`` keys bind its
@@ -270,9 +277,9 @@ class DispatchFamily:
         api.check_options(self, run.options, user=user)
         if user or isinstance(policy, UserDispatcher):
             return
-        if policy not in POLICIES:
+        if policy not in _builtins():
             raise MsjgymError(f"--policy {policy!r}: not a dispatch policy; valid on {scenario.name}: "
-                              f"{', '.join(POLICIES)}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
+                              f"{', '.join(_builtins())}, or a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
                               "rllib:CHECKPOINT_DIR)")
         scenario.model.model(policy)  # the policy's parameters
 
@@ -305,7 +312,7 @@ class DispatchFamily:
                   if scorecard.level_metric(k) in result.metrics]
         pmf = np.array([result.metrics[scorecard.level_metric(k)].mean for k in levels])
         _show_levels(result, pmf, sum(r.quantity.startswith("P(Q=") for r in references))
-        user = api.is_user_policy(result.policy) or result.policy not in POLICIES
+        user = api.is_user_policy(result.policy) or result.policy not in _builtins()
         row = None if user else setting.paper_row(result.policy)
         return scorecard.judge(references, result, row, pmf)
 

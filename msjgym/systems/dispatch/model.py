@@ -4,7 +4,8 @@ N servers, each with its own FIFO queue and one job in service at a time, servin
 1 − p; or per-server ``speeds``, e.g. a fast and a slow pool from :func:`pool_speeds`); arrivals Poisson with rate
 λN (water filling: batches of M tasks at rate λN/M); job sizes i.i.d. from any msjgym
 :class:`~msjgym.core.distributions.Distribution` (the paper's laws have mean 1, so λ is the load). The dispatcher's
-information is part of the model: see :mod:`msjgym.policies.dispatch`.
+information is part of the model (:mod:`msjgym.systems.dispatch.contract`); the built-in policies:
+:mod:`msjgym.policies.dispatch`, reached through ``registered("dispatch")``.
 
 Source: Hellemans, Kielanski & Van Houdt, "Performance of Load Balancers with Bounded Maximum Queue Length in case
 of Non-Exponential Job Sizes", §2; choices the paper leaves open: docs/modelling-choices.md ("Load balancing").
@@ -20,7 +21,7 @@ from msjgym.core.limits import MAX_SERVERS
 from msjgym.core.validation import check_int, check_time_spread
 from msjgym.core.validation import check_number, is_finite, is_real, show
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.dispatch import POLICIES
+from msjgym.core.policy_registry import registered
 
 REMOVE_MODES = ("last", "next", "random")
 """Resource pooling: which waiting job a token removes (the paper leaves it open,
@@ -30,8 +31,10 @@ MAX_SPEED_RATIO = 1000.0
 """The largest ratio of the fastest to the slowest server's speed (times a job takes stay within float64's exact
 range whatever the time unit)."""
 
-_PARAMS: dict[str, tuple[str, ...]] = {name: tuple(p.name for p in spec.params) for name, spec in POLICIES.items()}
-"""Each policy's parameters (its declaration's ``params``)."""
+
+def _params_of(policy: str) -> tuple[str, ...]:
+    """The built-in ``policy``'s parameters (its declaration's ``params``)."""
+    return tuple(p.name for p in registered("dispatch")[policy].params)
 
 
 def _integer(name: str, value: object, low: int, high: int, what: str) -> int:
@@ -45,7 +48,7 @@ class DispatchModel:
     """A validated dispatch system: policy, N servers, load and the policy's information parameters.
 
     Attributes:
-        policy: a name of :data:`msjgym.policies.dispatch.POLICIES`.
+        policy: a name of a built-in dispatch policy (``registered("dispatch")``).
         servers: N >= 1.
         lam: arrival rate per server λ (jobs per unit time); λ·E[size] must be in (0, 1).
         dist: job-size law (work, in time units at rate 1).
@@ -75,8 +78,9 @@ class DispatchModel:
     speeds: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
-            raise PolicyError(f"policy = {self.policy!r}: unknown dispatch policy; valid: {', '.join(POLICIES)}")
+        builtins = registered("dispatch")
+        if self.policy not in builtins:
+            raise PolicyError(f"policy = {self.policy!r}: unknown dispatch policy; valid: {', '.join(builtins)}")
         n = check_int("servers", self.servers, 1, MAX_SERVERS, ScenarioError, "the engine keeps per-server state")
         object.__setattr__(self, "servers", n)
         if not isinstance(self.dist, Distribution):
@@ -92,7 +96,7 @@ class DispatchModel:
                                 f"unstable for lam·E[size] >= 1 (total capacity N, arrival rate lam·N)")
         check_time_spread("lam", lam, 1.0 / (lam * n), mean, ScenarioError, "the mean job size")
         object.__setattr__(self, "lam", float(lam))
-        allowed = _PARAMS[self.policy]
+        allowed = _params_of(self.policy)
         for name in ("delta", "delta0", "delta1", "d", "batch_size", "p", "remove"):
             if getattr(self, name) is not None and name not in allowed:
                 raise ScenarioError(f"{name} = {show(getattr(self, name))}: not a parameter of policy "
@@ -127,7 +131,7 @@ class DispatchModel:
     def _need(self, name: str) -> object:
         value = getattr(self, name)
         if value is None:
-            raise ScenarioError(f"{name}: missing; policy '{self.policy}' needs {', '.join(_PARAMS[self.policy])}")
+            raise ScenarioError(f"{name}: missing; policy '{self.policy}' needs {', '.join(_params_of(self.policy))}")
         return value
 
     def _check_d(self) -> None:

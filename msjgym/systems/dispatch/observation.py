@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msjgym.core.observation import ObservationView
+from msjgym.core.observation import WIDTH, ObservationView
 
 SAMPLES = 0  # sampled: the first sampled server's queue length
 AT_LEAST = 0  # histogram, estimates: the fraction of servers with at least 1 job (then 2, ..., L)
@@ -78,6 +78,14 @@ class SampledView(ObservationView):
         """The sample index of the shortest sampled queue (the first of the tied): jsq-d's choice."""
         return int(np.argmin(self.observation[SAMPLES:SAMPLES + self.layout.d]))
 
+    def render_lines(self) -> list[str]:
+        """``render_mode="ansi"`` (:mod:`msjgym.envs.render`): the sampled servers' queues (and speeds)."""
+        queues = " ".join(f"[{'#' * int(q)}]{int(q)}" for q in self.queue_lengths)
+        lines = [f"arrival; sampled servers' queues: {queues}"]
+        if self.layout.speeds:
+            lines.append("             their speeds: " + " ".join(f"{s:g}" for s in self.speeds))
+        return lines
+
 
 class LevelsView(ObservationView):
     """``observation="histogram"`` (exact queue lengths) or ``"estimates"`` (the dispatcher's estimates): the
@@ -112,3 +120,14 @@ class LevelsView(ObservationView):
     def lowest_level(self) -> int:
         """The lowest level with a server (jsq's, push's and pull's choice)."""
         return int(np.flatnonzero(self.level_servers)[0])
+
+    def render_lines(self) -> list[str]:
+        """``render_mode="ansi"`` (:mod:`msjgym.envs.render`): a histogram of the servers by level."""
+        what = "estimated" if self.estimated else "exact"
+        counts = self.level_servers
+        top = max(int(counts.max()), 1)
+        lines = [f"arrival; servers by {what} queue length (N = {self.layout.servers}):"]
+        for a, c in enumerate(counts):
+            label = f">={a}" if a == counts.size - 1 else f"{a:>3}"
+            lines.append(f"  {label:>4} | {'#' * int(round(WIDTH * c / top))} {int(c)}")
+        return lines

@@ -41,7 +41,7 @@ from msjgym.core.validation import check_int
 from msjgym.core.validation import is_finite, show
 from msjgym.errors import ScenarioError, UnknownParameter
 from msjgym.api import Scenario
-from msjgym.policies.dispatch import POLICIES
+from msjgym.core.policy_registry import registered
 from msjgym.systems.dispatch.model import DispatchModel, pool_speeds
 from msjgym.systems.dispatch.paper_tables import TABLE_ROWS, TABLES, TableRow, settings
 
@@ -55,9 +55,13 @@ KEYS = ("servers", "dist", "lam", "delta", "delta0", "delta1", "C", "batch_size"
 
 SPEED_KEYS = ("fast_fraction", "speed_ratio")
 """Two pools of servers (:func:`msjgym.systems.dispatch.model.pool_speeds`): give both or neither."""
-POLICY_KEYS: dict[str, tuple[str, ...]] = {
-    name: tuple(p.name for p in spec.params if p.name in KEYS) for name, spec in POLICIES.items()}
-"""The scenario parameters each policy reads: its declaration's parameters that a scenario sets."""
+
+
+def policy_keys() -> dict[str, tuple[str, ...]]:
+    """The scenario parameters each built-in policy reads: its declaration's parameters that a scenario sets."""
+    return {name: tuple(p.name for p in spec.params if p.name in KEYS) for name, spec in registered("dispatch").items()}
+
+
 _OPTIONAL = {"delta0", "delta1", "remove"}
 _WHAT = {"delta": "probe/update rate per server, > 0", "batch_size": "water-filling batch size M (or C: "
          "M = C·log10 N), with K = (delta/lam)·M an integer", "p": "central server's share, in [0, 1)",
@@ -136,10 +140,11 @@ class DispatchSetting:
 
     def policy_params(self, policy: str) -> dict[str, Any]:
         """The keyword parameters of :class:`DispatchModel` that ``policy`` reads from the setting."""
-        if policy not in POLICIES:
-            raise ScenarioError(f"policy = {policy!r}: unknown dispatch policy; valid: {', '.join(POLICIES)}")
+        keys = policy_keys()
+        if policy not in keys:
+            raise ScenarioError(f"policy = {policy!r}: unknown dispatch policy; valid: {', '.join(keys)}")
         out: dict[str, Any] = {}
-        for key in POLICY_KEYS.get(policy, ()):
+        for key in keys[policy]:
             value = getattr(self, key)
             if key == "delta" and policy == "pull" and self.delta0 is not None:
                 continue  # pull with the idle servers' rate delta0 given instead of the overall rate delta
@@ -285,12 +290,13 @@ def _setting(name: str, p: dict[str, Any], given: set[str] | None = None) -> Dis
         delta=p["delta"], delta0=p["delta0"], delta1=p["delta1"], scale=scale, batch_size=batch, p=p["p"], d=p["d"], remove=p["remove"],
         fast_fraction=fast, speed_ratio=ratio)
     # a key every policy reads (servers, lam, dist, ...) given by the user: check every policy with it, as before
-    everyone = given is None or bool(given - {k for keys in POLICY_KEYS.values() for k in keys})
-    for key in POLICY_KEYS:       # check every parameter the user set (e.g. delta <= 0, K not an integer) now
-        if not everyone and not given & set(POLICY_KEYS[key]):
+    per_policy = policy_keys()
+    everyone = given is None or bool(given - {k for keys in per_policy.values() for k in keys})
+    for key in per_policy:       # check every parameter the user set (e.g. delta <= 0, K not an integer) now
+        if not everyone and not given & set(per_policy[key]):
             continue
-        if all(getattr(setting, k) is not None or k in _OPTIONAL for k in POLICY_KEYS[key]):
-            if "d" in POLICY_KEYS[key] and _integer_above(setting.d, servers):
+        if all(getattr(setting, k) is not None or k in _OPTIONAL for k in per_policy[key]):
+            if "d" in per_policy[key] and _integer_above(setting.d, servers):
                 continue          # d > servers only matters for the policies that sample; refused when one is chosen
             setting.model(key)
     return setting

@@ -9,19 +9,20 @@ and so is each job's row (``jobi`` / ``jobf``, ``J_*``); the heap's four childre
 The primitives, each with its cost per call:
 
 * **Level buckets** (O(1) per ±1 change of a key): servers kept in an array ``order`` sorted by an integer key
-  (the dispatcher's estimate e_i; the true queue length q_i for the policies that need the shortest or longest
-  queue), with ``start[k]`` = first position of level k. Moving a server one level is one swap with the boundary
+  (the dispatcher's estimate e_i; the true queue length q_i when the information model needs the shortest or
+  longest queue), with ``start[k]`` = first position of level k. Moving a server one level is one swap with the boundary
   element of its level. A uniformly random server among those with the smallest (largest) key is
   ``order[below(count)]``: O(1), no scan. The number of servers at each queue length is also kept in ``qcnt``
   for the statistics (hot in cache, whatever N).
 * **Completion heap** (O(log N)): a 4-ary min-heap of rows (completion time, server): four children share one
   64-byte cache line and a sift touches no other array. Service is non-preemptive FCFS, so each busy server has
   one live entry; job sizes are drawn at arrival, so any size law works and the work in each queue is known
-  (least-loaded-of-d). Deletion is lazy: when resource pooling removes a job in service, its entry stays and is
-  discarded when it reaches the top (an entry is live iff its time equals the server's ``W_CT``).
+  (``W_PEND``, ``W_CT``). Deletion is lazy: when the central server (pooling information) removes a job in
+  service, its entry stays and is discarded when it reaches the top (an entry is live iff its time equals the
+  server's ``W_CT``).
 * **Idle / busy partition** (O(1)): ``idl`` is a permutation of the servers with the idle ones first
-  (``idl[:nidle]``) and the busy ones after: a uniformly random idle server (JIQ, pull's idle updates) or busy
-  server (completions under exponential sizes, below) is one array read.
+  (``idl[:nidle]``) and the busy ones after: a uniformly random idle server (the idle queue, pull's idle updates)
+  or busy server (completions under exponential sizes, below) is one array read.
 * **Completions under exponential sizes** (O(1), no heap): every busy server completes at rate speed/E[S], so the
   next completion is a clock of rate speed/E[S] × busy competing with the exogenous clocks, at a uniformly random
   busy server (memorylessness); sizes are then never drawn. Equal speeds only: with per-server speeds
@@ -29,36 +30,18 @@ The primitives, each with its cost per call:
 * **Job pool** (O(1)): a doubly linked FIFO list per server over a preallocated pool of job rows with a free stack
   (LIFO, so recently freed rows, still in cache, are reused first).
 
-Nothing here allocates; an overflow (a level above ``LCAP`` or more jobs than rows) sets ``S_STATUS`` and the
-engine reruns the replication with larger arrays.
+Nothing here allocates but the record's constructor (:func:`new_state`); an overflow (a level above ``LCAP`` or more
+jobs than rows) sets ``S_STATUS`` and the simulation reruns the replication with larger arrays.
 """
 from __future__ import annotations
 
 from collections import namedtuple
 
+import numpy as np
 from numba import types
 
+from msjgym.core import rng
 from msjgym.core.jit import njit
-
-# ---------------------------------------------------------------- what the dispatchers and the loop share
-INFORMATION = ("none", "idle-queue", "queue-order", "push", "pull", "pooling")
-"""The information models the event loop runs (``DispatchPolicy.information``; codes: their positions)."""
-INFO_NONE, INFO_IDLE_QUEUE, INFO_QUEUE_ORDER, INFO_PUSH, INFO_PULL, INFO_POOLING = range(len(INFORMATION))
-BATCH = -1
-"""What ``choose`` returns when it placed a batch of jobs (``perm[0:K]`` receive ``wfl[0:K]`` each) rather than
-naming one server."""
-
-# params.ints fields the dispatchers read (the rest of the layout: msjgym.systems.dispatch.kernel)
-P_N = 0
-P_INFO = 1  # the information model's code (INFO_*)
-P_D = 2
-P_BATCH = 3
-P_K = 4
-P_LCAP = 5
-
-# params.floats: fields 0 .. F_SPEEDS - 1 are the event loop's (msjgym.systems.dispatch.kernel); then one per server
-F_SPEEDS = 7  # params.floats[F_SPEEDS + i]: server i's speed (work per unit time; all equal unless speeds are given)
-
 
 # ---------------------------------------------------------------- scalar fields
 # si[:] (int64)
@@ -66,17 +49,16 @@ S_NARR = 0  # jobs arrived so far
 S_EVENTS = 1  # events processed (arrival or batch, completion, probe, idle tick, token)
 S_STATUS = 2  # RUNNING, DONE, NEED_LEVELS, NEED_JOBS, BAD_SERVER, BAD_SAMPLE
 S_NIDLE = 3  # idle servers
-S_HEAPN = 4  # heap entries (busy servers, plus stale entries under resource pooling)
+S_HEAPN = 4  # heap entries (busy servers, plus stale entries the central server's tokens left)
 S_NFREE = 5  # free job rows
 S_MEAS = 6  # measured jobs still in system
 S_PHASE = 7  # 0 warm-up, 1 measuring, 2 after the window (draining the measured jobs)
 S_NDONE = 8  # measured jobs completed
 S_MSG = 9  # messages (probes, updates, samples) in the window
-S_RR = 10  # round-robin pointer
-S_QORDER = 11  # 1 if the servers are also kept ordered by true queue length (qord/qstart)
-S_CLOCKS = 12  # 1: completions by competing clocks (exponential sizes), 0: by the heap
-S_BAD = 13  # the invalid value of a BAD_SERVER / BAD_SAMPLE stop
-NSI = 14
+S_QORDER = 10  # 1 if the servers are also kept ordered by true queue length (qord/qstart)
+S_CLOCKS = 11  # 1: completions by competing clocks (exponential sizes), 0: by the heap
+S_BAD = 12  # the invalid value of a BAD_SERVER / BAD_SAMPLE stop
+NSI = 13
 
 # sf[:] (float64)
 T_NOW = 0
@@ -90,8 +72,8 @@ NSF = 7
 
 # srv[i, :] (int64) and its float64 view srvf[i, :]: one 64-byte row (one cache line) per server
 V_Q = 0  # true queue length (jobs at the server, including the one in service)
-V_E = 1  # dispatcher's estimate (push, pull)
-V_POS = 2  # position in the active ordering: qord (JSQ, resource pooling) or eord (push, pull)
+V_E = 1  # dispatcher's estimate (information push, pull: set to V_Q by a probe or an update)
+V_POS = 2  # position in the active ordering: qord (information queue-order, pooling) or eord (push, pull)
 V_HEAD = 3  # job in service (-1: idle)
 V_TAIL = 4  # last job in line
 V_IDPOS = 5  # position in idl (idle iff < S_NIDLE)
@@ -115,22 +97,51 @@ BAD_SERVER = 4  # the dispatcher returned no server (S_BAD: its value): a compil
 BAD_SAMPLE = 5  # a compiled dispatcher sampled a number of servers outside [1, N] (S_BAD: the number)
 
 DispatchState = namedtuple(
-    "DispatchState", "si sf rng srv srvf qord qstart qcnt eord estart idl perm hp jobi jobf jfree area last wfh wfl")
+    "DispatchState", "si sf rng srv srvf qord qstart qcnt eord estart idl perm hp jobi jobf jfree area last batch own")
 DispatchState.__doc__ = """Mutable state of one dispatch system (reset per replication); ``rng`` is ``uint64[R, 4]``.
 
 ``srv[N, NV]`` / ``srvf``: per-server fields (two views of one buffer). ``qord[N]`` / ``qstart[LCAP + 2]``: servers
-ordered by queue length (JSQ, resource pooling); ``qcnt[LCAP + 1]``: servers per queue length; ``eord`` /
-``estart``: servers ordered by estimate (push, pull); ``idl[N]``: idle/busy partition; ``perm[N]``: a permutation
-for sampling without replacement; ``hp[H, 2]``: completion heap, rows (time, server); ``jobi[J, NJ]`` / ``jobf``:
-job rows (two views); ``jfree[J]``: free stack; ``area[LCAP + 1]``: ∫ (servers with q = k) dt over the window,
-``last``: its integration times; ``wfh``, ``wfl``: water-filling scratch.
+ordered by queue length (information queue-order, pooling); ``qcnt[LCAP + 1]``: servers per queue length;
+``eord`` / ``estart``: servers ordered by estimate (information push, pull); ``idl[N]``: idle/busy partition;
+``perm[N]``: a permutation for sampling without replacement; ``hp[H, 2]``: completion heap, rows (time, server);
+``jobi[J, NJ]`` / ``jobf``: job rows (two views); ``jfree[J]``: free stack; ``area[LCAP + 1]``: ∫ (servers with
+q = k) dt over the window, ``last``: its integration times; ``batch[K]``: the jobs each sampled server
+``perm[j]`` receives when a dispatcher places a batch (``BATCH``); ``own[P]``: the dispatcher's own area, sized by
+its declaration and zeroed at every reset (:mod:`msjgym.systems.dispatch.contract`).
 """
 
 _I1, _F1, _I2, _F2 = types.int64[::1], types.float64[::1], types.int64[:, ::1], types.float64[:, ::1]
 STATE = types.NamedTuple((_I1, _F1, types.uint64[:, ::1], _I2, _F2, _I1, _I1, _I1, _I1, _I1, _I1, _I1, _F2, _I2, _F2,
                           _I1, _F1, _F1, _I1, _I1), DispatchState)
 """numba type of a ``DispatchState`` (every array C-contiguous): the interface the event loop and the dispatchers'
-kernels are compiled against (``msjgym.systems.dispatch.kernel.RUN``)."""
+kernels are compiled against (``msjgym.systems.dispatch.loop.RUN``, ``msjgym.systems.dispatch.contract.CHOOSE``)."""
+
+
+def aligned(rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
+    """An empty ``[rows, cols]`` array whose byte ``offset`` from its start falls on a 64-byte boundary."""
+    item = np.dtype(dtype).itemsize
+    buf = np.empty(rows * cols * item + 128, dtype=np.uint8)
+    start = (offset - buf.ctypes.data) % 64
+    return buf[start: start + rows * cols * item].view(dtype).reshape(rows, cols)
+
+
+def new_state(n: int, jobs: int, levels: int, batch: int, own: int, reps: int, seed: int | None) -> DispatchState:
+    """The record of a system of ``n`` servers with room for ``jobs`` jobs and queue lengths up to ``levels``,
+    ``batch`` servers per batch, ``own`` cells of the dispatcher's own area, and ``reps`` streams from ``seed``
+    (``SeedSequence(seed).spawn(reps)``); :func:`msjgym.systems.dispatch.loop.reset` empties it."""
+    i64 = np.int64
+    streams, _ = rng.spawn_states(seed, reps)
+    srv = aligned(n, NV, i64)
+    job = aligned(jobs, NJ, i64)
+    return DispatchState(
+        si=np.zeros(NSI, dtype=i64), sf=np.zeros(NSF), rng=streams, srv=srv, srvf=srv.view(np.float64),
+        qord=np.empty(n, dtype=i64), qstart=np.empty(levels + 2, dtype=i64), qcnt=np.zeros(levels + 1, dtype=i64),
+        eord=np.empty(n, dtype=i64), estart=np.empty(levels + 2, dtype=i64),
+        idl=np.empty(n, dtype=i64), perm=np.empty(n, dtype=i64),
+        hp=aligned(n + jobs, 2, np.float64, offset=16),  # children 4p+1..4p+4 of a node: one cache line
+        jobi=job, jobf=job.view(np.float64), jfree=np.empty(jobs, dtype=i64),
+        area=np.zeros(levels + 1), last=np.zeros(levels + 1),
+        batch=np.zeros(batch, dtype=i64), own=np.zeros(own, dtype=i64))
 
 
 # ---------------------------------------------------------------- level buckets

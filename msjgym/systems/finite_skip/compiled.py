@@ -13,7 +13,7 @@ with its own parameters::
 
 and runs as a built-in does, inside the compiled loop (the same seeds and statistics): ``msjgym evaluate
 finite-skip-fig4a --policy my_file.py:capped_fcfs --param cap=2``. The function has the built-ins' signature
-(:data:`msjgym.systems.finite_skip.loop.ALLOCATE`, documented in :mod:`msjgym.policies.finite_skip.base`): it is
+(:data:`msjgym.systems.finite_skip.contract.ALLOCATE`, documented in :mod:`msjgym.systems.finite_skip.contract`): it is
 called after every arrival and completion with the n >= 1 jobs present in arrival order (job j of class ``cls[j]``,
 threshold or need ``prm[cls[j]]``, server ``srv[j]`` on heterogeneous servers), the k servers' speeds
 ``speeds[0..k-1]`` (fastest first), the distinct thresholds ``levels``, a scratch array ``taken`` and the random
@@ -38,7 +38,7 @@ from typing import Any
 from msjgym.api import Param
 from msjgym.core.jit import njit, register_source
 from msjgym.errors import PolicyError
-from msjgym.policies.finite_skip.base import HET, LPS, MSJ, SYSTEM_NAMES, THRESHOLD, FiniteSkipPolicy
+from msjgym.systems.finite_skip.contract import HET, LPS, MSJ, SYSTEM_NAMES, THRESHOLD, FiniteSkipPolicy
 
 __all__ = ["Param", "UserRateRule", "rule", "NARG", "arg", "real_arg", "HET", "LPS", "THRESHOLD", "MSJ"]
 
@@ -48,7 +48,7 @@ NARG = 4
 
 @dataclass(frozen=True, kw_only=True)
 class UserRateRule(FiniteSkipPolicy):
-    """A compiled rate rule of the user's: a :class:`~msjgym.policies.finite_skip.base.FiniteSkipPolicy` whose
+    """A compiled rate rule of the user's: a :class:`~msjgym.systems.finite_skip.contract.FiniteSkipPolicy` whose
     ``allocate`` is the user's function, declared in the user's file (``source``); never claimed WCFS."""
 
     def parameter_slots(self) -> list[float]:

@@ -15,18 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from msjgym.core.distributions import encode_all
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.observation import ObservationView
 from msjgym.core.user_policy import UserPolicy, checked_action
 from msjgym.errors import MsjgymError
 from msjgym.systems.finite_skip import control as fc
-from msjgym.systems.finite_skip.scenarios import FIGURES, RATE_MODEL_FIGURES, load_finite_skip
 from msjgym.systems.finite_skip.agent import Epoch
-from msjgym.systems.finite_skip.simulate import FiniteSkipModel
+from msjgym.systems.finite_skip.contract import HET, LPS, MSJ, THRESHOLD
+from msjgym.systems.finite_skip.model import FiniteSkipModel, FiniteSkipParams, compiled_params, front_rule
+from msjgym.systems.finite_skip.scenarios import FIGURES, RATE_MODEL_FIGURES, load_finite_skip
+from msjgym.systems.finite_skip.state import F_TIME, I_CHOSEN, I_N, FiniteSkipState, new_state
 
-SYSTEM_LABELS = {fc.HET: "heterogeneous M/G/k", fc.LPS: "LPS(k)", fc.THRESHOLD: "threshold parallelism",
-                 fc.MSJ: "multiserver jobs"}
+SYSTEM_LABELS = {HET: "heterogeneous M/G/k", LPS: "LPS(k)", THRESHOLD: "threshold parallelism",
+                 MSJ: "multiserver jobs"}
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ class FiniteSkipEnvSpec:
 
     Attributes:
         scenario: the finite-skip scenario's name (``msjgym list scenarios``: finite-skip-fig2, -fig3, -fig4a,
-            -fig4b, -fig6, -fig7); ``model`` its :class:`~msjgym.systems.finite_skip.simulate.FiniteSkipModel`.
+            -fig4b, -fig6, -fig7); ``model`` its :class:`~msjgym.systems.finite_skip.model.FiniteSkipModel`.
         window: W, the oldest jobs the agent sees and can choose.
         horizon_jobs: the episode ends at this arrival.
         capacity: the most jobs present (an arrival beyond ends the episode, ``info["overflow"]``).
@@ -196,50 +197,36 @@ RATE_MODEL_SCENARIOS = RATE_MODEL_FIGURES
 
 
 class FiniteSkipEnvBatch(EnvBatch):
-    """B finite-skip systems under an agent's control (an :class:`~msjgym.core.env_batch.EnvBatch`)."""
+    """B finite-skip systems under an agent's control (an :class:`~msjgym.core.env_batch.EnvBatch`): one state
+    record (:mod:`msjgym.systems.finite_skip.state`) stepped by :func:`msjgym.systems.finite_skip.control.step_batch`."""
 
     def __init__(self, spec: FiniteSkipEnvSpec, num: int) -> None:
-        m = spec.model
         self.spec = spec
-        k = m.servers
-        self._cumprob = np.cumsum(np.asarray(m.probs, dtype=np.float64))
-        self._cumprob[-1] = 1.0
-        self._prm = np.asarray(m.params, dtype=np.int64)
-        self._scale = np.asarray(m.size_scales, dtype=np.float64)
-        self._dkind, self._dstart, self._ddata = encode_all(m.laws)
-        speeds = m.speeds if m.system == fc.HET else [1.0 / k] * k
-        self._speeds = np.sort(np.asarray(speeds, dtype=np.float64))[::-1].copy()  # fastest first
-        self.arrays = fc.new_arrays(num, k, spec.capacity)
-        self.state = _State(np.zeros((num, 4), np.uint64) + np.uint64(1))
+        self.params = decision_params(spec.model)
+        self.state: FiniteSkipState = new_state(num, spec.model.servers, len(self.params.levels), spec.capacity)
+        self._reset_actions = np.zeros(num, np.int64)
+        self._resetting = np.ones(num, np.bool_)
         self._buffers(num, spec.observation_size, spec.action_count)
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
-        self._call(slice(None), actions, resetting)
+        self._call(0, len(actions), actions, resetting)
 
     def reset_copies(self, which: np.ndarray) -> None:
         for b in which:
-            self._call(slice(int(b), int(b) + 1), np.zeros(1, np.int64), np.ones(1, np.bool_))
+            self._call(int(b), int(b) + 1, self._reset_actions, self._resetting)
 
     def info(self, b: int) -> dict[str, Any]:
-        ints, flts = self.arrays["ints"], self.arrays["flts"]
-        return {"time": float(flts[b, fc.F_TIME]), "events": int(ints[b, fc.I_EVENTS]),
-                "arrivals": int(ints[b, fc.I_SEQ]), "jobs": int(ints[b, fc.I_N]),
-                "overflow": bool(ints[b, fc.I_OVERFLOW])}
+        return fc.info(self.state, b)
 
-    def _call(self, sub: slice, actions: np.ndarray, resetting: np.ndarray) -> None:
-        m, a, spec = self.spec.model, self.arrays, self.spec
-        fc.step_batch(m.system, m.servers, float(m.arrival_rate), self._cumprob, self._prm, self._scale, self._dkind,
-                      self._dstart, self._ddata, self._speeds, spec.classes, spec.window, spec.horizon_jobs,
-                      a["ints"][sub], a["flts"][sub], a["cls"][sub], a["rem"][sub], a["arr"][sub], a["chosen"][sub],
-                      a["rates"][sub], a["taken"][sub], self.state.rng[sub], actions, resetting, self.obs[sub],
-                      self.masks[sub], self.rewards[sub], self.dts[sub], self.ended[sub])
+    def _call(self, lo: int, hi: int, actions: np.ndarray, resetting: np.ndarray) -> None:
+        spec = self.spec
+        fc.step_batch(self.state, self.params, spec.classes, spec.window, spec.horizon_jobs, lo, hi, actions,
+                      resetting, self.obs, self.masks, self.rewards, self.dts, self.ended)
 
 
-@dataclass
-class _State:
-    """The batch's random streams (``rng``: uint64[B, 4]; :mod:`msjgym.core.rng`)."""
-
-    rng: np.ndarray
+def decision_params(model: FiniteSkipModel) -> FiniteSkipParams:
+    """The compiled parameters of ``model`` on the decision path: the system's own front rule, nothing measured."""
+    return compiled_params(model, rule=front_rule(model))
 
 
 class ChoiceDecider:
@@ -257,33 +244,29 @@ class ChoiceDecider:
     def __init__(self, spec: FiniteSkipEnvSpec, decide: UserPolicy, capacity: int) -> None:
         m = spec.model
         self.spec, self.decide, self.name = spec, decide, decide.name
-        self._prm = np.asarray(m.params, dtype=np.int64)
-        speeds = m.speeds if m.system == fc.HET else [1.0 / m.servers] * m.servers
-        self._speeds = np.sort(np.asarray(speeds, dtype=np.float64))[::-1].copy()  # fastest first
-        self._arrays = fc.new_arrays(1, m.servers, capacity)
+        self._params = decision_params(m)
+        self._system: FiniteSkipState = new_state(1, m.servers, len(self._params.levels), capacity)
         self._obs = np.zeros((1, spec.observation_size), np.float32)
         self._mask = np.zeros((1, spec.action_count), np.bool_)
         self._steps: dict[int, int] = {}
 
     def __call__(self, epoch: Epoch, rep: int, step: int) -> tuple[np.ndarray, None]:
-        m, spec, a = self.spec.model, self.spec, self._arrays
-        system, k, n = m.system, m.servers, len(epoch.classes)
-        ints, flts, cls, arr = a["ints"], a["flts"], a["cls"], a["arr"]
-        chosen, rates, taken = a["chosen"], a["rates"], a["taken"]
-        ints[0, fc.I_N] = n
-        flts[0, fc.F_TIME] = epoch.time
-        cls[0, :n] = epoch.classes
-        arr[0, :n] = epoch.arrivals
-        fc.new_epoch(0, ints, chosen, rates, taken, k)
+        spec, st, pr = self.spec, self._system, self._params
+        n = len(epoch.classes)
+        st.ints[0, I_N] = n
+        st.flts[0, F_TIME] = epoch.time
+        st.cls[0, :n] = epoch.classes
+        st.arr[0, :n] = epoch.arrivals
+        fc.new_epoch(st, pr, 0)
         count = self._steps.get(rep, 0)
-        while fc.observe(system, 0, ints, flts, cls, arr, chosen, rates, self._prm, k, spec.classes, spec.window,
-                         self._obs, self._mask):
+        while fc.observe(st, pr, 0, spec.classes, spec.window, self._obs, self._mask):
             action = checked_action(self.decide, self._obs[0], self._mask[0], self.name, rep, count)
             count += 1
             if action == spec.window:  # commit
                 break
-            fc.choose(system, 0, action, ints, cls, chosen, rates, taken, self._prm, self._speeds, k)
+            fc.choose(st, pr, 0, action)
         self._steps[rep] = count
-        if system == fc.LPS and ints[0, fc.I_CHOSEN] > 0:  # the chosen jobs share the capacity (as at the commit)
-            return np.where(chosen[0, :n], 1.0 / ints[0, fc.I_CHOSEN], 0.0), None
-        return rates[0, :n].copy(), None
+        chosen = st.ints[0, I_CHOSEN]
+        if spec.model.system == LPS and chosen > 0:  # the chosen jobs share the capacity (as at the commit)
+            return np.where(st.chosen[0, :n], 1.0 / chosen, 0.0), None
+        return st.rates[0, :n].copy(), None

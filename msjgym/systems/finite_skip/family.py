@@ -7,7 +7,7 @@ on the multiserver-job engine: its scenarios belong to the ``msj`` family.
 
 A policy of the user's decides in Python (:mod:`msjgym.systems.finite_skip.agent`), in one of two modes (the option
 ``mode``): ``"rates"`` (the default for ``FILE.py:NAME`` and objects): ``act(observation) -> rates`` for the jobs
-present (:mod:`msjgym.policies.finite_skip.base` documents the observation); ``"choose"`` (the default, and the only
+present (:mod:`msjgym.systems.finite_skip.contract` documents the observation); ``"choose"`` (the default, and the only
 mode, for ``sb3:`` and ``rllib:`` models; implied by ``window``): the decisions of ``msjgym/FiniteSkip-v0``, one job
 chosen at a time among the ``window`` oldest (default 8, the environment's), so a policy trained on the environment
 evaluates on what it was trained on (:class:`msjgym.systems.finite_skip.env_agent.ChoiceDecider`).
@@ -21,16 +21,17 @@ import numpy as np
 
 from msjgym import api
 from msjgym.core.limits import MAX_WINDOW
+from msjgym.core.policy_registry import registered
 from msjgym.core.references import Reference
 from msjgym.core.user_policy import load_user_policy
 from msjgym.errors import MsjgymError
-from msjgym.policies.finite_skip import POLICIES, FiniteSkipPolicy
 from msjgym.systems.finite_skip import metrics as M
 from msjgym.systems.finite_skip import scenarios as F
 from msjgym.systems.finite_skip import scorecard
-from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip import simulation as fs
 from msjgym.systems.finite_skip.agent import FiniteSkipSpec, RateDecider, agent_replication
 from msjgym.systems.finite_skip.compiled import UserRateRule, resolve as resolve_compiled
+from msjgym.systems.finite_skip.contract import FiniteSkipPolicy
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -69,8 +70,9 @@ class FiniteSkipRuns(api.Simulation):
         return note(fs.units(self.policy))
 
     def prepare(self) -> None:
-        """Compile (or load from the cache) the event loop and the built-in policy's kernel (a policy of the user's
-        runs in Python: nothing to compile)."""
+        """Compile (or load from the cache) the event loop and the built-in policy's kernel. A policy of the user's
+        decides in Python and its run prints nothing beside its result and its own errors: the loop's stepping entry
+        points it drives (``fs.agent_units``, compiled once per machine) load on its first step."""
         if self.decider is None:
             fs.prepare(self.policy)
 
@@ -218,6 +220,7 @@ class FiniteSkipFamily:
     title = "finite-skip rate models: heterogeneous M/G/k, limited processor sharing, threshold parallelism"
     order = 30
     env_ids = ("msjgym/FiniteSkip-v0",)
+    smoke = api.Smoke("finite-skip-fig3", "lps", user_options={})  # the shared tests' tiny run
 
     def scenarios(self) -> list[tuple[str, str]]:
         return [(name, F.FIGURES[name].description) for name in F.RATE_MODEL_FIGURES]
@@ -235,13 +238,13 @@ class FiniteSkipFamily:
         return api.Scenario(name=name, family=self.name, description=fig.description, params=params, model=model)
 
     def scenario_of_model(self, model: Any) -> api.Scenario | None:
-        """A bare :class:`~msjgym.systems.finite_skip.simulate.FiniteSkipModel` as a scenario named "model"."""
+        """A bare :class:`~msjgym.systems.finite_skip.model.FiniteSkipModel` as a scenario named "model"."""
         if not isinstance(model, fs.FiniteSkipModel):
             return None
         return api.Scenario("model", self.name, model.name, {"load": model.load}, model)
 
     def policies(self) -> Mapping[str, FiniteSkipPolicy]:
-        return POLICIES
+        return registered(self.name)
 
     def compiled_policy(self, policy: Any) -> UserRateRule | None:
         """The declaration of a compiled rate rule of the user's (``FILE.py:NAME``), whose ``--param`` keys bind its
@@ -251,7 +254,7 @@ class FiniteSkipFamily:
     def default_policy(self, scenario: api.Scenario) -> str:
         if scenario.name in F.FIGURES:
             return F.FIGURES[scenario.name].policies[0]
-        return next(p.name for p in POLICIES.values() if p.system == scenario.model.system)
+        return next(p.name for p in registered(self.name).values() if p.system == scenario.model.system)
 
     def validate(self, scenario: api.Scenario, policy: str | FiniteSkipPolicy | Any, run: api.RunSettings) -> None:
         api.check_options(self, run.options, user=_agent(policy))  # from the declarations (options())

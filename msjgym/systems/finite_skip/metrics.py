@@ -1,4 +1,4 @@
-"""The metrics of one finite-skip replication (:class:`msjgym.systems.finite_skip.simulate.Replication`), and its
+"""The metrics of one finite-skip replication (:class:`msjgym.systems.finite_skip.simulation.Replication`), and its
 pathwise diagnostics; :func:`msjgym.evaluate` turns them into estimates with CIs.
 
 Metrics: response_time, queueing_time (T_Q: arrival to front entry), front_time, number_in_system, number_in_front,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip import simulation as fs
 
 
 FRONT_METRICS = ("queueing_time", "front_time")

@@ -21,8 +21,8 @@ from msjgym.core.distributions import Exponential, HyperExponential
 from msjgym.core.limits import MAX_SERVERS
 from msjgym.core.validation import check_int
 from msjgym.errors import ScenarioError, UnknownParameter
-from msjgym.policies.finite_skip import HET, LPS, MSJ, THRESHOLD
-from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip.contract import HET, LPS, MSJ, THRESHOLD
+from msjgym.systems.finite_skip.model import FiniteSkipModel
 
 _GHS = "Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver analysis'"
 _H2 = HyperExponential(rates=(2.0, 2.0 / 3.0), probs=(0.5, 0.5))  # E[S] = 1, E[S²] = 2.5 (Figs. 2–4)
@@ -34,7 +34,7 @@ class FiniteSkipFigure:
     multiserver-job engine instead (MaxWeight exists only there)."""
 
     description: str
-    build: Callable[..., fs.FiniteSkipModel]
+    build: Callable[..., FiniteSkipModel]
     policies: tuple[str, ...]
     msj_policies: tuple[str, ...] = ()
     params: tuple[tuple[str, object], ...] = ()  # extra parameters (name, default) beside ``load``
@@ -44,7 +44,7 @@ def _servers(value: object) -> int:
     return check_int("servers", value, 1, MAX_SERVERS, ScenarioError, "the kernel keeps per-server state")
 
 
-def _het(load: float, speeds: object = (0.4, 0.3, 0.2, 0.1)) -> fs.FiniteSkipModel:
+def _het(load: float, speeds: object = (0.4, 0.3, 0.2, 0.1)) -> FiniteSkipModel:
     """Speeds in any positive units, normalised to sum to 1 (capacity 1); k = their number."""
     if not isinstance(speeds, (list, tuple)) or not speeds:
         raise ScenarioError(f"speeds = {speeds!r}: must be a non-empty list of numbers in (0, inf)")
@@ -53,16 +53,16 @@ def _het(load: float, speeds: object = (0.4, 0.3, 0.2, 0.1)) -> fs.FiniteSkipMod
             raise ScenarioError(f"speeds[{i}] = {v!r}: must be a finite number in (0, inf) (speeds are normalised "
                                 "to sum to 1)")
     total = math.fsum(speeds)
-    return fs.FiniteSkipModel(HET, len(speeds), load, (1.0,), (_H2,), (1,),
+    return FiniteSkipModel(HET, len(speeds), load, (1.0,), (_H2,), (1,),
                               speeds=tuple(v / total for v in speeds), name="fig2")
 
 
-def _lps(load: float, servers: object = 4) -> fs.FiniteSkipModel:
-    return fs.FiniteSkipModel(LPS, _servers(servers), load, (1.0,), (_H2,), (1,), name="fig3")
+def _lps(load: float, servers: object = 4) -> FiniteSkipModel:
+    return FiniteSkipModel(LPS, _servers(servers), load, (1.0,), (_H2,), (1,), name="fig3")
 
 
-def _threshold(inelastic_rate: float, elastic_rate: float, name: str) -> Callable[..., fs.FiniteSkipModel]:
-    def build(load: float, servers: object = 8, threshold: object = None) -> fs.FiniteSkipModel:
+def _threshold(inelastic_rate: float, elastic_rate: float, name: str) -> Callable[..., FiniteSkipModel]:
+    def build(load: float, servers: object = 8, threshold: object = None) -> FiniteSkipModel:
         """Inelastic jobs P = 1, elastic jobs P = ``threshold`` (default: servers, as in the paper)."""
         k = _servers(servers)
         laws = (Exponential(rate=inelastic_rate), Exponential(rate=elastic_rate))
@@ -70,21 +70,21 @@ def _threshold(inelastic_rate: float, elastic_rate: float, name: str) -> Callabl
         p = k if threshold is None else threshold
         if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= k:
             raise ScenarioError(f"threshold = {p!r}: must be an integer in [1, servers={k}]")
-        return fs.FiniteSkipModel(THRESHOLD, k, load / mean, (0.5, 0.5), laws, (1, p), name=name)
+        return FiniteSkipModel(THRESHOLD, k, load / mean, (0.5, 0.5), laws, (1, p), name=name)
     return build
 
 
-def _msj(figure: str) -> Callable[..., fs.FiniteSkipModel]:
-    def build(load: float) -> fs.FiniteSkipModel:
+def _msj(figure: str) -> Callable[..., FiniteSkipModel]:
+    def build(load: float) -> FiniteSkipModel:
         from msjgym.api import load_scenario
         model = load_scenario(figure, {"load": load}).model
         return msj_as_finite_skip(model, figure)
     return build
 
 
-def msj_as_finite_skip(model, name: str = "") -> fs.FiniteSkipModel:
+def msj_as_finite_skip(model, name: str = "") -> FiniteSkipModel:
     """An :class:`~msjgym.systems.msj.model.MSJModel` as a rate model (durations X; S = vX/k)."""
-    return fs.FiniteSkipModel(MSJ, int(model.servers), float(model.arrival_rate),
+    return FiniteSkipModel(MSJ, int(model.servers), float(model.arrival_rate),
                               tuple(float(c.probability) for c in model.classes),
                               tuple(c.service for c in model.classes), tuple(int(c.need) for c in model.classes),
                               name=name)
@@ -118,7 +118,7 @@ RATE_MODEL_FIGURES = ("finite-skip-fig2", "finite-skip-fig3", "finite-skip-fig4a
 multiserver-job setting, simulated on the multiserver-job engine as built-ins of that family."""
 
 
-def load_finite_skip(name: str, overrides: Mapping[str, object] | None = None) -> fs.FiniteSkipModel:
+def load_finite_skip(name: str, overrides: Mapping[str, object] | None = None) -> FiniteSkipModel:
     """The model of figure ``name`` with ``overrides`` (``load``, default 0.6, and the figure's own parameters:
     fig2 ``speeds``, fig3 ``servers``, fig4a/b ``servers`` and ``threshold``); ScenarioError naming the parameter and
     its valid range otherwise."""
@@ -140,7 +140,7 @@ def load_finite_skip(name: str, overrides: Mapping[str, object] | None = None) -
         raise ScenarioError(f"{name}: {exc}") from None
 
 
-def msj_fcfs_stability_load(model: fs.FiniteSkipModel) -> float:
+def msj_fcfs_stability_load(model: FiniteSkipModel) -> float:
     """The load ρ* = μ_sat·E[S] above which MSJ FCFS is unstable (μ_sat: throughput of the saturated FCFS system,
     exponential durations; Grosof & Ayhan §3 via :func:`msjgym.theory.saturated.saturated_fcfs`). [exact]"""
     from msjgym.theory.saturated import saturated_fcfs

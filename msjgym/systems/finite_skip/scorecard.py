@@ -5,13 +5,12 @@ Zhang–Zwart for LPS and the heterogeneous M/M/k chain; and their verdicts on a
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from msjgym.core.distributions import Exponential
 from msjgym.core.references import Reference
-from msjgym.policies.finite_skip import FiniteSkipPolicy
-from msjgym.systems.finite_skip import simulate as fs
+from msjgym.systems.finite_skip.contract import FiniteSkipPolicy
+from msjgym.systems.finite_skip import simulation as fs
 from msjgym.theory import finite_skip as theory
 
 _GHS = "Grosof, Harchol-Balter & Scheller-Wolf, 'The finite-skip method for multiserver analysis'"

@@ -11,12 +11,18 @@ import numpy as np
 
 from msjgym.api import load_scenario
 from msjgym.core.env_batch import EnvBatch
+from msjgym.core.policy_registry import registered
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.errors import MsjgymError
 from msjgym.systems.loss import control as lc
-from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss.contract import KERNELS
+from msjgym.systems.loss.loop import reset_all
 from msjgym.systems.loss.model import LossModel
 from msjgym.systems.loss.observation import OBS_SIZE, LossLayout, LossView
+from msjgym.systems.loss.state import F_TIME, I_EVENTS, new_params, new_state, rows
+
+GREEDY = "greedy"
+"""The policy whose P(block | state) and P(width d | state) the environment path's statistics integrate."""
 
 
 @dataclass(frozen=True)
@@ -108,9 +114,11 @@ class LossBatch(EnvBatch):
         self.horizon = lc.NO_HORIZON if spec.horizon_jobs is None else spec.horizon_jobs
         self.warmup, self.batches = warmup, batches
         self.penalty = spec.blocking_penalty
-        self.state = ls.new_state(self.model, np.zeros((num, 4), np.uint64) + np.uint64(1), batches)
-        from msjgym.policies.loss import POLICIES
-        self._kernels = ls.kernels(POLICIES[ls.GREEDY])  # the statistics integrate greedy's P(block | state)
+        self.state = new_state(self.model, np.zeros((num, 4), np.uint64) + np.uint64(1), batches)
+        # the statistics integrate greedy's P(block | state); arrivals warmup .. horizon − 1 are measured
+        self.params = new_params(self.model, warmup, self.horizon - warmup, batches,
+                                 KERNELS.addresses(registered("loss")[GREEDY]))
+        reset_all(self.state, self.params)
         self._buffers(num, spec.observation_size, spec.action_count)
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
@@ -126,14 +134,13 @@ class LossBatch(EnvBatch):
             self._call(slice(int(b), int(b) + 1), np.zeros(1, np.int64), np.ones(1, np.bool_))
 
     def info(self, b: int) -> dict:
-        return {"time": float(self.state.flts[b, ls.F_TIME]), "events": int(self.state.ints[b, ls.I_EVENTS])}
+        return {"time": float(self.state.flts[b, F_TIME]), "events": int(self.state.ints[b, I_EVENTS])}
 
     def _call(self, sub: slice, actions: np.ndarray, resetting: np.ndarray) -> None:
-        st, m = self.state, self.model
-        lc.step_batch(st.x[sub], st.ints[sub], st.flts[sub], st.pmf[sub], st.stats[sub], st.rng[sub], st.trace[sub],
-                      st.logfact, m.servers, m.d, m.k, m.lam, self._kernels, self.warmup, self.horizon, self.batches,
-                      self.penalty, actions, resetting, self.obs[sub], self.masks[sub], self.rewards[sub],
-                      self.dts[sub], self.ended[sub], self.codes[sub])
+        whole = sub == slice(None)
+        lc.step_batch(self.state if whole else rows(self.state, sub), self.params, self.horizon, self.penalty,
+                      actions, resetting, self.obs[sub], self.masks[sub], self.rewards[sub], self.dts[sub],
+                      self.ended[sub], self.codes[sub])
 
 
 def loss_spec(scenario) -> LossSpec:

@@ -25,7 +25,7 @@ those residuals as a built-in does; one that does not is treated as a policy of 
 are integrated and the two residuals are left out, as for a policy deciding in Python).
 
 Only the rule (and its probabilities) are compiled (about a second), cached by the content of its file
-(:mod:`msjgym.core.jit`); the event loop is compiled once per machine (:mod:`msjgym.systems.loss.kernel`). A compiled
+(:mod:`msjgym.core.jit`); the event loop is compiled once per machine (:mod:`msjgym.systems.loss.loop`). A compiled
 rule gets the policy-free references of the scorecard (the paper's exact values are the built-ins').
 """
 from __future__ import annotations
@@ -40,15 +40,14 @@ from msjgym.api import Param
 from msjgym.core import rng as streams
 from msjgym.core.jit import njit, register_source
 from msjgym.errors import PolicyError
-from msjgym.policies.loss.base import LossPolicy, block_if_none_idle, width_d_if_d_idle
-from msjgym.systems.loss.kernel import NARG
+from msjgym.systems.loss.contract import NARG, LossPolicy, block_if_none_idle, width_d_if_d_idle
 
 __all__ = ["Param", "UserWidthRule", "width_rule", "NARG", "arg", "real_arg", "below", "uniform"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class UserWidthRule(LossPolicy):
-    """A compiled width rule of the user's: a :class:`~msjgym.policies.loss.base.LossPolicy` whose kernels are the
+    """A compiled width rule of the user's: a :class:`~msjgym.systems.loss.contract.LossPolicy` whose kernels are the
     user's functions, declared in the user's file (``source``).
 
     Attributes (beyond :class:`LossPolicy`'s):

@@ -14,15 +14,17 @@ import numpy as np
 
 from msjgym import api
 from msjgym.core import rng
+from msjgym.core.policy_registry import registered
 from msjgym.core.references import Reference, judge
 from msjgym.errors import MsjgymError
-from msjgym.policies.loss import POLICIES, LossPolicy
-from msjgym.systems.loss import kernel as ls
 from msjgym.systems.loss import scorecard
 from msjgym.systems.loss.compiled import UserWidthRule, resolve as resolve_compiled
+from msjgym.systems.loss.contract import LossPolicy
 from msjgym.systems.loss.metrics import default_warmup, loss_metrics
 from msjgym.systems.loss.model import LossModel
 from msjgym.systems.loss.scenarios import is_loss_scenario, list_loss_scenarios, load_loss_scenario, resolved_params
+from msjgym.systems.loss.simulation import LossSimulation
+from msjgym.systems.loss.state import I_ARRIVALS, I_EVENTS, LossState
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -52,14 +54,14 @@ class _LossRuns(api.Simulation):
         self.per_rep = self.warmup + self.jobs
 
     @property
-    def _state(self) -> ls.LossState:
+    def _state(self) -> LossState:
         raise NotImplementedError
 
     def progress(self, rep: int) -> int:
-        return int(self._state.ints[rep, ls.I_ARRIVALS])
+        return int(self._state.ints[rep, I_ARRIVALS])
 
     def events(self, rep: int) -> int:
-        return int(self._state.ints[rep, ls.I_EVENTS])
+        return int(self._state.ints[rep, I_EVENTS])
 
     def _metrics(self, row: np.ndarray) -> dict[str, float]:
         out = loss_metrics(row, self.model)
@@ -112,11 +114,11 @@ class BuiltinRuns(_LossRuns):
         self._setup(scenario, policy.label, run)
         self.policy_known = not isinstance(policy, UserWidthRule) or policy.law_known
         streams, _ = rng.spawn_states(seed, self.reps)
-        self.sim = ls.LossSimulation(self.model, policy, self.warmup, self.jobs, self.batches, streams)
+        self.sim = LossSimulation(self.model, policy, self.warmup, self.jobs, self.batches, streams)
         self._done = np.zeros(self.reps, np.bool_)
 
     @property
-    def _state(self) -> ls.LossState:
+    def _state(self) -> LossState:
         return self.sim.state
 
     def prepare(self) -> None:
@@ -148,7 +150,7 @@ class AgentRuns(_LossRuns):
                                             batches=self.batches, seed=seed)
 
     @property
-    def _state(self) -> ls.LossState:
+    def _state(self) -> LossState:
         return self.runner.batch.state
 
     def advance(self, rep: int, max_events: int) -> int:
@@ -165,6 +167,7 @@ class LossFamily:
     title = "loss systems with adaptive multiserver jobs: no waiting room, a job's width adapts to idle servers"
     order = 10
     env_ids = ("msjgym/AdaptiveLoss-v0",)
+    smoke = api.Smoke("loss-sampled", "greedy", user_options={})  # the shared tests' tiny run
 
     def scenarios(self) -> list[tuple[str, str]]:
         return list_loss_scenarios()
@@ -182,7 +185,7 @@ class LossFamily:
         return api.Scenario("model", self.name, "", resolved_params(model), model)
 
     def policies(self) -> Mapping[str, LossPolicy]:
-        return POLICIES
+        return registered(self.name)
 
     def builtin(self, policy: str | LossPolicy) -> LossPolicy:
         """A built-in policy by name, or its declaration as given (``policy_spec(...).bind(...)``, or a compiled

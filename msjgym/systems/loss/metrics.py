@@ -15,12 +15,12 @@ import math
 
 import numpy as np
 
-from msjgym.systems.loss import kernel as ls
+from msjgym.systems.loss import state as ls
 from msjgym.systems.loss.model import LossModel
 
 
 def loss_metrics(stats: np.ndarray, model: LossModel) -> dict[str, float]:
-    """Metric values from one replication's (or batch's) summed statistics row (``msjgym.systems.loss.kernel`` layout)."""
+    """Metric values from one replication's (or batch's) summed statistics row (``msjgym.systems.loss.state`` layout)."""
     n, d, lam = model.servers, model.d, model.lam
     T, arr, blocked = stats[ls.S_TIME], stats[ls.S_ARR], stats[ls.S_BLOCK]
     accepted = arr - blocked

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from msjgym.core.observation import ObservationView
+from msjgym.core.observation import ObservationView, server_bar
 
 IDLE_SAMPLED, BUSY, JOBS = 0, 1, 2
 OBS_SIZE = 3
@@ -63,3 +63,8 @@ class LossView(ObservationView):
     def jobs(self) -> int:
         """Jobs in the system (each holds 1..d servers)."""
         return round(float(self.observation[JOBS]) * self.layout.servers)
+
+    def render_lines(self) -> list[str]:
+        """``render_mode="ansi"`` (:mod:`msjgym.envs.render`): the servers, the jobs and the arrival's sample."""
+        return [f"servers {server_bar(self.busy_servers, self.layout.servers)}",
+                f"jobs in system {self.jobs}; arrival sees {self.idle_sampled} idle server(s) in its sample"]

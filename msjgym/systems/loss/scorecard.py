@@ -14,7 +14,7 @@ What applies:
 from __future__ import annotations
 
 from msjgym.core.references import Reference
-from msjgym.policies.loss import LossPolicy
+from msjgym.systems.loss.contract import LossPolicy
 from msjgym.systems.loss.model import LossModel
 from msjgym.systems.loss import theory as th
 

@@ -18,10 +18,10 @@ from msjgym.core.validation import check_number
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.errors import MsjgymError
-from msjgym.policies.msj import Policy
+from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import state as msj
-from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
 from msjgym.systems.msj.observation import MSJLayout, PreemptiveView, StartView
 
 AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym.envs", preemptive=False,
@@ -197,7 +197,7 @@ class MSJBatch(EnvBatch):
     def finish(self) -> None:
         """Grow the job storage and resume the systems that ran out of it (codes == 2)."""
         while (self.codes == 2).any():
-            self.sim.state = msj.grow(self.sim.state)
+            self.sim.grow()
             msj_control.resume_batch(self.sim.state, self.sim.params, self.ctl, self.codes == 2, self.obs,
                                      self.masks, self.codes)
 

@@ -49,7 +49,7 @@ from typing import Any, Callable
 from msjgym.core.jit import njit, register_source
 from msjgym.core.paths import is_regular_file
 from msjgym.errors import PolicyError
-from msjgym.policies.msj.base import Policy
+from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj.state import (
     C_BOUND, C_HEAD, C_N, C_X, J_ARR, J_CLS, J_DONE, J_EST, J_HPOS, J_NEXT, J_REM, J_SEQ, J_SIZE, P_K, P_SERVERS, S_BUSY,
     S_ERRARG, S_NJOBS, SystemView, T_NOW, preempt_job as _preempt_job, preempt_last, start_job as _start_job,
@@ -342,7 +342,7 @@ def policy_failure(name: str, exc: BaseException, state: Any, b: int) -> PolicyE
 @dataclass(frozen=True, kw_only=True)
 class UserCompiledPolicy(Policy):
     """A compiled policy of the user's as an MSJ policy declaration, which
-    :class:`msjgym.systems.msj.engine.MSJSimulation` plugs into the event loop as its ``decide`` hook."""
+    :class:`msjgym.systems.msj.simulation.MSJSimulation` plugs into the event loop as its ``decide`` hook."""
 
     compiled: Any = None
 

@@ -41,7 +41,7 @@ import numpy as np
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
-    C_BOUND, C_FEND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ, J_SIZE,
+    C_BOUND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ, J_SIZE,
     NEED_CAPACITY, P_K, P_LAMBDA, P_SERVERS, P_TAU, P_TRACE, RUNNING, S_BATCH, S_BUSY,
     S_NARR, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time,
     start_next, unlink)
@@ -407,7 +407,6 @@ def reset_system(st, pr, ctl, b):
         st.cls_i[b, c, C_HEAD] = -1
         st.cls_i[b, c, C_TAIL] = -1
         st.cls_i[b, c, C_BOUND] = -1
-        st.cls_i[b, c, C_FEND] = -1
         st.cls_f[b, c, :] = 0.0
         st.scratch[b, c] = 0
     st.sys_i[b, :] = 0

@@ -183,7 +183,7 @@ JOB_DOC = EnvDoc(
     observation=_FEATURE_ROWS + (
         ("", "", "Row i (i < K) is the i-th best waiting job under ``base_order`` (``\"fcfs\"``: arrival order; "
                  "``\"sjf\"``, ``\"saf\"``, ``\"f1\"``, ``\"wfp3\"``, ``\"unicep\"``: the ``priority`` policy's orders, "
-                 "policies/msj/priority.py), best first; when more than K jobs wait, the K best are shown, the others "
+                 "msjgym/systems/msj/backfilling.py), best first; when more than K jobs wait, the K best are shown, the others "
                  "are not (the ``queue`` column says how many wait). Rows past the waiting jobs are empty: ``present`` "
                  "0 and every job column 0 (the machine columns are still filled). T = ``time_scale`` (default 3600, "
                  "an hour of a trace in seconds: set it to your scenario's typical requested time, e.g. 1 for a "

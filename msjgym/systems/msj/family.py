@@ -23,15 +23,18 @@ from msjgym.core.validation import check_state_bytes
 from msjgym.core.references import Reference, judge
 from msjgym.systems.msj.trace.files import Trace
 from msjgym.errors import MsjgymError
-from msjgym.policies.msj import POLICIES, Policy
+from msjgym.core.policy_registry import registered
+from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj import scorecard
 from msjgym.systems.msj.compiled import resolve as resolve_compiled
-from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
+from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
 from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
 from msjgym.systems.msj.trace.replay import loop_integrals, replay_invariants, replay_metrics, uses_bands
 from msjgym.systems.msj.trace.windows import MIN_WINDOW_JOBS, MIN_WINDOWS, trace_parts, trace_run_length
-from msjgym.systems.msj.state import NJF, NJI, profile_size
+from msjgym.systems.msj.backfilling import CONSERVATIVE_STATE
+from msjgym.systems.msj.contract import sizes_of
+from msjgym.systems.msj.state import NJF, NJI
 from msjgym.systems.msj.scenarios import (
     is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system)
 
@@ -86,9 +89,10 @@ def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
     per_rep = 5 * model.servers + batches * model.num_classes * (histogram.NBINS + 16)
     inputs = f"reps={reps}, batches={batches}, servers={model.servers}, classes={model.num_classes}"
     backlog = run.options.get("backlog") if run.options.get("saturated") else None
-    if backlog:  # the waiting jobs are job slots (NJI + NJF words and a slot index each) and the profile room of
-        slots = 2 * (backlog + model.servers)  # state.profile_size (2 words a breakpoint); slots double: up to 2×
-        per_rep += slots * (NJI + NJF + 1) + 2 * profile_size(model.servers, slots)
+    if backlog:  # the waiting jobs are job slots (NJI + NJF words, a slot index and a policy's own entries each) and
+        slots = 2 * (backlog + model.servers)  # a policy's own areas, backfilling's profile room (the largest built-in
+        own = CONSERVATIVE_STATE.area(sizes_of(model, slots))  # one, 2 words a breakpoint); slots double: up to 2×
+        per_rep += slots * (NJI + NJF + 1 + own.job_ints + own.job_floats) + own.ints + own.floats
         inputs += f", backlog={backlog:,}"
     check_state_bytes(8.0 * reps * per_rep, inputs, fix="use fewer --reps, --batches, servers or a smaller --backlog"
                       if backlog else "use fewer --reps, --batches or servers")
@@ -437,6 +441,7 @@ class MSJFamily:
     title = "multiserver jobs: n servers, jobs holding several servers at once (FCFS, ServerFilling, MSF, ...)"
     order = 0
     env_ids = ("msjgym/MSJ-v0", "msjgym/JobScheduling-v0")
+    smoke = api.Smoke("one-and-n", "fcfs", user_options={"mode": "start"})  # the shared tests' tiny run
     reads_files = True
     """Scenario TOML files with ``system = "msj"`` (or no ``system`` key) are this family's."""
 
@@ -457,7 +462,7 @@ class MSJFamily:
         return api.Scenario("model", self.name, "", {}, model) if isinstance(model, MSJModel) else None
 
     def policies(self) -> Mapping[str, Policy]:
-        return POLICIES
+        return registered(self.name)
 
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
         policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does

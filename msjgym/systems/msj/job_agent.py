@@ -19,13 +19,14 @@ from msjgym.core.env_batch import EnvBatch
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
-from msjgym.policies.msj import Policy
-from msjgym.policies.msj.priority import BACKFILLS, ORDERS
+from msjgym.systems.msj.contract import Policy
+from msjgym.systems.msj import backfilling
+from msjgym.systems.msj.backfilling import BACKFILLS, ORDERS
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import job_control as jc
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.agent import EnvSpec, _outputs
-from msjgym.systems.msj.engine import DEFAULT_BSLD_THRESHOLD, MSJSimulation
+from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation
 from msjgym.systems.msj.job_observation import DEFAULT_TIME_SCALE, FEATURES, JobLayout, JobView
 from msjgym.systems.msj.model import MSJModel
 
@@ -39,17 +40,10 @@ MAX_JOB_WINDOW = 4096
 """K, rows of the observation: a model's network runs over every row at every decision."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class _JobAgent(Policy):
-    """The systems' declaration: decisions taken by the agent (no kernel), with the scratch of ``priority``'s
-    backfilling rules (the running jobs ordered by estimated end: at most ``servers``)."""
-
-    def scratch_size(self, model: MSJModel) -> int:
-        return int(model.servers)
-
-
-JOB_AGENT = _JobAgent(name="agent", summary="decisions taken by an agent through msjgym/JobScheduling-v0",
-                      preemptive=False, source="")
+JOB_AGENT = Policy(name="agent", summary="decisions taken by an agent through msjgym/JobScheduling-v0",
+                   preemptive=False, source="", state=backfilling.STATE)
+"""The systems' declaration: decisions taken by the agent (no kernel), with the state of the backfilling rules it
+applies around the agent's picks (:mod:`msjgym.systems.msj.backfilling`)."""
 
 
 @dataclass(frozen=True)
@@ -209,7 +203,7 @@ class JobBatch(EnvBatch):
     def finish(self) -> None:
         """Grow the job storage and resume the systems that ran out of it (codes == 2)."""
         while (self.codes == 2).any():
-            self.sim.state = msj.grow(self.sim.state)
+            self.sim.grow()
             jc.resume_batch(self.sim.state, self.sim.params, self.ctl, self.jc, self.codes == 2, self.obs,
                             self.masks, self.codes)
 

@@ -10,13 +10,13 @@ else reserve it and backfill, and stop), with the agent choosing the head:
 
 * ``ACTION_PICK``: the agent picks one of the K shown jobs. If it fits, it starts now, and if jobs still wait the
   agent picks again at the same instant (dt = 0). If it does not fit, it is the *reserved head*: the backfilling rule
-  (``priority``'s code, ``policies/msj/priority.py``, with the other waiting jobs in the base order) starts what it
+  (``priority``'s code, :mod:`msjgym.systems.msj.backfilling`, with the other waiting jobs in the base order) starts what it
   allows, and the system runs to the next event, where the agent picks again (it may pick another job).
-  ``B_NONE``: nothing is backfilled. ``B_EASY``: EASY around the head's shadow time (``priority._easy``).
-  ``B_NARROW``: RLScheduler's rule (``priority._narrow``): the head stays the head until it starts, so the agent is
+  ``B_NONE``: nothing is backfilled. ``B_EASY``: EASY around the head's shadow time (``backfilling.easy``).
+  ``B_NARROW``: RLScheduler's rule (``backfilling.narrow``): the head stays the head until it starts, so the agent is
   not asked while it waits; at every event it starts if it fits, else the rule backfills around its shadow time.
   ``B_CONSERVATIVE``: one pick per event: the picked job is placed first in the compression of the schedule, the
-  others follow in the base order (``priority._conservative``), and the jobs whose reservation is now start.
+  others follow in the base order (``backfilling.conservative_sorted``), and the jobs whose reservation is now start.
 * ``ACTION_INSPECT`` (SchedInspector: Zhang, Dai, Bao, Xie & Lu, "SchedInspector: a batch job scheduling inspector
   using reinforcement learning", HPDC'22): the base order's best job (row 0) is the heuristic's pick; ``ACCEPT`` picks
   it as above, ``DELAY`` starts nothing and lets time run to the next event (no backfilling at this instant).
@@ -40,14 +40,14 @@ from collections import namedtuple
 import numpy as np
 
 from msjgym.core.jit import njit
-from msjgym.policies.msj.backfilling import O_FCFS, reservation
-from msjgym.policies.msj.backfilling import heap_running, pop_earliest_end
-from msjgym.policies.msj.priority import B_CONSERVATIVE, B_EASY, B_NARROW, _conservative, _easy, _narrow, heap_waiting, pop_first
+from msjgym.systems.msj.backfilling import (
+    B_CONSERVATIVE, B_EASY, B_NARROW, J_KEY, J_RES, O_FCFS, conservative_sorted, easy, heap_running, heap_waiting,
+    narrow, narrow_head, pop_earliest_end, pop_first, reservation, set_narrow_head)
 from msjgym.systems.msj import control
 from msjgym.systems.msj import job_observation as jo
 from msjgym.systems.msj.control import F_REWARD, X_INITIAL, X_NEED_EVENT, X_TRUNCATED
 from msjgym.systems.msj.state import (
-    INF, J_ARR, J_CLS, J_EST, J_HPOS, J_KEY, J_RES, J_SEQ, NEED_CAPACITY, P_K, P_SERVERS, RUNNING, S_BUSY,
+    INF, J_ARR, J_CLS, J_EST, J_HPOS, J_SEQ, NEED_CAPACITY, P_SERVERS, RUNNING, S_BUSY,
     S_NCOMP, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, start_job)
 
 ACTION_PICK = 0
@@ -112,16 +112,6 @@ def _head(st, jc, b):
     return h
 
 
-@njit(inline="always")
-def _narrow_head(st, pr, b):
-    """``B_NARROW``: the head ``priority._narrow`` keeps (scratch[b, 2K]: its slot + 1), -1 if none any more."""
-    K = pr.ints[P_K]
-    h = st.scratch[b, 2 * K] - 1
-    if h >= 0 and (st.job_i[b, h, J_SEQ] != st.scratch[b, 2 * K + 1] or st.job_i[b, h, J_HPOS] >= 0):
-        return -1
-    return h
-
-
 @njit
 def pick(st, pr, ctl, jc, b, j):
     """Make waiting job j the head: start it if it fits (the agent decides again if jobs wait), else reserve it, let
@@ -134,7 +124,7 @@ def pick(st, pr, ctl, jc, b, j):
     if rule == B_CONSERVATIVE:
         base, q = heap_waiting(st, pr, b, jc.ints[b, Y_ORDER], now)
         st.job_f[b, j, J_KEY] = -INF  # placed first in the compression; the others in the base order
-        _conservative(st, pr, b, base, q, now)
+        conservative_sorted(st, pr, b, base, q, now)
         control.wait(ctl, b)
         return
     if pr.need[st.job_i[b, j, J_CLS]] <= free:
@@ -142,33 +132,31 @@ def pick(st, pr, ctl, jc, b, j):
         return
     if rule == B_EASY and free > 0:
         base, q = heap_waiting(st, pr, b, jc.ints[b, Y_ORDER], now)
-        for k in range(q):  # j to the front: priority._easy backfills the others (sorted by the base order)
-            if st.prof_f[b, base + k] == j:
-                st.prof_f[b, base + k] = st.prof_f[b, base]
-                st.prof_f[b, base] = j
+        for k in range(q):  # j to the front: backfilling.easy backfills the others (sorted by the base order)
+            if st.own_i[b, base + k] == j:
+                st.own_i[b, base + k] = st.own_i[b, base]
+                st.own_i[b, base] = j
                 break
-        _easy(st, pr, b, base, q, free, now)
+        easy(st, pr, b, base, q, free, now)
     elif rule == B_NARROW:
-        K = pr.ints[P_K]  # j becomes priority._narrow's kept head, with its shadow time; _narrow backfills around it
-        st.scratch[b, 2 * K] = j + 1
-        st.scratch[b, 2 * K + 1] = st.job_i[b, j, J_SEQ]
+        set_narrow_head(st, b, j)  # backfilling.narrow's kept head, with its shadow time; narrow backfills around it
         st.job_f[b, j, J_RES] = reservation(st, pr, b, pr.need[st.job_i[b, j, J_CLS]], free, now)[0]
-        _narrow(st, pr, b, O_FCFS, now)
+        narrow(st, pr, b, O_FCFS, now)
     control.wait(ctl, b)
 
 
 @njit
 def _follow_narrow_head(st, pr, ctl, b):
     """``B_NARROW`` at a decision epoch with a head kept: start it if it fits, else backfill around it and run to the
-    next event (``priority._narrow``); returns False when no head is kept (the agent decides)."""
-    h = _narrow_head(st, pr, b)
+    next event (``backfilling.narrow``); returns False when no head is kept (the agent decides)."""
+    h = narrow_head(st, b)
     if h < 0:
         return False
     if pr.need[st.job_i[b, h, J_CLS]] <= pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]:
         start_job(st, pr, b, h)
-        st.scratch[b, 2 * pr.ints[P_K]] = 0
+        set_narrow_head(st, b, -1)
         return True
-    _narrow(st, pr, b, O_FCFS, st.sys_f[b, T_NOW])  # the kept head does not fit: backfill only (order unused)
+    narrow(st, pr, b, O_FCFS, st.sys_f[b, T_NOW])  # the kept head does not fit: backfill only (order unused)
     control.wait(ctl, b)
     return True
 
@@ -219,7 +207,7 @@ def observe(st, pr, ctl, jc, b, obs, mask):
     base, q = heap_waiting(st, pr, b, jc.ints[b, Y_ORDER], now)
     queue_need = 0
     for k in range(q):
-        queue_need += pr.need[st.job_i[b, st.prof_f[b, base + k], J_CLS]]
+        queue_need += pr.need[st.job_i[b, st.own_i[b, base + k], J_CLS]]
     shown = min(q, K)
     sum_r = 0.0
     for i in range(shown):
@@ -231,7 +219,7 @@ def observe(st, pr, ctl, jc, b, obs, mask):
     jc.ints[b, Y_SHOWN] = shown
     P = _profile(st, pr, jc, b, now) if q > 0 else 0
     mean_r = sum_r / shown if shown > 0 else 0.0
-    head = _narrow_head(st, pr, b) if jc.ints[b, Y_BACKFILL] == B_NARROW else _head(st, jc, b)
+    head = narrow_head(st, b) if jc.ints[b, Y_BACKFILL] == B_NARROW else _head(st, jc, b)
     head_delay = 0.0
     if head >= 0 and jc.ints[b, Y_BACKFILL] != 0:  # a backfilling rule (priority.B_NONE = 0) and a reserved head
         if jc.ints[b, Y_BACKFILL] == B_CONSERVATIVE and st.job_f[b, head, J_RES] < INF:
@@ -354,8 +342,7 @@ def step_system(st, pr, ctl, jc, b, action, obs, mask):
 def reset_system(st, pr, ctl, jc, b):
     """Empty system b at time 0, in the episode's initial state (its random stream continues)."""
     control.reset_system(st, pr, ctl, b)
-    K = pr.ints[P_K]
-    st.scratch[b, 2 * K] = 0  # no head kept by priority._narrow
+    set_narrow_head(st, b, -1)  # no head kept by backfilling.narrow
     jc.ints[b, Y_HEAD] = 0
     jc.floats[b, G_SUM] = 0.0
     jc.floats[b, G_FIRST] = st.sys_f[b, T_NEXT_ARR]

@@ -3,7 +3,7 @@ once (the compiled decision path, :mod:`msjgym.systems.msj.job_control`, writes 
 named view :class:`JobView`.
 
 Row i is the i-th shown waiting job: the K best waiting jobs under the environment's ``base_order`` (the orders of
-the ``priority`` policy, ``policies/msj/priority.py``), best first; rows past the waiting jobs are empty
+the ``priority`` policy, :mod:`msjgym.systems.msj.backfilling`), best first; rows past the waiting jobs are empty
 (``PRESENT`` = 0, every job column 0). The machine columns (``FREE`` .. ``HEAD_DELAY``) are the same in every row, empty
 ones included, so that one network shared by the rows sees them (as RLScheduler's per-job network does: Zhang, Dai,
 He, Bao & Xie, "RLScheduler: an automated HPC batch job scheduler using reinforcement learning", SC'20, §4).

@@ -1,19 +1,13 @@
 """The MSJ event loop, compiled once per machine: the transitions that call the policy (arrival, completion, ``run``).
 
 The loop calls the policy through four hooks, each the native address of a kernel compiled on its own
-(:mod:`msjgym.core.plug`), passed in as ``hooks = (schedule, on_arrival, on_departure, decide)``:
-
-* ``schedule(st, pr, b)`` after every event, to update the set of jobs in service (a built-in policy);
-* ``on_arrival(st, pr, b, j)`` after job j joins (before ``schedule``);
-* ``on_departure(st, pr, b, c)`` after a class-c job leaves (before ``schedule``);
-* ``decide(s)`` after every event, with ``s = SystemView(st, pr, b, preemptive)``: a compiled policy of the user's
-  (:mod:`msjgym.systems.msj.compiled`), which reads the system through that module's functions.
-
-``st`` and ``pr`` reach the hooks by reference (:class:`msjgym.core.plug.Ref`, read like the records). An address of
-0 is no hook; an agent-driven system (:mod:`msjgym.systems.msj.control`) passes :data:`NO_HOOKS`. The loop's
-signature (:func:`signature`) is fixed, so it is compiled once, cached, and never again for a new policy; the hooks'
-signatures are :func:`hook_signatures`. The policy-independent transitions and the Python handle are in
-:mod:`msjgym.systems.msj.engine`.
+(:mod:`msjgym.core.plug`), passed in as ``hooks = (schedule, on_arrival, on_departure, decide)``: the slots of the
+family's contract (:data:`msjgym.systems.msj.contract.KERNELS`, which says when each is called), ``decide`` being a
+compiled policy of the user's. An address of 0 is no hook; an agent-driven system
+(:mod:`msjgym.systems.msj.control`) passes :data:`NO_HOOKS`. The loop's signature (:func:`signature`) is fixed, so it
+is compiled once, cached, and never again for a new policy; the hooks' signatures are
+:func:`msjgym.systems.msj.contract.hook_signatures`. The policy-independent transitions and the Python handle are in
+:mod:`msjgym.systems.msj.simulation`.
 
 Events: an arrival, the completions at one instant, or (saturated mode) a refill of the backlog; the policy's
 ``schedule`` runs once after each.
@@ -27,13 +21,14 @@ from numba import types
 
 from msjgym.core import histogram, rng
 from msjgym.core.jit import njit
-from msjgym.core.plug import Ref, call, record_type, ref
+from msjgym.core.plug import call, ref
+from msjgym.systems.msj.contract import HOOKS, record_types
 from msjgym.systems.msj.transitions import _checkpoint, _draw_job, _flush, _progress, _record_admission
 from msjgym.systems.msj.state import (
     B_NCOMP, B_NDONE, B_SUM_BSLD, B_SUM_T, B_SUM_W, DONE, INVARIANT, J_BATCH, J_CLS, J_ID, J_SIZE, NEED_CAPACITY,
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
     S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
-    check_invariants, example_params, example_state, heap_remove, next_completion_time, remove_job)
+    check_invariants, heap_remove, next_completion_time, remove_job)
 from msjgym.systems.msj.state import J_WAIT, P_TAU
 from msjgym.systems.msj.trace.arrivals import replay_arrival
 
@@ -41,24 +36,6 @@ NO_HOOKS = (0, 0, 0, 0)
 """The hooks of a system whose decisions are taken from outside (an agent): none."""
 
 
-@functools.lru_cache(maxsize=1)
-def record_types() -> tuple[types.Type, types.Type]:
-    """The numba types of the state record and of the parameters (every array C-contiguous)."""
-    return record_type(example_state()), record_type(example_params())
-
-
-@functools.lru_cache(maxsize=1)
-def hook_signatures() -> tuple[types.Type, types.Type, types.Type, types.Type]:
-    """The signatures a policy's ``schedule``, ``on_arrival``, ``on_departure`` and ``decide`` kernels are compiled
-    for (in the order of ``hooks``)."""
-    state, params = (Ref(t) for t in record_types())
-    i = types.int64
-    view = types.NamedTuple((state, params, i, types.boolean), SystemView)
-    return (types.void(state, params, i), types.void(state, params, i, i), types.void(state, params, i, i),
-            types.void(view))
-
-
-HOOKS = types.UniTuple(types.int64, 4)
 
 
 @functools.lru_cache(maxsize=1)

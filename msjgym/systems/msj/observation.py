@@ -28,7 +28,7 @@ from functools import cached_property
 import numpy as np
 
 from msjgym.core.jit import njit
-from msjgym.core.observation import ObservationView
+from msjgym.core.observation import ObservationView, counts_text, server_bar
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj.state import MODE_START
 
@@ -248,6 +248,15 @@ class StartView(_MSJView):
             raise ValueError(f"class {c}: must be in [0, {self.layout.classes})")
         return int(class_action(self.layout.window, c))
 
+    def render_lines(self) -> list[str]:
+        """``render_mode="ansi"`` (:mod:`msjgym.envs.render`): the servers, the counts per class, the window."""
+        n = self.layout.servers
+        return [f"servers {server_bar(n - self.free_servers, n)}",
+                "in service per class " + counts_text(self.in_service),
+                "waiting per class    " + counts_text(self.waiting),
+                "queue (oldest first, needs) " + " ".join(f"[{v}]" for v in self.window_needs if v > 0)
+                + (" ..." if self.truncated else "")]
+
 
 class PreemptiveView(_MSJView):
     """``mode="preemptive"``: the set in service being chosen, one job at a time, after an event. Counts are int64
@@ -316,3 +325,13 @@ class PreemptiveView(_MSJView):
             raise ValueError(f"class {c}: must be in [0, {self.layout.classes})")
         return int(c)
 
+    def render_lines(self) -> list[str]:
+        """``render_mode="ansi"`` (:mod:`msjgym.envs.render`): the servers chosen, the counts per class, the jobs."""
+        n = self.layout.servers
+        return [f"servers chosen {server_bar(n - self.servers_left, n)}",
+                "present per class    " + counts_text(self.present),
+                "in service per class " + counts_text(self.in_service),
+                "chosen per class     " + counts_text(self.chosen),
+                "jobs (oldest first; * in service) " + " ".join(
+                    f"c{c}{'*' if s else ''}" for c, s in zip(self.sequence_classes, self.sequence_in_service)
+                    if c >= 0) + (" ..." if self.truncated else "")]

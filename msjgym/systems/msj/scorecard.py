@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from msjgym.core.distributions import Exponential
 from msjgym.core.references import Reference
-from msjgym.policies.msj import Policy
+from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj.model import MSJModel
 from msjgym.theory import queues
 from msjgym.systems.msj.theory import multilevel, server_filling, zero_queueing

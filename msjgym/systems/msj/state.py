@@ -7,7 +7,7 @@ Jobs of each class form a doubly linked list in arrival order. Every built-in po
 the jobs in service as a *prefix* of that list (the oldest ``x_c`` class-c jobs are the ones served), so a
 policy is fully described by per-class target counts, and ``C_BOUND`` points at the first waiting job of the class.
 Starting a job takes the first waiting job of its class; preempting takes the youngest served one
-(preempt-resume: its remaining duration is kept). Job-level policies (SRPT-like orders, backfilling) start and
+(preempt-resume: its remaining duration is kept). Job-level policies (any order of jobs, across classes) start and
 preempt any job with ``start_job`` / ``preempt_job`` / ``kill_job``, which relink it so that the served jobs stay a
 prefix of the class's list (in the order they started) and the waiting jobs stay in arrival order. Jobs in service sit in a binary heap keyed on completion time
 (ties: older job first), so general duration laws need no event calendar beyond it.
@@ -17,6 +17,7 @@ Time-average statistics are integrated lazily per class (an area is updated only
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -37,15 +38,14 @@ S_NFREE = 8  # free job slots
 S_BATCH = 9  # current measurement batch: -1 during warm-up, NB after the window
 S_MEAS = 10  # measured jobs still in system
 S_STATUS = 11  # RUNNING, DONE, UNSTABLE, NEED_CAPACITY, INVARIANT
-S_FRONT_NEED = 12  # total need of the jobs in the front (ServerFilling)
-S_NCHK = 13  # checkpoints recorded (instability detector)
-S_NEXT_CHK = 14  # event count of the next checkpoint
-S_ERROR = 15  # debug: code of the violated invariant
-S_NEED = 16  # Σ need over the jobs in system (waiting or not)
-S_ERRARG = 17  # the value a compiled policy of the user's passed in its invalid decision
-S_TRACE0 = 18  # a replayed trace: index of the trace job that arrives first (0: the trace's first; msjgym/MSJ-v0's
+S_NCHK = 12  # checkpoints recorded (instability detector)
+S_NEXT_CHK = 13  # event count of the next checkpoint
+S_ERROR = 14  # debug: code of the violated invariant
+S_NEED = 15  # Σ need over the jobs in system (waiting or not)
+S_ERRARG = 16  # the value a compiled policy of the user's passed in its invalid decision
+S_TRACE0 = 17  # a replayed trace: index of the trace job that arrives first (0: the trace's first; msjgym/MSJ-v0's
 #                trace_windows episodes start at a random one, msjgym.systems.msj.control.reset_system)
-NSI = 19
+NSI = 18
 
 # sys_f[b, :] (float64 scalars per system)
 T_NOW = 0  # current time
@@ -62,9 +62,7 @@ C_TAIL = 1  # youngest class-c job
 C_BOUND = 2  # first waiting class-c job (-1: none waiting)
 C_N = 3  # class-c jobs in system
 C_X = 4  # class-c jobs in service
-C_FEND = 5  # first class-c job outside the front (-1: all in front) (ServerFilling)
-C_F = 6  # class-c jobs in the front (ServerFilling)
-NCI = 7
+NCI = 5
 
 # cls_f[b, c, :]
 C_LAST = 0  # time up to which the class's areas are integrated
@@ -81,8 +79,7 @@ J_PREV = 3  # previous (older) job of the same class, -1 if none
 J_HPOS = 4  # position in the heap when in service, -1 when waiting
 J_BATCH = 5  # measurement batch of the job's arrival, -1 if not measured
 J_ID = 6  # index of the job in a replayed trace (-1 otherwise)
-J_MARK = 7  # the policy's own mark on the job (-1 on arrival; e.g. balanced-splitting: which server set serves it)
-NJI = 8
+NJI = 7  # job_i[b, j, NJI:]: the running policy's own per-job ints (-1 for a new job; msjgym.systems.msj.contract)
 
 # job_f[b, j, :]
 J_ARR = 0  # arrival time
@@ -91,12 +88,10 @@ J_REM = 2  # remaining duration at the last start (or preemption)
 J_START = 3  # time of the last start
 J_DONE = 4  # completion time while in service
 J_EST = 5  # the scheduler's runtime estimate of the whole duration (>= J_SIZE unless the scenario allows less)
-J_RES = 6  # reservation: the time the job is planned to start (conservative backfilling; inf until reserved)
-J_KEY = 7  # scratch for a job-level policy: its sort key at the last decision (ServerFilling-SRPT / -Gittins)
-J_WAIT = 8  # time spent not being served usefully before the current waiting spell (waiting, and the lost service of
+J_WAIT = 6  # time spent not being served usefully before the current waiting spell (waiting, and the lost service of
 #             a killed run); the job's wait is this when it completes, exactly 0 if it started on arrival
-J_IDLE = 9  # when the current waiting spell began (the arrival, the last preemption or kill)
-NJF = 10
+J_IDLE = 7  # when the current waiting spell began (the arrival, the last preemption or kill)
+NJF = 8  # job_f[b, j, NJF:]: the running policy's own per-job floats (+inf for a new job)
 
 # bstat[b, batch, c, :] (per measurement batch and class)
 B_SUM_T = 0  # sum of response times of measured jobs that completed
@@ -165,15 +160,22 @@ EST_TRACE = 3  # estimate = a replayed trace's requested time (params.trace_e)
 
 MSJState = namedtuple(
     "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone jobwait erng "
-                "prof_t prof_f")
+                "own_i own_f")
 MSJState.__doc__ = """Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis).
 
-``erng[B, 4]``: the runtime-estimate stream (xoshiro256**), used only by a random estimate law; seeded at each
-system's first job from a hash of the job stream's state (which it does not advance; see ``seed_estimate_stream``).
-``prof_t[B, P]``, ``prof_f[B, P]``: room for a profile of future free servers (breakpoint times, free servers from
-each breakpoint on), P = 2·servers + 4·capacity + 4, grown with the job capacity (conservative backfilling); then
-``capacity`` entries, an order buffer for the waiting jobs (``profile_size``).
+``scratch[B, 3K]``: the kernels' working area (per-class targets of ``apply_targets`` in [0, K), walk pointers in
+[K, 2K), a per-class flag in [2K, 3K)), overwritten by any kernel during its call. ``erng[B, 4]``: the
+runtime-estimate stream (xoshiro256**), used only by a random estimate law; seeded at each system's first job from a
+hash of the job stream's state (which it does not advance; see ``seed_estimate_stream``). ``own_i[B, NI]``,
+``own_f[B, NF]``, and the per-job columns ``job_i[..., NJI:]``, ``job_f[..., NJF:]``: the running policy's own state,
+sized by its declaration (:class:`OwnArea`; :mod:`msjgym.systems.msj.contract` says how a policy declares it).
 """
+
+OwnArea = namedtuple("OwnArea", "ints floats job_ints job_floats")
+OwnArea.__doc__ = """How large the running policy's own areas of the record are: ``own_i[b]`` and ``own_f[b]`` entries
+per system, and int64 / float64 entries per job after the system's own fields."""
+
+NO_AREA = OwnArea(0, 0, 0, 0)
 
 MSJParams = namedtuple(
     "MSJParams",
@@ -349,7 +351,7 @@ def _link_before(st, b, c, j, k):
 def start_job(st, pr, b, j):
     """Start the waiting job j, whichever of its class's waiting jobs it is (it must fit).
 
-    Job-level service (SRPT-like and backfilling policies): j moves to the end of its class's served prefix, so the
+    Job-level service (a policy ordering jobs across classes): j moves to the end of its class's served prefix, so the
     served jobs of a class stay a prefix of its list and its waiting jobs stay in arrival order.
     """
     c = st.job_i[b, j, J_CLS]
@@ -481,7 +483,10 @@ def add_job(st, pr, b, c, size, batch, ident):
     st.job_i[b, j, J_HPOS] = -1
     st.job_i[b, j, J_BATCH] = batch
     st.job_i[b, j, J_ID] = ident
-    st.job_i[b, j, J_MARK] = -1
+    for k in range(NJI, st.job_i.shape[2]):  # the policy's own per-job entries start at -1 and +inf
+        st.job_i[b, j, k] = -1
+    for k in range(NJF, st.job_f.shape[2]):
+        st.job_f[b, j, k] = INF
     now = st.sys_f[b, T_NOW]
     st.job_f[b, j, J_ARR] = now
     st.job_f[b, j, J_SIZE] = size
@@ -489,7 +494,6 @@ def add_job(st, pr, b, c, size, batch, ident):
     st.job_f[b, j, J_WAIT] = 0.0
     st.job_f[b, j, J_IDLE] = now
     st.job_f[b, j, J_EST] = draw_estimate(st, pr, b, size, ident, st.job_i[b, j, J_SEQ])
-    st.job_f[b, j, J_RES] = INF
     tail = st.cls_i[b, c, C_TAIL]
     st.job_i[b, j, J_PREV] = tail
     st.job_i[b, j, J_NEXT] = -1
@@ -548,13 +552,38 @@ def remove_job(st, pr, b, j):
 @njit(inline="always")
 def departed_job(st, b):
     """In a policy's ``on_departure`` hook: the slot of the job that has just left (``remove_job`` puts it last on
-    the free list). Its fields (class, ``J_MARK``, times) are kept until an arrival reuses the slot; ``J_SEQ`` is -1."""
+    the free list). Its fields (class, the policy's own per-job entries, times) are kept until an arrival reuses the slot; ``J_SEQ`` is -1."""
     return st.slots[b, st.sys_i[b, S_NFREE] - 1]
 
 
 @njit(inline="always")
 def seq_of(st, b, j):
     return st.job_i[b, j, J_SEQ]
+
+
+@njit(inline="always")
+def oldest_waiting(st, pr, b):
+    """The oldest waiting job of system b, whatever its class (-1: none). O(K)."""
+    best = -1
+    for c in range(pr.ints[P_K]):
+        j = st.cls_i[b, c, C_BOUND]
+        if j >= 0 and (best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, best, J_SEQ]):
+            best = j
+    return best
+
+
+@njit(inline="always")
+def next_in_arrival_order(st, pr, b, free):
+    """The K-way merge of the classes' walk pointers (``scratch[b, K + c]``) by arrival order, over the classes whose
+    need is at most ``free``: the class whose pointed-at job is oldest (-1: none)."""
+    K = pr.ints[P_K]
+    best = -1
+    for c in range(K):
+        j = st.scratch[b, K + c]
+        if j >= 0 and pr.need[c] <= free and (
+                best < 0 or st.job_i[b, j, J_SEQ] < st.job_i[b, st.scratch[b, K + best], J_SEQ]):
+            best = c
+    return best
 
 
 @njit
@@ -615,12 +644,13 @@ INVARIANT_NAMES = {
 
 
 def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch: int, nbins: int,
-              scratch: int, rng: np.ndarray, trace_jobs: int = 0) -> MSJState:
+              rng: np.ndarray, trace_jobs: int = 0, own: OwnArea = NO_AREA) -> MSJState:
     """Allocate an empty state for ``batch`` systems (time 0, no jobs); ``trace_jobs`` completion times are kept
-    for a replayed trace (``jobdone``, NaN until the job completes), and their waits (``jobwait``)."""
+    for a replayed trace (``jobdone``, NaN until the job completes), and their waits (``jobwait``); ``own``: the
+    running policy's areas, for ``capacity`` job slots."""
     B, K = batch, num_classes
     cls_i = np.zeros((B, K, NCI), dtype=np.int64)
-    cls_i[:, :, [C_HEAD, C_TAIL, C_BOUND, C_FEND]] = -1
+    cls_i[:, :, [C_HEAD, C_TAIL, C_BOUND]] = -1
     slots = np.tile(np.arange(capacity - 1, -1, -1, dtype=np.int64), (B, 1))
     sys_i = np.zeros((B, NSI), dtype=np.int64)
     sys_i[:, S_NFREE] = capacity
@@ -630,12 +660,12 @@ def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch:
         sys_f=np.zeros((B, NSF), dtype=np.float64),
         cls_i=cls_i,
         cls_f=np.zeros((B, K, NCF), dtype=np.float64),
-        job_i=np.full((B, capacity, NJI), -1, dtype=np.int64),
-        job_f=np.zeros((B, capacity, NJF), dtype=np.float64),
+        job_i=np.full((B, capacity, NJI + own.job_ints), -1, dtype=np.int64),
+        job_f=np.zeros((B, capacity, NJF + own.job_floats), dtype=np.float64),
         heap=np.full((B, servers), -1, dtype=np.int64),
         slots=slots,
         rng=rng,
-        scratch=np.zeros((B, scratch), dtype=np.int64),
+        scratch=np.zeros((B, 3 * K), dtype=np.int64),
         bstat=np.zeros((B, nbatch, K, NBS), dtype=np.float64),
         bsys=np.zeros((B, nbatch, NBSYS), dtype=np.float64),
         hist=np.zeros((B, nbatch, K, nbins), dtype=np.int64),
@@ -643,26 +673,26 @@ def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch:
         jobdone=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
         jobwait=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
         erng=np.ones((B, 4), dtype=np.uint64),
-        prof_t=np.zeros((B, profile_size(servers, capacity)), dtype=np.float64),
-        prof_f=np.zeros((B, profile_size(servers, capacity)), dtype=np.int64),
+        own_i=np.zeros((B, own.ints), dtype=np.int64),
+        own_f=np.zeros((B, own.floats), dtype=np.float64),
     )
 
 
-def profile_size(servers: int, capacity: int) -> int:
-    """Breakpoints a profile of future free servers may need: one per running job's end (at most ``servers``
-    jobs run), two per waiting job's reservation, twice over (a job is placed again before its old breakpoints are
-    dropped), and the first and last; then ``capacity`` more, whose ``prof_f`` entries are an order buffer (the
-    waiting jobs sorted by a priority policy: ``policies/msj/priority.py``). At least 8·capacity + 16: conservative
-    backfilling keeps its profile between events from entry 8 (at most 4·capacity + 3 breakpoints) and, in
-    ``prof_t``, the profile's prefix maxima after it (``policies/msj/conservative_backfilling.py``)."""
-    return max(2 * servers + 5 * capacity + 4, 8 * capacity + 16)
+def _resized(area: np.ndarray, size: int) -> np.ndarray:
+    """``area[B, :]`` with ``size`` entries per system: its first entries kept, the new ones zero."""
+    out = np.zeros((area.shape[0], size), dtype=area.dtype)
+    keep = min(size, area.shape[1])
+    out[:, :keep] = area[:, :keep]
+    return out
 
 
-def grow(st: MSJState) -> MSJState:
-    """Double the job capacity of every system; slot numbers of existing jobs are kept."""
+def grow(st: MSJState, own: Callable[[int], OwnArea] | None = None) -> MSJState:
+    """Double the job capacity of every system; slot numbers of existing jobs (and their fields, the policy's per-job
+    entries included) are kept. ``own(capacity)``: the running policy's areas for a capacity (None: keep their
+    sizes); the areas are sized again for the new capacity and keep their first entries."""
     B, cap, _ = st.job_i.shape
-    job_i = np.full((B, 2 * cap, NJI), -1, dtype=np.int64)
-    job_f = np.zeros((B, 2 * cap, NJF), dtype=np.float64)
+    job_i = np.full((B, 2 * cap, st.job_i.shape[2]), -1, dtype=np.int64)
+    job_f = np.zeros((B, 2 * cap, st.job_f.shape[2]), dtype=np.float64)
     job_i[:, :cap] = st.job_i
     job_f[:, :cap] = st.job_f
     slots = np.zeros((B, 2 * cap), dtype=np.int64)
@@ -672,16 +702,14 @@ def grow(st: MSJState) -> MSJState:
         slots[b, :cap] = new_slots
         slots[b, cap:cap + nfree] = st.slots[b, :nfree]
         st.sys_i[b, S_NFREE] = nfree + cap
-    servers = st.heap.shape[1]
-    size = profile_size(servers, 2 * cap)
-    prof_t = np.zeros((B, size), dtype=np.float64)
-    prof_f = np.zeros((B, size), dtype=np.int64)
-    return st._replace(job_i=job_i, job_f=job_f, slots=slots, prof_t=prof_t, prof_f=prof_f)
+    area = own(2 * cap) if own is not None else OwnArea(st.own_i.shape[1], st.own_f.shape[1], 0, 0)
+    return st._replace(job_i=job_i, job_f=job_f, slots=slots, own_i=_resized(st.own_i, area.ints),
+                       own_f=_resized(st.own_f, area.floats))
 
 
 def example_state() -> MSJState:
     """A state of one tiny system: its numba type is the state's type in every compiled signature."""
-    return new_state(1, 1, 1, 1, 1, 1, 1, np.ones((1, 4), dtype=np.uint64))
+    return new_state(1, 1, 1, 1, 1, 1, np.ones((1, 4), dtype=np.uint64), own=OwnArea(1, 1, 0, 0))
 
 
 def example_params() -> MSJParams:

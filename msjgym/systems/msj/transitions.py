@@ -2,7 +2,7 @@
 records and the instability detector.
 
 The event loop that calls them around the policy's kernels is :mod:`msjgym.systems.msj.loop`; the Python handle
-that drives it is :mod:`msjgym.systems.msj.engine`.
+that drives it is :mod:`msjgym.systems.msj.simulation`.
 """
 from __future__ import annotations
 

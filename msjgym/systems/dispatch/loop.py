@@ -25,26 +25,24 @@ has left, so the per-job mean is not biased toward short jobs.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
-import numpy as np
 from numba import types
 
 from msjgym.core import rng
 from msjgym.core.jit import njit
-from msjgym.core.plug import Ref, call_int, ref
+from msjgym.core.plug import call_int, ref
 from msjgym.core.sampling import sample
+from msjgym.systems.dispatch.contract import (
+    BATCH, F_SPEEDS, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K,
+    P_LCAP, P_N, PARAMS)
 from msjgym.systems.dispatch.state import (
-    BAD_SERVER, BATCH, F_SPEEDS, S_BAD, INFO_IDLE_QUEUE, INFO_POOLING, INFO_PULL, INFO_PUSH, INFO_QUEUE_ORDER, P_BATCH, P_INFO, P_K,
-    P_LCAP, P_N)
-from msjgym.systems.dispatch.state import (
-    DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_CLOCKS,
-    S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_RR, S_STATUS, T_EXO,
+    BAD_SERVER, DONE, F_SUMR, F_SUMR2, J_ARR, J_MEAS, J_NEXT, J_PREV, J_SIZE, NEED_JOBS, NEED_LEVELS, RUNNING, S_BAD,
+    S_CLOCKS, S_EVENTS, S_HEAPN, S_MEAS, S_MSG, S_NARR, S_NDONE, S_NFREE, S_NIDLE, S_PHASE, S_QORDER, S_STATUS, T_EXO,
     T_NOW, T_RATE, T_WIN0, T_WIN1, V_E, V_HEAD, V_IDPOS, V_POS, V_Q, V_TAIL, W_CT, W_PEND, bucket_down,
     bucket_pick_max, bucket_reset, bucket_up, heap_pop, heap_push, heap_replace_top, heap_top, idle_add,
     STATE, idle_remove, job_alloc, job_free, job_unlink)
 
-# params.ints (P_N .. P_LCAP are shared with the dispatchers of msjgym.policies.dispatch)
+# params.ints (P_N .. P_LCAP, which the dispatchers read, are declared in msjgym.systems.dispatch.contract)
 P_JOBS = 6  # arrivals in the run (measured: warmup .. jobs - 1)
 P_WARMUP = 7
 P_DKIND = 8  # job-size law kind (msjgym.core.sampling)
@@ -70,16 +68,8 @@ REMOVE_LAST = 0  # the last job in line (default)
 REMOVE_NEXT = 1  # the first waiting job (next to start)
 REMOVE_RANDOM = 2  # a uniformly random waiting job (O(queue length))
 
-DispatchParams = namedtuple("DispatchParams", "ints floats ddata")
-DispatchParams.__doc__ = ("Read-only parameters: ``ints[NPI]``, ``floats[NPF + N]`` (the last N: the servers' "
-                          "speeds), the encoded size law ``ddata``.")
+assert P_JOBS == P_LCAP + 1
 
-PARAMS = types.NamedTuple((types.int64[::1], types.float64[::1], types.float64[::1]), DispatchParams)
-"""numba type of a ``DispatchParams`` (C-contiguous arrays)."""
-CHOOSE = types.int64(Ref(STATE), Ref(PARAMS), types.int64, types.float64)
-"""The signature of a dispatcher's decision, ``choose(st, pr, b, now) -> server`` (or ``BATCH``): the state and the
-parameters by reference (:class:`msjgym.core.plug.Ref`, read like the records). Each dispatcher's kernel is compiled
-for it on its own (:func:`msjgym.core.plug.address`) and the loop calls it at its address."""
 RUN = types.int64(STATE, PARAMS, types.int64, types.int64, types.int64)
 """The signature the event loop :func:`run` is compiled for, once per machine (cached), whatever the dispatcher."""
 RESET = types.none(STATE, PARAMS, types.int64)
@@ -87,7 +77,7 @@ RESET = types.none(STATE, PARAMS, types.int64)
 
 
 @njit(inline="always")
-def _speed(pr, i):
+def speed(pr, i):
     """Server i's speed (work per unit time)."""
     return pr.floats[F_SPEEDS + i] if pr.ints[P_SPEEDS] else pr.floats[F_SPEED]
 
@@ -177,7 +167,7 @@ def _enqueue(st, pr, b, i, now, measured):
     if k == 0:
         idle_remove(st, i)
         if not clocks:
-            t = now + size / _speed(pr, i)
+            t = now + size / speed(pr, i)
             st.srvf[i, W_CT] = t
             if not heap_push(st, i, t):
                 st.si[S_STATUS] = NEED_JOBS
@@ -215,7 +205,7 @@ def _arrive(st, pr, b, i, now):
 
 @njit(inline="always")
 def _arrival(st, pr, b, choose, refs, now):
-    """The dispatcher's kernel at address ``choose`` places the arrival (or, returning ``BATCH``, a batch: ``wfl[j]``
+    """The dispatcher's kernel at address ``choose`` places the arrival (or, returning ``BATCH``, a batch: ``batch[j]``
     jobs on ``perm[j]``); ``refs``: the state and the parameters by reference."""
     i = call_int(choose, refs[0], refs[1], b, now)
     batch = i == BATCH
@@ -226,7 +216,7 @@ def _arrival(st, pr, b, choose, refs, now):
         return
     for j in range(pr.ints[P_K] if batch else 1):  # one place where a job joins (compiled once)
         server = st.perm[j] if batch else i
-        for _ in range(st.wfl[j] if batch else 1):
+        for _ in range(st.batch[j] if batch else 1):
             _arrive(st, pr, b, server, now)
 
 
@@ -244,7 +234,7 @@ def _completion(st, pr, b, i, now):
     elif h >= 0:
         size = st.jobf[h, J_SIZE]
         st.srvf[i, W_PEND] -= size
-        t = now + size / _speed(pr, i)
+        t = now + size / speed(pr, i)
         st.srvf[i, W_CT] = t
         heap_replace_top(st, t)
     else:
@@ -333,8 +323,9 @@ def reset(st, pr, b):
     for k in range(st.area.size):
         st.area[k] = 0.0
         st.last[k] = 0.0
+    for x in range(st.own.size):
+        st.own[x] = 0
     st.si[S_STATUS] = RUNNING
-    st.si[S_RR] = 0
     r = _exo_rate(st, pr)
     st.sf[T_RATE] = r
     st.sf[T_EXO] = rng.exponential(st.rng, b) / r
@@ -440,10 +431,10 @@ def place_arrival(st, pr, b, i):
 @njit
 def run(st, pr, b, choose, max_events):
     """Advance replication b (stream ``st.rng[b]``) by up to ``max_events`` events, the arrivals placed by the
-    dispatcher's kernel at address ``choose`` (:func:`choose_address`); returns S_STATUS.
+    dispatcher's kernel at address ``choose`` (``contract.KERNELS.addresses(policy)[0]``); returns S_STATUS.
 
     DONE when every measured job has left; NEED_LEVELS / NEED_JOBS when the arrays are too small (rerun larger).
-    Compiled once, for :data:`RUN` (:func:`units`), whatever the dispatcher.
+    Compiled once, for :data:`RUN` (``contract.KERNELS.units(policy, loops=LOOPS)``), whatever the dispatcher.
     """
     refs = (ref(st), ref(pr))
     for _ in range(max_events):
@@ -457,18 +448,7 @@ def run(st, pr, b, choose, max_events):
     return st.si[S_STATUS]
 
 
-def units(policy) -> list:
-    """What a run of the built-in dispatcher ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the
-    event loop (once per machine) and the dispatcher's ``choose`` kernel, for :data:`CHOOSE`."""
-    from msjgym.core.compiling import Unit
 
-    return [Unit("the dispatch event loop", "dispatch loop", run, RUN),
-            Unit("the dispatch event loop", "dispatch loop reset", reset, RESET),
-            Unit(f"dispatcher {policy.name}", "dispatch policy", policy.choose, CHOOSE)]
-
-
-def choose_address(policy) -> int:
-    """The address of the built-in dispatcher ``policy``'s compiled ``choose`` (compiled or loaded on first use)."""
-    from msjgym.core.plug import address
-
-    return address(policy.choose, CHOOSE)
+LOOPS = ((run, RUN), (reset, RESET))
+"""The loop's entry points with their signatures: the loop units of ``contract.KERNELS.units(policy, loops=LOOPS)``,
+compiled once per machine whatever the dispatcher."""

@@ -12,8 +12,9 @@ dispatch family's simulation (:mod:`msjgym.systems.dispatch.family`) hands them 
 Protocol (Hellemans, Kielanski & Van Houdt §8; docs/modelling-choices.md#lb-protocol): each replication starts empty,
 runs ``arrivals`` arrivals (default N·10⁴), discards the first ``warmup`` of them (10 %) and measures the rest.
 
-Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.dispatch`; event loop and
-costs: :mod:`msjgym.systems.dispatch.kernel`; data structures: :mod:`msjgym.systems.dispatch.state`.
+Model and policies: :mod:`msjgym.systems.dispatch.model`, :mod:`msjgym.policies.dispatch` (reached through
+``registered("dispatch")``); the dispatchers' interface: :mod:`msjgym.systems.dispatch.contract`; event loop and
+costs: :mod:`msjgym.systems.dispatch.loop`; data structures: :mod:`msjgym.systems.dispatch.state`.
 """
 from __future__ import annotations
 
@@ -24,15 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from msjgym.core import rng
 from msjgym.core.distributions import Exponential
+from msjgym.core.policy_registry import registered
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.dispatch import POLICIES
-from msjgym.systems.dispatch import kernel as kern
+from msjgym.systems.dispatch import loop
+from msjgym.systems.dispatch.contract import (
+    KERNELS, P_BATCH, P_D, P_INFO, P_K, P_LCAP, P_N, DispatchParams, DispatchPolicy)
 from msjgym.systems.dispatch.model import REMOVE_MODES, DispatchModel
 from msjgym.systems.dispatch.state import (
-    BAD_SAMPLE, BAD_SERVER, DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, NJ, NSF, NSI, NV, P_BATCH, P_D, P_INFO, P_K,
-    P_LCAP, P_N, S_BAD, S_EVENTS, S_MSG, S_NARR, S_NDONE, T_WIN0, T_WIN1, DispatchState)
+    BAD_SAMPLE, BAD_SERVER, DONE, F_SUMR, NEED_JOBS, NEED_LEVELS, S_BAD, S_EVENTS, S_MSG, S_NARR, S_NDONE, T_WIN0,
+    T_WIN1, DispatchState, new_state)
 
 MAX_EVENTS = 1 << 62
 MAX_LEVELS = 1 << 20
@@ -55,38 +57,28 @@ class Replication:
     seconds: float  # wall-clock time of the compiled loop
 
 
-def _aligned(rows: int, cols: int, dtype: type, offset: int = 0) -> np.ndarray:
-    """An empty ``[rows, cols]`` array whose byte ``offset`` from its start falls on a 64-byte boundary."""
-    item = np.dtype(dtype).itemsize
-    buf = np.empty(rows * cols * item + 128, dtype=np.uint8)
-    start = (offset - buf.ctypes.data) % 64
-    return buf[start: start + rows * cols * item].view(dtype).reshape(rows, cols)
+def builtin(name: str) -> DispatchPolicy:
+    """The built-in dispatcher ``name`` (its declaration, from the registry)."""
+    return registered("dispatch")[name]
 
 
-def _state(n: int, jobs: int, levels: int, wf_len: int, reps: int, seed: int | None) -> DispatchState:
-    i64 = np.int64
-    streams, _ = rng.spawn_states(seed, reps)
-    srv = _aligned(n, NV, i64)
-    job = _aligned(jobs, NJ, i64)
-    return DispatchState(
-        si=np.zeros(NSI, dtype=i64), sf=np.zeros(NSF), rng=streams, srv=srv, srvf=srv.view(np.float64),
-        qord=np.empty(n, dtype=i64), qstart=np.empty(levels + 2, dtype=i64), qcnt=np.zeros(levels + 1, dtype=i64),
-        eord=np.empty(n, dtype=i64), estart=np.empty(levels + 2, dtype=i64),
-        idl=np.empty(n, dtype=i64), perm=np.empty(n, dtype=i64),
-        hp=_aligned(n + jobs, 2, np.float64, offset=16),  # children 4p+1..4p+4 of a node: one cache line
-        jobi=job, jobf=job.view(np.float64), jfree=np.empty(jobs, dtype=i64),
-        area=np.zeros(levels + 1), last=np.zeros(levels + 1),
-        wfh=np.empty(wf_len, dtype=i64), wfl=np.empty(wf_len, dtype=i64))
+def _state(m: DispatchModel, policy: DispatchPolicy, jobs: int, levels: int, reps: int,
+           seed: int | None) -> DispatchState:
+    """The record for ``policy`` on ``m``: ``jobs`` job rows, queue lengths up to ``levels``, the batch arrays of
+    ``m``'s batches and the dispatcher's own area, ``reps`` streams from ``seed``."""
+    return new_state(m.servers, jobs, levels, max(m.sample_size, 1), policy.own_size(m), reps, seed)
 
 
 COMPLETIONS = ("auto", "heap", "clocks")
 
 
-def _clocks(m: DispatchModel, completions: str) -> bool:
-    """Whether completions run as competing clocks (exponential sizes; not least-loaded-d, which needs sizes)."""
+def _clocks(m: DispatchModel, completions: str, policy: DispatchPolicy | None = None) -> bool:
+    """Whether completions run as competing clocks (exponential sizes and equal speeds; not for a dispatcher that
+    reads the work in the queues, ``reads_sizes``); ``policy``: the dispatcher (default: the built-in ``m.policy``)."""
     if completions not in COMPLETIONS:
         raise ScenarioError(f"completions = {completions!r}: must be one of {', '.join(COMPLETIONS)}")
-    able = isinstance(m.dist, Exponential) and m.policy != "least-loaded-d" and m.speeds is None
+    policy = builtin(m.policy) if policy is None else policy
+    able = isinstance(m.dist, Exponential) and not policy.reads_sizes and m.speeds is None
     if completions == "clocks" and not able:
         raise ScenarioError(f"completions = 'clocks': needs exponential job sizes, equal server speeds and a policy "
                             f"that does not read job sizes (got dist = {m.dist}, "
@@ -96,40 +88,40 @@ def _clocks(m: DispatchModel, completions: str) -> bool:
 
 
 def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: bool = False,
-            policy: Any = None) -> kern.DispatchParams:
+            policy: Any = None) -> DispatchParams:
     """The loop's parameters; ``policy``: the dispatcher's declaration (default: the built-in ``m.policy``). The last
     ``compiled.NARG`` ints and floats hold a compiled dispatcher's parameters (``msjgym.systems.dispatch.compiled``)."""
     from msjgym.systems.dispatch.compiled import NARG, UserDispatcher
 
-    policy = POLICIES[m.policy] if policy is None else policy
+    policy = builtin(m.policy) if policy is None else policy
     kind, data = m.dist.encode()
-    ints = np.zeros(kern.NPI + NARG, dtype=np.int64)
+    ints = np.zeros(loop.NPI + NARG, dtype=np.int64)
     ints[P_N] = m.servers
     ints[P_INFO] = policy.information_code
     ints[P_D] = m.d or 0
     ints[P_BATCH] = m.batch_size or 1
     ints[P_K] = m.sample_size
     ints[P_LCAP] = levels
-    ints[kern.P_JOBS] = arrivals
-    ints[kern.P_WARMUP] = warmup
-    ints[kern.P_DKIND] = kind
-    ints[kern.P_REMOVE] = REMOVE_MODES.index(m.remove) if m.remove else 0
-    floats = np.zeros(kern.NPF + m.servers + NARG)
-    floats[kern.F_LAM] = m.lam
-    floats[kern.F_DELTA] = m.delta or 0.0
-    floats[kern.F_DELTA0] = m.delta0 or 0.0
-    floats[kern.F_DELTA1] = m.delta1 or 0.0
-    floats[kern.F_P] = m.p or 0.0
-    floats[kern.F_SPEED] = m.speed
-    floats[kern.F_MU] = m.speed / m.dist.mean
-    floats[kern.NPF:kern.NPF + m.servers] = m.server_speeds
+    ints[loop.P_JOBS] = arrivals
+    ints[loop.P_WARMUP] = warmup
+    ints[loop.P_DKIND] = kind
+    ints[loop.P_REMOVE] = REMOVE_MODES.index(m.remove) if m.remove else 0
+    floats = np.zeros(loop.NPF + m.servers + NARG)
+    floats[loop.F_LAM] = m.lam
+    floats[loop.F_DELTA] = m.delta or 0.0
+    floats[loop.F_DELTA0] = m.delta0 or 0.0
+    floats[loop.F_DELTA1] = m.delta1 or 0.0
+    floats[loop.F_P] = m.p or 0.0
+    floats[loop.F_SPEED] = m.speed
+    floats[loop.F_MU] = m.speed / m.dist.mean
+    floats[loop.NPF:loop.NPF + m.servers] = m.server_speeds
     if isinstance(policy, UserDispatcher):
         for k, value in enumerate(policy.arguments()):
             floats[floats.size - NARG + k] = float(value)
             ints[ints.size - NARG + k] = int(value) if float(value).is_integer() else 0
-    ints[kern.P_SPEEDS] = int(m.speeds is not None)
-    ints[kern.P_CLOCKS] = int(clocks)
-    return kern.DispatchParams(ints, floats, np.ascontiguousarray(data, dtype=np.float64))
+    ints[loop.P_SPEEDS] = int(m.speeds is not None)
+    ints[loop.P_CLOCKS] = int(clocks)
+    return DispatchParams(ints, floats, np.ascontiguousarray(data, dtype=np.float64))
 
 
 def _initial_jobs(m: DispatchModel) -> int:
@@ -139,10 +131,10 @@ def _initial_jobs(m: DispatchModel) -> int:
     return m.servers * per + 1024 + (m.batch_size or 0)
 
 
-def _one(st: DispatchState, pr: kern.DispatchParams, b: int, choose: int) -> tuple[float, int]:
-    kern.reset(st, pr, b)
+def _one(st: DispatchState, pr: DispatchParams, b: int, choose: int) -> tuple[float, int]:
+    loop.reset(st, pr, b)
     t0 = time.perf_counter()
-    status = int(kern.run(st, pr, b, choose, MAX_EVENTS))
+    status = int(loop.run(st, pr, b, choose, MAX_EVENTS))
     return time.perf_counter() - t0, status
 
 
@@ -163,26 +155,25 @@ class DispatchReplications:
         self.model, self.arrivals, self.warmup, self.seed = model, arrivals, warmup, int(root.entropy)
         self._entropy = root.entropy
         self.jobs, self.levels = _initial_jobs(model), levels
-        self.wf_len = max((model.batch_size or 0) + 1, model.sample_size) + 1
-        self.st = _state(model.servers, self.jobs, levels, self.wf_len, reps, root.entropy)
-        self.policy = POLICIES[model.policy] if policy is None else policy
-        self.pr = _params(model, arrivals, warmup, levels, _clocks(model, completions), self.policy)
+        self.policy = builtin(model.policy) if policy is None else policy
+        self.st = _state(model, self.policy, self.jobs, levels, reps, root.entropy)
+        self.pr = _params(model, arrivals, warmup, levels, _clocks(model, completions, self.policy), self.policy)
         self.choose = 0  # the address of the dispatcher's kernel, once compiled (prepare)
 
     def compile_note(self) -> str | None:
         """A line to print before :meth:`prepare` compiles something (None: everything is cached)."""
         from msjgym.core.compiling import note
-        return note(kern.units(self.policy))
+        return note(KERNELS.units(self.policy, loops=loop.LOOPS))
 
     def prepare(self) -> float:
         """Compile (or load from the cache) the event loop and the dispatcher's kernel, and ``reset`` (run on an
         empty system; replication 0's stream is restored); returns the seconds it took."""
         from msjgym.core.compiling import compile_units
         t0 = time.perf_counter()
-        compile_units(kern.units(self.policy))
-        self.choose = kern.choose_address(self.policy)
+        compile_units(KERNELS.units(self.policy, loops=loop.LOOPS))
+        (self.choose,) = KERNELS.addresses(self.policy)
         start = self.st.rng[0].copy()
-        kern.reset(self.st, self.pr, 0)
+        loop.reset(self.st, self.pr, 0)
         self.st.rng[0] = start
         return time.perf_counter() - t0
 
@@ -210,7 +201,7 @@ class DispatchReplications:
                                   f"replication {b})")
             else:
                 raise RuntimeError(f"dispatch kernel stopped with status {status}")
-            self.st = _state(self.model.servers, self.jobs, self.levels, self.wf_len, self.st.rng.shape[0],
+            self.st = _state(self.model, self.policy, self.jobs, self.levels, self.st.rng.shape[0],
                              self._entropy)._replace(rng=self.st.rng)
         return _replication(self.st, self.model, self.arrivals - self.warmup, seconds)
 

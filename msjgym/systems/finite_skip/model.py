@@ -1,39 +1,61 @@
-"""Finite-skip systems as rate models: heterogeneous M/G/k, LPS(k), threshold parallelism, and the MSJ model.
+"""The validated parameters of a finite-skip system (:class:`FiniteSkipModel`), whether a policy can run on it
+(:func:`check_policy`), and their compiled form (:class:`FiniteSkipParams`) that the event loop and the decision path
+read.
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis" (§§2, 4–7). Capacity
 is normalised to 1: a job's *size* S is in capacity × time units and it completes when it has received S of service; a
 job's *rate* is the fraction of capacity it gets (heterogeneous servers: its server's speed; LPS: 1/min(N, k); threshold
 parallelism: q/k on q servers; MSJ: v/k while served, so S = vX/k for a duration X).
 
-State: the jobs present, in arrival order, in flat arrays (a completion shifts the younger jobs down; N is small at
-the loads studied). After every arrival and completion the policy's kernel (``FiniteSkipPolicy.allocate``, compiled
-on its own and called at its address by the event loop, which is compiled once per machine) writes every job's rate; the next event is the earliest of the next arrival and the earliest rem/rate.
-
 Front (Defs. 2.1, 2.2): a prefix of the arrival order that, while not *full* by the system's own definition, requests
-the oldest queued job: het M/G/k and LPS: full with k jobs; threshold parallelism and MSJ: full when the thresholds /
-needs in it sum to >= k; ServerFilling in the divisible setting: full when some need v has k/v jobs in it. It is
-defined without looking at the rates, so "queue non-empty ⇒ total rate 1" (WCFS) and "only front jobs are served"
-(finite skip) are real checks of a policy (acc A_GAP, A_OUTSIDE). For every job the kernel records the work in
-system at its arrival W^A and the work in the front older than it when it enters the front W_F^F, so the pathwise
-identity T_Q = W^A − W_F^F (proof of Thm 3.3) can be checked; and, over the measured window, the integrals of N, N_F, W,
-W(1−B) and B for the work identity E[W] = E[W(1−B)]/(1−ρ) + λE[S²]/(2(1−ρ)).
+the oldest queued job (:data:`FULL_COUNT`: het M/G/k and LPS, full with k jobs; :data:`FULL_SUM`: threshold parallelism
+and MSJ, full when the thresholds / needs in it sum to >= k; :data:`FULL_CLASS`: ServerFilling in the divisible
+setting, full when some need v has k/v jobs in it; §§4.2, 5.2, 6.2, 7.2, App. B.2;
+docs/modelling-choices.md#finite-skip-front).
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections import namedtuple
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numba import types
 
 from msjgym.core.distributions import Distribution, encode_all
-from msjgym.core.rng import seed_states
+from msjgym.core.plug import record_type
+from msjgym.core.policy_registry import registered
 from msjgym.errors import PolicyError, ScenarioError
-from msjgym.policies.finite_skip import (POLICIES, HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_NAMES, THRESHOLD,
-                                         FiniteSkipPolicy)
-from msjgym.systems.finite_skip.loop import (  # noqa: F401 (re-exported: the layout of acc and rec)
-    ALLOCATE, A_B, A_END, A_EVENTS, A_GAP, A_MAXNF, A_N, A_NARR, A_NEND, A_NF, A_OUTSIDE, A_SIZE, A_SIZE2,
-    A_TIME, A_UNSTABLE, A_W, A_W1B, FULL_CLASS, FULL_COUNT, FULL_SUM, NACC, NREC, RUN, R_ARR, R_DONE, R_FRONT,
-    R_SIZE, R_WA, R_WFF, _full, _run)
+from msjgym.systems.finite_skip.contract import (HET, LPS, MSJ, SF_DIV, SF_EXP, SYSTEM_KINDS, SYSTEM_NAMES, THRESHOLD,
+                                                 FiniteSkipPolicy)
+
+# the front's fullness rules (params.ints[P_RULE])
+FULL_COUNT = 0
+FULL_SUM = 1
+FULL_CLASS = 2
+
+# params.ints[:]
+P_SYSTEM = 0  # HET, LPS, THRESHOLD or MSJ
+P_K = 1  # servers k
+P_RULE = 2  # the front's fullness rule (FULL_*)
+P_WARMUP = 3  # arrivals discarded before the measured ones
+P_JOBS = 4  # measured arrivals (0: none, the decision path)
+NPI = 5
+# params.floats[:]
+P_LAMBDA = 0  # arrival rate λ
+NPF = 1
+
+FiniteSkipParams = namedtuple("FiniteSkipParams", "ints floats cumprob prm scale dkind dstart ddata speeds levels")
+FiniteSkipParams.__doc__ = """Read-only parameters of B systems of one model (:func:`compiled_params`).
+
+``ints[NPI]`` (P_SYSTEM, P_K, P_RULE, P_WARMUP, P_JOBS), ``floats[NPF]`` (P_LAMBDA); per class: ``cumprob[K]``
+(cumulative probabilities), ``prm[K]`` (threshold P, need v, else 1), ``scale[K]`` (S = scale · draw of the law),
+``dkind``/``dstart``/``ddata`` (the encoded size laws); ``speeds`` the k server speeds, fastest first, then a compiled
+rule's parameter slots (:mod:`msjgym.systems.finite_skip.compiled`); ``levels`` the distinct parameters, largest first.
+"""
 
 
 @dataclass(frozen=True)
@@ -41,7 +63,7 @@ class FiniteSkipModel:
     """One finite-skip system with Poisson arrivals.
 
     Attributes:
-        system: HET, LPS, THRESHOLD or MSJ (``policies.finite_skip``).
+        system: HET, LPS, THRESHOLD or MSJ (:mod:`msjgym.systems.finite_skip.contract`).
         servers: k.
         arrival_rate: λ (jobs per time unit).
         probs: class probabilities. laws: per class, the law of the size S (capacity × time) — for MSJ the law of
@@ -62,6 +84,12 @@ class FiniteSkipModel:
 
     def __post_init__(self) -> None:
         validate_model(self)
+
+    @property
+    def kind(self) -> str:
+        """The system's name as :mod:`msjgym.theory.finite_skip` reads it (``heterogeneous``, ``lps``,
+        ``threshold``, ``msj``)."""
+        return SYSTEM_KINDS[self.system]
 
     @property
     def size_scales(self) -> np.ndarray:
@@ -118,7 +146,7 @@ def validate_model(m: FiniteSkipModel) -> None:
 def check_policy(model: FiniteSkipModel, policy: FiniteSkipPolicy) -> None:
     """Raise ``PolicyError`` if ``policy`` cannot run on ``model`` (wrong system, or ServerFilling's setting broken)."""
     if policy.system != model.system:
-        valid = [p.name for p in POLICIES.values() if p.system == model.system]
+        valid = [p.name for p in registered("finite-skip").values() if p.system == model.system]
         raise PolicyError(f"policy {policy.name} runs on {SYSTEM_NAMES[policy.system]}, not on "
                           f"{SYSTEM_NAMES[model.system]}; valid: {', '.join(valid)}")
     if policy.name in (SF_EXP, SF_DIV):
@@ -137,67 +165,44 @@ def check_policy(model: FiniteSkipModel, policy: FiniteSkipPolicy) -> None:
                                           "server-filling-divisible")
 
 
-def units(policy: FiniteSkipPolicy) -> list:
-    """What a run of the built-in ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the event loop
-    (once per machine) and the policy's kernel, for :data:`ALLOCATE`."""
-    from msjgym.core.compiling import Unit
-
-    return [Unit("the finite-skip event loop", "finite-skip loop", _run, RUN),
-            Unit(f"policy {policy.name}", "finite-skip policy", policy.allocate, ALLOCATE)]
-
-
-def prepare(policy: FiniteSkipPolicy) -> int:
-    """Compile (or load from the cache) the event loop and ``policy``'s kernel; returns the kernel's address."""
-    from msjgym.core.compiling import compile_units
-    from msjgym.core.plug import address
-
-    compile_units(units(policy))
-    return address(policy.allocate, ALLOCATE)
+def front_rule(model: FiniteSkipModel, policy: Any = None) -> int:
+    """The front's fullness rule of ``model`` (module docstring), for ``policy`` (ServerFilling in the divisible
+    setting has its own)."""
+    if model.system in (HET, LPS):
+        return FULL_COUNT
+    return FULL_CLASS if getattr(policy, "name", None) == SF_DIV else FULL_SUM
 
 
-@dataclass
-class Replication:
-    """One replication: ``acc`` (A_* fields) and, per measured job, ``rec`` (R_* fields)."""
-
-    acc: np.ndarray
-    rec: np.ndarray
-
-    @property
-    def stable(self) -> bool:
-        return self.acc[A_UNSTABLE] == 0.0
-
-
-CAPACITY = 3_000
-"""The most jobs a replication holds: one whose number in system reaches it stops, flagged unstable."""
-
-
-def replication(model: FiniteSkipModel, policy: FiniteSkipPolicy, *, jobs: int = 100_000, warmup: int | None = None,
-                stream: np.random.SeedSequence, capacity: int = CAPACITY) -> Replication:
-    """One replication of ``model`` under the built-in ``policy`` (a declaration: ``msjgym.api.policy_spec``), drawing
-    from ``stream``: it discards the first ``warmup`` arrivals (default jobs // 5), measures the next ``jobs``
-    arrivals, and runs until they have all completed, or until its number in system reaches ``capacity`` (flagged
-    unstable). Replications and their statistics: :func:`msjgym.evaluate`."""
-    check_policy(model, policy)
-    warmup = jobs // 5 if warmup is None else warmup
+def sorted_speeds(model: FiniteSkipModel) -> np.ndarray:
+    """The k server speeds, fastest first (k × 1/k for the homogeneous systems)."""
     k = model.servers
+    return np.sort(np.asarray(model.speeds if model.system == HET else [1.0 / k] * k, dtype=np.float64))[::-1].copy()
+
+
+def compiled_params(model: FiniteSkipModel, *, rule: int, warmup: int = 0, jobs: int = 0,
+                    slots: Sequence[float] = ()) -> FiniteSkipParams:
+    """``model`` as the event loop reads it: front rule ``rule`` (FULL_*), ``warmup`` arrivals discarded, the next
+    ``jobs`` measured (0: nothing measured), a compiled rule's parameter ``slots`` after the speeds."""
     cumprob = np.cumsum(np.asarray(model.probs, dtype=np.float64))
     cumprob[-1] = 1.0
-    prm = np.asarray(model.params, dtype=np.int64)
-    scale = model.size_scales
     dkind, dstart, ddata = encode_all(model.laws)
-    speeds = np.sort(np.asarray(model.speeds if model.system == HET else [1.0 / k] * k, dtype=np.float64))[::-1].copy()
-    slots = getattr(policy, "parameter_slots", None)  # a compiled rule's parameters, after the k speeds
-    if slots is not None:
-        speeds = np.concatenate([speeds, np.asarray(slots(), dtype=np.float64)])
-    levels = np.array(sorted(set(model.params), reverse=True), dtype=np.int64)
-    rule = (FULL_COUNT if model.system in (HET, LPS) else FULL_CLASS if policy.name == SF_DIV else FULL_SUM)
-    alloc = prepare(policy)
-    rng = seed_states([stream])
-    acc = np.zeros(NACC)
-    rec = np.full((jobs, NREC), np.nan)
-    arrays = (np.zeros(capacity, np.int64), np.zeros(capacity), np.zeros(capacity), np.full(capacity, -1, np.int64),
-              np.zeros(capacity), np.zeros(max(k, levels.size), np.int64), np.zeros(capacity), np.zeros(capacity),
-              np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(capacity))
-    _run(alloc, int(k), float(model.arrival_rate), cumprob, prm, scale, dkind, dstart, ddata, speeds, levels,
-         int(warmup), int(jobs), int(capacity), rng, acc, rec, *arrays, rule)
-    return Replication(acc, rec)
+    speeds = sorted_speeds(model)
+    if len(slots):
+        speeds = np.concatenate([speeds, np.asarray(slots, dtype=np.float64)])
+    ints = np.zeros(NPI, np.int64)
+    ints[P_SYSTEM], ints[P_K], ints[P_RULE], ints[P_WARMUP], ints[P_JOBS] = (model.system, model.servers, rule,
+                                                                            warmup, jobs)
+    return FiniteSkipParams(ints=ints, floats=np.array([float(model.arrival_rate)]), cumprob=cumprob,
+                            prm=np.asarray(model.params, dtype=np.int64),
+                            scale=np.ascontiguousarray(model.size_scales, dtype=np.float64), dkind=dkind,
+                            dstart=dstart, ddata=ddata, speeds=speeds,
+                            levels=np.array(sorted(set(model.params), reverse=True), dtype=np.int64))
+
+
+@functools.lru_cache(maxsize=1)
+def params_type() -> types.Type:
+    """The numba type of the parameters record (every array C-contiguous)."""
+    from msjgym.core.distributions import Exponential
+
+    example = FiniteSkipModel(LPS, 1, 1.0, (1.0,), (Exponential(rate=1.0),), (1,))
+    return record_type(compiled_params(example, rule=FULL_COUNT))

@@ -3,7 +3,7 @@
 The event loop itself (``run``: one call advances one system by up to ``max_events`` events, an arrival or the
 completions at one instant, calling the policy's compiled scheduler after each) is in
 :mod:`msjgym.systems.msj.loop`, compiled once; the policy's kernels are compiled on their own and plugged into it
-(:func:`policy_units`, :func:`hooks_of`). Per-job and
+(the family's kernel table, :data:`msjgym.systems.msj.contract.KERNELS`). Per-job and
 time-average statistics are collected into measurement batches; an instability detector stops a system whose number
 of jobs keeps growing.
 
@@ -15,6 +15,7 @@ completions ``warmup .. warmup + jobs - 1`` instead, for the maximum throughput 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +23,8 @@ import numpy as np
 from msjgym.core import histogram, rng
 from msjgym.core.distributions import encode_all
 from msjgym.errors import MsjgymError
-from msjgym.policies.msj import Policy
 from msjgym.systems.msj import state as msj
+from msjgym.systems.msj.contract import KERNELS, Policy, own_area
 from msjgym.systems.msj.state import (
     INVARIANT, J_HPOS, NEED_CAPACITY, P_BACKLOG, P_DEBUG, P_DETECT, P_JOBS,
     P_K, P_LAMBDA, P_NBATCH, P_SATURATED, P_WARMUP, RUNNING, S_ERROR, S_EVENTS, S_NARR,
@@ -167,16 +168,17 @@ class MSJSimulation:
                  capacity: int = 1024) -> None:
         policy.validate(model)
         self.model, self.policy, self.config = model, policy, config
-        self.units = policy_units(policy)
+        self.units = KERNELS.units(policy, loops=[(_loop.run, _loop.signature()["run"])])
         self.hooks: tuple[int, int, int, int] | None = None
         self.params = make_params(model, policy, config)
         B = streams.shape[0]
         trace_jobs = 0 if model.trace is None else len(model.trace)
         if trace_jobs and config.warmup + config.jobs > trace_jobs:
             raise MsjgymError(f"warmup + jobs = {config.warmup + config.jobs}: the trace has {trace_jobs} jobs")
+        self.own = functools.partial(own_area, policy, model)  # the policy's areas of the record, by capacity
         self.state = msj.new_state(
-            B, model.num_classes, model.servers, capacity, config.batches, histogram.NBINS,
-            3 * model.num_classes + policy.scratch_size(model), streams.copy(), trace_jobs)
+            B, model.num_classes, model.servers, capacity, config.batches, histogram.NBINS, streams.copy(), trace_jobs,
+            self.own(capacity))
         for b in range(B):
             self.state.sys_i[b, S_NEXT_CHK] = FIRST_CHECKPOINT
             if config.saturated:
@@ -199,7 +201,7 @@ class MSJSimulation:
         while True:
             status = self._call(_loop.run, b, max_events, self._hooks())
             if status == NEED_CAPACITY:
-                self.state = msj.grow(self.state)
+                self.grow()
                 self.state.sys_i[b, S_STATUS] = RUNNING
                 continue
             if status == INVARIANT:
@@ -208,6 +210,10 @@ class MSJSimulation:
                     f"replication {b}: invariant violated after event {int(self.state.sys_i[b, S_EVENTS])}: "
                     f"{msj.INVARIANT_NAMES.get(code, code)}")
             return status
+
+    def grow(self) -> None:
+        """Double the job storage of every replication (the policy's areas sized again: ``msj.grow``)."""
+        self.state = msj.grow(self.state, self.own)
 
     def prepare(self) -> float:
         """Compile (or load from the cache) the event loop and the policy's kernels; returns the seconds it took."""
@@ -220,7 +226,7 @@ class MSJSimulation:
                 seconds = compile_units(self.units)
             except (Exception, SystemExit) as exc:  # the user's code does not compile: one line
                 raise policy_failure(self.policy.name, exc, self.state, 0) from None
-        self.hooks = hooks_of(self.policy)
+        self.hooks = KERNELS.addresses(self.policy)
         return seconds
 
     def _hooks(self) -> tuple[int, int, int, int]:
@@ -276,7 +282,7 @@ class MSJSimulation:
     def arrive(self, cls: int, size: float, b: int = 0) -> int:
         """A class-``cls`` job of duration ``size`` arrives now and the policy reacts; returns the job's slot."""
         if self.state.sys_i[b, S_NFREE] == 0:
-            self.state = msj.grow(self.state)
+            self.grow()
         return int(self._call(self._entry("force_arrival"), b, cls, size, self._hooks()))
 
     def complete(self, slot: int, b: int = 0) -> None:
@@ -304,40 +310,7 @@ class MSJSimulation:
 
 
 # ---------------------------------------------------------------- what a run compiles
-_HOOK_FIELDS = ("schedule", "on_arrival", "on_departure")
-
-
-def policy_units(policy: Policy) -> list:
-    """What a run of ``policy`` needs compiled (:class:`msjgym.core.compiling.Unit`): the event loop's entry points
-    (once per machine) and the policy's own kernels, each for the signature the loop calls it with."""
-    from msjgym.core.compiling import Unit
-
-    units = [loop_unit("run")]
-    compiled = getattr(policy, "compiled", None)
-    if compiled is not None:
-        return units + [Unit(f"policy {policy.name}", "msj policy", compiled.kernel, _loop.hook_signatures()[3])]
-    for field, sig in zip(_HOOK_FIELDS, _loop.hook_signatures()):
-        kernel = getattr(policy, field)
-        if kernel is not None:
-            units.append(Unit(f"policy {policy.name}", "msj policy", kernel, sig))
-    return units
-
-
 def loop_unit(entry: str):
     """The event loop's entry point ``entry`` (``run``; ``force_arrival`` and ``force_completion``, which only direct
     control uses, are compiled on their first use) as a :class:`msjgym.core.compiling.Unit`."""
-    from msjgym.core.compiling import Unit
-
-    return Unit("the MSJ event loop", "msj loop", getattr(_loop, entry), _loop.signature()[entry])
-
-
-def hooks_of(policy: Policy) -> tuple[int, int, int, int]:
-    """The hook addresses the event loop calls for ``policy`` (0: none; all 0 for a policy without a kernel)."""
-    from msjgym.core.plug import address
-
-    sigs = _loop.hook_signatures()
-    compiled = getattr(policy, "compiled", None)
-    if compiled is not None:
-        return 0, 0, 0, address(compiled.kernel, sigs[3])
-    found = [0 if getattr(policy, f) is None else address(getattr(policy, f), sig) for f, sig in zip(_HOOK_FIELDS, sigs)]
-    return found[0], found[1], found[2], 0
+    return KERNELS.loop_units([(getattr(_loop, entry), _loop.signature()[entry])])[0]
