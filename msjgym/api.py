@@ -118,6 +118,10 @@ class RunSettings:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+POLICY_KINDS = ("any", "builtin", "user")
+"""The values of :attr:`Option.policies`."""
+
+
 @dataclass(frozen=True)
 class Option:
     """A switch that a family declares for ``msjgym evaluate`` and ``msjgym sweep`` (:meth:`Family.options`), or a
@@ -142,6 +146,10 @@ class Option:
             never one of the run's inputs) and is not offered by ``msjgym sweep``.
         command_line: False for an option of the Python API only (``debug``), not offered as a flag.
         many: the value is a non-empty list of such values (``--servers 100,1000``; a tuple in Python).
+        policies: which policies it applies to: ``"any"``; ``"builtin"``, the family's built-ins (and the compiled
+            policies of the user's, which run as built-ins do); ``"user"``, a policy of the user's that decides in
+            Python through an observation (``FILE.py:NAME``, ``sb3:MODEL.zip``, ``rllib:CHECKPOINT_DIR``). Checked
+            by :func:`check_options` when the family says which kind the run's policy is.
     """
 
     name: str
@@ -156,6 +164,11 @@ class Option:
     writes: str | None = None
     command_line: bool = True
     many: bool = False
+    policies: str = "any"
+
+    def __post_init__(self) -> None:
+        if self.policies not in POLICY_KINDS:
+            raise ValueError(f"option {self.name}: policies = {self.policies!r}; valid: {', '.join(POLICY_KINDS)}")
 
     @property
     def flag(self) -> str:
@@ -199,11 +212,15 @@ def command_aliases(family_: Family) -> tuple[str, ...]:
     return tuple(declare()) if declare is not None else ()
 
 
-def check_options(family_: Family, options: Mapping[str, Any], scenario_options: bool = False) -> dict[str, Any]:
-    """``options`` (by name) checked against ``family_``'s declarations: each valid for its option
-    (:meth:`Option.check`); an option the family does not declare is a one-line ``MsjgymError`` naming the flag and
-    the families that have it. A scenario-key option (:attr:`Option.scenario_key`) is refused unless
-    ``scenario_options`` (it belongs in the scenario's overrides). Returns the checked options."""
+def check_options(family_: Family, options: Mapping[str, Any], scenario_options: bool = False,
+                  user: bool | None = None) -> dict[str, Any]:
+    """``options`` (by name) checked against ``family_``'s declarations, the one place that does it: each valid for
+    its option (:meth:`Option.check`); an option the family does not declare is a one-line ``MsjgymError`` naming the
+    flag and the families that have it. A scenario-key option (:attr:`Option.scenario_key`) is refused unless
+    ``scenario_options`` (it belongs in the scenario's overrides). ``user`` (given by the family's ``validate``,
+    which knows how its policies run): whether the run's policy is a policy of the user's deciding through an
+    observation; an option declared for the other kind (:attr:`Option.policies`) is then a one-line error. Returns
+    the checked options."""
     own = {o.name: o for o in options_of(family_)}
     checked = {}
     for name, value in options.items():
@@ -214,6 +231,11 @@ def check_options(family_: Family, options: Mapping[str, Any], scenario_options:
             raise MsjgymError(f"{option.flag}: a scenario key; give it when loading the scenario: "
                               f"load_scenario(NAME, {{{option.scenario_key!r}: {value!r}}})")
         checked[name] = option.check(value)
+        if user is not None and option.policies == "user" and not user:
+            raise MsjgymError(f"{option.flag}: only for a policy of your own (FILE.py:NAME, sb3:MODEL.zip, "
+                              "rllib:CHECKPOINT_DIR)")
+        if user is not None and option.policies == "builtin" and user:
+            raise MsjgymError(f"{option.flag}: only for built-in policies")
     return checked
 
 

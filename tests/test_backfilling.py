@@ -21,7 +21,7 @@ import pytest
 from conftest import exp_class, model
 from msjgym.api import load_scenario
 from msjgym.core import rng
-from msjgym.systems.msj.traces import read_trace
+from msjgym.systems.msj.trace.files import read_trace
 from msjgym.errors import PolicyError, ScenarioError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.msj import POLICIES

@@ -148,3 +148,30 @@ def test_one_flag_two_families_each_checks_its_own_choices(capsys):
     assert fs[0] != 0 and msj[0] != 0
     assert fs[2].strip().splitlines()[-1] == "msjgym: error: --mode = 'start': must be one of rates, choose"
     assert msj[2].strip().splitlines()[-1] == "msjgym: error: --mode = 'choose': must be one of start, preemptive"
+
+
+def test_which_policies_an_option_applies_to_is_its_declaration():
+    """Every family's options say which policies they apply to (``Option.policies``); ``api.check_options`` refuses,
+    in one line naming the flag, an option given for the other kind, from that field alone; and a family's
+    ``validate`` goes through it."""
+    kinds = set()
+    for family in api.families():
+        for option in api.options_of(family):
+            if option.policies == "any" or option.scenario_key is not None or option.writes:
+                continue
+            value = option.choices[0] if option.choices else True if option.type is bool else option.low or 1
+            wrong = option.policies == "builtin"  # a builtin-only option given for a user's policy, and vice versa
+            with pytest.raises(MsjgymError) as caught:
+                api.check_options(family, {option.name: value}, user=wrong)
+            line = str(caught.value)
+            assert "\n" not in line and line.startswith(f"{option.flag}: only for "), line
+            assert api.check_options(family, {option.name: value}, user=not wrong) == {option.name: value}
+            kinds.add(option.policies)
+    assert kinds == {"builtin", "user"}  # the msj family has both
+    with pytest.raises(MsjgymError, match=r"^--saturated: only for built-in policies$"):
+        evaluate("one-and-n", str(ROOT / "examples" / "my_policy.py") + ":PatientFirstFit", reps=1, jobs=100,
+                 saturated=True)
+    with pytest.raises(MsjgymError, match=r"^--window: only for a policy of your own \("):
+        evaluate("one-and-n", "fcfs", reps=1, jobs=100, window=4)
+    with pytest.raises(ValueError, match="policies = 'own'"):
+        api.Option("speed_limit", "a toy's limit", float, policies="own")

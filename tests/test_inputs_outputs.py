@@ -18,7 +18,7 @@ from msjgym import api
 from msjgym.cli import main
 from msjgym.core.inputs import content_digest, recording, refuse_overwrite
 from msjgym.core.output import GuardedStdout
-from msjgym.systems.msj.traces import TraceError, read_trace
+from msjgym.systems.msj.trace.files import TraceError, read_trace
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError
 from msjgym.evaluate import sweep
 from msjgym.evaluate.store import ResultStore, TaskRow

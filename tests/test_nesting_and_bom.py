@@ -17,7 +17,7 @@ from msjgym.core.limits import MAX_NESTING
 from msjgym.core.overrides import parse_override
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.sweep import parse_grid
-from msjgym.systems.msj.traces import read_trace
+from msjgym.systems.msj.trace.files import read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 BOM = "\ufeff"

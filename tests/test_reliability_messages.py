@@ -8,7 +8,7 @@ import pytest
 
 from msjgym import api
 from msjgym.cli import main
-from msjgym.systems.msj.traces import TraceError, read_trace
+from msjgym.systems.msj.trace.files import TraceError, read_trace
 from msjgym.errors import ScenarioError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "traces" / "sample.swf"
@@ -57,7 +57,7 @@ def _swf(tmp_path: Path, header: str, order: list[int] | None = None) -> Path:
 
 
 def test_an_unknown_maxprocs_header_gets_a_note(tmp_path):
-    """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/systems/msj/traces.py)"; and the
+    """Issue: "invalid SWF `MaxProcs` headers ... are handled without a note (see msjgym/systems/msj/trace/files.py)"; and the
     machine size is never guessed from the largest job: without a valid header, the caller's servers are required.
     -1 is the format's "unknown"; any other value that is not a machine size is an error (item 4:
     tests/test_validated_values.py)."""

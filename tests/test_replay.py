@@ -11,11 +11,12 @@ import pytest
 
 from msjgym.api import load_scenario
 from msjgym.cli import main
-from msjgym.systems.msj.traces import TraceError, read_trace
+from msjgym.systems.msj.trace.files import TraceError, read_trace
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.systems.msj import lublin
-from msjgym.systems.msj.replay import replay_metrics, size_bands, window_starts
+from msjgym.systems.msj.trace import lublin
+from msjgym.systems.msj.trace.replay import replay_metrics, size_bands
+from msjgym.systems.msj.trace.windows import window_starts
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

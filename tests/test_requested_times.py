@@ -10,7 +10,7 @@ import pytest
 
 from msjgym.api import load_scenario
 from msjgym.core import rng
-from msjgym.systems.msj.traces import TraceError, kill_at_requested, read_trace
+from msjgym.systems.msj.trace.files import TraceError, kill_at_requested, read_trace
 from msjgym.errors import ScenarioError
 from msjgym.policies.msj import POLICIES
 from msjgym.systems.msj import compiled

@@ -118,7 +118,7 @@ def test_saturated_fcfs_throughput_is_within_half_a_percent_of_mu():
 def test_wcfs_bound_constants_for_fig6():
     """Grosof, Harchol-Balter & Scheller-Wolf Fig. 6 (k = 4, S = VX/4 as in §7.2): rem_max = max_v v/(4μ_v)
     = 4/(4·0.5) = 2 (docs/modelling-choices.md#finite-skip-rem-max) and E[S] = E[VX]/4."""
-    from msjgym.theory.finite_skip import server_filling_bounds
+    from msjgym.systems.msj.theory.server_filling import server_filling_bounds
     model = load_scenario("finite-skip-fig6", {"load": 0.5}).model
     bounds = server_filling_bounds(model)
     mean_s = (1 / 5 + 2 / 2 + 4 / 0.5) / 3 / 4

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cli_run import msjgym
-from msjgym.systems.msj.traces import TraceError, read_trace
+from msjgym.systems.msj.trace.files import TraceError, read_trace
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
 

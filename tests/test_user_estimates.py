@@ -12,9 +12,9 @@ import pytest
 from msjgym.api import load_scenario
 from msjgym.errors import ScenarioError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.systems.msj import user_estimates as ue
+from msjgym.systems.msj.trace import user_estimates as ue
 from msjgym.systems.msj.family import EXACT_ESTIMATES_NOTICE
-from msjgym.systems.msj.lublin import generate
+from msjgym.systems.msj.trace.lublin import generate
 
 JOBS = 4000
 

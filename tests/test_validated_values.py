@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from msjgym.core.overrides import parse_overrides
 from msjgym.errors import ScenarioError
 from msjgym.systems.dispatch.distributions import PAPER_LAWS, parse_paper_law
-from msjgym.systems.msj.traces import MAX_TRACE_PROCESSORS, TraceError, read_trace
+from msjgym.systems.msj.trace.files import MAX_TRACE_PROCESSORS, TraceError, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = (ROOT / "examples" / "traces" / "sample.swf").read_text()

@@ -2,8 +2,8 @@
 users' requested times (field 9) drawn from the model of Tsafrir, Etsion & Feitelson.
 
 U. Lublin and D. G. Feitelson, "The workload on parallel supercomputers: modeling the characteristics of rigid jobs",
-JPDC 63(11):1105–1122, 2003, with its published parameters (msjgym.systems.msj.lublin); D. Tsafrir, Y. Etsion and
-D. G. Feitelson, "Modeling user runtime estimates", JSSPP 2005 (msjgym.systems.msj.user_estimates: its own random
+JPDC 63(11):1105–1122, 2003, with its published parameters (msjgym.systems.msj.trace.lublin); D. Tsafrir, Y. Etsion and
+D. G. Feitelson, "Modeling user runtime estimates", JSSPP 2005 (msjgym.systems.msj.trace.user_estimates: its own random
 generator, so the jobs are those the workload model alone gives). Deterministic: the same seed writes the same file
 on every machine.
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from msjgym.systems.msj.lublin import generate, swf_lines
-from msjgym.systems.msj.user_estimates import TsafrirModel, draw_estimates
+from msjgym.systems.msj.trace.lublin import generate, swf_lines
+from msjgym.systems.msj.trace.user_estimates import TsafrirModel, draw_estimates
 
 JOBS, PROCESSORS, SEED = 5000, 256, 2026
 

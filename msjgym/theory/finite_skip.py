@@ -1,4 +1,4 @@
-"""Work-conserving finite-skip (WCFS) bounds for multiserver-job ServerFilling, with the paper's generic constants.
+"""Work-conserving finite-skip (WCFS) bounds: Cor. 3.8, its constants and the comparison systems.
 
 Source: Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for multiserver analysis": Corollary 3.8
 and the ServerFilling instantiations of §7.2 / App. B (errata: docs/errata.md). Sizes are in system-capacity × time:
@@ -10,7 +10,9 @@ with, for ServerFilling in the exponential setting, front size n <= k, w_nonfull
 r_min >= 1/k; in the divisible setting, n = c(k, supp V) = Σ_v (k/v − 1) + 1 (corrected parenthesisation:
 docs/errata.md#finite-skip-c-k-supp-v), w <= (c − 1)·rem_max and r_min >= 1/Σ_v (k/v). rem_max is the largest expected
 remaining size of a job given what a size-oblivious scheduler can see (its need and its age): for class v, (v/k)·sup_a
-E[X − a | X > a]. ``server_filling_bounds`` uses the generic constants on an MSJ model; below it, every finite-skip
+E[X − a | X > a] (:func:`mean_residual_sup`). ServerFilling on a multiserver-job model, with generic and exact
+constants, is :mod:`msjgym.systems.msj.theory.server_filling` (it uses :func:`mean_residual_sup`,
+:func:`unbounded_knapsack`, :class:`WCFSConstants` and :func:`wcfs_band_of` from here); here, every finite-skip
 system of the paper (:mod:`msjgym.systems.finite_skip.model`) with generic and exact constants
 (docs/modelling-choices.md#finite-skip-constants), the resource-pooled M/G/1, Zhang–Zwart's LPS approximation and the
 heterogeneous M/M/k chain.
@@ -42,50 +44,6 @@ def mean_residual_sup(service: Distribution) -> float | None:
     if isinstance(service, HyperExponential):
         return 1.0 / min(service.rates)
     return None
-
-
-@dataclass(frozen=True)
-class WCFSBounds:
-    """Cor. 3.8 for one model: the interval for E[T] (time units), and the M/G/1 comparison value.
-
-    Attributes:
-        lower, upper: the bounds on the mean response time E[T] (``lower`` clamped to E[S] <= E[T]).
-        mg1: E[T] of the resource-pooled M/G/1/FCFS with the same λ and sizes, λE[S²]/(2(1−ρ)) + E[S].
-        front: the maximum front size n used; rem_max: the largest expected remaining size (size units).
-    """
-
-    lower: float
-    upper: float
-    mg1: float
-    front: int
-    rem_max: float
-
-
-def server_filling_bounds(model: Any, divisible: bool = False) -> WCFSBounds | None:
-    """The WCFS bounds on ServerFilling's mean response time with generic constants, for a multiserver-job model
-    (:class:`msjgym.systems.msj.model.MSJModel`: ``servers``, ``arrival_rate``, ``job_size_moments``, ``load``,
-    ``classes``). [bound, every ρ < 1]
-
-    None when they do not apply: ρ >= 1, or a duration law whose rem_max msjgym does not know (heavy tails).
-    ``divisible``: the divisible-setting variant (App. B.2) instead of the exponential setting (App. B.1).
-    """
-    k, lam = model.servers, model.arrival_rate
-    mean_s, second_s = model.job_size_moments
-    rho = model.load  # λ E[S] in system-capacity units, as the model states it (a load given as 1 stays 1)
-    residuals = [mean_residual_sup(c.service) for c in model.classes]
-    if rho >= 1 or any(r is None for r in residuals):
-        return None
-    rem_max = max(c.need / k * r for c, r in zip(model.classes, residuals))
-    needs = sorted(set(int(c.need) for c in model.classes))
-    if divisible:
-        front = sum(k // v - 1 for v in needs) + 1
-        inverse_r_min = sum(k // v for v in needs)
-    else:
-        front, inverse_r_min = k, k
-    queueing = lam * second_s / (2 * (1 - rho))
-    slack = (front - 1) * rem_max
-    return WCFSBounds(lower=max(mean_s, queueing + mean_s - slack), upper=queueing + slack + inverse_r_min * mean_s,
-                      mg1=queueing + mean_s, front=front, rem_max=rem_max)
 
 
 # =====================================================================================================================
@@ -143,7 +101,7 @@ def class_rem_max(model) -> list[float | None]:
     return [None if (r := mean_residual_sup(d)) is None else float(s * r) for s, d in zip(scales, model.laws)]
 
 
-def _knapsack(weights: list[int], values: list[float], capacity: int) -> float:
+def unbounded_knapsack(weights: list[int], values: list[float], capacity: int) -> float:
     """max Σ n_c·values[c] subject to Σ n_c·weights[c] <= capacity, integers n_c >= 0 (unbounded knapsack)."""
     best = [0.0] * (capacity + 1)
     for cap in range(1, capacity + 1):
@@ -205,7 +163,7 @@ def wcfs_constants(model, policy: Any, exact: bool) -> WCFSConstants | None:
         return WCFSConstants("exact", k, rem_max, (k - 1) * rem_max, 0.0, 1.0 / k)
     if model.kind == THRESHOLD or policy.name == SF_EXP:
         # non-full ⇔ the parameters (thresholds / needs) of the jobs present sum to < k: all of them are served
-        w = _knapsack(params, rems, k - 1)
+        w = unbounded_knapsack(params, rems, k - 1)
         n = 1 + (k - 1) // pmin  # a full front: jobs summing to <= k − 1, plus the newest served one
         r_nonfull = pmin / k if pmin < k else math.inf  # all jobs served at p/k; the mean is smallest with p = pmin
         return WCFSConstants("exact", n, rem_max, w, w, min(r_nonfull, 1.0 / n))
@@ -224,11 +182,16 @@ def wcfs_constants(model, policy: Any, exact: bool) -> WCFSConstants | None:
 
 
 def wcfs_band(model, constants: WCFSConstants) -> WCFSBand:
+    """Cor. 3.8 [bound, every ρ < 1] for a finite-skip model (its ``arrival_rate`` and ``size_moments``):
+    :func:`wcfs_band_of`."""
+    return wcfs_band_of(model.arrival_rate, *model.size_moments, constants)
+
+
+def wcfs_band_of(lam: float, m1: float, m2: float, constants: WCFSConstants) -> WCFSBand:
     """Cor. 3.8 [bound, every ρ < 1]: E[S] − w_nonfull <= E[T] − λE[S²]/(2(1−ρ)) <= w_nonbusy + E[S]/r_min,
     with Thm 3.3 (E[T_Q]), Thm 3.7 (E[T_F] ∈ [E[S], E[S]/r_min]) and the work bound
-    λE[S²]/(2(1−ρ)) <= E[W] <= λE[S²]/(2(1−ρ)) + w_nonbusy (§3.2). Grosof, Harchol-Balter & Scheller-Wolf."""
-    lam = model.arrival_rate
-    m1, m2 = model.size_moments
+    λE[S²]/(2(1−ρ)) <= E[W] <= λE[S²]/(2(1−ρ)) + w_nonbusy (§3.2). Grosof, Harchol-Balter & Scheller-Wolf.
+    ``lam``: the arrival rate (per time unit); ``m1``, ``m2``: E[S], E[S²] of the size (capacity × time)."""
     rho = lam * m1
     if rho >= 1:
         raise ValueError(f"load ρ = {rho:.4g} >= 1: the bounds need ρ < 1")

@@ -3,7 +3,7 @@
 Parameters (``--param order=sjf --param backfill=easy``; from Python ``POLICIES["priority"].bind(order="f1")``):
 
 ``order``, the priority of a waiting job (highest first; ties: the older job first). r is the job's runtime estimate
-(a replayed trace's requested time, SWF field 9: ``msjgym.systems.msj.traces``; else the scenario's ``estimate``), n the
+(a replayed trace's requested time, SWF field 9: ``msjgym.systems.msj.trace.files``; else the scenario's ``estimate``), n the
 servers it needs (after scaling to the simulated machine), s its arrival time, w = now − s its waiting time:
 
 * ``fcfs``: arrival order.

@@ -35,21 +35,9 @@ AGENT_ARRIVALS_PER_SERVER = 1_000
 AGENT_CHUNK = 4096
 LEVEL_FLOOR = 1e-6
 """Queue-length levels are reported up to the last one whose mean fraction of servers is at least this."""
-_AGENT_OPTIONS = ("observation", "levels")
-
-
 def _builtins() -> dict[str, Any]:
     """The built-in dispatchers, by name (from the registry: the system imports no policy)."""
     return registered("dispatch")
-
-def _check_options(run: api.RunSettings, user: bool) -> None:
-    for key in run.options:
-        if key not in _AGENT_OPTIONS:
-            raise MsjgymError(f"--{key.replace('_', '-')}: not for dispatch scenarios (their options: "
-                              f"{', '.join('--' + k for k in _AGENT_OPTIONS)}, for a dispatcher of your own)")
-        if not user:
-            raise MsjgymError(f"--{key}: only for a dispatcher of your own (FILE.py:NAME, sb3:MODEL.zip, "
-                              "rllib:CHECKPOINT_DIR)")
 
 
 def resolve(scenario: api.Scenario, policy: Any) -> tuple[api.Scenario, Any]:
@@ -286,7 +274,7 @@ class DispatchFamily:
     def validate(self, scenario: api.Scenario, policy: Any, run: api.RunSettings) -> None:
         scenario, policy = resolve(scenario, policy)
         user = api.is_user_policy(policy)
-        _check_options(run, user)
+        api.check_options(self, run.options, user=user)
         if user or isinstance(policy, UserDispatcher):
             return
         if policy not in _builtins():
@@ -330,12 +318,12 @@ class DispatchFamily:
 
     def options(self) -> tuple[api.Option, ...]:
         """The switches of ``msjgym evaluate``/``sweep`` for dispatch scenarios: what a dispatcher of your own sees
-        (checked in :meth:`validate`)."""
+        (checked by :func:`msjgym.api.check_options`)."""
         return (
             api.Option("observation", "a dispatcher of your own: what it sees, as in msjgym/Dispatch-v0 (default "
-                       "histogram)", str, choices=("sampled", "histogram", "estimates")),
+                       "histogram)", str, choices=("sampled", "histogram", "estimates"), policies="user"),
             api.Option("levels", "a dispatcher of your own: histogram length L, in queue-length levels (default 8)",
-                       int, low=1, high=MAX_WINDOW, metavar="L"),
+                       int, low=1, high=MAX_WINDOW, metavar="L", policies="user"),
         )
 
 

@@ -22,7 +22,6 @@ import numpy as np
 from msjgym import api
 from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.policy_registry import registered
-from msjgym.core.validation import check_int
 from msjgym.core.references import Reference
 from msjgym.core.user_policy import load_user_policy
 from msjgym.errors import MsjgymError
@@ -188,12 +187,7 @@ def _agent(policy: Any) -> bool:
 def _mode(policy: Any, run: api.RunSettings) -> tuple[str, int]:
     """How a policy of the user's decides, and the window of mode "choose" (module docstring); a one-line
     ``MsjgymError`` for an option out of its range or that does not fit the policy."""
-    mode, window = run.options.get("mode"), run.options.get("window")
-    if mode is not None and mode not in MODES:
-        raise MsjgymError(f"mode = {mode!r}: must be one of {', '.join(MODES)} on finite-skip scenarios (rates: "
-                          "act(observation) -> rates; choose: msjgym/FiniteSkip-v0's decisions)")
-    if window is not None:
-        window = check_int("window", window, 1, MAX_WINDOW, MsjgymError, "the jobs a policy of mode choose sees")
+    mode, window = run.options.get("mode"), run.options.get("window")  # each checked from its declaration
     learned = isinstance(policy, str) and policy.startswith(("sb3:", "rllib:"))
     if mode is None:
         mode = "choose" if learned or window is not None else "rates"
@@ -263,15 +257,10 @@ class FiniteSkipFamily:
         return next(p.name for p in registered(self.name).values() if p.system == scenario.model.system)
 
     def validate(self, scenario: api.Scenario, policy: str | FiniteSkipPolicy | Any, run: api.RunSettings) -> None:
-        for key in run.options:
-            if key not in ("mode", "window"):
-                raise MsjgymError(f"--{key.replace('_', '-')}: not for finite-skip scenarios")
+        api.check_options(self, run.options, user=_agent(policy))  # from the declarations (options())
         if _agent(policy):
             _mode(policy, run)
         else:
-            if run.options:
-                raise MsjgymError(f"--{next(iter(run.options)).replace('_', '-')}: only for a policy of your own on "
-                                  "finite-skip scenarios (how it decides)")
             builtin_policy(scenario, policy)
 
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
@@ -295,9 +284,9 @@ class FiniteSkipFamily:
         return (
             api.Option("mode", "a policy of your own: rates (act(observation) -> rates) or choose (the decisions of "
                        "msjgym/FiniteSkip-v0; implied by --window and for sb3:/rllib: models; default rates)", str,
-                       choices=MODES),
+                       choices=MODES, policies="user"),
             api.Option("window", f"a policy of your own, mode choose: the oldest jobs it sees and can choose (default "
-                       f"{DEFAULT_WINDOW})", int, low=1, high=MAX_WINDOW, metavar="JOBS"),
+                       f"{DEFAULT_WINDOW})", int, low=1, high=MAX_WINDOW, metavar="JOBS", policies="user"),
         )
 
     def command_aliases(self) -> tuple[str, ...]:

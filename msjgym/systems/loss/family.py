@@ -204,8 +204,7 @@ class LossFamily:
         return api.is_user_policy(policy) and resolve_compiled(policy) is None
 
     def validate(self, scenario: api.Scenario, policy: str | LossPolicy, run: api.RunSettings) -> None:
-        for key in run.options:
-            raise MsjgymError(f"--{key.replace('_', '-')}: not for loss scenarios")
+        api.check_options(self, run.options)  # it declares none: any option is refused, naming who has it
         if not self._agent(policy):
             self.builtin(policy)
 

@@ -1,8 +1,10 @@
 """External control of the MSJ system: an agent, not a built-in policy, decides which jobs are in service.
 
-Used by the Gymnasium environments (``msjgym.envs``). Events are processed by the same transitions as the fast
-path (:mod:`msjgym.systems.msj.simulation`), so an agent that takes the decisions a built-in policy would take reproduces the fast path's
-trajectory, statistics included (the twin test). Two modes:
+Used by the Gymnasium environments (``msjgym.envs``). Events are processed by the compiled event loop's own
+transitions (:mod:`msjgym.systems.msj.loop`: an arrival, the completions at one instant, and ``end_event``, which
+closes an event once its decisions are taken, as ``loop.run`` does after the policy's scheduler), so an agent that
+takes the decisions a built-in policy would take reproduces the fast path's trajectory, statistics included (the
+twin test). Two modes:
 
 * ``MODE_START`` (non-preemptive): a decision epoch is any instant at which some waiting job fits. The agent starts
   one waiting job (from a window of the oldest waiting jobs, or the oldest of a class) or waits for the next event.
@@ -24,7 +26,7 @@ scheduler using reinforcement learning", SC'20, §3).
 
 Trace windows (``X_TRACE_JOBS`` = M > 0, a replayed trace only): each episode replays M consecutive jobs of the
 trace from a start drawn uniformly from the system's stream at reset (``S_TRACE0``), and runs until they all
-completed (no later job arrives).
+completed (no later job arrives): :mod:`msjgym.systems.msj.trace.arrivals`.
 
 An episode starts in an initial state: time 0, no job, every action allowed and all of them equivalent (the first
 step runs the system to its first decision epoch). Generic tools that take a random action right after a reset (the
@@ -40,13 +42,14 @@ from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import (
     C_BOUND, C_HEAD, C_N, C_TAIL, C_X, DONE, J_ARR, J_CLS, J_EST, J_HPOS, J_NEXT, J_PREV, J_SEQ, J_SIZE,
-    NEED_CAPACITY, P_K, P_LAMBDA, P_NBATCH, P_SERVERS, P_TAU, P_TRACE, RUNNING, S_BATCH, S_BUSY, S_EVENTS, S_MEAS,
-    S_NARR, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, S_TRACE0, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time,
+    NEED_CAPACITY, P_K, P_LAMBDA, P_SERVERS, P_TAU, P_TRACE, RUNNING, S_BATCH, S_BUSY,
+    S_NARR, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, apply_targets, next_completion_time,
     start_next, unlink)
 from msjgym.systems.msj import observation as ob
-from msjgym.systems.msj.transitions import _checkpoint, _flush, _record_admission
+from msjgym.systems.msj.transitions import _record_admission
 from msjgym.core.plug import ref
-from msjgym.systems.msj.loop import NO_HOOKS, _arrival, _completions, finish_job
+from msjgym.systems.msj.loop import NO_HOOKS, _arrival, _completions, end_event, end_replay, finish_job
+from msjgym.systems.msj.trace.arrivals import close_window, first_job
 from msjgym.systems.msj.state import MODE_QUEUE, MODE_SET, MODE_START  # noqa: F401  (defined with the state layout)
 
 # ctl.ints[b, :]
@@ -127,7 +130,6 @@ def advance(st, pr, ctl, b):
     mode = ctl.ints[b, X_MODE]
     kind = ctl.ints[b, X_REWARD]
     per_job = kind == REWARD_BSLD
-    nbatch = pr.ints[P_NBATCH]
     while True:
         if st.sys_i[b, S_STATUS] != RUNNING:
             _record_pending(st, ctl, b)
@@ -136,14 +138,11 @@ def advance(st, pr, ctl, b):
             if mode == MODE_SET or (mode == MODE_QUEUE and st.sys_i[b, S_NJOBS] > st.sys_i[b, S_NSERV]) or (
                     mode == MODE_START and _fits_somewhere(st, pr, b)):
                 return RUNNING
-        if ctl.ints[b, X_POST]:  # the decisions at the last event's instant are taken: finish that event as
-            ctl.ints[b, X_POST] = 0  # loop.run does after the scheduler (admission, count, checkpoint, end)
-            _record_pending(st, ctl, b)
-            st.sys_i[b, S_EVENTS] += 1
-            if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
-                _checkpoint(st, pr, b)
-            if st.sys_i[b, S_BATCH] == nbatch and st.sys_i[b, S_MEAS] == 0:
-                st.sys_i[b, S_STATUS] = DONE
+        if ctl.ints[b, X_POST]:  # the decisions at the last event's instant are taken: close that event as the
+            ctl.ints[b, X_POST] = 0  # loop does after its scheduler (loop.end_event: admission, count, checkpoint, end)
+            joined = ctl.ints[b, X_PENDING]
+            ctl.ints[b, X_PENDING] = -1
+            end_event(st, pr, b, joined)
             continue
         t_completion = next_completion_time(st, b)
         t_arrival = st.sys_f[b, T_NEXT_ARR]
@@ -151,8 +150,7 @@ def advance(st, pr, ctl, b):
         t_event = t_arrival if arrival else t_completion
         if t_event == np.inf:  # a replayed trace has ended
             _record_pending(st, ctl, b)
-            _flush(st, pr, b, nbatch)
-            st.sys_i[b, S_STATUS] = DONE
+            end_replay(st, pr, b)
             return DONE
         max_time = ctl.floats[b, F_MAX_TIME]
         max_arrivals = ctl.ints[b, X_MAX_ARRIVALS]
@@ -171,8 +169,7 @@ def advance(st, pr, ctl, b):
         ctl.floats[b, F_DT] += dt
         if arrival:
             ctl.ints[b, X_PENDING] = _arrival(st, pr, b, NO_HOOKS, (ref(st), ref(pr), False))
-            if 0 < ctl.ints[b, X_TRACE_JOBS] <= st.sys_i[b, S_NARR]:  # the window's last job: no other arrives
-                st.sys_f[b, T_NEXT_ARR] = np.inf
+            close_window(st, b, ctl.ints[b, X_TRACE_JOBS])
         elif per_job:
             _bsld_completions(st, pr, ctl, b, t_completion)
         else:
@@ -424,10 +421,7 @@ def reset_system(st, pr, ctl, b):
     st.hist[b, :, :, :] = 0
     st.chk[b, :, :] = 0.0
     if pr.ints[P_TRACE]:
-        window = ctl.ints[b, X_TRACE_JOBS]
-        first = rng.below(st.rng, b, pr.trace_t.size - window + 1) if window > 0 else 0
-        st.sys_i[b, S_TRACE0] = first
-        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[first]
+        first_job(st, pr, b, ctl.ints[b, X_TRACE_JOBS])
     else:
         st.sys_f[b, T_NEXT_ARR] = rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
     ctl.ints[b, X_PENDING] = -1

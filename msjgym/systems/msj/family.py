@@ -19,10 +19,9 @@ from msjgym.core import histogram
 from msjgym.core import limits
 from msjgym.core.limits import MAX_WINDOW, TIME_RANGE
 from msjgym.core.paths import is_regular_file
-from msjgym.core.validation import check_int, check_state_bytes
-from msjgym.core.validation import check_number
+from msjgym.core.validation import check_state_bytes
 from msjgym.core.references import Reference, judge
-from msjgym.systems.msj.traces import Trace
+from msjgym.systems.msj.trace.files import Trace
 from msjgym.errors import MsjgymError
 from msjgym.core.policy_registry import registered
 from msjgym.systems.msj.contract import Policy
@@ -31,13 +30,13 @@ from msjgym.systems.msj.compiled import resolve as resolve_compiled
 from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation, RunConfig
 from msjgym.systems.msj.metrics import invariants, open_metrics, sampled_load, saturated_metrics
 from msjgym.systems.msj.model import MSJModel
-from msjgym.systems.msj.replay import (
-    loop_integrals, replay_invariants, replay_metrics, uses_bands, window_starts)
+from msjgym.systems.msj.trace.replay import loop_integrals, replay_invariants, replay_metrics, uses_bands
+from msjgym.systems.msj.trace.windows import MIN_WINDOW_JOBS, MIN_WINDOWS, trace_parts, trace_run_length
 from msjgym.systems.msj.backfilling import CONSERVATIVE_STATE
 from msjgym.systems.msj.contract import sizes_of
 from msjgym.systems.msj.state import NJF, NJI
 from msjgym.systems.msj.scenarios import (
-    is_builtin_msj, list_msj_scenarios, load_msj_scenario, model_of_trace, scenario_system)
+    is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system)
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -59,61 +58,7 @@ def _run_length(model: Any, run: api.RunSettings) -> tuple[int, int, int]:
         reps = DEFAULT_REPS if run.reps is None else run.reps
         jobs = DEFAULT_JOBS if run.jobs is None else run.jobs
         return reps, jobs, jobs // 10 if run.warmup is None else run.warmup
-    return _trace_run_length(trace, run, saturated, windows, window_jobs)
-
-
-def _trace_run_length(trace: Trace, run: api.RunSettings, saturated: bool, windows: int | None,
-                      window_jobs: int | None) -> tuple[int, int, int]:
-    """(reps, jobs, warmup) of a replayed trace: one exact replay, ``windows`` windows, or (``--reps`` on a
-    synthetic trace) traces drawn from its workload model; every inconsistent combination is a one-line error."""
-    replicated = run.reps is not None and run.reps != 1  # --reps 1 is the one exact replay
-    if replicated and trace.generator is not None and not saturated and windows is None:
-        check_int("--reps", run.reps, MIN_WINDOWS, limits.MAX_REPS, MsjgymError,
-                  "independent traces drawn from the workload model, for CIs across them (no --reps: one exact "
-                  "replay of the scenario's own trace)")
-        warmup = 0 if run.warmup is None else run.warmup
-        return run.reps, len(trace) if run.jobs is None else run.jobs, warmup
-    if replicated or saturated:
-        raise MsjgymError(f"{'--saturated' if saturated else f'--reps {run.reps}'}: a trace replay is deterministic "
-                          "and open (one replay: exact values); for confidence intervals replicate over windows of "
-                          "the trace: --windows N --window-jobs M")
-    warmup = 0 if run.warmup is None else run.warmup
-    if (windows is None) != (window_jobs is None):
-        raise MsjgymError("--windows and --window-jobs go together: N windows of M jobs each (e.g. --windows 10 "
-                          "--window-jobs 2048)")
-    if windows is not None:
-        check_int("--windows", windows, MIN_WINDOWS, limits.MAX_REPS, MsjgymError,
-                  "the CIs are across windows: at least two")
-        if run.jobs is not None:
-            raise MsjgymError("--jobs: not with --windows (each window measures --window-jobs jobs)")
-        check_int("--window-jobs", window_jobs, MIN_WINDOW_JOBS, limits.MAX_JOBS, MsjgymError,
-                  "a window's averages are over its jobs")
-        if warmup + window_jobs > len(trace):
-            raise MsjgymError(f"--window-jobs {window_jobs:,}" + (f" + --warmup {warmup:,}" if warmup else "") +
-                              f": the trace has {len(trace):,} jobs; a window must fit in it (at most "
-                              f"--window-jobs {len(trace) - warmup:,})")
-        return windows, window_jobs, warmup
-    if warmup >= len(trace):
-        raise MsjgymError(f"--warmup {warmup:,}: the trace has {len(trace):,} jobs; the warm-up must leave at "
-                          f"least one to measure (at most --warmup {len(trace) - 1:,})")
-    jobs = len(trace) - warmup if run.jobs is None else run.jobs
-    if warmup + jobs > len(trace):
-        raise MsjgymError(f"--jobs {jobs:,}: the trace has {len(trace):,} jobs" + (f" ({warmup:,} of them warm-up)"
-                          if warmup else "") + f"; at most --jobs {len(trace) - warmup:,}")
-    return 1, jobs, warmup
-
-
-MIN_WINDOWS = 2
-"""Windows of a trace replicated for CIs: a t-interval needs two."""
-MIN_WINDOW_JOBS = 10
-"""Measured jobs per window: each window starts from an empty machine, and a window of a few jobs measures little
-but that start."""
-
-
-_OPTIONS = {"saturated": "builtin", "backlog": "builtin", "no_instability_check": "any", "debug": "builtin",
-            "mode": "user", "window": "user", "estimates": "user", "per_job": "any", "per_job_format": "any",
-            "windows": "any", "window_jobs": "any", "bsld_threshold": "any"}
-"""The options of ``msjgym evaluate`` this family takes, and for which policies."""
+    return trace_run_length(trace, run, saturated, windows, window_jobs)
 
 
 def _builtin(policy: str | Policy) -> Policy:
@@ -121,20 +66,9 @@ def _builtin(policy: str | Policy) -> Policy:
     return policy if isinstance(policy, Policy) else api.policy_spec(FAMILY, policy)
 
 
-def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
-    user = api.is_user_policy(policy)
-    for key in run.options:
-        flag = f"--{key.replace('_', '-')}"
-        if key not in _OPTIONS:
-            raise MsjgymError(f"{flag}: not for multiserver-job scenarios")
-        if _OPTIONS[key] == "user" and not user:
-            raise MsjgymError(f"{flag}: only for a policy of your own (FILE.py:NAME, sb3:MODEL.zip, "
-                              "rllib:CHECKPOINT_DIR)")
-        if _OPTIONS[key] == "builtin" and user:
-            raise MsjgymError(f"{flag}: only for built-in policies")
-    if run.options.get("window") is not None:
-        check_int("--window", run.options["window"], 1, MAX_WINDOW, MsjgymError,
-                  "the observation is rebuilt at every decision, in O(window)")
+def _check_combinations(scenario: api.Scenario, run: api.RunSettings) -> None:
+    """How the options combine (each one's value, and which policies it applies to, are checked from its declaration
+    by :func:`msjgym.api.check_options`)."""
     if run.options.get("backlog") is not None and not run.options.get("saturated"):
         raise MsjgymError("--backlog: only with --saturated (the closed system that always has --backlog waiting "
                           "jobs); an open system's queue is set by its arrivals")
@@ -145,10 +79,6 @@ def _check_options(scenario: api.Scenario, policy: str, run: api.RunSettings) ->
     if "per_job" in run.options:
         from msjgym.core.schedule import schedule_format  # the one place that knows the formats
         schedule_format(run.options["per_job"], run.options.get("per_job_format"))
-    tau = run.options.get("bsld_threshold")
-    if tau is not None:
-        check_number("--bsld-threshold", tau, 0.0, TIME_RANGE[1], error=MsjgymError,
-                     why="the bounded slowdown's threshold τ, in the scenario's time unit")
 
 
 def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
@@ -348,30 +278,6 @@ EXACT_ESTIMATES_NOTICE = ("the trace has no requested times: its exact run times
 """The one line of a run whose policy plans with estimates on a trace without any (a note below the report)."""
 
 
-def _trace_parts(scenario: api.Scenario, reps: int, jobs: int, warmup: int, seed: int, draws: bool
-                 ) -> tuple[list[api.Scenario], list[int], list[Trace] | None, list[np.random.SeedSequence] | None]:
-    """The scenario of each replication of a replayed trace (the whole replay: its first warmup + jobs jobs, the later
-    ones never arriving, docs/modelling-choices.md#trace-replay-prefix; windows:
-    each window's; ``draws``: a trace drawn from the scenario's workload model per replication, each with the classes
-    of its own needs), the windows' starts, the replications' traces (None for one replay), and their seed sequences
-    (None for one replay, whose streams are those of replication 0 of ``seed``)."""
-    model, trace = scenario.model, scenario.model.trace
-    length = warmup + jobs
-    if draws:
-        seqs = np.random.SeedSequence(seed).spawn(reps)  # trace r: drawn from the model with child r
-        parts = [trace.generator(length, seq) for seq in seqs]
-        scenarios = [replace(scenario, model=model_of_trace(part, model.servers, model.estimate)) for part in parts]
-        return scenarios, [], parts, seqs
-    if reps == 1:
-        parts, starts, windows, seqs = [trace.window(0, length)], [0], None, None
-    else:
-        placed = window_starts(len(trace), reps, length, seed)
-        starts, seqs = [s for s, _ in placed], [q for _, q in placed]
-        parts = windows = [trace.window(s, length) for s in starts]
-    scenarios = [replace(scenario, model=replace(model, trace=part)) for part in parts]
-    return scenarios, starts, windows, seqs
-
-
 def _config(run: api.RunSettings, jobs: int, warmup: int, trace: bool) -> RunConfig:
     opts = run.options
     tau = opts.get("bsld_threshold")
@@ -394,7 +300,7 @@ class BuiltinRuns(_MSJRuns):
             streams, _ = rng.spawn_states(seed, reps)
             self.sims = [MSJSimulation(scenario.model, policy, config, streams)]
             return
-        parts, self.starts, self.windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed,
+        parts, self.starts, self.windows, seqs = trace_parts(scenario, reps, jobs, warmup, seed,
                                                               self._trace_mode(run))
         streams = [rng.spawn_states(seed, 1)[0]] if seqs is None else [rng.seed_states([q]) for q in seqs]
         self.seed = seed
@@ -484,7 +390,7 @@ class AgentRuns(_MSJRuns):
                 raise MsjgymError("--reps on a synthetic workload: only for built-in policies (each drawn trace has "
                                   "classes of its own, so the observation of a policy of yours would change shape); "
                                   "use --windows N --window-jobs M")
-            parts, self_starts, windows, seqs = _trace_parts(scenario, reps, jobs, warmup, seed, False)
+            parts, self_starts, windows, seqs = trace_parts(scenario, reps, jobs, warmup, seed, False)
             if seqs is not None:  # each window's own seed, derived from its seed sequence (never seed + i)
                 seeds = [int(q.generate_state(1, np.uint32)[0]) for q in seqs]
         if settings is not None:
@@ -560,7 +466,8 @@ class MSJFamily:
 
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
         policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does
-        _check_options(scenario, policy, run)
+        api.check_options(self, run.options, user=api.is_user_policy(policy))
+        _check_combinations(scenario, run)
         _check_state_size(scenario.model, run)
         if not api.is_user_policy(policy):
             _builtin(policy).validate(scenario.model)
@@ -581,7 +488,7 @@ class MSJFamily:
         if reps == 1:
             return None
         draws = run.options.get("windows") is None
-        parts, _, _, seqs = _trace_parts(scenario, reps, jobs, warmup, seed, draws)
+        parts, _, _, seqs = trace_parts(scenario, reps, jobs, warmup, seed, draws)
         options = {k: v for k, v in run.options.items() if k not in ("windows", "window_jobs")}
         return [(p, int(q.generate_state(1, np.uint32)[0])) for p, q in zip(parts, seqs)], options
 
@@ -608,21 +515,22 @@ class MSJFamily:
         return judge(references, result)
 
     def options(self) -> tuple[api.Option, ...]:
-        """The switches of ``msjgym evaluate``/``sweep`` for multiserver-job scenarios (checked in :meth:`validate`:
-        which policies each applies to, and how they combine)."""
+        """The switches of ``msjgym evaluate``/``sweep`` for multiserver-job scenarios: each one's values and the
+        policies it applies to (checked by :func:`msjgym.api.check_options`; how they combine: :meth:`validate`)."""
         return (
             api.Option("saturated", "built-in policies: measure the closed system that always has --backlog waiting "
-                       "jobs (maximum throughput, jobs per unit time)"),
+                       "jobs (maximum throughput, jobs per unit time)", policies="builtin"),
             api.Option("backlog", "built-in policies with --saturated: waiting jobs kept (default 1)", int, low=1,
-                       metavar="JOBS"),
+                       metavar="JOBS", policies="builtin"),
             api.Option("no_instability_check", "do not stop replications whose number in system keeps growing"),
             api.Option("mode", "a policy of your own: the decisions it takes, as in msjgym/MSJ-v0 (default: an sb3 "
-                       "model's saved mode, else start)", str, choices=("start", "preemptive")),
+                       "model's saved mode, else start)", str, choices=("start", "preemptive"), policies="user"),
             api.Option("window", "a policy of your own: waiting jobs (start) or jobs (preemptive) it sees (default: an "
-                       "sb3 model's saved window, else 8)", int, low=1, high=MAX_WINDOW, metavar="JOBS"),
+                       "sb3 model's saved window, else 8)", int, low=1, high=MAX_WINDOW, metavar="JOBS",
+                       policies="user"),
             api.Option("estimates", "a policy of your own: its observation ends with the window's requested run "
                        "times, as msjgym/MSJ-v0(estimates=True) (an sb3:MODEL.zip saved with record_env gets its "
-                       "mode, window and estimates from the model)"),
+                       "mode, window and estimates from the model)", policies="user"),
             api.Option("per_job", "trace replays: write the schedule, each job's id, arrival, start, need, run "
                        "time, estimate, completion, response and waiting time (scenario time unit) and bounded "
                        "slowdown: FILE.csv, or FILE.swf in the Standard Workload Format (fields 3 and 4 filled); "
@@ -641,7 +549,7 @@ class MSJFamily:
             api.Option("skip_bad_lines", "trace replays: skip malformed trace lines (and count them) instead of "
                        "stopping", scenario_key="arrivals.skip_bad_lines"),
             api.Option("debug", "check the state's invariants after every event (slow; for tests)",
-                       command_line=False),
+                       command_line=False, policies="builtin"),
         )
 
 

@@ -29,7 +29,8 @@ from msjgym.systems.msj.state import (
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
     S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
     check_invariants, heap_remove, next_completion_time, remove_job)
-from msjgym.systems.msj.state import J_WAIT, P_TAU, S_TRACE0
+from msjgym.systems.msj.state import J_WAIT, P_TAU
+from msjgym.systems.msj.trace.arrivals import replay_arrival
 
 NO_HOOKS = (0, 0, 0, 0)
 """The hooks of a system whose decisions are taken from outside (an agent): none."""
@@ -85,14 +86,34 @@ def _arrival(st, pr, b, hooks, refs):
     if batch >= pr.ints[P_NBATCH]:
         batch = -1
     if pr.ints[P_TRACE]:
-        k = i + st.sys_i[b, S_TRACE0]  # the trace job arriving now (an episode may start inside the trace)
-        c = pr.trace_c[k]
-        size = pr.trace_s[k]
-        st.sys_f[b, T_NEXT_ARR] = pr.trace_t[k + 1] if k + 1 < pr.trace_t.size else np.inf
+        k, c, size = replay_arrival(st, pr, b, i)  # an episode may start inside the trace
         return _join(st, pr, b, c, size, batch, k, hooks, refs)
     c, size = _draw_job(st, pr, b)
     st.sys_f[b, T_NEXT_ARR] = now + rng.exponential(st.rng, b) / pr.floats[P_LAMBDA]
     return _join(st, pr, b, c, size, batch, np.int64(-1), hooks, refs)
+
+
+@njit(inline="always")
+def end_event(st, pr, b, joined):
+    """Close an event once the decisions at its instant are taken (the policy's ``schedule`` in :func:`run`, the
+    agent's actions in :func:`msjgym.systems.msj.control.advance`): the admission record of the job that arrived
+    (slot ``joined``, or -1: whether it had to wait), the event count, the instability checkpoint, and the end of the
+    run (the last measurement batch closed with no measured job left)."""
+    if joined >= 0:
+        _record_admission(st, b, joined)
+    st.sys_i[b, S_EVENTS] += 1
+    if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
+        _checkpoint(st, pr, b)
+    if st.sys_i[b, S_BATCH] == pr.ints[P_NBATCH] and st.sys_i[b, S_MEAS] == 0:
+        st.sys_i[b, S_STATUS] = DONE
+
+
+@njit(inline="always")
+def end_replay(st, pr, b):
+    """Nothing can happen any more (a replayed trace has ended, every job completed): close the measurement and
+    finish the run."""
+    _flush(st, pr, b, pr.ints[P_NBATCH])
+    st.sys_i[b, S_STATUS] = DONE
 
 
 @njit(inline="always")
@@ -143,7 +164,6 @@ def run(st, pr, b, max_events, hooks):
     saturated = pr.ints[P_SATURATED]
     backlog = pr.ints[P_BACKLOG]
     debug = pr.ints[P_DEBUG]
-    nbatch = pr.ints[P_NBATCH]
     limit = st.sys_i[b, S_EVENTS] + max_events
     refs = (ref(st), ref(pr), pr.ints[P_PREEMPTIVE] != 0)
     while st.sys_i[b, S_STATUS] == RUNNING and st.sys_i[b, S_EVENTS] < limit:
@@ -157,8 +177,7 @@ def run(st, pr, b, max_events, hooks):
             _join(st, pr, b, c, size, np.int64(-1), np.int64(-1), hooks, refs)
         elif t_completion <= st.sys_f[b, T_NEXT_ARR]:
             if t_completion == np.inf:  # nothing can happen any more (a replayed trace has ended)
-                _flush(st, pr, b, nbatch)
-                st.sys_i[b, S_STATUS] = DONE
+                end_replay(st, pr, b)
                 break
             _completions(st, pr, b, t_completion, hooks, refs)
         elif st.sys_i[b, S_NFREE] == 0:
@@ -167,19 +186,13 @@ def run(st, pr, b, max_events, hooks):
         else:
             joined = _arrival(st, pr, b, hooks, refs)
         _schedule(hooks, refs, b)
-        if joined >= 0:
-            _record_admission(st, b, joined)
-        st.sys_i[b, S_EVENTS] += 1
+        end_event(st, pr, b, joined)
         if debug:
             code = check_invariants(st, pr, b)
             if code:
                 st.sys_i[b, S_ERROR] = code
                 st.sys_i[b, S_STATUS] = INVARIANT
                 break
-        if st.sys_i[b, S_EVENTS] >= st.sys_i[b, S_NEXT_CHK]:
-            _checkpoint(st, pr, b)
-        if st.sys_i[b, S_BATCH] == nbatch and st.sys_i[b, S_MEAS] == 0:
-            st.sys_i[b, S_STATUS] = DONE
     return st.sys_i[b, S_STATUS]
 
 

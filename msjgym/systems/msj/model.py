@@ -15,8 +15,8 @@ import numpy as np
 from msjgym.core.distributions import Distribution
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS
 from msjgym.core.validation import check_int, check_time_spread
-from msjgym.systems.msj.traces import Trace
-from msjgym.systems.msj.user_estimates import TsafrirModel
+from msjgym.systems.msj.trace.files import Trace
+from msjgym.systems.msj.trace.user_estimates import TsafrirModel
 from msjgym.errors import ScenarioError
 
 
@@ -45,7 +45,7 @@ class EstimateLaw:
             uniform on [low, high], Mu'alem & Feitelson's model with low = 1, high = F), or "requested" (a replayed
             trace's requested time, SWF field 9 or CSV ``requested``, where known, even below the run time; else
             the run time), or "tsafrir" (a replayed trace's estimates drawn once from the model of Tsafrir, Etsion &
-            Feitelson, JSSPP 2005: :mod:`msjgym.systems.msj.user_estimates`, with the parameters ``model``).
+            Feitelson, JSSPP 2005: :mod:`msjgym.systems.msj.trace.user_estimates`, with the parameters ``model``).
         low, high: the factor, or the ends of its uniform law.
         allow_underestimate: whether a factor below 1 is allowed (a job may then run past its estimate: msjgym lets
             it run to completion, the scheduler seeing 0 estimated time left; real schedulers kill it).

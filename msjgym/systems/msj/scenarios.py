@@ -37,7 +37,7 @@ Overrides (``--param KEY=VALUE`` on the command line, parsed by :func:`parse_ove
     * for a built-in, KEY is one of its parameters.
 
 Trace replay: instead of ``classes`` and a rate, ``arrivals = { trace = "file.swf" }`` replays the jobs of an SWF or
-CSV trace (:mod:`msjgym.systems.msj.traces`) on the traced machine (its size from the SWF header: ``MaxProcs``, else
+CSV trace (:mod:`msjgym.systems.msj.trace.files`) on the traced machine (its size from the SWF header: ``MaxProcs``, else
 ``MaxNodes`` × ``arrivals.processors_per_node``, default 1); a file that does not say (a CSV file, an SWF file
 without those headers) needs ``servers = N``, the traced machine's processors. ``arrivals.scale_servers = S`` (or
 ``servers = S`` with a header) replays it on S servers instead, each job's processors scaled by S / (the traced
@@ -62,7 +62,7 @@ Runtime estimates (used only by the backfilling policies; every other policy ign
       else the run time (``estimate = "requested"``); a requested time below the run time is kept (see
       ``arrivals.overrun``); ``"exact"`` or a factor table override it;
     * ``estimate = "tsafrir"`` (a replayed trace only, file or workload model): each job's estimate is drawn from the
-      model of users' estimates of Tsafrir, Etsion & Feitelson (JSSPP 2005; :mod:`msjgym.systems.msj.user_estimates`):
+      model of users' estimates of Tsafrir, Etsion & Feitelson (JSSPP 2005; :mod:`msjgym.systems.msj.trace.user_estimates`):
       a few round values, the queue's maximum the most popular, never below the run time; it replaces any requested
       times of the trace. ``estimate = { model = "tsafrir", seed = 1, max = 129600, max_fraction = 0.2 }`` sets its
       own seed (default 1; its draws never change the jobs), the maximum in seconds (default: the longest run time
@@ -100,12 +100,12 @@ from msjgym.core.inputs import load_toml, read_user_text
 from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE
 from msjgym.core.paths import path_kind, shown
 from msjgym.core.validation import check_int, check_time_spread
-from msjgym.systems.msj.traces import Trace, kill_at_requested, read_trace
+from msjgym.systems.msj.trace.files import Trace, kill_at_requested, read_trace
 from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
 from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
 from msjgym.systems.msj.model import EstimateLaw, JobClass, MSJModel
-from msjgym.systems.msj.user_estimates import TsafrirModel
+from msjgym.systems.msj.trace.user_estimates import TsafrirModel
 from msjgym.theory.saturated import one_and_n_throughput
 from msjgym.systems.msj.theory.zero_queueing import ScalingRegime
 
@@ -254,8 +254,8 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
 
 
 def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
-    """A scenario whose arrivals replay a trace: ``arrivals = {trace = FILE, ...}`` (see :mod:`msjgym.systems.msj.traces`)
-    or a synthetic one, ``arrivals = {model = "lublin-feitelson", ...}`` (:mod:`msjgym.systems.msj.lublin`); its
+    """A scenario whose arrivals replay a trace: ``arrivals = {trace = FILE, ...}`` (see :mod:`msjgym.systems.msj.trace.files`)
+    or a synthetic one, ``arrivals = {model = "lublin-feitelson", ...}`` (:mod:`msjgym.systems.msj.trace.lublin`); its
     classes are the trace's distinct needs, with empirical durations."""
     path = _path(where, "arrivals")
     table = _table(spec["arrivals"], path)
@@ -324,7 +324,7 @@ def _synthetic_trace(table: Mapping, path: str) -> Trace:
     K + 1 .. K + J of the model's draw from seed S (``skip``, default 0: a held-out part of a draw whose first K jobs
     a training trace ``{jobs = K, seed = S}`` holds; the generator draws jobs one after another from one stream, so
     a draw of K jobs is the first K of a longer draw), its first arrival at 0."""
-    from msjgym.systems.msj import lublin
+    from msjgym.systems.msj.trace import lublin
 
     _choice(table["model"], _path(path, "model"), WORKLOAD_MODELS)
     jobs = _integer(table.get("jobs", 10_000), _path(path, "jobs"), 1, MAX_MODEL_JOBS)
@@ -351,7 +351,7 @@ def _with_model_estimates(trace: Trace, law: EstimateLaw, path: str) -> Trace:
     """``trace`` with its estimates drawn from the law's estimate model (seconds; the model's own generator, seeded by
     its seed: the jobs are unchanged); for a synthetic trace, every trace its generator draws gets its own estimates,
     from the model's seed and the trace's seed sequence."""
-    from msjgym.systems.msj.user_estimates import draw_estimates
+    from msjgym.systems.msj.trace.user_estimates import draw_estimates
 
     def estimated(t: Trace, rng: np.random.Generator | None) -> Trace:
         try:
@@ -697,7 +697,7 @@ _ZQ_CITE = "Wang, Xie & Harchol-Balter, 'Zero Queueing for Multi-Server Jobs' (2
 _ZQ_MIX = ("the paper does not give the class load split (docs/modelling-choices.md#zero-queueing-load-split): "
            "load_split, default equal thirds")
 def _build_lublin(p: dict[str, object]) -> tuple[dict, dict]:
-    """The Lublin–Feitelson workload model (:mod:`msjgym.systems.msj.lublin`) as a synthetic trace of ``jobs`` jobs
+    """The Lublin–Feitelson workload model (:mod:`msjgym.systems.msj.trace.lublin`) as a synthetic trace of ``jobs`` jobs
     on ``processors`` processors, from ``seed``; ``time_scale`` multiplies the arrival times (< 1: a heavier
     load)."""
     arrivals = {"model": "lublin-feitelson", "jobs": p["jobs"], "processors": p["processors"], "seed": p["seed"],

@@ -12,8 +12,8 @@ from msjgym.core.distributions import Exponential
 from msjgym.core.references import Reference
 from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj.model import MSJModel
-from msjgym.theory import finite_skip, queues
-from msjgym.systems.msj.theory import multilevel, zero_queueing
+from msjgym.theory import queues
+from msjgym.systems.msj.theory import multilevel, server_filling, zero_queueing
 from msjgym.systems.msj.theory.open_fcfs import solve_open_fcfs
 from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
 from msjgym.systems.msj.theory.zero_queueing import ScalingRegime
@@ -101,7 +101,7 @@ def _server_filling(model: MSJModel, policy: Policy) -> list[Reference]:
     """ServerFilling is work-conserving finite-skip: the generic-constant bounds of Cor. 3.8 on E[T]."""
     if policy.name not in ("server-filling", "server-filling-divisible"):
         return []
-    bounds = finite_skip.server_filling_bounds(model, divisible=policy.name == "server-filling-divisible")
+    bounds = server_filling.server_filling_bounds(model, divisible=policy.name == "server-filling-divisible")
     if bounds is None:
         return []
     source = f"{_GSW}, Cor. 3.8 with §7.2 / App. B generic constants"
@@ -114,18 +114,11 @@ def _server_filling(model: MSJModel, policy: Policy) -> list[Reference]:
 
 
 def _server_filling_exact(model: MSJModel, policy: Policy) -> list[Reference]:
-    """Cor. 3.8 with the exact constants of ServerFilling (docs/modelling-choices.md#finite-skip-constants), when the
-    trace-free model allows."""
-    from msjgym.systems.finite_skip.scenarios import msj_as_finite_skip
-    from msjgym.core.policy_registry import registered
-    try:
-        fs_model = msj_as_finite_skip(model)
-    except Exception:  # noqa: BLE001 (a model the rate simulator cannot express: no exact constants)
-        return []
-    const = finite_skip.wcfs_constants(fs_model, registered("finite-skip")[policy.name], exact=True)
+    """Cor. 3.8 with the exact constants of ServerFilling (docs/modelling-choices.md#finite-skip-constants)."""
+    const = server_filling.server_filling_constants(model, divisible=policy.name == "server-filling-divisible")
     if const is None:
         return []
-    band = finite_skip.wcfs_band(fs_model, const)
+    band = server_filling.server_filling_band(model, const)
     return [Reference("response_time", "bound", f"WCFS bounds, exact constants (n = {const.front}, w_nonfull = "
                       f"{const.w_nonfull:.4g}, w_nonbusy = {const.w_nonbusy:.4g}, r_min = {const.r_min:.4g})",
                       f"{_GSW}, Cor. 3.8; constants from ServerFilling's definition "

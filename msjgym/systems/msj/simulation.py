@@ -147,7 +147,7 @@ def _trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _trace_estimates(model: MSJModel) -> np.ndarray:
-    """A replayed trace's runtime estimates (requested times; ``msjgym.systems.msj.traces``), empty without a trace."""
+    """A replayed trace's runtime estimates (requested times; ``msjgym.systems.msj.trace.files``), empty without a trace."""
     if model.trace is None:
         return np.zeros(0)
     return np.array(model.trace.estimate, dtype=np.float64)  # a copy: C-contiguous and writeable

@@ -7,5 +7,6 @@ module                                              what it holds
 :mod:`~msjgym.systems.msj.theory.zero_queueing`     FCFS stability, queueing-probability bounds, scaling regimes
 :mod:`~msjgym.systems.msj.theory.multilevel`        multilevel-scaling asymptotics of the "1 and n" system
 :mod:`~msjgym.systems.msj.theory.balanced_splitting`  Balanced Splitting's partition and its helper set's stability
+:mod:`~msjgym.systems.msj.theory.server_filling`    ServerFilling's WCFS bounds (Cor. 3.8): generic and exact constants
 ==================================================  =================================================================
 """

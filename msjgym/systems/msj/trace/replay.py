@@ -1,10 +1,10 @@
-"""Trace replays: their exact metrics, the windows of a trace, and the size bands of the per-class table.
+"""Trace replays: their exact metrics, the size bands of the per-class table, and the replay's run-time checks.
 
 A replay of a trace is deterministic: the same jobs arrive at the same times whatever the seed, so one replay has
 no sampling error and its metrics are the exact per-job averages of the replay, with no confidence interval
 (:func:`replay_metrics`). Uncertainty about how a policy does on *such* a workload comes from replications over
 windows of the trace, as the HPC scheduling literature does: each window is a run of consecutive jobs replayed from an
-empty machine, and the CIs are across windows (:func:`window_starts`).
+empty machine, and the CIs are across windows (:mod:`msjgym.systems.msj.trace.windows`).
 
 The HPC metrics (Feitelson, Rudolph, Schwiegelshohn, Sevcik & Wong, "Theory and practice in parallel job scheduling",
 JSSPP 1997): the bounded slowdown max(1, T / max(S, τ)) of a job of response time T and run time S, with a
@@ -117,23 +117,6 @@ def _mean(values: np.ndarray) -> float:
 
 def _per(total: float, span: float) -> float:
     return float(total) / span if span > 0 else math.nan
-
-
-def window_starts(jobs: int, windows: int, length: int, seed: int) -> list[tuple[int, np.random.SeedSequence]]:
-    """Where each of ``windows`` windows of ``length`` consecutive jobs starts in a trace of ``jobs`` jobs, and the
-    seed sequence of its replay's own streams (for estimates drawn at random).
-
-    Window w's start is uniform on {0, ..., jobs − length}, drawn from the first child of
-    ``SeedSequence(seed).spawn(windows)[w]`` (its second child seeds the replay): the windows are independent draws,
-    so the t-interval over them is a CI for the mean over a uniformly placed window of the trace. Windows may
-    overlap (as they do when they are many or long); window w's start does not depend on how many windows run
-    (docs/modelling-choices.md#trace-windows).
-    """
-    out = []
-    for child in np.random.SeedSequence(seed).spawn(windows):
-        place, streams = child.spawn(2)
-        out.append((int(np.random.default_rng(place).integers(0, jobs - length + 1)), streams))
-    return out
 
 
 def loop_integrals(state, b: int, needs: np.ndarray, servers: int) -> dict[str, float]:

@@ -23,7 +23,7 @@ processors the size law is shifted by log2(P / 128) (u_low stays, u_med and u_hi
 the model advise ("set the number-of-nodes' parameters to fit your system": u_hi = log2 P, u_med about u_hi − 2.5);
 a job larger than P is clipped to P (docs/modelling-choices.md#lublin-machine-size). The model gives no requested
 run times (SWF field 9 is -1: estimates are the run times, unless a scenario draws them: ``estimate = "tsafrir"``,
-:mod:`msjgym.systems.msj.user_estimates`). Run times and arrival times are whole seconds, as in the
+:mod:`msjgym.systems.msj.trace.user_estimates`). Run times and arrival times are whole seconds, as in the
 archive's logs (rounded down; at least 1 s).
 """
 from __future__ import annotations
