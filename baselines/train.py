@@ -235,7 +235,7 @@ def present_column(venv: Any) -> int | None:
 
 def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     """``[search]``: direct policy search over the job-scoring network's weights
-    (:mod:`msjgym.envs.policy_search`) instead of PPO. Each stage of ``[[search.stages]]`` (``parametrisation``
+    (:mod:`msjgym.systems.msj.env_search`) instead of PPO. Each stage of ``[[search.stages]]`` (``parametrisation``
     ``"linear"`` or ``"mlp"``, ``pairs``, ``sigma``, ``learning_rate``, ``seconds``, ``generations``,
     ``validate_every``) starts from the previous stage's best validated weights (the first from the base order's
     pick, row 0); fitness: the mean log bounded slowdown of ``windows`` windows of ``window_jobs`` jobs of each
@@ -247,7 +247,7 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
     import torch
 
     import msjgym
-    from msjgym.envs import policy_search as ps
+    from msjgym.systems.msj import env_search as ps
 
     torch.set_num_threads(int(config["train"].get("torch_threads", 1)))
     se, env = config["search"], config["env"]
@@ -1088,7 +1088,7 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
     if training and training.get("search") and not kept:
         stages = "; ".join(f"{st['parametrisation']}: {st['generations']} generations, {st['decisions']:,} decisions, "
                            f"validation {st['validation']:.4f}" for st in training["search"]["stages"])
-        train_line = (f"- training: policy search (`[search]`, msjgym.envs.policy_search), {training['timesteps']:,} "
+        train_line = (f"- training: policy search (`[search]`, msjgym.systems.msj.env_search), {training['timesteps']:,} "
                       f"greedy decisions in {training['seconds']:.0f} s wall time "
                       f"({platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores; 1-minute load "
                       f"average {training['load_before']:.2f} before, {training['load_after']:.2f} after); {stages}; "

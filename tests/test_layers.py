@@ -99,9 +99,9 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-FAMILY_ENV = re.compile(r"msjgym\.systems\.\w+\.env")
-"""A family's environment module (``msjgym/systems/<family>/env.py``) lives in the family's folder but builds on the
-batched environment base, so it sits in the layer of ``msjgym.envs``."""
+FAMILY_ENV = re.compile(r"msjgym\.systems\.\w+\.env(_search)?")
+"""A family's environment modules (``msjgym/systems/<family>/env.py``, and ``env_search.py``, a policy search over the
+environment's job-scoring network) live in the family's folder but build on ``msjgym.envs``, so they sit in its layer."""
 
 
 def layer(module: str) -> int:

@@ -1,4 +1,4 @@
-"""``msjgym.envs.policy_search``: the linear score written into the scoring MLP is exact, a few generations of the
+"""``msjgym.systems.msj.env_search``: the linear score written into the scoring MLP is exact, a few generations of the
 evolution strategy improve a toy objective, the greedy window runner reproduces the built-in ``priority`` policy's
 schedule when it picks the base order's job, and a saved model's greedy actions (``sb3:MODEL.zip``, as ``msjgym
 evaluate`` runs it) are the numpy scorer's.
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import msjgym
-from msjgym.envs import policy_search as ps
+from msjgym.systems.msj import env_search as ps
 from msjgym.systems.msj import job_observation as jo
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
