@@ -244,7 +244,7 @@ class FiniteSkipFamily:
         return api.Scenario("model", self.name, model.name, {"load": model.load}, model)
 
     def policies(self) -> Mapping[str, FiniteSkipPolicy]:
-        return registered(self.name)
+        return registered("finite-skip")
 
     def compiled_policy(self, policy: Any) -> UserRateRule | None:
         """The declaration of a compiled rate rule of the user's (``FILE.py:NAME``), whose ``--param`` keys bind its
@@ -254,7 +254,7 @@ class FiniteSkipFamily:
     def default_policy(self, scenario: api.Scenario) -> str:
         if scenario.name in F.FIGURES:
             return F.FIGURES[scenario.name].policies[0]
-        return next(p.name for p in registered(self.name).values() if p.system == scenario.model.system)
+        return next(p.name for p in registered("finite-skip").values() if p.system == scenario.model.system)
 
     def validate(self, scenario: api.Scenario, policy: str | FiniteSkipPolicy | Any, run: api.RunSettings) -> None:
         api.check_options(self, run.options, user=_agent(policy))  # from the declarations (options())

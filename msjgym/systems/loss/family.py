@@ -185,7 +185,7 @@ class LossFamily:
         return api.Scenario("model", self.name, "", resolved_params(model), model)
 
     def policies(self) -> Mapping[str, LossPolicy]:
-        return registered(self.name)
+        return registered("loss")
 
     def builtin(self, policy: str | LossPolicy) -> LossPolicy:
         """A built-in policy by name, or its declaration as given (``policy_spec(...).bind(...)``, or a compiled

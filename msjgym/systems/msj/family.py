@@ -462,7 +462,7 @@ class MSJFamily:
         return api.Scenario("model", self.name, "", {}, model) if isinstance(model, MSJModel) else None
 
     def policies(self) -> Mapping[str, Policy]:
-        return registered(self.name)
+        return registered("msj")  # the parent's policies for a derived family too (it reuses them)
 
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
         policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does
