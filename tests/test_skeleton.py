@@ -2,6 +2,7 @@
 ``msjgym/systems/<family>/``, found by discovery (every subpackage of msjgym/systems/ with a ``family`` module)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,3 +36,31 @@ def test_the_skeleton_check_can_fail(tmp_path) -> None:
             (folder / f).write_text("")
     assert [p.name for p in family_folders(tmp_path)] == ["complete", "other"]
     assert missing_files(tmp_path / "complete") == [] and missing_files(tmp_path / "other") == ["loop.py"]
+
+
+def policy_words(text: str, names: list[str], allowed: frozenset[str] = frozenset()) -> list[str]:
+    """The built-in policy names (``a-b``, ``a_b``, ``a b``) that ``text`` uses as words, but the ``allowed`` ones."""
+    words = {w for n in names if n not in allowed for w in (n, n.replace("-", "_"), n.replace("-", " "))}
+    return sorted(w for w in words if re.search(rf"(?<![#\w-]){re.escape(w)}(?![\w-])", text.lower()))
+
+
+NOT_ONLY_POLICIES = frozenset({"random", "push", "pull"})
+"""Names that are also words of the systems themselves: "random" (streams, sampling) and dispatch's push and pull,
+which are information models of the system (the estimates it keeps and updates at probes) as well as dispatchers."""
+
+
+def test_every_familys_state_module_names_no_policy() -> None:
+    """What one policy keeps is declared in its own file (a policy-owned area of the record), never in ``state.py``."""
+    from msjgym import api
+    from msjgym.core.policy_registry import registered
+
+    found = {}
+    for fam in api.families():
+        state = ROOT / "msjgym" / "systems" / type(fam).__module__.split(".")[2] / "state.py"
+        if state.is_file():
+            words = policy_words(state.read_text(encoding="utf-8"), list(registered(fam.name)), NOT_ONLY_POLICIES)
+            if words:
+                found[fam.name] = words
+    assert not found, f"state.py names policies: {found}"
+    assert policy_words("# C_F: jobs in the front (ServerFilling's, server-filling)", ["server-filling"]) == \
+        ["server-filling"]  # the check can fail
