@@ -149,7 +149,6 @@ def wcfs_constants(model, policy: Any, exact: bool) -> WCFSConstants | None:
         w = (n - 1) * rem_max
         return WCFSConstants("generic", n, rem_max, w, w, _generic_r_min(model, policy))
     params = list(model.params)
-    pmin = min(params)
     if model.kind == HETEROGENEOUS:
         # non-full = non-busy = fewer than k jobs (all in service): (k − 1)·rem_max; r_min from the assignment rule
         w = (k - 1) * rem_max
@@ -162,23 +161,44 @@ def wcfs_constants(model, policy: Any, exact: bool) -> WCFSConstants | None:
     if model.kind == LPS:  # full ⇔ k present; busy ⇔ N >= 1; R = 1/min(N, k)
         return WCFSConstants("exact", k, rem_max, (k - 1) * rem_max, 0.0, 1.0 / k)
     if model.kind == THRESHOLD or policy.name == SF_EXP:
-        # non-full ⇔ the parameters (thresholds / needs) of the jobs present sum to < k: all of them are served
-        w = unbounded_knapsack(params, rems, k - 1)
-        n = 1 + (k - 1) // pmin  # a full front: jobs summing to <= k − 1, plus the newest served one
-        r_nonfull = pmin / k if pmin < k else math.inf  # all jobs served at p/k; the mean is smallest with p = pmin
-        return WCFSConstants("exact", n, rem_max, w, w, min(r_nonfull, 1.0 / n))
+        return summed_front_constants(params, rems, k)
     if policy.name == SF_DIV:
-        needs = sorted(set(params))
-        per_need = {v: max(r for p, r in zip(params, rems) if p == v) for v in needs}
-        w = sum((k // v - 1) * per_need[v] for v in needs)  # non-full ⇔ fewer than k/v jobs of every need v
-        n = sum(k // v - 1 for v in needs) + 1
-        r_min = 1.0 / n  # full with the largest front
-        for counts in product(*[range(k // v) for v in needs]):  # non-full: serve the class filling most servers
-            jobs = sum(counts)
-            if jobs:
-                r_min = min(r_min, max(v * c for v, c in zip(needs, counts)) / k / jobs)
-        return WCFSConstants("exact", n, rem_max, w, w, r_min)
+        return divisible_front_constants(params, rems, k)
     raise ValueError(f"no constants for policy {policy.name}")
+
+
+def summed_front_constants(params: list[int], rems: list[float], k: int) -> WCFSConstants:
+    """Exact constants of Cor. 3.8 when the front is non-full ⇔ the parameters (thresholds, or needs under
+    ServerFilling in the exponential setting) of the jobs present sum to < k, all of them served: w = the largest
+    Σ rem over such sets (an unbounded knapsack of capacity k − 1), n = 1 + ⌊(k − 1)/p_min⌋, r_min = min(p_min/k, 1/n).
+
+    [bound inputs] Grosof, Harchol-Balter & Scheller-Wolf, §6.2 (threshold parallelism), §7.2 (ServerFilling); per
+    class: ``params`` p and ``rems`` its rem (time units); ``k`` servers.
+    """
+    pmin = min(params)
+    w = unbounded_knapsack(params, rems, k - 1)
+    n = 1 + (k - 1) // pmin  # a full front: jobs summing to <= k − 1, plus the newest served one
+    r_nonfull = pmin / k if pmin < k else math.inf  # all jobs served at p/k; the mean is smallest with p = pmin
+    return WCFSConstants("exact", n, max(rems), w, w, min(r_nonfull, 1.0 / n))
+
+
+def divisible_front_constants(needs: list[int], rems: list[float], k: int) -> WCFSConstants:
+    """Exact constants of Cor. 3.8 for ServerFilling in the divisible setting (every need divides k): non-full ⇔ fewer
+    than k/v jobs of every need v: w = Σ_v (k/v − 1)·rem_v, n = Σ_v (k/v − 1) + 1, r_min over the non-full
+    configurations (the class filling most servers is served).
+
+    [bound inputs] Grosof, Harchol-Balter & Scheller-Wolf, App. B.2; per class: ``needs`` v and ``rems`` its rem.
+    """
+    distinct = sorted(set(needs))
+    per_need = {v: max(r for p, r in zip(needs, rems) if p == v) for v in distinct}
+    w = sum((k // v - 1) * per_need[v] for v in distinct)  # non-full ⇔ fewer than k/v jobs of every need v
+    n = sum(k // v - 1 for v in distinct) + 1
+    r_min = 1.0 / n  # full with the largest front
+    for counts in product(*[range(k // v) for v in distinct]):  # non-full: serve the class filling most servers
+        jobs = sum(counts)
+        if jobs:
+            r_min = min(r_min, max(v * c for v, c in zip(distinct, counts)) / k / jobs)
+    return WCFSConstants("exact", n, max(rems), w, w, r_min)
 
 
 def wcfs_band(model, constants: WCFSConstants) -> WCFSBand:

@@ -19,11 +19,10 @@ non-full front configurations, r_min over the reachable ones.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import product
 
 from msjgym.systems.msj.model import MSJModel
 from msjgym.theory.finite_skip import (
-    WCFSBand, WCFSConstants, mean_residual_sup, unbounded_knapsack, wcfs_band_of)
+    WCFSBand, WCFSConstants, divisible_front_constants, mean_residual_sup, summed_front_constants, wcfs_band_of)
 
 
 @dataclass(frozen=True)
@@ -90,23 +89,9 @@ def server_filling_constants(model: MSJModel, divisible: bool = False) -> WCFSCo
     if any(r is None for r in residuals):
         return None
     rems = [float(s * r) for s, r in zip(scales, residuals)]
-    rem_max = max(rems)
     if not divisible:
-        vmin = min(needs)
-        w = unbounded_knapsack(needs, rems, k - 1)
-        n = 1 + (k - 1) // vmin  # a full front: jobs summing to <= k − 1, plus the newest served one
-        r_nonfull = vmin / k if vmin < k else float("inf")  # all jobs served at v/k; smallest with v = v_min
-        return WCFSConstants("exact", n, rem_max, w, w, min(r_nonfull, 1.0 / n))
-    distinct = sorted(set(needs))
-    per_need = {v: max(r for p, r in zip(needs, rems) if p == v) for v in distinct}
-    w = sum((k // v - 1) * per_need[v] for v in distinct)  # non-full ⇔ fewer than k/v jobs of every need v
-    n = sum(k // v - 1 for v in distinct) + 1
-    r_min = 1.0 / n  # full with the largest front
-    for counts in product(*[range(k // v) for v in distinct]):  # non-full: serve the class filling most servers
-        jobs = sum(counts)
-        if jobs:
-            r_min = min(r_min, max(v * c for v, c in zip(distinct, counts)) / k / jobs)
-    return WCFSConstants("exact", n, rem_max, w, w, r_min)
+        return summed_front_constants(needs, rems, k)
+    return divisible_front_constants(needs, rems, k)
 
 
 def server_filling_band(model: MSJModel, constants: WCFSConstants) -> WCFSBand:
