@@ -31,4 +31,4 @@ def test_a_policy_without_a_hand_written_row_gets_one_from_its_declaration(monke
     assert "brand-new" not in policy_rows.named(text)
     rendered = policy_rows.render(text)
     assert "brand-new" in policy_rows.named(rendered) and "A. Author, 'A paper', §1" in rendered
-    assert policy_rows.named(rendered) - {"brand-new"} == policy_rows.named(text)  # the hand-written rows unchanged
+    assert policy_rows.named(text) <= policy_rows.named(rendered)  # the hand-written rows stay
