@@ -19,6 +19,9 @@ import gymnasium as gym
 __all__ = ["register", "registrations"]
 
 _REGISTRATIONS: list[Any] = []
+_RL_EXTRA = ("torch", "stable_baselines3", "sb3_contrib")
+"""The packages of the optional ``rl`` extra: a module of this package that needs one is skipped without it (the
+environments themselves need none of them)."""
 
 
 def _env_modules() -> list[str]:
@@ -37,7 +40,12 @@ def _env_modules() -> list[str]:
 def _discover() -> None:
     """Import every environment module (:func:`_env_modules`); collect its ``ENVS`` and export its ``__all__``."""
     for name in _env_modules():
-        module = importlib.import_module(name)
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # a training helper of the optional rl extra, without that extra
+            if exc.name not in _RL_EXTRA:
+                raise
+            continue
         _REGISTRATIONS.extend(getattr(module, "ENVS", []))
         for name in getattr(module, "__all__", []):
             if name in vars(module):  # not the names a module defines on first use (SB3's classes)
