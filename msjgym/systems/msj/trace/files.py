@@ -80,6 +80,9 @@ class Trace:
             ``arrival + origin`` is each job's submit time in the file (F1 orders by it).
         estimated: how many of the whole trace's jobs have an estimate of their own (a known requested time, or one
             drawn from an estimate model); 0: every estimate is the run time.
+        columns: per-job columns a derived family's reader adds (float64 (jobs, E), in the jobs' order: the values
+            its ``swf_columns`` read from each job's line, :func:`read_trace`); None for a multiserver-job trace.
+        nodes: the header's ``MaxNodes`` (None: not given).
     """
 
     arrival: np.ndarray
@@ -95,6 +98,8 @@ class Trace:
     generator: Callable[[int, np.random.SeedSequence], Trace] | None = None
     estimated: int = 0
     origin: float = 0.0
+    columns: np.ndarray | None = None
+    nodes: int | None = None
 
     def __post_init__(self) -> None:
         if self.estimate is None:
@@ -124,8 +129,14 @@ class Trace:
         return replace(self, notes=list(self.notes), origin=self.origin + float(self.arrival[start]), **cut)
 
 
+SwfColumns = Callable[[list[str]], tuple[tuple[float, ...], str]]
+"""A derived family's extra columns of an SWF job line (given its 18 fields, for a job that can be replayed): (the
+values, "" or why the job is skipped: a phrase for the notes, e.g. "with unknown requested memory"); a
+``ValueError`` makes the line malformed."""
+
+
 def read_trace(path: str | Path, skip_bad_lines: bool = False, servers: int | None = None,
-               processors_per_node: int | None = None) -> Trace:
+               processors_per_node: int | None = None, *, swf_columns: SwfColumns | None = None) -> Trace:
     """Read an SWF (``.swf``) or CSV (``.csv``) trace; see the module docstring for what is skipped and how the
     traced machine's size is found.
 
@@ -136,6 +147,7 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False, servers: int | No
             header; a CSV file); ignored when it does.
         processors_per_node: processors of one node, for a file whose header gives ``MaxNodes`` but no
             ``MaxProcs`` (None: 1, with a note).
+        swf_columns: an SWF file's extra per-job columns (the trace's ``columns``; :data:`SwfColumns`).
     Raises:
         TraceError: one line naming the file (and the line, or what to give).
     """
@@ -145,7 +157,7 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False, servers: int | No
         raise TraceError(f"trace {shown(path)}: {what}")
     suffix = path.suffix.lower()
     if suffix == ".swf":
-        return _read_swf(path, skip_bad_lines, servers, processors_per_node)
+        return _read_swf(path, skip_bad_lines, servers, processors_per_node, swf_columns)
     if suffix == ".csv":
         return _read_csv(path, skip_bad_lines, servers)
     raise TraceError(f"trace {str(path)!r}: unknown format {suffix!r}; valid: .swf, .csv")
@@ -160,8 +172,9 @@ _SKIP_REASONS = {
 }
 
 
-def _read_swf(path: Path, skip_bad_lines: bool, servers: int | None, per_node: int | None) -> Trace:
-    rows: list[tuple[float, int, float, float, int]] = []
+def _read_swf(path: Path, skip_bad_lines: bool, servers: int | None, per_node: int | None,
+              swf_columns: SwfColumns | None = None) -> Trace:
+    rows: list[tuple] = []
     header: dict[str, int] = {}
     header_line: dict[str, int] = {}
     malformed = 0
@@ -190,24 +203,28 @@ def _read_swf(path: Path, skip_bad_lines: bool, servers: int | None, per_node: i
                 continue
             try:
                 job, reason, from_requested = _swf_job(text)
+                if not reason and swf_columns is not None:
+                    more, reason = swf_columns(text.split())
+                    job += (more,)
             except ValueError as exc:
                 if not skip_bad_lines:
                     raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
                 malformed += 1
                 continue
             if reason:
-                skipped[reason] += 1
+                skipped[reason] = skipped.get(reason, 0) + 1
                 continue
             requested_procs += from_requested
             rows.append(job)
     notes = list(header_notes)
-    notes += [f"skipped {k:,} job(s) {_SKIP_REASONS[r]}" for r, k in skipped.items() if k]
+    notes += [f"skipped {k:,} job(s) {_SKIP_REASONS.get(r, r)}" for r, k in skipped.items() if k]
     if requested_procs:
         notes.append(f"{requested_procs:,} job(s) with unknown allocated processors (field 5 = -1): their "
                      "requested processors (field 8) used")
     machine = _machine_size(path, header, servers, per_node, notes)
     given = not header  # the size is the caller's servers
-    return _trace(rows, path, machine, malformed, sum(skipped.values()), notes, given)
+    trace = trace_of_rows(rows, path, machine, malformed, sum(skipped.values()), notes, given)
+    return replace(trace, nodes=header.get("maxnodes"))
 
 
 def _header_value(path: Path, number: int, key: str, value: str) -> int | None:
@@ -328,7 +345,7 @@ def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
     if servers is None:
         raise TraceError(f"{path}: a CSV trace does not say the machine's size; give the traced machine's processors "
                          "as servers = N in the scenario")
-    return _trace(rows, path, servers, malformed, 0, given=True)
+    return trace_of_rows(rows, path, servers, malformed, 0, given=True)
 
 
 def _csv_job(fields: list[str], columns: int = len(CSV_COLUMNS)) -> tuple[float, int, float, float]:
@@ -344,10 +361,11 @@ def _csv_job(fields: list[str], columns: int = len(CSV_COLUMNS)) -> tuple[float,
     return arrival, need, duration, requested
 
 
-def _trace(rows: list[tuple[float, int, float, float, int]], path: Path, machine: int, malformed: int,
-           unusable: int, notes: list[str] | None = None, given: bool = False) -> Trace:
-    """The trace of the jobs read (``rows``: submit, processors, run, requested time, id), on a machine of
-    ``machine`` processors (``given``: the caller's servers, which no job may exceed)."""
+def trace_of_rows(rows: list[tuple], path: Path, machine: int, malformed: int, unusable: int,
+                  notes: list[str] | None = None, given: bool = False) -> Trace:
+    """The trace of the jobs read (``rows``: submit, processors, run, requested time, id, and optionally a tuple of
+    extra columns, the trace's ``columns``), in arrival order, on a machine of ``machine`` processors (``given``: the
+    caller's servers, which no job may exceed). A trace reader of any family builds its ``Trace`` with it."""
     if not rows:
         raise TraceError(f"{path}: no usable job ({malformed} malformed and {unusable} unusable lines skipped)")
     data = np.array([r[:4] for r in rows], dtype=np.float64)
@@ -359,6 +377,7 @@ def _trace(rows: list[tuple[float, int, float, float, int]], path: Path, machine
                      "arrival order (sorted, ties kept in file order)")
     order = np.argsort(data[:, 0], kind="stable")
     data, ident = data[order], ident[order]
+    columns = np.array([r[5] for r in rows], dtype=np.float64)[order] if len(rows[0]) > 5 else None
     need = data[:, 1].astype(np.int64)
     largest = int(need.max())
     if largest > machine and given:
@@ -376,7 +395,7 @@ def _trace(rows: list[tuple[float, int, float, float, int]], path: Path, machine
     estimate = np.where(known, requested, duration)
     return Trace(arrival=data[:, 0] - data[0, 0], need=need, duration=duration, source=str(path),
                  machine=machine, skipped_malformed=malformed, skipped_unusable=unusable, notes=notes,
-                 estimate=estimate, ident=ident, estimated=int(known.sum()), origin=float(data[0, 0]))
+                 estimate=estimate, ident=ident, estimated=int(known.sum()), origin=float(data[0, 0]), columns=columns)
 
 
 def kill_at_requested(trace: Trace) -> Trace:
