@@ -365,7 +365,8 @@ def train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     if "imitate_decisions" in tr:
         imitated = imitate_base_order(model, to_sb3_env(env), int(tr["imitate_decisions"]),
                                       int(tr.get("imitate_epochs", 5)), int(tr.get("imitate_batch", 256)),
-                                      float(tr.get("imitate_learning_rate", 3e-3)), seed)
+                                      float(tr.get("imitate_learning_rate", 3e-3)), seed,
+                                      fits_column(venv) if tr.get("imitate_target") == "first-fits" else None)
     log: list[dict[str, float]] = []
 
     class Progress(BaseCallback):
@@ -420,29 +421,42 @@ def to_sb3_env(env: Any) -> Any:
     return env
 
 
+def fits_column(venv: Any) -> int:
+    """The "fits now" column of a job-window observation (its view's ``col("fits")``)."""
+    spec = venv.spec_
+    return int(spec.view(np.zeros(spec.observation_shape, np.float32)).col("fits"))
+
+
 def imitate_base_order(model: Any, env: Any, decisions: int, epochs: int, batch: int, learning_rate: float,
-                       seed: int) -> dict[str, Any]:
+                       seed: int, fits: int | None = None) -> dict[str, Any]:
     """A warm start: before PPO, fit the policy to pick row 0 of the job window, the environment's base order's
     choice (``msjgym/JobScheduling-v0`` shows the waiting jobs best first under ``base_order``), by maximum likelihood
     on the states among ``decisions`` visited by that heuristic where two or more actions are allowed (behaviour
     cloning): ``epochs`` passes in minibatches of ``batch``, Adam at ``learning_rate`` (its own optimizer). PPO then starts from (about) the heuristic instead of a
-    uniform choice. Returns what it did (decisions, the share of states where the fitted policy's greedy choice is
-    row 0, seconds)."""
+    uniform choice. With ``fits`` (the "fits now" column; ``[train] imitate_target = "first-fits"``) the heuristic
+    is the first row, in the base order, whose job fits now (row 0 if none): first-fit over the shown jobs. Returns
+    what it did (decisions, the share of states where the fitted policy's greedy choice is the heuristic's,
+    seconds)."""
     import torch
 
     start = time.perf_counter()
     env.seed(seed + 7919)
     obs = env.reset()
     n = env.num_envs
-    states, masks = [], []
+    states, masks, targets = [], [], []
     for _ in range(max(decisions // n, 1)):
         mask = np.asarray(env.action_masks())
         keep = mask.sum(axis=1) >= 2
+        action = np.zeros(n, dtype=np.int64)
+        if fits is not None:
+            fit = (obs[..., fits] > 0.5) & mask
+            action = np.where(fit.any(axis=1), fit.argmax(axis=1), 0)
         states.append(obs[keep].copy())
         masks.append(mask[keep].copy())
-        env.step_async(np.zeros(n, dtype=np.int64))
+        targets.append(action[keep])
+        env.step_async(action)
         obs, _, _, _ = env.step_wait()
-    x, m = np.concatenate(states), np.concatenate(masks)
+    x, m, y = np.concatenate(states), np.concatenate(masks), np.concatenate(targets)
     policy = model.policy
     rng = np.random.default_rng(seed)
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
@@ -452,7 +466,7 @@ def imitate_base_order(model: Any, env: Any, decisions: int, epochs: int, batch:
         for lo in range(0, len(x), batch):
             idx = order[lo:lo + batch]
             dist = policy.get_distribution(torch.as_tensor(x[idx]), action_masks=m[idx])
-            loss = -dist.log_prob(torch.zeros(len(idx), dtype=torch.int64)).mean()
+            loss = -dist.log_prob(torch.as_tensor(y[idx])).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -460,10 +474,10 @@ def imitate_base_order(model: Any, env: Any, decisions: int, epochs: int, batch:
     with torch.no_grad():
         probe = rng.choice(len(x), size=min(len(x), 20_000), replace=False)
         dist = policy.get_distribution(torch.as_tensor(x[probe]), action_masks=m[probe])
-        agree = float((dist.distribution.probs.argmax(dim=1) == 0).float().mean())
+        agree = float((dist.distribution.probs.argmax(dim=1).numpy() == y[probe]).mean())
     done = {"decisions": len(x), "agreement": agree, "seconds": time.perf_counter() - start}
-    print(f"imitated the base order on {len(x):,} states ({epochs} epochs) in {done['seconds']:.0f} s: greedy choice "
-          f"= row 0 on {agree:.2%}", flush=True)
+    print(f"imitated {'first-fits' if fits is not None else 'the base order'} on {len(x):,} states ({epochs} epochs) "
+          f"in {done['seconds']:.0f} s: greedy choice = the heuristic's on {agree:.2%}", flush=True)
     return done
 
 
@@ -605,12 +619,13 @@ def is_trace(config: dict[str, Any]) -> bool:
         msjgym.load_scenario(scenario_name(config), scenario_params(config)).model.trace is not None
 
 
-def baseline_policies(ev: dict[str, Any]) -> list[Any]:
-    """``[evaluate] baselines``: built-in policy names, or tables ``{policy = NAME, PARAM = VALUE, ...}`` bound to
-    their parameters (``Policy.bind``: ``--policy NAME --param PARAM=VALUE`` on the command line)."""
+def baseline_policies(ev: dict[str, Any], family_name: str = "msj") -> list[Any]:
+    """``[evaluate] baselines``: built-in policy names of the scenario's family, or tables ``{policy = NAME, PARAM =
+    VALUE, ...}`` bound to their parameters (``Policy.bind``: ``--policy NAME --param PARAM=VALUE`` on the command
+    line)."""
     from msjgym.api import family, policy_spec
 
-    msj = family("msj")
+    msj = family(family_name)
     out = []
     for entry in ev.get("baselines", ["easy-backfilling"]):
         if isinstance(entry, str):
@@ -717,7 +732,7 @@ def evaluate_job_traces(config: dict[str, Any], model_path: Path) -> tuple[list[
         learned = msjgym.evaluate(scenario, policy, progress=False, **run)
         print(f"{_shown(Path(name))}: evaluated the learned policy in {time.perf_counter() - start:.0f} s", flush=True)
         rows = [_trace_row("learned (job-scoring)", learned, metric)]
-        for baseline in baseline_policies(ev):
+        for baseline in baseline_policies(ev, scenario.family):
             rows.append(_trace_row(baseline.label, msjgym.evaluate(scenario, baseline, **run), metric))
         command = (f"msjgym evaluate {_shown(Path(name))} --policy sb3:{_shown(model_path)} --windows {windows} "
                    f"--window-jobs {window_jobs} --seed {seed}" + (f" --bsld-threshold {tau:g}" if tau != 10.0 else ""))

@@ -170,11 +170,16 @@ class _MSJRuns(api.Simulation):
         if self.model.trace is not None:
             trace = self._trace_of(rep)
             sim, b = self._at(rep)
-            return replay_metrics(trace.arrival, trace.need, trace.duration, sim.completion_times(b)[:len(trace)],
-                                  self.model.servers, self.warmup, self.config.bsld_threshold,
-                                  uses_bands(self.model.trace.need), wait=sim.wait_times(b)[:len(trace)])  # the whole trace decides every window's
+            return self.replay_metrics(trace, sim.completion_times(b)[:len(trace)], sim.wait_times(b)[:len(trace)])
         st = self._sim.state
         return self._unit_metrics(st.bstat[rep].sum(axis=0), st.bsys[rep].sum(axis=0), st.hist[rep].sum(axis=0))
+
+    def replay_metrics(self, trace: Trace, completion: np.ndarray, wait: np.ndarray) -> dict[str, float]:
+        """One replay's exact metrics (:func:`msjgym.systems.msj.trace.replay.replay_metrics`); a derived family
+        whose jobs hold more than servers measures its own utilization here."""
+        return replay_metrics(trace.arrival, trace.need, trace.duration, completion, self.model.servers, self.warmup,
+                              self.config.bsld_threshold, uses_bands(self.model.trace.need),
+                              wait=wait)  # the whole trace decides every window's bands
 
     def batch_metrics(self, rep: int) -> list[dict[str, float]]:
         if self.model.trace is not None:
@@ -346,7 +351,7 @@ def observation_options(policy: Any, run: api.RunSettings) -> tuple[str, int, bo
 JOB_ENV = "msjgym/JobScheduling-v0"
 
 
-def job_env_settings(policy: Any, run: api.RunSettings) -> dict[str, Any] | None:
+def job_env_settings(policy: Any, run: api.RunSettings, env_id: str = JOB_ENV) -> dict[str, Any] | None:
     """The ``msjgym/JobScheduling-v0`` arguments a policy of the user's decides with, or None for ``msjgym/MSJ-v0``'s
     observation: what ``sb3:MODEL.zip`` was saved with (:func:`msjgym.envs.sb3.record_env`, ``id`` =
     JobScheduling-v0), or the ``env_settings`` dict of a policy object or class (``FILE.py:NAME``: the file is imported
@@ -360,10 +365,10 @@ def job_env_settings(policy: Any, run: api.RunSettings) -> dict[str, Any] | None
         saved = getattr(load_object(Path(path), name, policy), "env_settings", None)
     elif not saved and not isinstance(policy, str):
         saved = getattr(policy, "env_settings", None)
-    if not isinstance(saved, dict) or saved.get("id") != JOB_ENV:
+    if not isinstance(saved, dict) or saved.get("id") != env_id:
         return None
     if run.options.get("mode") or run.options.get("estimates"):
-        raise MsjgymError(f"--mode / --estimates: {JOB_ENV}'s observation has neither (the policy decides through it)")
+        raise MsjgymError(f"--mode / --estimates: {env_id}'s observation has neither (the policy decides through it)")
     settings = {k: v for k, v in saved.items() if k != "id"}
     if run.options.get("window"):
         settings["window"] = int(run.options["window"])
@@ -375,13 +380,21 @@ class AgentRuns(_MSJRuns):
     ``msjgym/JobScheduling-v0``'s for a policy made for it (:func:`job_env_settings`)."""
 
     chunk = AGENT_CHUNK
+    job_env = JOB_ENV
+    """The job-feature environment a policy may decide through (a derived family's own)."""
+
+    @staticmethod
+    def job_replications() -> type:
+        """The replications of a policy deciding through :attr:`job_env`."""
+        from msjgym.systems.msj.job_agent import JobAgentReplications
+        return JobAgentReplications
 
     def __init__(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> None:
         from msjgym.systems.msj.agent import AgentReplications
-        from msjgym.systems.msj.job_agent import JobAgentReplications
 
+        JobAgentReplications = self.job_replications()
         reps, jobs, warmup = _run_length(scenario.model, run)
-        settings = job_env_settings(policy, run)
+        settings = job_env_settings(policy, run, self.job_env)
         mode, window, estimates = observation_options(policy, run) if settings is None else ("start", 1, False)
         trace = scenario.model.trace is not None
         parts, seeds = [scenario], [seed]

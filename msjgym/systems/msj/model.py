@@ -145,6 +145,12 @@ class MSJModel:
                           self.classes[shortest].service.mean, ScenarioError,
                           f"the mean service time of classes[{shortest}]")
 
+    def trace_classes(self) -> np.ndarray:
+        """int64[n]: the class of each job of the replayed trace (the class of its need; a derived family's model
+        maps its own job attributes)."""
+        class_of_need = {int(c.need): k for k, c in enumerate(self.classes)}
+        return np.array([class_of_need[int(m)] for m in self.trace.need], dtype=np.int64)
+
     @property
     def num_classes(self) -> int:
         """K, the number of job classes."""

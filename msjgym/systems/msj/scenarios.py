@@ -821,19 +821,25 @@ MAX_SCENARIO_BYTES = 16 * 2**20
 
 
 def load_scenario_file(name: str, overrides: Mapping[str, object] | None = None, *, family: str = "msj",
-                       to_msj: Callable[[dict], dict] | None = None) -> Scenario:
+                       to_msj: Callable[[dict], dict] | None = None,
+                       build: Callable[[dict, Path], MSJModel | None] | None = None) -> Scenario:
     """The scenario of the TOML file ``name``, with ``overrides`` (dotted key paths) applied, validated.
 
     A family derived from this one (``docs/extending.md``, "Derive a family from another") reads its own files
     here: ``family`` is its name (the scenario's ``family``), and ``to_msj`` translates its table, after the
-    overrides, into this family's (raising a one-line ``ScenarioError`` that names its own key paths).
+    overrides, into this family's (raising a one-line ``ScenarioError`` that names its own key paths); ``build``,
+    when it returns a model for the table (after the overrides) and the file's directory, builds it instead (e.g. a
+    derived family's trace replay).
     """
     path = Path(name).expanduser()
     text = read_user_text(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)  # a byte-order mark dropped
     try:
         raw = load_toml(text, "TOML", ScenarioError)
         spec = _apply_file_overrides(raw, dict(overrides or {}))
-        model = model_from_spec(spec if to_msj is None else to_msj(spec), base_dir=path.resolve().parent)
+        base_dir = path.resolve().parent
+        model = None if build is None else build(spec, base_dir)
+        if model is None:
+            model = model_from_spec(spec if to_msj is None else to_msj(spec), base_dir=base_dir)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{name}: malformed TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -137,13 +137,11 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
 
 
 def _trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A replayed trace's arrival times, class indices (the class of each job's need) and durations."""
+    """A replayed trace's arrival times, class indices (:meth:`MSJModel.trace_classes`) and durations."""
     if model.trace is None:
         return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
     trace = model.trace
-    class_of_need = {int(c.need): k for k, c in enumerate(model.classes)}
-    classes = np.array([class_of_need[int(m)] for m in trace.need], dtype=np.int64)
-    return trace.arrival.astype(np.float64), classes, trace.duration.astype(np.float64)
+    return trace.arrival.astype(np.float64), model.trace_classes(), trace.duration.astype(np.float64)
 
 
 def _trace_estimates(model: MSJModel) -> np.ndarray:

@@ -57,12 +57,14 @@ from pathlib import Path
 import numpy as np
 
 from msjgym.core.inputs import open_user_text
-from msjgym.core.limits import TIME_RANGE
+from msjgym.core.distributions import Empirical
+from msjgym.core.limits import MAX_CLASSES, TIME_RANGE
 from msjgym.core.paths import path_kind, shown
 from msjgym.core.validation import check_number, parse_number
 from msjgym.errors import MsjgymError
+from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.systems.msj.trace.files import (
-    MAX_TRACE_BYTES, MAX_TRACE_TIME, Trace, TraceError, read_trace, trace_of_rows)
+    MAX_TRACE_BYTES, MAX_TRACE_TIME, Trace, TraceError, kill_at_requested, read_trace, trace_of_rows)
 
 SWF_RESOURCES = ("cores", "memory")
 """The resources of an SWF trace's machine, in order."""
@@ -120,6 +122,18 @@ class ResourceTrace(Trace):
 
     def scaled(self, servers: int, time_scale: float = 1.0) -> Trace:
         raise MsjgymError("a multi-resource trace is replayed on its own machine; it is not rescaled to servers")
+
+    def class_index(self, demands: np.ndarray) -> np.ndarray:
+        """int64 (n,): each job's row in ``demands`` (int64 (K, R), distinct rows: a model's classes); a
+        ``ValueError`` names a job whose demand is not there."""
+        rows = {tuple(int(v) for v in d): k for k, d in enumerate(demands)}
+        out = np.empty(len(self), dtype=np.int64)
+        for j, d in enumerate(self.demand.tolist()):
+            k = rows.get(tuple(d))
+            if k is None:
+                raise ValueError(f"job {int(self.ident[j])}: demand {tuple(d)} is no class's")
+            out[j] = k
+        return out
 
     def classes(self) -> TraceClasses:
         """The distinct demand vectors and each job's (module docstring, "Classes")."""
@@ -410,6 +424,108 @@ def _read_csv(path: Path, capacity: Mapping[str, int], skip_bad_lines: bool) -> 
     return _resource_trace(trace, list(cap), list(cap.values()), trace.columns.astype(np.int64))
 
 
+# ---------------------------------------------------------------- the scenario key
+TRACE_KEYS = ("trace", "skip_bad_lines", "overrun", "memory_per_node", "cores_per_node", "memory_unit",
+              "missing_memory", "servers")
+"""The keys of ``arrivals = { trace = FILE, ... }`` in a multi-resource scenario file."""
+_REFUSED = {"classes": "the trace gives the jobs", "load": "the trace gives the jobs",
+            "arrival_rate": "the trace gives the jobs", "servers": "a trace's machine is its resources",
+            "nodes": "a trace's machine is pooled (one node of the traced machine's total capacity)"}
+
+
+def trace_model(spec: Mapping, base_dir: Path | None = None):
+    """The :class:`~msjgym.systems.multi_resource.model.MultiResourceModel` of a scenario table whose arrivals replay
+    a trace: ``arrivals = { trace = FILE, ... }`` (:data:`TRACE_KEYS`; an SWF file's machine from its header and
+    ``memory_per_node``, a CSV file's from ``resources = { NAME = capacity, ... }``), with the multiserver-job
+    family's ``estimate`` (default: the trace's requested times) and ``overrun``. Its classes are the trace's distinct
+    demand vectors (:meth:`ResourceTrace.classes`), each with its jobs' durations as an empirical law and its share
+    of the jobs as its probability; the replay keeps every job's own duration and estimate."""
+    from msjgym.errors import ScenarioError
+    from msjgym.systems.msj import scenarios as msj_scenarios
+    from msjgym.systems.multi_resource.model import multi_resource_model
+
+    for key, why in _REFUSED.items():
+        if key in spec:
+            raise ScenarioError(f"{key}: not allowed with arrivals = {{trace = ...}} ({why})")
+    table = spec["arrivals"]
+    if not isinstance(table, Mapping):
+        raise ScenarioError(f"arrivals = {table!r}: must be a table {{ trace = FILE, ... }}")
+    for key in table:
+        if key not in TRACE_KEYS:
+            raise ScenarioError(f"arrivals.{key}: unknown key; valid: {', '.join(TRACE_KEYS)}")
+    if "trace" not in table or not isinstance(table["trace"], str):
+        raise ScenarioError("arrivals.trace: give the trace file, trace = \"FILE.swf\" or \"FILE.csv\"")
+    file = Path(table["trace"]).expanduser()
+    if not file.is_absolute() and base_dir is not None:
+        file = base_dir / file
+    skip = table.get("skip_bad_lines", False)
+    if not isinstance(skip, bool):
+        raise ScenarioError(f"arrivals.skip_bad_lines = {skip!r}: must be true or false")
+    overrun = table.get("overrun", "run")
+    if overrun not in msj_scenarios.OVERRUNS:
+        raise ScenarioError(f"arrivals.overrun = {overrun!r}: must be one of {', '.join(map(repr, msj_scenarios.OVERRUNS))}")
+    capacity = spec.get("resources")
+    if capacity is not None and file.suffix.lower() == ".swf":
+        raise ScenarioError("resources: not with an SWF trace (its machine is the traced one: give "
+                            "arrivals.memory_per_node, and arrivals.cores_per_node if its header lacks MaxNodes)")
+    trace = read_resource_trace(
+        file, skip_bad_lines=skip, capacity=capacity, cores_per_node=table.get("cores_per_node"),
+        memory_per_node=table.get("memory_per_node"), memory_unit=table.get("memory_unit", "GB"),
+        missing_memory=table.get("missing_memory", "used"), servers=table.get("servers"))
+    if overrun == "kill":
+        trace = kill_at_requested(trace)
+    law = msj_scenarios._estimate(spec, "", trace=True)
+    if law.kind == "tsafrir":
+        raise ScenarioError("estimate = \"tsafrir\": not for a multi-resource trace yet (its requested times, "
+                            "\"requested\", the default, or \"exact\" / { factor = ... })")
+    classes = trace.classes()
+    if classes.counts.size > MAX_CLASSES:
+        raise ScenarioError(f"arrivals.trace: {classes.counts.size:,} distinct demand vectors (job classes); at most "
+                            f"{MAX_CLASSES:,} (memory_unit = \"GB\" rounds memory coarser than \"MB\")")
+    twin = len(trace.resources) == 1
+    jobs = []
+    for k, d in enumerate(classes.demand):
+        name = "-".join(f"{r}{int(a)}" for r, a in zip(trace.resources, d) if a)
+        durations = tuple(float(x) for x in trace.duration[classes.index == k])
+        jobs.append(JobClass(name, int(d[0]) if twin else 1, float(classes.counts[k] / len(trace)),
+                             Empirical(values=durations)))
+    span = float(trace.arrival[-1]) if trace.arrival[-1] > 0 else float(trace.duration.max())
+    rate = max(len(trace) - 1, 1) / span
+    base = MSJModel(servers=int(trace.capacity[0]) if twin else 1, arrival_rate=rate, classes=tuple(jobs),
+                    trace=trace, estimate=law)
+    return multi_resource_model(base, trace.resources, trace.capacity, tuple(map(tuple, classes.demand.tolist())))
+
+
+# ---------------------------------------------------------------- a replay's metrics
+def resource_replay_metrics(model, trace: ResourceTrace, completion: np.ndarray, wait: np.ndarray, warmup: int,
+                            tau: float) -> dict[str, float]:
+    """One replay's exact metrics (:func:`msjgym.systems.msj.trace.replay.replay_metrics`) for a multi-resource
+    model: ``utilization`` and the per-size bands are the bottleneck resource's (the model's
+    :attr:`~msjgym.systems.multi_resource.model.MultiResourceModel.bottleneck`, over the machine's total of it),
+    ``resource_utilization[NAME]`` each resource's held fraction over the makespan."""
+    from msjgym.systems.msj.trace.replay import replay_metrics, uses_bands
+
+    total = model.nodes * model.capacity_array
+    k = model.bottleneck
+    out = replay_metrics(trace.arrival, trace.demand[:, k], trace.duration, completion, int(total[k]), warmup, tau,
+                         uses_bands(model.trace.demand[:, k]), wait=wait)
+    span = out["makespan"]
+    for r, name in enumerate(model.resources):
+        work = float(np.sum(trace.demand[:, r] * trace.duration))
+        out[f"resource_utilization[{name}]"] = work / (span * int(total[r])) if span > 0 else float("nan")
+    return out
+
+
+def resource_loop_integrals(model, state, b: int) -> dict[str, float]:
+    """The event loop's time integrals of a finished replay (:func:`msjgym.systems.msj.trace.replay.loop_integrals`)
+    counted in the bottleneck resource: the values the replay invariants compare with
+    :func:`resource_replay_metrics`."""
+    from msjgym.systems.msj.trace.replay import loop_integrals
+
+    k = model.bottleneck
+    return loop_integrals(state, b, model.demand[:, k], int(model.nodes * model.capacity[k]))
+
+
 def demand_of(trace: ResourceTrace, name: str) -> np.ndarray:
     """int64 (n,): every job's amount of resource ``name``; a ``MsjgymError`` naming the valid ones otherwise."""
     if name not in trace.resources:
@@ -418,4 +534,4 @@ def demand_of(trace: ResourceTrace, name: str) -> np.ndarray:
 
 
 __all__ = ["SWF_RESOURCES", "MEMORY_UNITS", "MISSING_MEMORY", "CSV_REQUIRED", "CSV_OPTIONAL", "TraceClasses",
-           "ResourceTrace", "read_resource_trace", "demand_of", "TraceError"]
+           "ResourceTrace", "read_resource_trace", "demand_of", "TraceError", "TRACE_KEYS", "trace_model"]
