@@ -740,7 +740,7 @@ def evaluate_job_traces(config: dict[str, Any], model_path: Path) -> tuple[list[
         table = format_trace_table(rows, metric)
         print(f"\n{scenario.description} (load {scenario.model.load:.3f})\n{table}", flush=True)
         tables.append(f"### {scenario.description}\n\n`{_shown(Path(name))}`, load ρ = {scenario.model.load:.4f}, "
-                      f"{scenario.model.servers} servers:\n\n    {command}\n\n{table}\n")
+                      f"{_machine(scenario.model)}:\n\n    {command}\n\n{table}\n")
         all_rows.extend(rows)
     train_scenario = msjgym.load_scenario(scenario_name(config), scenario_params(config))
     meta = {"scenario": f"`{_shown(Path(train_scenario.name))}` ({train_scenario.description})",
@@ -757,6 +757,14 @@ def evaluate_job_traces(config: dict[str, Any], model_path: Path) -> tuple[list[
                            + f", evaluation metric {metric!r}"),
             "metric": metric, "tables": "\n".join(tables)}
     return all_rows, meta
+
+
+def _machine(model: Any) -> str:
+    """The machine of a scenario's model: its servers, or a multi-resource model's capacity vector."""
+    if hasattr(model, "resources") and hasattr(model, "capacity"):
+        nodes = f"{model.nodes} × " if getattr(model, "nodes", 1) > 1 else ""
+        return nodes + ", ".join(f"{c:,} {r}" for r, c in zip(model.resources, model.capacity))
+    return f"{model.servers} servers"
 
 
 def _trace_row(name: str, result: Any, metric: str) -> dict[str, Any]:
@@ -1091,13 +1099,15 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
     else:
         kept = None
     params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in meta["params"].items())
+    heuristic = ("first-fit over the shown jobs (the first row whose job fits)"
+                 if config["train"].get("imitate_target") == "first-fits" else "the base order (row 0)")
     train_line = kept or (f"- training: {training['timesteps']:,} environment steps in {training['seconds']:.0f} s "
                           f"wall time ({platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"torch threads {config['train'].get('torch_threads', 1)}; 1-minute load average "
                           f"{training['load_before']:.2f} before, {training['load_after']:.2f} after)"
-                          + (f"; first a warm start imitating the base order (row 0) on "
+                          + (f"; first a warm start imitating {heuristic} on "
                              f"{training['imitated']['decisions']:,} states in {training['imitated']['seconds']:.0f} s "
-                             f"(greedy = row 0 on {training['imitated']['agreement']:.2%} after it)"
+                             f"(greedy = its choice on {training['imitated']['agreement']:.2%} after it)"
                              if training.get("imitated") else "")
                           if training else "- training: n/a")
     if training and training.get("search") and not kept:

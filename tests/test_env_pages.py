@@ -14,7 +14,7 @@ PAGES = ROOT / "docs" / "environments"
 
 def test_one_current_generated_page_per_environment():
     ids = [reg.id for reg in registrations()]
-    assert len(ids) == 5 and "msjgym/FiniteSkip-v0" in ids and "msjgym/JobScheduling-v0" in ids
+    assert len(ids) == 6 and "msjgym/FiniteSkip-v0" in ids and "msjgym/MultiResourceJobs-v0" in ids
     assert sorted(p.name for p in PAGES.glob("*.md")) == sorted(page_name(i) for i in ids)
     nav = (ROOT / "mkdocs.yml").read_text()
     for env_id in ids:

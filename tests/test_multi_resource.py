@@ -68,7 +68,7 @@ def test_the_load_is_the_bottleneck_resources_offered_load():
     ("cores = 0", "cores = 1", "", "resources.cores = 0: must be an integer >= 1"),
     ("cores = 4", "cores = 1", "nodes = 0\n", "nodes = 0: must be an integer in [1, "),
     ("cores = 4", "cores = 1", "servers = 4\n", "servers: not a key of a multi-resource scenario"),
-    ("cores = 4", "cores = 1", 'arrivals = { trace = "x.swf" }\n', "arrivals: not a key of a multi-resource"),
+    ("cores = 4", "cores = 1", 'arrivals = { trace = "x.swf" }\n', "classes: not allowed with arrivals = {trace"),
 ])
 def test_bad_input_is_one_line_naming_the_key(tmp_path, resources, demand, extra, message):
     path = _file(tmp_path, resources, [("a", demand)], extra)
@@ -77,12 +77,19 @@ def test_bad_input_is_one_line_naming_the_key(tmp_path, resources, demand, extra
     assert "\n" not in str(info.value) and message in str(info.value), str(info.value)
 
 
-def test_easy_backfilling_refuses_several_nodes_and_user_policies_are_refused():
+class _NoEnv:
+    """A policy of the user's made for no environment of this family."""
+
+    def act(self, observation, action_mask) -> int:
+        return 0
+
+
+def test_easy_backfilling_refuses_several_nodes_and_user_policies_need_the_job_env():
     with pytest.raises(PolicyError, match="nodes = 2: this policy places jobs on at most 1 node"):
         api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster", {"nodes": 2}), "easy-backfilling",
                                     api.RunSettings())
-    with pytest.raises(MsjgymError, match="built-in policies only"):
-        api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster"), "mine.py:Policy", api.RunSettings())
+    with pytest.raises(MsjgymError, match="schedules a multi-resource system through msjgym/MultiResourceJobs-v0"):
+        api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster"), _NoEnv(), api.RunSettings())
 
 
 # ---------------------------------------------------------------- the accounting

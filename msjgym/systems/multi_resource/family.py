@@ -15,9 +15,12 @@ from msjgym.systems.multi_resource import scenarios, scorecard
 from msjgym.systems.multi_resource.contract import FAMILY as FAMILY_NAME
 from msjgym.systems.multi_resource.contract import MultiResourcePolicy
 from msjgym.systems.multi_resource.model import MultiResourceModel
+from msjgym.systems.multi_resource.job_agent import (
+    RESOURCE_JOB_AGENT, RESOURCE_JOB_ENV_ID, ResourceAgentRuns, check_user_policy)
 from msjgym.systems.multi_resource.simulation import MultiResourceRuns
 
-_OPTIONS = ("saturated", "backlog", "no_instability_check", "bsld_threshold", "debug")
+_OPTIONS = ("saturated", "backlog", "no_instability_check", "bsld_threshold", "debug", "windows", "window_jobs",
+            "per_job", "per_job_format", "skip_bad_lines", "window")
 """MSJ's options this family takes (its policies are built-ins; no trace replay yet)."""
 
 
@@ -32,7 +35,7 @@ class MultiResourceFamily(MSJFamily):
     name = FAMILY_NAME
     title = "multi-resource jobs: a capacity vector (cores, GPUs, memory, ...), jobs holding a demand vector at once"
     order = 5
-    env_ids: tuple[str, ...] = ()
+    env_ids: tuple[str, ...] = (RESOURCE_JOB_ENV_ID,)
     smoke = api.Smoke("gpu-cluster", "fcfs")
     reads_files = True
     """Scenario TOML files with ``system = "multi-resource"`` are this family's."""
@@ -54,19 +57,23 @@ class MultiResourceFamily(MSJFamily):
         return registered(FAMILY_NAME)
 
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
-        if api.is_user_policy(policy):
-            raise MsjgymError(f"{policy}: the multi-resource family runs its built-in policies only (no environment "
-                              f"for a policy of yours yet); built-ins: {', '.join(self.policies())}")
-        api.check_options(self, run.options, user=False)
+        user = api.is_user_policy(policy)
+        if user:
+            check_user_policy(policy, run)
+        api.check_options(self, run.options, user=user)
         _check_combinations(scenario, run)
         _check_state_size(scenario.model, run)
-        _builtin(policy).validate(scenario.model)
+        if not user:
+            _builtin(policy).validate(scenario.model)
 
     def simulation(self, scenario: api.Scenario, policy: str, run: api.RunSettings, seed: int) -> api.Simulation:
+        if api.is_user_policy(policy):
+            return ResourceAgentRuns(scenario, policy, run, seed)
         return MultiResourceRuns(scenario, _builtin(policy), run, seed)
 
     def references(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> list[Reference]:
-        return scorecard.references(scenario.model, _builtin(policy), saturated=bool(run.options.get("saturated")))
+        pol = RESOURCE_JOB_AGENT if api.is_user_policy(policy) else _builtin(policy)
+        return scorecard.references(scenario.model, pol, saturated=bool(run.options.get("saturated")))
 
     def options(self) -> tuple[api.Option, ...]:
         return tuple(o for o in super().options() if o.name in _OPTIONS)

@@ -91,6 +91,11 @@ class MultiResourceModel(MSJModel):
             raise ScenarioError("servers / classes[*].need: derived from the resources (build the model with "
                                 "msjgym.systems.multi_resource.model.multi_resource_model)")
 
+    def trace_classes(self) -> np.ndarray:
+        """int64[n]: the class of each job of the replayed trace, the class of its demand vector
+        (:meth:`msjgym.systems.multi_resource.trace.ResourceTrace.class_index`)."""
+        return self.trace.class_index(self.demand)
+
     @property
     def is_msj(self) -> bool:
         """One resource on one node: the model is the multiserver-job model (its twin)."""

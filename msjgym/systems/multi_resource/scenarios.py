@@ -23,7 +23,8 @@ demands something and fits an empty node. With one resource on one node the scen
 multiserver-job family's. ``--param`` overrides take dotted paths as in MSJ's files (``load``, ``resources.gpus``,
 ``classes.0.demand.memory``, ``nodes``), for files and built-ins alike.
 
-Trace arrivals are not read yet (``arrivals`` is refused with one line); a trace's classes will be its distinct
+A trace replay, ``arrivals = { trace = FILE, ... }``, is read by :func:`msjgym.systems.multi_resource.trace.trace_model`
+(its module docstring: SWF logs with requested memory, CSV traces with a column per resource); its classes are its distinct
 demand vectors.
 """
 from __future__ import annotations
@@ -212,13 +213,26 @@ def load(name: str, overrides: Mapping[str, Any] | None = None) -> api.Scenario:
         final.append(_apply_own(spec, own))
         return to_msj(final[-1], machine)
 
-    scenario = load_scenario_file(name, rest, family=FAMILY, to_msj=translate)
+    scenario = load_scenario_file(name, rest, family=FAMILY, to_msj=translate,
+                                  build=lambda spec, base_dir: _trace_model(_apply_own(spec, own), base_dir))
+    if not final:  # a trace replay (arrivals = { trace = FILE, ... }), built by _trace_model
+        model = scenario.model
+        return api.Scenario(name, FAMILY, scenario.params.get("description") or summary(model), scenario.params,
+                            model)
     spec = final[-1]
     try:
         model = _model(spec, scenario.model, machine)
     except ScenarioError as exc:
         raise prefixed(exc, f"{name}: ") from None
     return api.Scenario(name, FAMILY, spec.get("description") or summary(model), spec, model)
+
+
+def _trace_model(spec: Mapping, base_dir: Path) -> MultiResourceModel | None:
+    """A scenario file whose arrivals replay a trace (:func:`msjgym.systems.multi_resource.trace.trace_model`)."""
+    if "arrivals" not in spec:
+        return None
+    from msjgym.systems.multi_resource.trace import trace_model
+    return trace_model(spec, base_dir)
 
 
 def owns(name: str) -> bool:

@@ -23,7 +23,9 @@ from msjgym.systems.msj.state import B_AREA_X, B_NDONE, B_SUM_T, B_SUM_W, BS_TIM
 from msjgym.systems.multi_resource import loop
 from msjgym.systems.multi_resource.contract import KERNELS, MultiResourcePolicy
 from msjgym.systems.multi_resource.model import MultiResourceModel
+from msjgym.systems.msj.trace.replay import replay_invariants
 from msjgym.systems.multi_resource.state import grow, with_resource_params, with_resources
+from msjgym.systems.multi_resource.trace import resource_loop_integrals, resource_replay_metrics
 
 __all__ = ["MultiResourceRuns", "MultiResourceSimulation", "RunConfig"]
 
@@ -78,8 +80,18 @@ class MultiResourceRuns(BuiltinRuns):
             out[f"resource_utilization[{name}]"] = _utilization(bstat, bsys, demand[:, r], int(total[r]))
         return out
 
+    def replay_metrics(self, trace, completion: np.ndarray, wait: np.ndarray) -> dict[str, float]:
+        if self.model.is_msj:
+            return super().replay_metrics(trace, completion, wait)
+        return resource_replay_metrics(self.model, trace, completion, wait, self.warmup, self.config.bsld_threshold)
+
     def check_values(self, rep: int, batch: int | None = None) -> dict[str, float]:
         m = self.model
+        if m.trace is not None and not m.is_msj:
+            if self.warmup or self.config.saturated:
+                return {}
+            sim, b = self._at(rep)
+            return resource_loop_integrals(m, sim.state, b)
         if m.is_msj or self.config.saturated:
             return super().check_values(rep, batch)
         st = self._sim.state
@@ -95,6 +107,8 @@ class MultiResourceRuns(BuiltinRuns):
         against its mean service; Little's law)."""
         if self.config.saturated:
             return []
+        if self.model.trace is not None:
+            return replay_invariants() if self.warmup == 0 else []
         return invariants(self.model)
 
 
