@@ -94,14 +94,14 @@ class TraceClasses:
 @dataclass(frozen=True)
 class ResourceTrace(Trace):
     """A trace whose jobs demand a vector of resources (a :class:`~msjgym.systems.msj.trace.files.Trace`: arrivals,
-    durations, estimates, ids, notes, windows).
+    durations, estimates, ids, notes, windows). Its ``need`` is the first resource's column and ``machine`` that
+    resource's capacity (the multiserver-job reader's view); its ``columns`` hold an SWF trace's raw memory per
+    processor (KB) and where it came from (0 field 10, 1 field 7, 2 zero).
 
     Attributes:
         resources: the resources' names, in order (R).
         capacity: the machine's capacity of each resource (R integers > 0; memory in ``memory_unit``).
         demand: int64 (n, R): each job's amount of each resource, in arrival order.
-        ``need`` is the first resource's column and ``machine`` its capacity (the multiserver-job reader's view);
-        ``columns`` holds an SWF trace's raw memory per processor (KB) and its source (0 field 10, 1 field 7, 2 zero).
     """
 
     resources: tuple[str, ...] = ()
