@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from msjgym.errors import MsjgymError
 from msjgym.systems.msj.trace.files import TraceError, read_trace
 from msjgym.systems.multi_resource.trace import ResourceTrace, demand_of, read_resource_trace
 
@@ -217,3 +218,23 @@ def test_a_multi_resource_trace_is_not_rescaled(tmp_path):
     trace = read_resource_trace(_csv(tmp_path, CSV_HEADER + "0,10,20,8,4,128\n"), capacity=CAPACITY)
     with pytest.raises(MsjgymError, match="not rescaled"):
         trace.scaled(16)
+
+
+def test_an_swf_scenario_file_is_a_two_resource_replay(tmp_path):
+    import msjgym
+
+    _swf(tmp_path)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('system = "multi-resource"\narrivals = { trace = "m.swf", memory_per_node = 64 }\n')
+    model = msjgym.load_scenario(str(scenario)).model
+    assert model.resources == ("cores", "memory") and model.capacity == (32, 256) and model.nodes == 1
+    assert [c.name for c in model.classes] == ["cores1-memory1", "cores8-memory4", "cores16-memory16"]
+    assert model.trace_classes().tolist() == [1, 1, 2, 0]  # each job's class is its demand vector's
+    assert model.probabilities.tolist() == [0.25, 0.5, 0.25]
+    result = msjgym.evaluate(str(scenario), "first-fit", references=False)
+    assert result.metrics["resource_utilization[memory]"].mean == pytest.approx(
+        (4 * 100 + 4 * 20 + 16 * 50 + 1 * 30) / 256 / result.metrics["makespan"].mean, rel=1e-12)
+    scenario.write_text('system = "multi-resource"\narrivals = { trace = "m.swf", memory_per_node = 64, '
+                        'time_scale = 2 }\n')
+    with pytest.raises(MsjgymError, match=r"arrivals\.time_scale: unknown key; valid: trace, skip_bad_lines"):
+        msjgym.load_scenario(str(scenario))
