@@ -196,15 +196,20 @@ def test_region_is_monotone_in_capacity_and_linear_in_nodes(machine, data):
 # ---------------------------------------------------------------- MaxWeight's choice and exact chain
 @settings(max_examples=scaled(25))
 @given(machines(max_cap=6), st.data())
-def test_maxweight_configuration_is_the_max_weight_feasible_set(machine, data):
+def test_maxweight_choice_is_the_first_max_weight_feasible_set(machine, data):
     cap, dem = machine
     K = dem.shape[0]
     q = np.array(data.draw(st.lists(st.integers(0, 5), min_size=K, max_size=K)))
-    configs = mr.maximal_configurations(cap, dem)
-    chosen = np.minimum(configs[mr.maxweight_configuration(q, configs)], q)
-    best = max(int(np.dot(np.minimum(c, q), q)) for c in brute_force_feasible(cap, dem))
-    assert int(np.dot(chosen, q)) == best
-    assert np.all(chosen @ dem <= cap)
+    left = np.array([data.draw(st.integers(0, int(x))) for x in q])
+    chosen = mr.maxweight_choice(q, left, cap, dem)
+    candidates = [c for c in brute_force_feasible(cap, dem) if np.all(c <= left)]
+    best = max(int(np.dot(c, q)) for c in candidates)
+    first = max(tuple(c) for c in candidates if int(np.dot(c, q)) == best)  # decreasing lexicographic: the largest
+    assert tuple(chosen) == first
+    assert np.all(chosen @ dem <= cap) and np.all(chosen <= left)
+    configs = mr.maximal_configurations(cap, dem)  # one node: the weight of the best maximal configuration
+    assert int(np.dot(mr.maxweight_service(q, cap, dem, 1), q)) == int(
+        np.max((np.minimum(configs, q) * q).sum(axis=1)))
 
 
 def test_chain_one_class_is_mmc():

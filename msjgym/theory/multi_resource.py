@@ -155,6 +155,38 @@ def fits(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
     return np.all(demand <= free, axis=1)
 
 
+def _enumerate(cap: np.ndarray, dem: np.ndarray, limit: np.ndarray | None, width_cap: int | None,
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Every feasible n <= limit (K,) with its last class at its largest, in decreasing lexicographic order: (rows
+    (P, K), what each leaves free (P, R)). Each class's count runs from its largest feasible value (at most
+    ``limit[k]``) down to 0; the last class takes its largest (fewer would leave room for one more of it)."""
+    K = dem.shape[0]
+    prefix = np.zeros((1, 0), dtype=np.int64)
+    free = cap[None, :].copy()
+    for k in range(K):
+        d = dem[k]
+        positive = d > 0
+        top = np.min(free[:, positive] // d[positive], axis=1)  # the most class-k jobs each prefix still fits
+        if limit is not None:
+            top = np.minimum(top, limit[k])
+        if k == K - 1:
+            counts = top
+            rows = np.arange(prefix.shape[0])
+        else:
+            width = top + 1
+            total = int(width.sum())
+            if width_cap is not None and total > width_cap:
+                raise ValueError(f"max_configurations = {width_cap // SEARCH_FACTOR}: the enumeration of this node's "
+                                 f"configurations needs more than {width_cap} partial configurations; raise "
+                                 "max_configurations or use coarser demands")
+            rows = np.repeat(np.arange(prefix.shape[0]), width)
+            start = np.repeat(np.cumsum(width) - width, width)
+            counts = top[rows] - (np.arange(total) - start)  # largest first
+        prefix = np.column_stack([prefix[rows], counts])
+        free = free[rows] - counts[:, None] * d[None, :]
+    return prefix, free
+
+
 def maximal_configurations(capacity: object, demand: object,
                            max_configurations: int = MAX_CONFIGURATIONS) -> np.ndarray:
     """The maximal configurations of one node: int64 (M, K), rows in decreasing lexicographic order.
@@ -169,28 +201,7 @@ def maximal_configurations(capacity: object, demand: object,
     """
     cap, dem = check_machine(capacity, demand)
     cap_m = require_count("max_configurations", max_configurations)
-    K = dem.shape[0]
-    prefix = np.zeros((1, 0), dtype=np.int64)
-    free = cap[None, :].copy()
-    for k in range(K):
-        d = dem[k]
-        positive = d > 0
-        top = np.min(free[:, positive] // d[positive], axis=1)  # the most class-k jobs each prefix still fits
-        if k == K - 1:
-            counts = top
-            rows = np.arange(prefix.shape[0])
-        else:
-            width = top + 1
-            total = int(width.sum())
-            if total > SEARCH_FACTOR * cap_m:
-                raise ValueError(f"max_configurations = {cap_m}: the enumeration of this node's configurations needs "
-                                 f"more than {SEARCH_FACTOR * cap_m} partial configurations; raise max_configurations "
-                                 "or use coarser demands")
-            rows = np.repeat(np.arange(prefix.shape[0]), width)
-            start = np.repeat(np.cumsum(width) - width, width)
-            counts = top[rows] - (np.arange(total) - start)  # largest first
-        prefix = np.column_stack([prefix[rows], counts])
-        free = free[rows] - counts[:, None] * d[None, :]
+    prefix, free = _enumerate(cap, dem, None, SEARCH_FACTOR * cap_m)
     maximal = ~np.any(np.all(dem[None, :, :] <= free[:, None, :], axis=2), axis=1)
     out = prefix[maximal]
     if out.shape[0] > cap_m:
@@ -309,36 +320,40 @@ def capacity_region(capacity: object, nodes: int, demand: object, arrival_rates:
 # Preemptive MaxWeight: its service vector and its exact chain
 
 
-def maxweight_configuration(counts: np.ndarray, configurations: np.ndarray) -> int:
-    """Index of the maximal configuration u maximising Σ_k Q_k min(u_k, Q_k) for the jobs present Q (K,); ties go
-    to the first row (the order of :func:`maximal_configurations`).
+def maxweight_choice(weights: np.ndarray, left: np.ndarray, capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """The jobs of each class (K,) preemptive MaxWeight serves on one empty node: the n <= ``left`` that fits and
+    maximises Σ_k weights_k n_k, the first such n in decreasing lexicographic order (the tie rule of the compiled
+    policy ``policies/multi_resource/maxweight.py``, which walks the same order).
 
-    Serving min(u, Q) for this u is a max-weight choice among *all* feasible c <= Q: every such c is dominated by
-    some maximal u, and then c <= min(u, Q).
+    Args:
+        weights: (K,) ints >= 0, the jobs of each class present (the queue lengths Q).
+        left: (K,) ints >= 0, the jobs of each class not yet placed on another node.
+        capacity, demand: one node's capacity (R,) and the classes' demands (K, R), checked by :func:`check_machine`.
     """
-    q = np.asarray(counts, dtype=np.int64)
-    weights = (np.minimum(configurations, q[None, :]) * q[None, :]).sum(axis=1)
-    return int(np.argmax(weights))
+    rows, _ = _enumerate(np.asarray(capacity, dtype=np.int64), np.asarray(demand, dtype=np.int64),
+                         np.asarray(left, dtype=np.int64), None)
+    return rows[int(np.argmax(rows @ np.asarray(weights, dtype=np.int64)))]
 
 
-def maxweight_service(counts: np.ndarray, configurations: np.ndarray, nodes: int) -> np.ndarray:
-    """The jobs of each class preemptive MaxWeight serves (K,) on ``nodes`` identical nodes with Q jobs present:
-    node by node, the max-weight configuration of the jobs not yet placed (weights Q, the queue lengths at the
-    event, fixed for all nodes).
+def maxweight_service(counts: np.ndarray, capacity: object, demand: object, nodes: int) -> np.ndarray:
+    """The jobs of each class preemptive MaxWeight serves (K,) on ``nodes`` identical nodes with Q = ``counts``
+    jobs present: node by node, :func:`maxweight_choice` among the jobs not yet placed (weights Q, fixed for all
+    nodes).
 
-    With one node this is MaxWeight exactly. With several it is within an additive constant of the cluster's
+    With one node this is MaxWeight exactly (its maximiser over all feasible n <= Q, the weight of the best maximal
+    configuration u, Σ_k Q_k min(u_k, Q_k)). With several it is within an additive constant of the cluster's
     MaxWeight (the unrestricted per-node maximiser u* is available to every node except for classes with
     Q_k < N u*_k, whose weight is below N u*_k²), which keeps it throughput-optimal (Maguluri, Srikant & Ying 2012,
     §III: the drift argument needs the weight only within a constant).
     """
+    cap, dem = check_machine(capacity, demand)
     q = np.asarray(counts, dtype=np.int64)
     left = q.copy()
     served = np.zeros_like(q)
-    for _ in range(nodes):
+    for _ in range(require_count("nodes", nodes)):
         if not left.any():
             break
-        weights = (np.minimum(configurations, left[None, :]) * q[None, :]).sum(axis=1)
-        take = np.minimum(configurations[int(np.argmax(weights))], left)
+        take = maxweight_choice(q, left, cap, dem)
         served += take
         left -= take
     return served
@@ -396,10 +411,9 @@ def maxweight_ctmc(capacity: object, nodes: int, demand: object, arrival_rates: 
     if region.verdict != "inside":
         raise ValueError(f"arrival_rates: the offered work is {region.verdict} the capacity region (region load "
                          f"{region.region_load:.6g}): MaxWeight has no stationary law")
-    configs = region.configurations
     states = np.array(list(itertools.product(range(b + 1), repeat=K)), dtype=np.int64)  # index = mixed radix
     radix = (b + 1) ** np.arange(K - 1, -1, -1)
-    served = np.array([maxweight_service(s, configs, n) for s in states])
+    served = np.array([maxweight_service(s, cap, dem, n) for s in states])
     rows, cols, rates = [], [], []
     for k in range(K):
         up = states[:, k] < b
