@@ -159,3 +159,19 @@ def test_maxweight_kernel_serves_the_theorys_choice_after_every_event(tmp_path, 
         served = np.array([sim.state.cls_i[0, k, C_X] for k in range(K)])
         assert served.tolist() == theory.maxweight_service(counts, model.capacity_array, model.demand,
                                                            nodes).tolist(), counts
+
+
+def test_throughput_optimality_is_claimed_only_where_proved(tmp_path):
+    """Exponential sizes: maxweight and msr predict stable inside the region; other laws: nothing inside, unstable
+    outside; a policy not known to be throughput-optimal gets no such reference."""
+    family = msjgym.api.family("multi-resource")
+    inside = msjgym.load_scenario(_blocking(tmp_path, 0.8)).model
+    det = Path(_file(tmp_path, "det", "cores = 2, gpus = 2", ["cores = 2", "gpus = 2"], "load = 0.8"))
+    det.write_text(det.read_text().replace('dist = "exp", rate = 1.0', 'dist = "det", value = 1.0'))
+    deterministic = msjgym.load_scenario(str(det)).model
+    for name in ("maxweight", "msr"):
+        spec = family.policies()[name]
+        assert _stability(scorecard.references(inside, spec), "throughput-optimal").predicts_stable is True
+        assert _stability(scorecard.references(deterministic, spec), "throughput-optimal").predicts_stable is None
+    assert not [r for r in scorecard.references(inside, family.policies()["fcfs"])
+                if "throughput-optimal" in r.description]
