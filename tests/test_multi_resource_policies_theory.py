@@ -69,6 +69,9 @@ def test_fcfs_unstable_inside_the_region_where_maxweight_is_stable(tmp_path):
     assert region.verdict == "inside" and region.region_load == pytest.approx(0.8)
     fcfs = msjgym.evaluate(scenario, "fcfs", reps=2, jobs=20_000, seed=11)
     assert not fcfs.stable  # λ = 1.6 > 4/3: the evaluator's instability detection flags the growth
+    threshold = _stability(fcfs.references, "FCFS stability threshold")  # its saturated chain: μ_sat = 4/3
+    assert threshold.threshold == pytest.approx(4 / 3) and threshold.predicts_stable is False
+    assert threshold.agrees is True  # the run confirms the prediction
     maxweight = msjgym.evaluate(scenario, "maxweight", reps=4, jobs=20_000, seed=11)
     assert maxweight.stable
     judged = {r.quantity: r for r in maxweight.references}

@@ -243,3 +243,23 @@ def test_chain_refuses_outside_and_oversized():
         mr.maxweight_ctmc([2, 2], 1, [[1, 2], [2, 1]], [0.6, 0.6], [1.0, 1.0], truncation=10)
     with pytest.raises(ValueError, match="truncation = 100"):
         mr.maxweight_ctmc([4, 4], 1, [[1, 2], [2, 1], [1, 1]], [0.1] * 3, [1.0] * 3, truncation=100)
+
+
+# ---------------------------------------------------------------- saturated FCFS
+@pytest.mark.parametrize("servers, needs, probabilities, sizes", [
+    (4, [1, 4], [0.5, 0.5], [1.0, 1.0]), (5, [2, 3], [0.3, 0.7], [1.0, 0.5]), (6, [1, 2, 5], [0.2, 0.5, 0.3],
+                                                                                [2.0, 1.0, 0.7])])
+def test_fcfs_saturated_throughput_one_resource_is_the_msj_threshold(servers, needs, probabilities, sizes):
+    from msjgym.theory.saturated import fcfs_stability_threshold
+    got = mr.fcfs_saturated_throughput([servers], [[m] for m in needs], probabilities, sizes)
+    assert got == pytest.approx(fcfs_stability_threshold(servers, needs, probabilities, [1 / s for s in sizes]),
+                                rel=1e-10)
+
+
+def test_fcfs_saturated_throughput_by_hand():
+    """2 cores + 2 GPUs, A = {2 cores}, B = {2 GPUs}, half each, rate 1: the states (in service, blocked head)
+    ({A},A), ({B},B), ({A,B},A), ({A,B},B) balance at 1/3, 1/3, 1/6, 1/6 (x = y/2 by the flow out of ({h},h)), so
+    μ_sat = 2·(1/6 + 1/6) + 1·(1/3 + 1/3) = 4/3 < 2 = what the region allows at the boundary."""
+    assert mr.fcfs_saturated_throughput([2, 2], [[2, 0], [0, 2]], [0.5, 0.5], [1.0, 1.0]) == pytest.approx(4 / 3)
+    region = mr.capacity_region([2, 2], 1, [[2, 0], [0, 2]], [0.5, 0.5], [1.0, 1.0])
+    assert region.theta * 1.0 == pytest.approx(2.0)  # λθ* = 2: the region's critical arrival rate

@@ -53,6 +53,12 @@ resource) the region is strictly smaller, which :class:`CapacityRegion` reports 
 * *FCFS* (the head of the line waits until it fits) is not throughput-optimal: already with one resource its
   stability region is smaller than the LP's (Grosof et al., finite-skip §7; msjgym.systems.msj.theory.open_fcfs).
 
+FCFS's own threshold (:func:`fcfs_saturated_throughput`, one node, exponential sizes): the saturated FCFS system
+(the queue never empties; jobs of i.i.d. classes start in order until the head does not fit) has a completion rate
+μ_sat; the open system is stable iff λ < μ_sat (the saturation rule used for multiserver jobs, Grosof & Ayhan,
+"Multiserver-job response time under multilevel scaling", §3.1–3.2; its chain is msjgym.theory.saturated's, with a
+vector fit). When μ_sat < λθ*, FCFS is unstable at loads the region allows.
+
 Exact values (:func:`maxweight_ctmc`): with Poisson arrivals and exponential sizes, preemptive MaxWeight makes the
 vector Q of jobs present a continuous-time Markov chain; truncated at ``truncation`` jobs per class (arrivals to a
 full class are dropped), its stationary law gives the means, with the probability of the truncation boundary
@@ -69,7 +75,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from msjgym.core.validation import require_count, require_positive
-from msjgym.theory.saturated import _stationary
+from msjgym.theory.saturated import NO_HEAD, _Chain, _stationary, _time_average
 
 MAX_CONFIGURATIONS = 20_000
 """Default cap on the number of maximal configurations of one node (a larger instance is refused, naming the cap)."""
@@ -433,3 +439,65 @@ def maxweight_ctmc(capacity: object, nodes: int, demand: object, arrival_rates: 
         resp = np.where(lam > 0, mean_q / np.where(lam > 0, lam, 1.0), np.nan)
     boundary = float(pi[np.any(states == b, axis=1)].sum())
     return ChainValues(mean_q, float(mean_q.sum()), resp, float(mean_q.sum() / lam.sum()), busy, boundary, b, size)
+
+
+# =====================================================================================================================
+# Saturated FCFS on one node
+
+
+@dataclass(frozen=True)
+class _ResourceMix:
+    """The saturated FCFS system's class mix on one node with vector demands: the interface of
+    ``msjgym.theory.saturated``'s chain builder (``needs`` only gives K there)."""
+
+    needs: tuple[int, ...]
+    probabilities: tuple[float, ...]
+    rates: tuple[float, ...]
+    capacity: np.ndarray
+    demand: np.ndarray
+
+    def fits(self, counts: tuple[int, ...], k: int) -> bool:
+        return bool(np.all(np.asarray(counts) @ self.demand + self.demand[k] <= self.capacity))
+
+    def is_arriving(self, state: tuple[tuple[int, ...], int]) -> bool:
+        counts, head = state
+        return head == NO_HEAD and any(self.fits(counts, k) for k in range(len(self.needs)))
+
+    def arrival_steps(self, counts: tuple[int, ...]):
+        for k, p in enumerate(self.probabilities):
+            yield ((_plus(counts, k, 1), NO_HEAD) if self.fits(counts, k) else (counts, k)), p
+
+    def completion_steps(self, counts: tuple[int, ...], head: int):
+        for j, c in enumerate(counts):
+            if c:
+                after = _plus(counts, j, -1)
+                if head != NO_HEAD and self.fits(after, head):
+                    yield (_plus(after, head, 1), NO_HEAD), c * self.rates[j]
+                else:
+                    yield (after, head), c * self.rates[j]
+
+
+def _plus(counts: tuple[int, ...], k: int, delta: int) -> tuple[int, ...]:
+    return counts[:k] + (counts[k] + delta,) + counts[k + 1:]
+
+
+def fcfs_saturated_throughput(capacity: object, demand: object, probabilities: object, mean_sizes: object) -> float:
+    """μ_sat, jobs per unit time: the completion rate of saturated FCFS on one node with exponential sizes of means
+    ``mean_sizes`` and i.i.d. classes of ``probabilities`` (> 0, summing to 1); the open FCFS system is stable iff
+    λ < μ_sat. [exact] With one resource it is :func:`msjgym.theory.saturated.fcfs_stability_threshold`.
+
+    The embedded chain of ``msjgym.theory.saturated`` (breadth-first from the empty node, its recurrent class, SuperLU),
+    with "the head fits" meaning every resource. Its states are the node's feasible configurations times the blocked
+    head's class: keep it to small nodes (a few thousand configurations).
+    """
+    cap, dem = check_machine(capacity, demand)
+    K = dem.shape[0]
+    p = _check_rates("probabilities", probabilities, K, positive=True)
+    if abs(math.fsum(p) - 1.0) > 1e-9:
+        raise ValueError(f"probabilities = {p.tolist()!r}: must sum to 1 (within 1e-9)")
+    mu = 1.0 / _check_rates("mean_sizes", mean_sizes, K, positive=True)
+    if not np.all(dem <= cap):
+        raise ValueError("demand: a class does not fit an empty node, so saturated FCFS never serves it")
+    mix = _ResourceMix((1,) * K, tuple(float(x) for x in p / p.sum()), tuple(float(x) for x in mu), cap, dem)
+    chain = _Chain.build(mix)
+    return float(_time_average(_stationary(chain.matrix), chain.rates)[1])

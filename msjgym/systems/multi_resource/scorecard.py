@@ -9,6 +9,9 @@
   outside, no policy is stable;
 * for a policy known to be throughput-optimal (:data:`THROUGHPUT_OPTIMAL`), with exponential sizes: stable iff
   inside the region;
+* for ``fcfs`` on one node with exponential sizes: its own stability threshold, the saturated FCFS throughput
+  μ_sat (:func:`msjgym.theory.multi_resource.fcfs_saturated_throughput`): stable iff λ < μ_sat, which can fall
+  inside the region (head-of-line blocking);
 * for ``maxweight`` with exponential sizes on a small instance: exact means from its truncated Markov chain
   (:func:`msjgym.theory.multi_resource.maxweight_ctmc`), when the truncation's boundary probability is negligible.
 
@@ -36,6 +39,11 @@ MAX_CHAIN_STATES = 60_000
 CHAIN_TRUNCATIONS = (20, 40, 80, 160)
 """The truncations tried in turn, until the boundary probability is below :data:`CHAIN_BOUNDARY`."""
 CHAIN_BOUNDARY = 1e-9
+MAX_FCFS_CONFIGURATIONS = 2_000
+"""FCFS's saturated chain is solved when a node has at most this many maximal configurations (its states are the
+feasible configurations times the head's class)."""
+_SATURATION = ("Grosof & Ayhan, 'Multiserver-job response time under multilevel scaling', §3.1–3.2 (saturated "
+               "system), with vector demands")
 
 
 def _arrays(model) -> tuple:
@@ -95,6 +103,21 @@ def _throughput_optimal(model, policy, region: theory.CapacityRegion) -> list[Re
         threshold=model.arrival_rate * region.theta)]
 
 
+def _fcfs(model, policy, region: theory.CapacityRegion) -> list[Reference]:
+    if policy.name != "fcfs" or model.nodes != 1 or not _exponential(model) \
+            or region.configurations.shape[0] > MAX_FCFS_CONFIGURATIONS:
+        return []
+    mu = theory.fcfs_saturated_throughput(model.capacity_array, model.demand, model.probabilities, model.mean_sizes)
+    ratio = model.arrival_rate / mu
+    within = "inside" if region.verdict == "inside" else region.verdict
+    return [Reference(
+        quantity="stability", kind="condition",
+        description=f"FCFS stability threshold μ_sat = {mu:.6g} jobs/time (saturated FCFS, one node): λ/μ_sat = "
+                    f"{ratio:.4g} (the region allows λ < {model.arrival_rate * region.theta:.6g}; this load is "
+                    f"{within} it)",
+        source=_SATURATION, value=ratio, upper=1.0, predicts_stable=ratio < 1, threshold=mu)]
+
+
 def _maxweight_exact(model, policy, region: theory.CapacityRegion) -> list[Reference]:
     if policy.name != "maxweight" or region.verdict != "inside" or not _exponential(model):
         return []
@@ -129,4 +152,4 @@ def references(model, policy, saturated: bool = False) -> list[Reference]:
         return []
     region = region_of(model)
     return (_resources(model, region) + [_region(model, region)] + _throughput_optimal(model, policy, region)
-            + _maxweight_exact(model, policy, region))
+            + _fcfs(model, policy, region) + _maxweight_exact(model, policy, region))
