@@ -263,3 +263,18 @@ def test_fcfs_saturated_throughput_by_hand():
     assert mr.fcfs_saturated_throughput([2, 2], [[2, 0], [0, 2]], [0.5, 0.5], [1.0, 1.0]) == pytest.approx(4 / 3)
     region = mr.capacity_region([2, 2], 1, [[2, 0], [0, 2]], [0.5, 0.5], [1.0, 1.0])
     assert region.theta * 1.0 == pytest.approx(2.0)  # λθ* = 2: the region's critical arrival rate
+
+
+@settings(max_examples=scaled(15))
+@given(machines(max_cap=6), st.integers(1, 3), st.data())
+def test_vectorized_service_is_the_node_by_node_walk(machine, nodes, data):
+    cap, dem = machine
+    K = dem.shape[0]
+    states = np.array([data.draw(st.lists(st.integers(0, 7), min_size=K, max_size=K)) for _ in range(5)])
+    for q, got in zip(states, mr.maxweight_services(states, cap, dem, nodes)):
+        left, want = q.copy(), np.zeros(K, dtype=np.int64)
+        for _ in range(nodes):
+            take = mr.maxweight_choice(q, left, cap, dem)
+            want += take
+            left -= take
+        assert got.tolist() == want.tolist()

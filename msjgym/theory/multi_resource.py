@@ -162,10 +162,11 @@ def fits(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 
 def _enumerate(cap: np.ndarray, dem: np.ndarray, limit: np.ndarray | None, width_cap: int | None,
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Every feasible n <= limit (K,) with its last class at its largest, in decreasing lexicographic order: (rows
-    (P, K), what each leaves free (P, R)). Each class's count runs from its largest feasible value (at most
-    ``limit[k]``) down to 0; the last class takes its largest (fewer would leave room for one more of it)."""
+               every: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Every feasible n <= limit (K,) with its last class at its largest (``every``: at any count), in decreasing
+    lexicographic order: (rows (P, K), what each leaves free (P, R)). Each class's count runs from its largest feasible
+    value (at most ``limit[k]``) down to 0; the last class takes its largest (fewer would leave room for one more of
+    it)."""
     K = dem.shape[0]
     prefix = np.zeros((1, 0), dtype=np.int64)
     free = cap[None, :].copy()
@@ -175,7 +176,7 @@ def _enumerate(cap: np.ndarray, dem: np.ndarray, limit: np.ndarray | None, width
         top = np.min(free[:, positive] // d[positive], axis=1)  # the most class-k jobs each prefix still fits
         if limit is not None:
             top = np.minimum(top, limit[k])
-        if k == K - 1:
+        if k == K - 1 and not every:
             counts = top
             rows = np.arange(prefix.shape[0])
         else:
@@ -352,16 +353,29 @@ def maxweight_service(counts: np.ndarray, capacity: object, demand: object, node
     Q_k < N u*_k, whose weight is below N u*_k²), which keeps it throughput-optimal (Maguluri, Srikant & Ying 2012,
     §III: the drift argument needs the weight only within a constant).
     """
+    return maxweight_services(np.asarray(counts, dtype=np.int64)[None, :], capacity, demand, nodes)[0]
+
+
+def maxweight_services(counts: np.ndarray, capacity: object, demand: object, nodes: int) -> np.ndarray:
+    """:func:`maxweight_service` of many states at once: ``counts`` (S, K) → (S, K).
+
+    The first maximiser in decreasing lexicographic order among *all* feasible n <= the jobs left is the one
+    :func:`maxweight_choice` walks to (a maximiser has its last class at its largest: one more of it would add weight),
+    so every node's choice is a masked argmax over the node's feasible vectors, in that order.
+    """
     cap, dem = check_machine(capacity, demand)
     q = np.asarray(counts, dtype=np.int64)
+    feasible, _ = _enumerate(cap, dem, None, None, every=True)  # (F, K), decreasing lexicographic order
+    weights = q @ feasible.T  # (S, F): Σ_k Q_k n_k, fixed for every node
     left = q.copy()
     served = np.zeros_like(q)
     for _ in range(require_count("nodes", nodes)):
-        if not left.any():
-            break
-        take = maxweight_choice(q, left, cap, dem)
+        allowed = np.all(feasible[None, :, :] <= left[:, None, :], axis=2)
+        take = feasible[np.argmax(np.where(allowed, weights, -1), axis=1)]  # the zero vector is always allowed
         served += take
         left -= take
+        if not left.any():
+            break
     return served
 
 
@@ -419,7 +433,7 @@ def maxweight_ctmc(capacity: object, nodes: int, demand: object, arrival_rates: 
                          f"{region.region_load:.6g}): MaxWeight has no stationary law")
     states = np.array(list(itertools.product(range(b + 1), repeat=K)), dtype=np.int64)  # index = mixed radix
     radix = (b + 1) ** np.arange(K - 1, -1, -1)
-    served = np.array([maxweight_service(s, cap, dem, n) for s in states])
+    served = maxweight_services(states, cap, dem, n)
     rows, cols, rates = [], [], []
     for k in range(K):
         up = states[:, k] < b
