@@ -79,8 +79,8 @@ def _region(model, region: theory.CapacityRegion) -> Reference:
     more = f" +{len(region.mixture) - 3} more" if len(region.mixture) > 3 else ""
     return Reference(
         quantity="stability", kind="condition",
-        description=(f"capacity region (LP over {region.configurations.shape[0]} maximal configurations of a node, "
-                     f"× {model.nodes} node(s)): {region.verdict}, region load 1/θ* = {region.region_load:.4g}, "
+        description=(f"capacity region (LP over the {region.configurations.shape[0]} maximal configuration(s) of a "
+                     f"node, × {model.nodes} node(s)): {region.verdict}, region load 1/θ* = {region.region_load:.4g}, "
                      f"packing efficiency {region.packing_efficiency:.4g}"
                      + (" (smaller than the bottleneck bound)" if region.fragmented else "")
                      + (f"; time-sharing {mix}{more}" if mix else "") + "; no policy is stable outside"),
