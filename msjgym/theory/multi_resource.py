@@ -9,8 +9,8 @@ Family-free: every function takes the arrays of the multi-resource family (no mo
 * ``arrival_rates``: float (K,), λ_k, jobs per unit time; ``mean_sizes``: float (K,), E[S_k], time units.
 
 The model (Maguluri, Srikant & Ying, "Stochastic models of load balancing and scheduling in cloud computing
-clusters", IEEE INFOCOM 2012, §II; Chen, Grosof & Berg, "Improving multiresource job scheduling with Markovian
-service rate policies", Proc. ACM Meas. Anal. Comput. Syst. 9(2), SIGMETRICS 2025, §3): a *configuration* of one node
+clusters", IEEE INFOCOM 2012; Chen, Grosof & Berg, "Improving multiresource job scheduling with Markovian
+service rate policies", Proc. ACM Meas. Anal. Comput. Syst. 9(2), SIGMETRICS 2025): a *configuration* of one node
 is n ∈ ℕ^K with Σ_k n_k d_k <= C componentwise (the jobs of each class the node can serve at once); it is *maximal*
 when no job of any class can be added. The offered work of class k is ρ_k = λ_k E[S_k], in jobs-in-service units
 (Little's law: the mean number of class-k jobs any stable policy keeps in service).
@@ -34,13 +34,13 @@ resource) the region is strictly smaller, which :class:`CapacityRegion` reports 
 * *MaxWeight over configurations, preemptive* — serve, at every arrival and completion, the configuration
   maximising Σ_k Q_k n_k (Q_k the class-k jobs present): throughput-optimal (stable for every ρ inside the region)
   with Poisson arrivals and exponential sizes, preemptive-resume service, when the configuration may be re-chosen at
-  every event (Maguluri, Srikant & Ying 2012, §III, the centralized MaxWeight and its time-slotted proof; the
+  every event (Maguluri, Srikant & Ying 2012: the centralized MaxWeight, proved in their time-slotted model; the
   multiserver-job special case is simulated in Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method for
   multiserver analysis", §7.3). Any rule whose weight is within an additive constant of MaxWeight's is
   throughput-optimal too (the same Lyapunov drift); :func:`maxweight_service` uses this for several nodes.
 * *Non-preemptive MaxWeight* (re-chosen only when a node empties, or at renewal times) is not throughput-optimal in
-  general; Maguluri, Srikant & Ying (2012, §IV) show Best-Fit is not, and give a non-preemptive MaxWeight with
-  refresh times that reaches any fraction of the region for large enough refresh periods (their §IV–V).
+  general; Maguluri, Srikant & Ying (2012) show that Best-Fit is not throughput-optimal and give non-preemptive
+  alternatives (configurations re-chosen at refresh times) that reach any fraction of the region.
 * *Psychas & Ghaderi*: "On non-preemptive VM scheduling in the cloud" (Proc. ACM Meas. Anal. Comput. Syst. 1(2),
   2017): non-preemptive, servers reset their configuration when they empty, with an r-approximate knapsack solver the
   algorithm supports a fraction rβ of the region (β < r; β < 1 for the greedy solver); "Randomized algorithms for
@@ -48,7 +48,7 @@ resource) the region is strictly smaller, which :class:`CapacityRegion` reports 
   sampling with throughput guarantees. Throughput-*guaranteed* (a fraction of the region), not optimal.
 * *MSR policies* (Chen, Grosof & Berg 2025): the service rate of each class is driven by a Markov chain over
   configurations whose transitions do not depend on the queue lengths; the class is throughput-optimal (for ρ inside
-  the region some MSR policy is stable, §4), with response-time bounds tight up to an additive constant
+  the region some MSR policy is stable), with response-time bounds tight up to an additive constant
   (exponential sizes, Poisson arrivals).
 * *FCFS* (the head of the line waits until it fits) is not throughput-optimal: already with one resource its
   stability region is smaller than the LP's (Grosof et al., finite-skip §7; msjgym.systems.msj.theory.open_fcfs).
@@ -351,7 +351,7 @@ def maxweight_service(counts: np.ndarray, capacity: object, demand: object, node
     configuration u, Σ_k Q_k min(u_k, Q_k)). With several it is within an additive constant of the cluster's
     MaxWeight (the unrestricted per-node maximiser u* is available to every node except for classes with
     Q_k < N u*_k, whose weight is below N u*_k²), which keeps it throughput-optimal (Maguluri, Srikant & Ying 2012,
-    §III: the drift argument needs the weight only within a constant).
+    the drift argument needs the weight only within a constant).
     """
     return maxweight_services(np.asarray(counts, dtype=np.int64)[None, :], capacity, demand, nodes)[0]
 

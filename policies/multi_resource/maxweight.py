@@ -2,7 +2,7 @@
 and maximise Σ_k Q_k n_k, Q_k the class-k jobs present.
 
 Sources: Maguluri, Srikant & Ying, "Stochastic models of load balancing and scheduling in cloud computing clusters",
-IEEE INFOCOM 2012, §III (MaxWeight over a server's configurations, throughput-optimal: stable for every load inside
+IEEE INFOCOM 2012 (MaxWeight over a server's configurations, throughput-optimal: stable for every load inside
 the capacity region, :func:`msjgym.theory.multi_resource.capacity_region`); the multiserver-job MaxWeight
 (``policies/msj/maxweight.py``; Grosof, Harchol-Balter & Scheller-Wolf, finite-skip §7.3) is its one-resource case.
 Throughput-optimality is proved for Poisson arrivals and exponential sizes with preempt-resume service re-chosen at
@@ -137,7 +137,7 @@ MAXWEIGHT = MultiResourcePolicy(
     summary="MaxWeight (preemptive): serve the jobs that fit and maximise Σ (jobs present × served) per class, "
             "node by node",
     preemptive=True,
-    source="Maguluri, Srikant & Ying, INFOCOM 2012, §III (MaxWeight over configurations; throughput-optimal)",
+    source="Maguluri, Srikant & Ying, INFOCOM 2012 (MaxWeight over configurations; throughput-optimal)",
     schedule=schedule,
     state=AREA,
 )

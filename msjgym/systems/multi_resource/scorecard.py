@@ -26,13 +26,13 @@ from msjgym.core.references import Reference
 from msjgym.theory import multi_resource as theory
 
 THROUGHPUT_OPTIMAL = {
-    "maxweight": "Maguluri, Srikant & Ying, INFOCOM 2012, §III (preemptive MaxWeight over configurations)",
-    "msr": "Chen, Grosof & Berg, SIGMETRICS 2025, §4 (MSR policies; time fractions from the capacity LP)",
+    "maxweight": "Maguluri, Srikant & Ying, INFOCOM 2012 (preemptive MaxWeight over configurations)",
+    "msr": "Chen, Grosof & Berg, SIGMETRICS 2025 (MSR policies; time fractions from the capacity LP)",
 }
 """The built-in policies known to be throughput-optimal (stable at every load inside the capacity region), with
 Poisson arrivals and exponential sizes, and where it is proved. FCFS, first-fit, best-fit, Tetris, DRF and EASY are
-not (Maguluri, Srikant & Ying 2012 §IV give a Best-Fit counterexample; FCFS already loses with one resource)."""
-_REGION_SOURCE = ("Maguluri, Srikant & Ying, INFOCOM 2012, §II (the region: N·conv of a node's configurations); "
+not (Maguluri, Srikant & Ying 2012 show Best-Fit is not; FCFS already loses with one resource)."""
+_REGION_SOURCE = ("Maguluri, Srikant & Ying, INFOCOM 2012 (the region: N·conv of a node's configurations); "
                   "LP over maximal configurations (msjgym.theory.multi_resource)")
 MAX_CHAIN_STATES = 60_000
 """Largest truncated chain the scorecard solves (about a second)."""
