@@ -113,7 +113,7 @@ def test_outside_the_region_maxweight_is_unstable_below_every_resources_capacity
 
 
 def test_msr_frame_serves_the_lp_fractions_and_is_stable_inside(tmp_path):
-    msr = pytest.importorskip("msjgym.policies.multi_resource.msr")
+    from msjgym.policies.multi_resource import msr
     path = _file(tmp_path, "two", "cores = 4, memory = 4", ["cores = 1, memory = 2", "cores = 2, memory = 1",
                                                              "cores = 1, memory = 1"], "load = 0.6", "nodes = 2\n")
     model = msjgym.load_scenario(path).model
