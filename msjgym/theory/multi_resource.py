@@ -280,7 +280,11 @@ def capacity_region(capacity: object, nodes: int, demand: object, arrival_rates:
     number in [0, 1], well scaled whatever the units), then θ* = efficiency / bottleneck utilization.
 
     Args:
-        capacity, nodes, demand, arrival_rates, mean_sizes: the arrays of the module docstring.
+        capacity: one node's capacity (R,), integers > 0.
+        nodes: identical nodes, >= 1.
+        demand: the classes' demands (K, R), integers >= 0.
+        arrival_rates: λ_k (K,), jobs per unit time.
+        mean_sizes: E[S_k] (K,), time units.
         tolerance: relative tolerance of the verdict, in (0, 0.1).
         max_configurations: cap on the node's maximal configurations (:func:`maximal_configurations`).
     """
@@ -335,10 +339,11 @@ def maxweight_choice(weights: np.ndarray, left: np.ndarray, capacity: np.ndarray
     Args:
         weights: (K,) ints >= 0, the jobs of each class present (the queue lengths Q).
         left: (K,) ints >= 0, the jobs of each class not yet placed on another node.
-        capacity, demand: one node's capacity (R,) and the classes' demands (K, R), checked by :func:`check_machine`.
+        capacity: one node's capacity (R,), checked by :func:`check_machine`.
+        demand: the classes' demands (K, R).
     """
-    rows, _ = _enumerate(np.asarray(capacity, dtype=np.int64), np.asarray(demand, dtype=np.int64),
-                         np.asarray(left, dtype=np.int64), None)
+    cap, dem = check_machine(capacity, demand)
+    rows, _ = _enumerate(cap, dem, np.asarray(left, dtype=np.int64), None)
     return rows[int(np.argmax(rows @ np.asarray(weights, dtype=np.int64)))]
 
 
