@@ -178,3 +178,18 @@ def test_throughput_optimality_is_claimed_only_where_proved(tmp_path):
         assert _stability(scorecard.references(deterministic, spec), "throughput-optimal").predicts_stable is None
     assert not [r for r in scorecard.references(inside, family.policies()["fcfs"])
                 if "throughput-optimal" in r.description]
+
+
+def test_a_node_with_too_many_configurations_keeps_the_per_resource_conditions(tmp_path):
+    """Tiny demands on a large node: more maximal configurations than the LP's cap. The scorecard keeps the
+    per-resource conditions and leaves the region out; msr, which needs the LP, is refused with one line."""
+    path = _file(tmp_path, "big", "cores = 2000, memory = 2000", ["cores = 1", "memory = 1", "cores = 1, memory = 1"],
+                 "load = 0.5")
+    model = msjgym.load_scenario(path).model
+    with pytest.raises(ValueError, match="max_configurations"):
+        _region(model)
+    family = msjgym.api.family("multi-resource")
+    refs = scorecard.references(model, family.policies()["maxweight"])
+    assert [r.description.split(":")[0] for r in refs] == ["resource cores", "resource memory"]
+    with pytest.raises(msjgym.errors.PolicyError, match="policy 'msr': max_configurations"):
+        family.policies()["msr"].table(model)

@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from msjgym.core.jit import njit
+from msjgym.errors import PolicyError
 from msjgym.systems.msj.state import C_N, P_K, P_SERVERS
 from msjgym.systems.multi_resource.contract import MultiResourcePolicy, OwnState, Sizes
 from msjgym.theory.multi_resource import capacity_region
@@ -47,7 +48,11 @@ def frame_table(model) -> np.ndarray:
     """The frame of ``model``: float64 (M, 1 + K), row i = (n_i positions, configuration u_i (K counts)), M <= K + 1.
 
     Integers stored as floats (exact below 2^53)."""
-    region = capacity_region(model.capacity_array, model.nodes, model.demand, model.arrival_rates, model.mean_sizes)
+    try:
+        region = capacity_region(model.capacity_array, model.nodes, model.demand, model.arrival_rates,
+                                 model.mean_sizes)
+    except ValueError as error:  # too many configurations for the LP
+        raise PolicyError(f"policy 'msr': {error}") from None
     K = model.num_classes
     if not region.mixture:  # nothing arrives, or a class never fits: serve the first maximal configuration
         return np.concatenate([[1.0], region.configurations[0].astype(float)])[None, :]

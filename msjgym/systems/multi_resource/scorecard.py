@@ -4,7 +4,7 @@
 
 * per resource r, its offered load ρ_r = Σ_k λ_k d_kr E[S_k] / (nodes · C_r) against 1 (necessary for any policy);
 * the capacity region (:func:`msjgym.theory.multi_resource.capacity_region`, the LP over a node's maximal
-  configurations): its verdict inside / outside / boundary, the region's load 1/θ* (the margin), the packing
+  configurations; left out when a node has more than its cap of them): its verdict inside / outside / boundary, the region's load 1/θ* (the margin), the packing
   efficiency (< 1: the region is strictly smaller than the bottleneck bound) and the critical arrival rate λθ*;
   outside, no policy is stable;
 * for a policy known to be throughput-optimal (:data:`THROUGHPUT_OPTIMAL`), with exponential sizes: stable iff
@@ -59,11 +59,11 @@ def region_of(model) -> theory.CapacityRegion:
     return theory.capacity_region(*_arrays(model))
 
 
-def _resources(model, region: theory.CapacityRegion) -> list[Reference]:
+def _resources(model, utilization) -> list[Reference]:
     refs = []
     lam = model.arrival_rate
     for r, name in enumerate(model.resources):
-        util = float(region.utilization[r])
+        util = float(utilization[r])
         refs.append(Reference(
             quantity="stability", kind="condition",
             description=f"resource {name}: offered load ρ_{name} = {util:.4g} {'<' if util < 1 else '>='} 1 "
@@ -150,6 +150,10 @@ def references(model, policy, saturated: bool = False) -> list[Reference]:
     under ``policy`` (its declaration), computed before any simulation; none for a saturated (closed) run."""
     if model.trace is not None or saturated:
         return []
-    region = region_of(model)
-    return (_resources(model, region) + [_region(model, region)] + _throughput_optimal(model, policy, region)
+    utilization = theory.resource_utilization(*_arrays(model))
+    try:
+        region = region_of(model)
+    except ValueError:  # more maximal configurations than the LP's cap: the per-resource conditions only
+        return _resources(model, utilization)
+    return (_resources(model, utilization) + [_region(model, region)] + _throughput_optimal(model, policy, region)
             + _fcfs(model, policy, region) + _maxweight_exact(model, policy, region))
