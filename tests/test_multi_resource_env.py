@@ -73,7 +73,7 @@ def test_trace_scenario_replays_every_job_with_built_in_policies(tmp_path):
     assert result.metrics["throughput"].mean > 0 and len(result.replications) == 1
     checks = {c.name: c.verdict for c in result.checks}
     assert checks and all(v == "consistent" for v in checks.values()), checks
-    util = result.metrics["resource_utilization[gpus]"].mean
+    util = result.metrics["utilization_gpus"].mean
     work = (4 * 100 + 8 * 30 + 4 * 20 + 2 * 15) / 8  # Σ gpus × runtime / capacity
     assert util == pytest.approx(work / result.metrics["makespan"].mean, rel=1e-12)
 

@@ -232,7 +232,7 @@ def test_an_swf_scenario_file_is_a_two_resource_replay(tmp_path):
     assert model.trace_classes().tolist() == [1, 1, 2, 0]  # each job's class is its demand vector's
     assert model.probabilities.tolist() == [0.25, 0.5, 0.25]
     result = msjgym.evaluate(str(scenario), "first-fit", references=False)
-    assert result.metrics["resource_utilization[memory]"].mean == pytest.approx(
+    assert result.metrics["utilization_memory"].mean == pytest.approx(
         (4 * 100 + 4 * 20 + 16 * 50 + 1 * 30) / 256 / result.metrics["makespan"].mean, rel=1e-12)
     scenario.write_text('system = "multi-resource"\narrivals = { trace = "m.swf", memory_per_node = 64, '
                         'time_scale = 2 }\n')

@@ -502,7 +502,7 @@ def resource_replay_metrics(model, trace: ResourceTrace, completion: np.ndarray,
     """One replay's exact metrics (:func:`msjgym.systems.msj.trace.replay.replay_metrics`) for a multi-resource
     model: ``utilization`` and the per-size bands are the bottleneck resource's (the model's
     :attr:`~msjgym.systems.multi_resource.model.MultiResourceModel.bottleneck`, over the machine's total of it),
-    ``resource_utilization[NAME]`` each resource's held fraction over the makespan."""
+    ``utilization_NAME`` each resource's held fraction over the makespan."""
     from msjgym.systems.msj.trace.replay import replay_metrics, uses_bands
 
     total = model.nodes * model.capacity_array
@@ -512,7 +512,7 @@ def resource_replay_metrics(model, trace: ResourceTrace, completion: np.ndarray,
     span = out["makespan"]
     for r, name in enumerate(model.resources):
         work = float(np.sum(trace.demand[:, r] * trace.duration))
-        out[f"resource_utilization[{name}]"] = work / (span * int(total[r])) if span > 0 else float("nan")
+        out[f"utilization_{name}"] = work / (span * int(total[r])) if span > 0 else float("nan")
     return out
 
 
