@@ -21,7 +21,8 @@ from msjgym.systems.multi_resource.simulation import MultiResourceRuns
 
 _OPTIONS = ("saturated", "backlog", "no_instability_check", "bsld_threshold", "debug", "windows", "window_jobs",
             "per_job", "per_job_format", "skip_bad_lines", "window")
-"""MSJ's options this family takes (its policies are built-ins; no trace replay yet)."""
+"""MSJ's options this family takes (trace replays and windows; ``window``: K of a policy of the user's deciding through
+``msjgym/MultiResourceJobs-v0``)."""
 
 
 def _builtin(policy: str | MultiResourcePolicy) -> MultiResourcePolicy:

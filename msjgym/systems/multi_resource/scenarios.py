@@ -23,9 +23,9 @@ demands something and fits an empty node. With one resource on one node the scen
 multiserver-job family's. ``--param`` overrides take dotted paths as in MSJ's files (``load``, ``resources.gpus``,
 ``classes.0.demand.memory``, ``nodes``), for files and built-ins alike.
 
-A trace replay, ``arrivals = { trace = FILE, ... }``, is read by :func:`msjgym.systems.multi_resource.trace.trace_model`
-(its module docstring: SWF logs with requested memory, CSV traces with a column per resource); its classes are its distinct
-demand vectors.
+A trace replay, ``arrivals = { trace = FILE, ... }``, is read by
+:func:`msjgym.systems.multi_resource.trace.trace_model` (its module docstring: SWF logs with requested memory, CSV
+traces with a column per resource); its classes are its distinct demand vectors.
 """
 from __future__ import annotations
 
@@ -217,14 +217,21 @@ def load(name: str, overrides: Mapping[str, Any] | None = None) -> api.Scenario:
                                   build=lambda spec, base_dir: _trace_model(_apply_own(spec, own), base_dir))
     if not final:  # a trace replay (arrivals = { trace = FILE, ... }), built by _trace_model
         model = scenario.model
-        return api.Scenario(name, FAMILY, scenario.params.get("description") or summary(model), scenario.params,
-                            model)
+        return api.Scenario(name, FAMILY, scenario.params.get("description") or trace_summary(model),
+                            scenario.params, model)
     spec = final[-1]
     try:
         model = _model(spec, scenario.model, machine)
     except ScenarioError as exc:
         raise prefixed(exc, f"{name}: ") from None
     return api.Scenario(name, FAMILY, spec.get("description") or summary(model), spec, model)
+
+
+def trace_summary(model: MultiResourceModel) -> str:
+    """One line for a trace replay: the file, its jobs and classes, the machine (its classes may be thousands)."""
+    machine = ", ".join(f"{n} = {c}" for n, c in zip(model.resources, model.capacity))
+    return (f"multi-resource trace {model.trace.source}: {len(model.trace):,} jobs, {model.num_classes:,} demand "
+            f"vectors, on {{{machine}}}")
 
 
 def _trace_model(spec: Mapping, base_dir: Path) -> MultiResourceModel | None:
