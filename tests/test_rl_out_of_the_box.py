@@ -17,7 +17,8 @@ IDS = [reg.id for reg in registrations()]
 SMALL = {"msjgym/MSJ-v0": {"horizon_jobs": 200}, "msjgym/AdaptiveLoss-v0": {"servers": 6, "d": 3, "lam": 0.95},
          "msjgym/Dispatch-v0": {"servers": 6, "observation": "histogram", "levels": 3},
          "msjgym/FiniteSkip-v0": {"scenario": "finite-skip-fig6", "window": 4},
-         "msjgym/JobScheduling-v0": {"processors": 64, "jobs": 2000, "window": 16}}
+         "msjgym/JobScheduling-v0": {"processors": 64, "jobs": 2000, "window": 16},
+         "msjgym/MultiResourceJobs-v0": {"window": 16, "time_scale": 1.0}}
 
 
 def _masked_state(env_id: str, **kwargs):
