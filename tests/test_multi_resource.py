@@ -97,7 +97,7 @@ def test_every_policy_runs_with_the_vector_invariants_checked_after_every_event(
         assert result.stable and all(c.agrees is not False for c in result.checks), [c.summary() for c in
                                                                                       result.checks]
         for name in scenario.model.resources:
-            assert 0 < result.metrics[f"resource_utilization[{name}]"].mean < 1
+            assert 0 < result.metrics[f"utilization_{name}"].mean < 1
 
 
 def test_over_allocation_is_caught(tmp_path):

@@ -58,7 +58,8 @@ def _same(got: msjgym.Result, want: msjgym.Result) -> None:
     for name in got.metrics:
         assert _equal((got.metrics[name].mean, got.metrics[name].ci95),
                       (want.metrics[name].mean, want.metrics[name].ci95)), name
-    assert _equal([(c.name, c.verdict, c.measured) for c in got.checks], [(c.name, c.verdict, c.measured) for c in want.checks])
+    assert _equal([(c.name, c.verdict, c.measured) for c in got.checks],
+                  [(c.name, c.verdict, c.measured) for c in want.checks])
 
 
 def test_the_one_resource_scenario_is_the_msj_scenario(tmp_path):
