@@ -185,3 +185,27 @@ def test_the_gpu_cluster_runs_every_policy_and_packing_beats_fcfs():
     fcfs, first_fit = (msjgym.evaluate("gpu-cluster", p, reps=5, jobs=20000, seed=5, references=False)
                        .metrics["waiting_time"] for p in ("fcfs", "first-fit"))
     assert fcfs.mean - fcfs.ci95 > first_fit.mean + first_fit.ci95
+
+
+def test_a_preempted_job_gives_its_resources_back_and_control_starts_jobs(tmp_path):
+    """The contract allows preemptive policies: MSJ's ``preempt_job`` and ``kill_job`` give the job's demand back
+    (the accounting is where MSJ counts servers); the control path's checks and start are the policies'."""
+    from msjgym.systems.msj.state import kill_job, preempt_job
+    from msjgym.systems.multi_resource import control
+
+    path = _file(tmp_path, "cores = 4, gpus = 2", [("gpu", "cores = 1, gpus = 2"), ("cpu", "cores = 3")])
+    sim = _sim(path, "fcfs")
+    gpu = sim.arrive(0, 5.0)
+    waiting = sim.arrive(0, 5.0)  # no GPU left: waits
+    st, pr = sim.state, sim.params
+    assert list(st.res_used[0, 0]) == [1, 2] and not control.fits_somewhere(st, pr, 0)
+    assert not control.can_start(st, pr, 0, waiting, 0)
+    preempt_job(st, pr, 0, gpu)
+    assert list(st.res_used[0, 0]) == [0, 0] and control.fits_somewhere(st, pr, 0)
+    free_slot = int(st.slots[0, 0])  # no job there
+    assert control.can_start(st, pr, 0, waiting, 0) and not control.can_start(st, pr, 0, free_slot, 0)
+    control.start(st, pr, 0, waiting, 0)
+    assert list(st.res_used[0, 0]) == [1, 2] and _serving(sim) == [0]
+    kill_job(st, pr, 0, waiting)
+    assert list(st.res_used[0, 0]) == [0, 0]
+    sim.check()
