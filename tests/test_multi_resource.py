@@ -13,6 +13,7 @@ import msjgym
 from msjgym import api
 from msjgym.core import rng
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError
+from msjgym.systems.msj.state import J_HPOS
 from msjgym.systems.multi_resource.simulation import MultiResourceSimulation, RunConfig
 
 FAMILY = "multi-resource"
@@ -77,10 +78,13 @@ def test_bad_input_is_one_line_naming_the_key(tmp_path, resources, demand, extra
     assert "\n" not in str(info.value) and message in str(info.value), str(info.value)
 
 
-def test_easy_backfilling_refuses_several_nodes_and_user_policies_are_refused():
+def test_a_policy_limited_to_fewer_nodes_and_user_policies_are_refused():
+    from dataclasses import replace
+
+    one_node = replace(api.family(FAMILY).policies()["fcfs"], max_nodes=1)
     with pytest.raises(PolicyError, match="nodes = 2: this policy places jobs on at most 1 node"):
-        api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster", {"nodes": 2}), "easy-backfilling",
-                                    api.RunSettings())
+        one_node.validate(msjgym.load_scenario("gpu-cluster", {"nodes": 2}).model)
+    one_node.validate(msjgym.load_scenario("gpu-cluster").model)
     with pytest.raises(MsjgymError, match="built-in policies only"):
         api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster"), "mine.py:Policy", api.RunSettings())
 
@@ -91,7 +95,7 @@ def test_every_policy_runs_with_the_vector_invariants_checked_after_every_event(
     """debug: MSJ's invariants and the resource area's (no node holds more than its capacity, nor a negative
     amount) after every event; the run-time checks of the evaluator (the bottleneck's utilization against ρ, the
     sampled load, Little's law) agree; every resource's utilization is below 1."""
-    for nodes in (1, 2) if policy != "easy-backfilling" else (1,):
+    for nodes in (1, 2):
         scenario = msjgym.load_scenario("gpu-cluster", {"nodes": nodes, "load": 0.5})
         result = msjgym.evaluate(scenario, policy, reps=2, jobs=3000, seed=3, references=False, debug=True)
         assert result.stable and all(c.agrees is not False for c in result.checks), [c.summary() for c in
@@ -173,6 +177,26 @@ def test_jobs_are_placed_within_one_node(tmp_path):
         j = sim.arrive(1, 9.0)
         assert sim.state.res_node[0, j] == node, policy
         assert list(sim.state.res_used[0, :, 0]) == [1 - node, 3 + node]
+        sim.check()
+
+
+def test_easy_backfilling_on_nodes_keeps_the_heads_reserved_node(tmp_path):
+    """Two nodes of 4 cores, exact estimates: a 3-core job on each (node 0 ends at 10, node 1 at 1); the head needs a
+    whole node, so it is reserved on node 1 at time 1 with no extra cores. A 1-core job of duration 5 starts on node
+    0 (it cannot delay the head there); a second one would fit node 1 now but not its extra amounts, so it waits
+    (first fit starts it there)."""
+    path = _file(tmp_path, "cores = 4", [("three", "cores = 3"), ("four", "cores = 4"), ("one", "cores = 1")],
+                 "nodes = 2\n")
+    for policy, used in (("easy-backfilling", [4, 3]), ("first-fit", [4, 4])):
+        sim = _sim(path, policy)
+        sim.arrive(0, 10.0)
+        sim.arrive(0, 1.0)
+        sim.arrive(1, 1.0)
+        x = sim.arrive(2, 5.0)
+        y = sim.arrive(2, 5.0)
+        assert sim.state.job_i[0, x, J_HPOS] >= 0 and sim.state.res_node[0, x] == 0  # in service, on node 0
+        assert (sim.state.job_i[0, y, J_HPOS] >= 0) == (policy == "first-fit"), policy
+        assert list(sim.state.res_used[0, :, 0]) == used, policy
         sim.check()
 
 
