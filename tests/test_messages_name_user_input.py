@@ -128,3 +128,19 @@ def test_a_flag_and_a_param_setting_one_key_are_one_error_naming_both():
         assert flags.scenario_overrides(["servers=3"], {key: True}) == {"servers": 3, key: True}
         plan = _sweep_plan("examples/lublin_256.toml", "--policy", "fcfs", option.flag)
         assert plan.combos[0].point == {key: True}
+
+
+def test_jobs_beyond_a_drawn_trace_are_one_error_naming_both():
+    """``--reps R`` on a synthetic trace draws R traces of the scenario's ``jobs``: a ``--jobs`` above it is refused
+    naming both (it replaced the scenario's silently before), as it is for the one exact replay; at most, accepted."""
+    for jobs in (100, 37):
+        scenario = api.load_scenario("lublin-feitelson", {"jobs": jobs, "processors": 16})
+        family = api.family_of(scenario)
+        for reps in (None, 3):
+            with pytest.raises(MsjgymError) as info:
+                family.run_length(scenario, "fcfs", api.RunSettings(reps=reps, jobs=jobs + 1))
+            assert f"--jobs {jobs + 1}" in str(info.value) and f"{jobs} jobs" in str(info.value)
+            assert family.run_length(scenario, "fcfs", api.RunSettings(reps=reps, jobs=jobs))[1] == jobs
+    status, out, err = msjgym("evaluate", "lublin-feitelson", "--policy", "fcfs", "--param", "jobs=100",
+                              "--jobs", "5000", "--reps", "3")
+    assert status == 2 and "--jobs 5,000" in err and "jobs = 100" in err and len(err.splitlines()) == 1, err
