@@ -233,6 +233,15 @@ def test_lublin_feitelson_model_is_deterministic_and_follows_its_parameters():
         assert abs((size[kind == k] == 1).mean() - p) < 4 * math.sqrt(p * (1 - p) / n)
 
 
+def test_lublin_feitelson_model_draws_on_every_machine_size():
+    """A machine of 1 to 40 processors (below 32 the size law's shift empties a range, which failed in numpy):
+    every size in [1, P]; the published machine's draw is unchanged by the guard (sizes above 2 still drawn)."""
+    for processors in range(1, 41):
+        submit, size, run, kind = lublin.generate(300, processors, 3)
+        assert size.min() >= 1 and size.max() <= processors and (np.diff(submit) >= 0).all()
+    assert lublin.generate(2000, 128, 3)[1].max() > 8
+
+
 def test_lublin_builtin_replays_and_draws_independent_traces():
     one = evaluate("lublin-feitelson", "easy-backfilling", seed=1, jobs=500)
     assert one.mode == "replay" and one.jobs == 500 and math.isnan(one.metrics["waiting_time"].ci95)
