@@ -130,17 +130,18 @@ def test_a_flag_and_a_param_setting_one_key_are_one_error_naming_both():
         assert plan.combos[0].point == {key: True}
 
 
-def test_jobs_beyond_a_drawn_trace_are_one_error_naming_both():
-    """``--reps R`` on a synthetic trace draws R traces of the scenario's ``jobs``: a ``--jobs`` above it is refused
-    naming both (it replaced the scenario's silently before), as it is for the one exact replay; at most, accepted."""
-    for jobs in (100, 37):
-        scenario = api.load_scenario("lublin-feitelson", {"jobs": jobs, "processors": 16})
-        family = api.family_of(scenario)
-        for reps in (None, 3):
-            with pytest.raises(MsjgymError) as info:
-                family.run_length(scenario, "fcfs", api.RunSettings(reps=reps, jobs=jobs + 1))
-            assert f"--jobs {jobs + 1}" in str(info.value) and f"{jobs} jobs" in str(info.value)
-            assert family.run_length(scenario, "fcfs", api.RunSettings(reps=reps, jobs=jobs))[1] == jobs
-    status, out, err = msjgym("evaluate", "lublin-feitelson", "--policy", "fcfs", "--param", "jobs=100",
-                              "--jobs", "5000", "--reps", "3")
-    assert status == 2 and "--jobs 5,000" in err and "jobs = 100" in err and len(err.splitlines()) == 1, err
+def test_jobs_and_a_drawn_traces_jobs_are_said_both_when_they_differ():
+    """``--reps R`` on a synthetic trace draws R traces of ``--jobs`` jobs when it is given (the documented
+    precedence over the scenario's ``jobs``, the length of its one exact replay): the notes say both, and nothing
+    when they agree; the exact replay refuses a ``--jobs`` beyond its trace, naming both."""
+    scenario = api.load_scenario("lublin-feitelson", {"jobs": 100, "processors": 16})
+    family = api.family_of(scenario)
+    for jobs, said in ((300, True), (40, True), (100, False)):
+        sim = family.simulation(scenario, "fcfs", api.RunSettings(reps=3, jobs=jobs), 1)
+        assert [len(sim._trace_of(r)) for r in range(3)] == [jobs] * 3
+        lines = [n for n in sim.notes() if n.startswith("drawn traces:")]
+        assert bool(lines) == said, sim.notes()
+        if said:
+            assert f"--jobs {jobs:,}" in lines[0] and "scenario's jobs = 100" in lines[0], lines
+    with pytest.raises(MsjgymError, match="--jobs 101: the trace has 100 jobs"):
+        family.run_length(scenario, "fcfs", api.RunSettings(jobs=101))

@@ -247,9 +247,15 @@ class _MSJRuns(api.Simulation):
                      f"{part.ident[-1]}; {done:,} completed); values are the replay's exact per-job averages (no CI: "
                      "one deterministic replay; for CIs use --windows N --window-jobs M); " + tau]
         elif self.draws:
-            lines = [f"{self.reps} independent traces of {self.warmup + self.jobs:,} jobs drawn from the workload model "
+            length = self.warmup + self.jobs
+            lines = [f"{self.reps} independent traces of {length:,} jobs drawn from the workload model "
                      f"(trace r from SeedSequence({self.seed}).spawn({self.reps})[r]), each replayed exactly from an "
                      "empty machine; mean ± 95% CI across traces; " + tau]
+            if length != len(trace):  # --jobs (and --warmup) take precedence over the scenario's jobs: said, not silent
+                lines.append(f"drawn traces: {length:,} jobs each, from --jobs {self.jobs:,}"
+                             + (f" + --warmup {self.warmup:,}" if self.warmup else "") + f", not the scenario's jobs = "
+                             f"{len(trace):,} (the length of its one exact replay without --reps; "
+                             "docs/tutorials/real-trace.md#4-a-synthetic-workload-without-a-file)")
         else:
             length = self.warmup + self.jobs
             lines = [f"{self.reps} windows of {length:,} consecutive jobs" + (f" ({self.warmup:,} warm-up)" if

@@ -39,11 +39,6 @@ def trace_run_length(trace: Trace, run: api.RunSettings, saturated: bool, window
                   "independent traces drawn from the workload model, for CIs across them (no --reps: one exact "
                   "replay of the scenario's own trace)")
         warmup = 0 if run.warmup is None else run.warmup
-        if run.jobs is not None and run.jobs > len(trace):  # the scenario's jobs, silently replaced before
-            raise MsjgymError(f"--jobs {run.jobs:,}: more than the {len(trace):,} jobs of the scenario's trace (its "
-                              f"jobs = {len(trace):,}); each trace --reps draws has the scenario's jobs, of which "
-                              f"--jobs measures the first: give at most --jobs {len(trace):,}, or a larger jobs "
-                              "(--param jobs=N)")
         return run.reps, len(trace) if run.jobs is None else run.jobs, warmup
     if replicated or saturated:
         raise MsjgymError(f"{'--saturated' if saturated else f'--reps {run.reps}'}: a trace replay is deterministic "
