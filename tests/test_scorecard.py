@@ -139,3 +139,15 @@ def test_server_filling_response_time_inside_wcfs_bounds(name, load, policy):
     est = result.metrics["response_time"]
     assert bound.lower <= est.mean - est.ci95 and est.mean + est.ci95 <= bound.upper
     assert bound.agrees is True
+
+
+def test_maxweight_region_is_the_packing_lp_when_needs_do_not_pack():
+    """One class of need 2 on 3 servers: at most one job runs, so every policy needs λE[S] < 1, i.e. ρ < 2/3; at
+    ρ = 0.8 MaxWeight's throughput-optimality predicts unstable (not 'stable iff ρ < 1'), at 0.6 stable."""
+    for load, predicted in ((0.8, False), (0.6, True)):
+        m = model(3, load * 3 / 2, JobClass("a", 2, 1.0, from_spec({"dist": "exp", "rate": 1.0})))
+        assert m.load == pytest.approx(load)
+        conds = [c for c in _refs(scorecard.references(m, POLICIES["maxweight"]), "stability", "condition")
+                 if "throughput-optimal" in c.description]
+        assert [c.predicts_stable for c in conds] == [predicted]
+        assert conds[0].upper == pytest.approx(2 / 3) and conds[0].threshold == pytest.approx(1.0)

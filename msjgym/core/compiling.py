@@ -118,9 +118,12 @@ def compile_units(units: list[Unit]) -> float:
             continue  # compiled in this process already
         fresh = not cached(unit.dispatcher, unit.signature)
         t0 = time.process_time()  # the compile's own CPU time: a record made on a busy machine is not inflated
+        loop = unit.kind.endswith("loop")
+        if loop:  # a loop compiles only the signatures its units declare (a derived family's record is another one)
+            unit.dispatcher.disable_compile(False)
         unit.dispatcher.compile(unit.signature)
-        if unit.kind.endswith("loop"):
-            unit.dispatcher.disable_compile()  # a loop runs with its one signature, never recompiled for another
+        if loop:
+            unit.dispatcher.disable_compile()  # never recompiled implicitly, for a signature no unit declares
         if fresh and unit.dispatcher._cache.__class__.__name__ != "NullCache":
             timed[f"{unit.kind}|{unit.key}"] = time.process_time() - t0
     if timed:

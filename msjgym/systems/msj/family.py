@@ -321,7 +321,10 @@ def _config(run: api.RunSettings, jobs: int, warmup: int, trace: bool) -> RunCon
 
 
 class BuiltinRuns(_MSJRuns):
-    """Replications of a built-in policy, advanced by the compiled event loop."""
+    """Replications of a built-in policy, advanced by the compiled event loop (a ``simulation_class``: a derived
+    family's subclass of :class:`MSJSimulation` runs its own record through the same loop)."""
+
+    simulation_class = MSJSimulation
 
     def __init__(self, scenario: api.Scenario, policy: Policy, run: api.RunSettings, seed: int) -> None:
         reps, jobs, warmup = _run_length(scenario.model, run)
@@ -331,13 +334,13 @@ class BuiltinRuns(_MSJRuns):
         self.policy = policy
         if not trace:
             streams, _ = rng.spawn_states(seed, reps)
-            self.sims = [MSJSimulation(scenario.model, policy, config, streams)]
+            self.sims = [self.simulation_class(scenario.model, policy, config, streams)]
             return
         parts, self.starts, self.windows, seqs = trace_parts(scenario, reps, jobs, warmup, seed,
                                                               self._trace_mode(run))
         streams = [rng.spawn_states(seed, 1)[0]] if seqs is None else [rng.seed_states([q]) for q in seqs]
         self.seed = seed
-        self.sims = [MSJSimulation(p.model, policy, config, s) for p, s in zip(parts, streams)]
+        self.sims = [self.simulation_class(p.model, policy, config, s) for p, s in zip(parts, streams)]
 
     @property
     def sim(self) -> MSJSimulation:
@@ -491,8 +494,9 @@ class MSJFamily:
         return load_msj_scenario(name, overrides)
 
     def scenario_of_model(self, model: Any) -> api.Scenario | None:
-        """A bare :class:`MSJModel` as a scenario named "model"."""
-        return api.Scenario("model", self.name, "", {}, model) if isinstance(model, MSJModel) else None
+        """A bare :class:`MSJModel` as a scenario named "model" (not a derived family's subclass of it: that
+        family's own ``scenario_of_model`` claims it)."""
+        return api.Scenario("model", self.name, "", {}, model) if type(model) is MSJModel else None
 
     def policies(self) -> Mapping[str, Policy]:
         return registered("msj")  # the parent's policies for a derived family too (it reuses them)

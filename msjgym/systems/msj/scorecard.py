@@ -13,6 +13,7 @@ from msjgym.core.references import Reference
 from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj.model import MSJModel
 from msjgym.theory import queues
+from msjgym.theory.multi_resource import capacity_region
 from msjgym.systems.msj.theory import multilevel, server_filling, zero_queueing
 from msjgym.systems.msj.theory.open_fcfs import solve_open_fcfs
 from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
@@ -47,14 +48,28 @@ def _capacity(model: MSJModel) -> Reference:
 
 
 def _throughput_optimal(model: MSJModel, policy: Policy) -> list[Reference]:
+    """Stable iff the load is inside the capacity region: ρ < 1 when the needs pack the servers (every load ρ < 1 is
+    a time-sharing of packings), else ρ below the packing LP's limit (n = 3, need 2: ρ < 2/3), from
+    :func:`msjgym.theory.multi_resource.capacity_region` with one resource."""
     if policy.name not in THROUGHPUT_OPTIMAL:
         return []
     rho = model.load
+    region = capacity_region([model.servers], 1, [[int(m)] for m in model.needs], model.class_arrival_rates,
+                             model.mean_service)
+    if not region.fragmented:
+        return [Reference(
+            quantity="stability", kind="condition",
+            description=f"{policy.name} is throughput-optimal: stable iff ρ < 1 (ρ = {rho:.4g})",
+            source=THROUGHPUT_OPTIMAL[policy.name], value=rho, upper=1.0, predicts_stable=rho < 1,
+            threshold=model.arrival_rate / rho)]
+    limit = region.packing_efficiency  # the load at the region's boundary for this class mix
     return [Reference(
         quantity="stability", kind="condition",
-        description=f"{policy.name} is throughput-optimal: stable iff ρ < 1 (ρ = {rho:.4g})",
-        source=THROUGHPUT_OPTIMAL[policy.name], value=rho, upper=1.0, predicts_stable=rho < 1,
-        threshold=model.arrival_rate / rho)]
+        description=f"{policy.name} is throughput-optimal: stable iff ρ < {limit:.4g}, the capacity region's limit for "
+                    f"this mix (the needs do not pack the servers; ρ = {rho:.4g})",
+        source=f"{THROUGHPUT_OPTIMAL[policy.name]}; region: packing LP (msjgym.theory.multi_resource)", value=rho,
+        upper=limit, predicts_stable=None if region.verdict == "boundary" else region.verdict == "inside",
+        threshold=model.arrival_rate * region.theta)]
 
 
 def _equal_needs(model: MSJModel) -> list[Reference]:

@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from numba.extending import overload
+
 from msjgym.core import rng as _rng
 from msjgym.core.jit import njit
 
@@ -196,6 +198,55 @@ SystemView.__doc__ = ("One system of a batch, as a compiled policy of the user's
 INF = np.inf
 
 
+# ---------------------------------------------------------------- a derived family's vector accounting
+RESOURCE_FIELDS = ("res_used", "res_node")
+"""The fields of a record that carries resource vectors (``msjgym.systems.multi_resource.state``): ``res_used[B, N,
+R]`` (the amounts held on each of N nodes) and ``res_node[B, J]`` (the node job j is placed on); its parameters carry
+``res_demand[K, R]``. MSJ's own record has neither: :func:`hold_resources` is then nothing."""
+
+
+def _carries_resources(record) -> bool:
+    record = getattr(record, "record", record)  # a record by reference (msjgym.core.plug.Ref) reads like the record
+    return all(name in getattr(record, "fields", ()) for name in RESOURCE_FIELDS)
+
+
+def hold_resources(st, pr, b, j, c, sign):
+    """Job j (class c) takes (``sign`` = 1) or gives back (-1) its demand vector on its node, in a record that
+    carries resource vectors (:data:`RESOURCE_FIELDS`); called where the servers are counted (``start_next``,
+    ``preempt_last``, ``remove_job``). Compiled by record type: for MSJ's own record it is empty."""
+
+
+@overload(hold_resources, inline="always")
+def _hold_resources(st, pr, b, j, c, sign):
+    if not _carries_resources(st):
+        return lambda st, pr, b, j, c, sign: None
+
+    def hold(st, pr, b, j, c, sign):
+        node = st.res_node[b, j]
+        for r in range(pr.res_demand.shape[1]):
+            st.res_used[b, node, r] += sign * pr.res_demand[c, r]
+    return hold
+
+
+def resource_violation(st, pr, b):
+    """Debug mode, a record carrying resource vectors: 8 if a node holds more than its capacity of a resource or a
+    negative amount, else 0 (always 0 for MSJ's own record)."""
+
+
+@overload(resource_violation, inline="always")
+def _resource_violation(st, pr, b):
+    if not _carries_resources(st):
+        return lambda st, pr, b: 0
+
+    def check(st, pr, b):
+        for node in range(st.res_used.shape[1]):
+            for r in range(st.res_used.shape[2]):
+                if st.res_used[b, node, r] > pr.res_cap[r] or st.res_used[b, node, r] < 0:
+                    return 8
+        return 0
+    return check
+
+
 # ---------------------------------------------------------------- lazy integration
 @njit(inline="always")
 def touch(st, pr, b, c):
@@ -314,6 +365,7 @@ def start_next(st, pr, b, c):
     st.cls_i[b, c, C_X] += 1
     st.sys_i[b, S_NSERV] += 1
     st.sys_i[b, S_BUSY] += pr.need[c]
+    hold_resources(st, pr, b, j, c, 1)
 
 
 @njit(inline="always")
@@ -329,6 +381,7 @@ def preempt_last(st, pr, b, c):
     st.cls_i[b, c, C_X] -= 1
     st.sys_i[b, S_NSERV] -= 1
     st.sys_i[b, S_BUSY] -= pr.need[c]
+    hold_resources(st, pr, b, j, c, -1)
 
 
 @njit(inline="always")
@@ -541,6 +594,7 @@ def remove_job(st, pr, b, j):
     st.sys_i[b, S_NEED] -= pr.need[c]
     st.sys_i[b, S_NSERV] -= 1
     st.sys_i[b, S_BUSY] -= pr.need[c]
+    hold_resources(st, pr, b, j, c, -1)
     if st.job_i[b, j, J_BATCH] >= 0:
         st.sys_i[b, S_MEAS] -= 1
     st.job_i[b, j, J_SEQ] = -1  # a free slot (compiled user policies check the jobs they name)
@@ -629,7 +683,7 @@ def check_invariants(st, pr, b):
     for pos in range(1, st.sys_i[b, S_HEAPN]):
         if _before(st, b, st.heap[b, pos], st.heap[b, (pos - 1) >> 1]):
             return 7
-    return 0
+    return resource_violation(st, pr, b)
 
 
 INVARIANT_NAMES = {
@@ -640,6 +694,7 @@ INVARIANT_NAMES = {
     5: "a class's waiting jobs are out of arrival order",
     6: "the completion heap does not hold exactly the jobs in service",
     7: "the completion heap is out of order",
+    8: "a node holds more than its capacity of a resource, or a negative amount (a record with resource vectors)",
 }
 
 

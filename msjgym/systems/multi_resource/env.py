@@ -1,0 +1,2 @@
+"""This family's Gymnasium environments: none yet (the job-feature environment comes here)."""
+ENVS: tuple = ()

@@ -1,0 +1,89 @@
+"""The multi-resource family with one resource on one node is the multiserver-job family, bit for bit: the same
+scenario written as a ``system = "multi-resource"`` file (``resources = {cpus = 8}``, ``demand = {cpus = n}``) and as
+an MSJ file (``servers = 8``, ``need = n``) gives the same λ, and every built-in policy present in both families the
+same evaluator results (events, every replication's metrics, the estimates, the checks: ==, NaN equal to NaN), for
+several seeds. The family reuses MSJ's loop and accounting (its record is MSJ's with a resource area), so this is the
+check that the reuse changed nothing."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import msjgym
+from msjgym import api
+
+# A dedicated need per class and two durations that are deterministic (simultaneous completions), runtime
+# estimates drawn from a uniform factor (EASY's backfilling path sees misestimates).
+CLASSES = [("a", 1, 0.45, '{ dist = "exp", rate = 1.0 }'), ("b", 2, 0.2, '{ dist = "det", value = 1.0 }'),
+           ("c", 4, 0.2, '{ dist = "hyperexp", mean = 1.5, scv = 4.0 }'), ("d", 8, 0.15, '{ dist = "det", '
+                                                                                   'value = 0.5 }')]
+HEAD = 'load = 0.8\nestimate = { factor = { dist = "uniform", low = 1.0, high = 3.0 } }\n'
+
+PAIRS = [("fcfs", "fcfs"), ("first-fit", "first-fit"), ("easy-backfilling", "easy-backfilling"),
+         ("best-fit", "msf-nonpreemptive"), ("tetris", "msf-nonpreemptive")]
+"""(multi-resource policy, its multiserver-job twin): the same name, or (best-fit, tetris) the policy they are with
+one resource on one node: the largest waiting job that fits first, oldest first among equals."""
+SEEDS = (1, 2, 3)
+RUN = dict(reps=2, jobs=1500, warmup=150, references=False)
+
+
+def _files(tmp_path: Path) -> tuple[str, str]:
+    mine, parent = ['system = "multi-resource"\nresources = { cpus = 8 }\n' + HEAD], ["servers = 8\n" + HEAD]
+    for name, need, p, law in CLASSES:
+        row = f'\n[[classes]]\nname = "{name}"\nprobability = {p}\nservice = {law}\n'
+        mine.append(row + f"demand = {{ cpus = {need} }}\n")
+        parent.append(row + f"need = {need}\n")
+    paths = tmp_path / "mine.toml", tmp_path / "parent.toml"
+    for path, text in zip(paths, (mine, parent)):
+        path.write_text("".join(text))
+    return str(paths[0]), str(paths[1])
+
+
+def _equal(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _same(got: msjgym.Result, want: msjgym.Result) -> None:
+    assert got.events == want.events and got.stable == want.stable
+    assert _equal(got.replications, want.replications)
+    assert got.metrics.keys() == want.metrics.keys()
+    for name in got.metrics:
+        assert _equal((got.metrics[name].mean, got.metrics[name].ci95),
+                      (want.metrics[name].mean, want.metrics[name].ci95)), name
+    assert _equal([(c.name, c.verdict, c.measured) for c in got.checks], [(c.name, c.verdict, c.measured) for c in want.checks])
+
+
+def test_the_one_resource_scenario_is_the_msj_scenario(tmp_path):
+    mine, parent = (msjgym.load_scenario(p) for p in _files(tmp_path))
+    assert mine.family == "multi-resource" and parent.family == "msj"
+    assert mine.model.is_msj and mine.model.servers == parent.model.servers == 8
+    assert list(mine.model.needs) == list(parent.model.needs) == [1, 2, 4, 8]
+    assert mine.model.arrival_rate == parent.model.arrival_rate and mine.model.load == parent.model.load == 0.8
+
+
+@pytest.mark.parametrize("policy, twin", PAIRS)
+def test_every_shared_policy_gives_the_msj_numbers_bit_for_bit(tmp_path, policy, twin):
+    assert policy in api.family("multi-resource").policies() and twin in api.family("msj").policies()
+    mine, parent = _files(tmp_path)
+    for seed in SEEDS:
+        got = msjgym.evaluate(mine, policy, seed=seed, **RUN)
+        want = msjgym.evaluate(parent, twin, seed=seed, **RUN)
+        assert got.family == "multi-resource" and want.family == "msj"
+        _same(got, want)
+
+
+def test_the_twin_check_can_fail(tmp_path):
+    """A control: two different policies (FCFS and first fit differ on this scenario) are told apart."""
+    mine, parent = _files(tmp_path)
+    got = msjgym.evaluate(mine, "first-fit", seed=1, **RUN)
+    want = msjgym.evaluate(parent, "fcfs", seed=1, **RUN)
+    with pytest.raises(AssertionError):
+        _same(got, want)
