@@ -406,6 +406,12 @@ class Simulation:
         """Model quantities to report beside the scenario's parameters (the load, the arrival rate, ...)."""
         return {}
 
+    def run_params(self) -> dict | None:
+        """The scenario's parameters as this run uses them, for the report (None: the scenario's ``params``): a
+        scenario that holds every policy's parameters (dispatch: ``d``, ``delta``, ...) shows only those the run's
+        policy reads, with the values it runs with (bound ones included)."""
+        return None
+
     def notes(self) -> list[str]:
         """Lines for the report below the table (what a replayed trace skipped, ...); none by default."""
         return []

@@ -178,7 +178,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int | None:
         args.csv = check_output_file(args.csv, "--csv")
         if args.csv.suffix.lower() != ".csv":
             raise MsjgymError(f"--csv {shown(args.csv)}: give a file name ending in .csv")
-    overrides = parse_overrides(args.param) | scenario_keys
+    overrides = flags.scenario_overrides(args.param, scenario_keys)
     with recording() as files:
         try:
             scenario, policy = api.scenario_and_policy(args.scenario, args.policy, overrides)

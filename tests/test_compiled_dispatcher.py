@@ -1,16 +1,13 @@
 """Compiled dispatchers of the user's (``msjgym.systems.dispatch.compiled``): declared in one file with their own
-parameters, run inside the compiled loop bit for bit like the built-in they restate, their parameters bound by
-``--param``; bad declarations are one-line errors."""
+parameters, run inside the compiled loop bit for bit like the built-in they restate; bad declarations are one-line
+errors. What every family's compiled rules share (``--param``, the parameters' slots):
+``tests/test_compiled_rule_params.py``."""
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from pathlib import Path
 
 import pytest
 
-from msjgym.cli import main
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.policies.dispatch import POLICIES
@@ -53,35 +50,11 @@ def test_a_user_dispatcher_keeps_state_in_its_own_area(tmp_path):
     assert a.events == b.events and a.replications == b.replications
 
 
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["evaluate", "lb-dispatch", "--policy", f"{EXAMPLE}:below_threshold", "--reps", "2", "--jobs",
-                       "5000", "--seed", "1", "--json", *args])
-    return status, out.getvalue(), err.getvalue()
-
-
-def test_its_parameters_are_given_with_param():
-    status, out, _ = _cli("--param", "sample=3", "--param", "threshold=1")
-    assert status == 0
-    assert json.loads(out)["policy"] == "below_threshold(sample=3, threshold=1)"
-    # threshold = 1: an empty server is taken at once, else the shortest of the sample: JSQ(3) decision for decision
-    builtin = evaluate("lb-dispatch", POLICIES["jsq-d"].bind(d=3), reps=2, jobs=5000, seed=1, references=False)
-    assert json.loads(out)["events"] == builtin.events
-
-
-def test_a_parameter_out_of_range_is_one_line():
-    status, _, err = _cli("--param", "sample=0")
-    assert status == 2 and "sample" in err.strip().splitlines()[-1]
-
-
 def test_bad_declarations_are_refused():
     with pytest.raises(PolicyError, match="four arguments"):
         lb.dispatcher(lambda st, pr: 0)
     with pytest.raises(PolicyError, match="own = -1; must be an integer >= 0"):
         lb.dispatcher(own=-1)
-    with pytest.raises(PolicyError, match="room for 4"):
-        lb.dispatcher(params=tuple(lb.Param(f"p{i}", 1, "") for i in range(5)))
 
 
 def test_a_server_out_of_range_or_a_bad_sample_stops_the_run_in_one_line(tmp_path):

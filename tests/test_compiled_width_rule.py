@@ -1,19 +1,15 @@
 """Compiled width rules of the user's for the loss systems (``msjgym.systems.loss.compiled``): declared in one file
 with their own parameters, run inside the compiled loop bit for bit like the built-in they restate (the same JSON
-metrics and event count), their parameters bound by ``--param``; bad declarations are one-line errors."""
+metrics and event count); bad declarations are one-line errors. What every family's compiled rules share (``--param``,
+the parameters' slots): ``tests/test_compiled_rule_params.py``."""
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from pathlib import Path
 
 import pytest
 
-from msjgym.cli import main
 from msjgym.errors import PolicyError
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.policies.loss import POLICIES
 from msjgym.systems.loss import compiled as loss
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "compiled_width_rule.py"
@@ -45,34 +41,9 @@ def test_a_restated_random_width_is_the_builtin_bit_for_bit():
     assert mine == builtin
 
 
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["evaluate", "loss-sampled", "--reps", "2", "--jobs", "5000", "--seed", "1", "--json",
-                       "--no-progress", *args])
-    return status, out.getvalue(), err.getvalue()
-
-
-def test_its_parameters_are_given_with_param_and_the_json_is_the_builtins():
-    status, out, _ = _cli("--policy", f"{EXAMPLE}:at_least", "--param", "least=1")
-    assert status == 0
-    mine = json.loads(out)
-    assert mine["policy"] == "at_least(least=1)"
-    status, out, _ = _cli("--policy", "greedy")
-    builtin = json.loads(out)
-    assert mine["metrics"] == builtin["metrics"] and mine["events"] == builtin["events"]
-
-
-def test_a_parameter_out_of_range_is_one_line():
-    status, _, err = _cli("--policy", f"{EXAMPLE}:at_least", "--param", "least=0")
-    assert status == 2 and "least" in err.strip().splitlines()[-1]
-
-
 def test_bad_declarations_are_refused():
     with pytest.raises(PolicyError, match="5 arguments"):
         loss.width_rule(lambda m, d, s, b: 0)
-    with pytest.raises(PolicyError, match="room for 4"):
-        loss.width_rule(params=tuple(loss.Param(f"p{i}", 1, "") for i in range(5)))
     with pytest.raises(PolicyError, match="both"):
         loss.width_rule(block_probability=lambda pmf, b, d: 0.0)
 

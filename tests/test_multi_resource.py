@@ -13,6 +13,7 @@ import msjgym
 from msjgym import api
 from msjgym.core import rng
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError
+from msjgym.systems.msj.state import J_HPOS
 from msjgym.systems.multi_resource.simulation import MultiResourceSimulation, RunConfig
 
 FAMILY = "multi-resource"
@@ -84,10 +85,13 @@ class _NoEnv:
         return 0
 
 
-def test_easy_backfilling_refuses_several_nodes_and_user_policies_need_the_job_env():
+def test_a_policy_limited_to_fewer_nodes_and_user_policies_need_the_job_env():
+    from dataclasses import replace
+
+    one_node = replace(api.family(FAMILY).policies()["fcfs"], max_nodes=1)
     with pytest.raises(PolicyError, match="nodes = 2: this policy places jobs on at most 1 node"):
-        api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster", {"nodes": 2}), "easy-backfilling",
-                                    api.RunSettings())
+        one_node.validate(msjgym.load_scenario("gpu-cluster", {"nodes": 2}).model)
+    one_node.validate(msjgym.load_scenario("gpu-cluster").model)
     with pytest.raises(MsjgymError, match="schedules a multi-resource system through msjgym/MultiResourceJobs-v0"):
         api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster"), _NoEnv(), api.RunSettings())
 
@@ -98,13 +102,13 @@ def test_every_policy_runs_with_the_vector_invariants_checked_after_every_event(
     """debug: MSJ's invariants and the resource area's (no node holds more than its capacity, nor a negative
     amount) after every event; the run-time checks of the evaluator (the bottleneck's utilization against ρ, the
     sampled load, Little's law) agree; every resource's utilization is below 1."""
-    for nodes in (1, 2) if policy != "easy-backfilling" else (1,):
+    for nodes in (1, 2):
         scenario = msjgym.load_scenario("gpu-cluster", {"nodes": nodes, "load": 0.5})
         result = msjgym.evaluate(scenario, policy, reps=2, jobs=3000, seed=3, references=False, debug=True)
         assert result.stable and all(c.agrees is not False for c in result.checks), [c.summary() for c in
                                                                                       result.checks]
         for name in scenario.model.resources:
-            assert 0 < result.metrics[f"resource_utilization[{name}]"].mean < 1
+            assert 0 < result.metrics[f"utilization_{name}"].mean < 1
 
 
 def test_over_allocation_is_caught(tmp_path):
@@ -183,6 +187,26 @@ def test_jobs_are_placed_within_one_node(tmp_path):
         sim.check()
 
 
+def test_easy_backfilling_on_nodes_keeps_the_heads_reserved_node(tmp_path):
+    """Two nodes of 4 cores, exact estimates: a 3-core job on each (node 0 ends at 10, node 1 at 1); the head needs a
+    whole node, so it is reserved on node 1 at time 1 with no extra cores. A 1-core job of duration 5 starts on node
+    0 (it cannot delay the head there); a second one would fit node 1 now but not its extra amounts, so it waits
+    (first fit starts it there)."""
+    path = _file(tmp_path, "cores = 4", [("three", "cores = 3"), ("four", "cores = 4"), ("one", "cores = 1")],
+                 "nodes = 2\n")
+    for policy, used in (("easy-backfilling", [4, 3]), ("first-fit", [4, 4])):
+        sim = _sim(path, policy)
+        sim.arrive(0, 10.0)
+        sim.arrive(0, 1.0)
+        sim.arrive(1, 1.0)
+        x = sim.arrive(2, 5.0)
+        y = sim.arrive(2, 5.0)
+        assert sim.state.job_i[0, x, J_HPOS] >= 0 and sim.state.res_node[0, x] == 0  # in service, on node 0
+        assert (sim.state.job_i[0, y, J_HPOS] >= 0) == (policy == "first-fit"), policy
+        assert list(sim.state.res_used[0, :, 0]) == used, policy
+        sim.check()
+
+
 # ---------------------------------------------------------------- the GPU cluster through the evaluator
 def test_the_gpu_cluster_runs_every_policy_and_packing_beats_fcfs():
     """Every policy runs the GPU cluster stably; FCFS's head-of-line blocking makes jobs wait several times longer
@@ -192,3 +216,27 @@ def test_the_gpu_cluster_runs_every_policy_and_packing_beats_fcfs():
     fcfs, first_fit = (msjgym.evaluate("gpu-cluster", p, reps=5, jobs=20000, seed=5, references=False)
                        .metrics["waiting_time"] for p in ("fcfs", "first-fit"))
     assert fcfs.mean - fcfs.ci95 > first_fit.mean + first_fit.ci95
+
+
+def test_a_preempted_job_gives_its_resources_back_and_control_starts_jobs(tmp_path):
+    """The contract allows preemptive policies: MSJ's ``preempt_job`` and ``kill_job`` give the job's demand back
+    (the accounting is where MSJ counts servers); the control path's checks and start are the policies'."""
+    from msjgym.systems.msj.state import kill_job, preempt_job
+    from msjgym.systems.multi_resource import control
+
+    path = _file(tmp_path, "cores = 4, gpus = 2", [("gpu", "cores = 1, gpus = 2"), ("cpu", "cores = 3")])
+    sim = _sim(path, "fcfs")
+    gpu = sim.arrive(0, 5.0)
+    waiting = sim.arrive(0, 5.0)  # no GPU left: waits
+    st, pr = sim.state, sim.params
+    assert list(st.res_used[0, 0]) == [1, 2] and not control.fits_somewhere(st, pr, 0)
+    assert not control.can_start(st, pr, 0, waiting, 0)
+    preempt_job(st, pr, 0, gpu)
+    assert list(st.res_used[0, 0]) == [0, 0] and control.fits_somewhere(st, pr, 0)
+    free_slot = int(st.slots[0, 0])  # no job there
+    assert control.can_start(st, pr, 0, waiting, 0) and not control.can_start(st, pr, 0, free_slot, 0)
+    control.start(st, pr, 0, waiting, 0)
+    assert list(st.res_used[0, 0]) == [1, 2] and _serving(sim) == [0]
+    kill_job(st, pr, 0, waiting)
+    assert list(st.res_used[0, 0]) == [0, 0]
+    sim.check()

@@ -117,3 +117,98 @@ def test_only_a_leading_bom_is_dropped(tmp_path, key):
     (tmp_path / "s.toml").write_text(f"description = 'x'\n{BOM}{key} = 1.0\n", encoding="utf-8")
     with pytest.raises(MsjgymError, match="line 2"):
         api.load_scenario(str(tmp_path / "s.toml"))
+
+
+# ---------------------------------------------------------------- one key, whichever TOML spelling
+SPELLINGS = ("dotted", "table", "inline")
+
+
+def _spell(tables: dict[str, dict[str, str]], spelling: str) -> str:
+    """TOML for ``{table: {key: value text}}`` (keys in order, a key listed twice as ``key`` and ``key#2``):
+    ``table.key = v`` lines, ``[table]`` sections, or ``table = {key = v, ...}``."""
+    lines = []
+    for table, pairs in tables.items():
+        items = [(k.split("#")[0], v) for k, v in pairs.items()]
+        if spelling == "dotted":
+            lines += [f"{table}.{k} = {v}" for k, v in items]
+        elif spelling == "table":
+            lines += [f"[{table}]"] + [f"{k} = {v}" for k, v in items]
+        else:
+            lines.append(f"{table} = {{{', '.join(f'{k} = {v}' for k, v in items)}}}")
+    return "\n".join(lines) + "\n"
+
+
+def _load(tmp_path: Path, text: str) -> str:
+    """The scenario's arrivals as loaded, or the error's message (its file name left out)."""
+    (tmp_path / "s.toml").write_text(text)
+    try:
+        return repr(api.load_scenario(str(tmp_path / "s.toml")).params["arrivals"])
+    except MsjgymError as exc:
+        return "error: " + str(exc).replace(str(tmp_path / "s.toml"), "FILE")
+
+
+@pytest.fixture
+def trace_dir(tmp_path: Path) -> Path:
+    shutil.copy(ROOT / "examples" / "traces" / "sample.swf", tmp_path / "t.swf")
+    return tmp_path
+
+
+@pytest.mark.parametrize("extra", [{}, {"foo": "1"}, {"time_scale": "0.5", "skip_bad_line": "true"},
+                                   {"time_scale": "0.5", "time_scale#2": "0.6"}, {"trace#2": '"t.swf"'}])
+def test_a_nested_key_is_read_and_checked_the_same_in_every_spelling(trace_dir, extra):
+    """``arrivals.k = v``, ``[arrivals] k = v`` and ``arrivals = {k = v}`` load the same scenario; an unknown key
+    gets the same message in each; a key given twice is refused in each (never the last value silently)."""
+    results = {s: _load(trace_dir, _spell({"arrivals": {"trace": '"t.swf"'} | extra}, s)) for s in SPELLINGS}
+    if any("#2" in k for k in extra):
+        assert all(r.startswith("error: ") for r in results.values()), results
+    else:
+        assert len(set(results.values())) == 1, results
+        assert results["dotted"].startswith("error: FILE: arrivals.") == bool(set(extra) - {"time_scale"})
+
+
+@pytest.mark.parametrize("first, second", [(a, b) for a in SPELLINGS for b in SPELLINGS if a != b])
+def test_a_key_given_in_two_spellings_is_refused(trace_dir, first, second):
+    text = _spell({"arrivals": {"trace": '"t.swf"', "time_scale": "0.5"}}, first)
+    again = _spell({"arrivals": {"time_scale": "0.6"}}, second)
+    assert _load(trace_dir, text + again).startswith("error: "), text + again
+    assert "time_scale': 0.5" in _load(trace_dir, text)  # the control: once is read
+
+
+@pytest.mark.parametrize("spelling", ["dotted", "header", "header-dotted"])
+@pytest.mark.parametrize("depth", [MAX_NESTING, MAX_NESTING + 1, 3000])
+def test_dotted_keys_and_headers_count_as_nesting(tmp_path, spelling, depth):
+    """A dotted key ``a.a. ... .b = 1`` (or a header ``[a.a. ... .a]``) nests tables as braces do: refused beyond
+    the limit with the same one line, never a ``RecursionError`` from code that walks the table later."""
+    def path(tables: int, key: bool) -> str:  # ``tables`` nested tables, then a key holding a value (or none)
+        return ".".join(["x"] * (tables + key))
+
+    half = depth // 2
+    text = {"dotted": f"{path(depth, True)} = 1\n", "header": f"[{path(depth, False)}]\n",
+            "header-dotted": f"[{path(half, False)}]\n{path(depth - half, True)} = 1\n"}
+    message = _load(tmp_path, "servers = 4\narrival_rate = 1.0\n" + text[spelling])
+    if depth <= MAX_NESTING:
+        assert "levels deep" not in message and "unknown key" in message, message
+    else:
+        assert f"nested {depth:,} levels deep" in message and f"at most {MAX_NESTING}" in message, message
+    status, out, err = msjgym("evaluate", "s.toml", "--policy", "fcfs", cwd=tmp_path)
+    assert status == 2 and len(err.strip().splitlines()) == 1, err[-300:]
+
+
+def test_a_quoted_key_with_a_dot_is_not_taken_for_a_path(trace_dir):
+    for text in ['arrivals = {trace = "t.swf"}\n"arrivals.time_scale" = 0.5\n',
+                 '[arrivals]\ntrace = "t.swf"\n"time_scale.x" = 1\n']:
+        message = _load(trace_dir, text)
+        assert "a quoted key with a dot is one key" in message, message
+    with pytest.raises(MsjgymError, match="a quoted key with a dot"):
+        parse_override('arrivals={"time_scale.x" = 1}')
+
+
+@pytest.mark.parametrize("pair", [("arrivals.time_scale=0.5", "arrivals={trace = \"t.swf\"}"),
+                                  ("classes.0.need=2", "classes.0={need = 1}"), ("a.b.c=1", "a=1")])
+def test_a_param_path_and_a_table_holding_it_are_one_key_given_twice(pair):
+    from msjgym.core.overrides import parse_overrides
+
+    for texts in (pair, pair[::-1]):
+        with pytest.raises(MsjgymError, match="both set"):
+            parse_overrides(texts)
+    assert parse_overrides(["a.b=1", "a.c=2", "ab=3"]) == {"a.b": 1, "a.c": 2, "ab": 3}  # siblings: no overlap

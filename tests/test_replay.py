@@ -233,9 +233,57 @@ def test_lublin_feitelson_model_is_deterministic_and_follows_its_parameters():
         assert abs((size[kind == k] == 1).mean() - p) < 4 * math.sqrt(p * (1 - p) / n)
 
 
+def test_lublin_feitelson_model_draws_on_every_machine_size():
+    """A machine of 1 to 40 processors (below 32 the size law's shift empties a range, which failed in numpy):
+    every size in [1, P]; the published machine's draw is unchanged by the guard (sizes above 2 still drawn)."""
+    for processors in range(1, 41):
+        submit, size, run, kind = lublin.generate(300, processors, 3)
+        assert size.min() >= 1 and size.max() <= processors and (np.diff(submit) >= 0).all()
+    assert lublin.generate(2000, 128, 3)[1].max() > 8
+
+
 def test_lublin_builtin_replays_and_draws_independent_traces():
     one = evaluate("lublin-feitelson", "easy-backfilling", seed=1, jobs=500)
     assert one.mode == "replay" and one.jobs == 500 and math.isnan(one.metrics["waiting_time"].ci95)
     draws = evaluate("lublin-feitelson", "easy-backfilling", reps=3, jobs=300, seed=2)
     assert draws.mode == "traces" and draws.reps == 3 and math.isfinite(draws.metrics["waiting_time"].ci95)
     assert len({r["makespan"] for r in draws.replications}) == 3
+
+
+def _own_load(arrival: np.ndarray, need: np.ndarray, duration: np.ndarray, servers: int) -> float:
+    """A replayed part's load from its own columns: (N - 1) jobs over its arrivals' span, times the mean work."""
+    span = arrival[-1] - arrival[0]
+    return (len(arrival) - 1) / span * float(np.mean(need * duration)) / servers
+
+
+@pytest.mark.parametrize("options, parts", [({}, "whole"), ({"jobs": 200}, "prefix"),
+                                            ({"windows": 5, "window_jobs": 190, "warmup": 10}, "windows"),
+                                            ({"reps": 3, "jobs": 150}, "draws")])
+def test_a_replay_reports_the_load_of_the_jobs_it_replays(options, parts):
+    """The load a trace run reports is that of its replayed jobs (the prefix, the mean over windows or drawn
+    traces), not the whole draw's: a 600-job Lublin-Feitelson draw on 64 processors at time_scale 0.3 has load 1.47
+    while its 200-job windows range far below and above."""
+    from msjgym import api
+
+    scenario = load_scenario("lublin-feitelson", {"jobs": 600, "processors": 64, "time_scale": 0.3, "seed": 4})
+    family = api.family_of(scenario)
+    assert abs(scenario.model.load - 1.468) < 1e-3
+    options = dict(options)
+    run = api.RunSettings(reps=options.pop("reps", None), jobs=options.pop("jobs", None),
+                          warmup=options.pop("warmup", None), options=options)
+    sim = family.simulation(scenario, "fcfs", run, 7)
+    load = sim.summary_params()["load"]
+    trace = scenario.model.trace
+    if parts == "whole":
+        assert load == scenario.model.load
+        assert math.isclose(_own_load(trace.arrival, trace.need, trace.duration, 64), load, rel_tol=1e-12)
+        return
+    replayed = [sim._trace_of(r) for r in range(sim.reps)]
+    assert [len(t) for t in replayed] == [{"prefix": 200, "windows": 200, "draws": 150}[parts]] * sim.reps
+    own = [_own_load(t.arrival, t.need, t.duration, 64) for t in replayed]
+    assert math.isclose(load, float(np.mean(own)), rel_tol=1e-12)
+    assert not math.isclose(load, scenario.model.load, rel_tol=1e-3)  # the whole draw's is not what ran
+    note = sim._load_note()
+    assert note.startswith(f"load {load:.3g}:") and "docs/modelling-choices.md#trace-load" in note
+    if parts == "windows":
+        assert f"({min(own):.3g} to {max(own):.3g})" in note and f"the whole trace's: {scenario.model.load:.3g}" in note

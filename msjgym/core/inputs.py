@@ -141,8 +141,11 @@ def nesting_depth(text: str) -> int:
 
 def load_toml(text: str, what: str, error: type[Exception] = MsjgymError) -> dict[str, Any]:
     """The TOML table of ``text`` (a scenario file's content, a ``--param`` value), with nesting at most
-    :data:`~msjgym.core.limits.MAX_NESTING` levels deep (``error`` naming ``what`` otherwise; deeper would end in
-    the parser's ``RecursionError``). TOML's own errors (``TOMLDecodeError``, a duplicated key) pass on."""
+    :data:`~msjgym.core.limits.MAX_NESTING` levels deep (``error`` naming ``what`` otherwise): the brackets and
+    braces of the text before parsing (deeper would end in the parser's ``RecursionError``), then the tables and
+    arrays of what was parsed (:func:`toml_structure`), so that a dotted key ``a.b.c = 1`` counts as the tables
+    ``[a.b] c = 1`` spells, and a key is read the same whichever TOML spelling gives it. TOML's own errors
+    (``TOMLDecodeError``, a duplicated key) pass on."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -151,9 +154,44 @@ def load_toml(text: str, what: str, error: type[Exception] = MsjgymError) -> dic
     if depth > MAX_NESTING:
         raise error(f"{what}: brackets and braces nested {depth:,} levels deep; at most {MAX_NESTING}")
     try:
-        return tomllib.loads(text)
+        table = tomllib.loads(text)
     except RecursionError:
         raise error(f"{what}: nested too deeply for the TOML parser; at most {MAX_NESTING} levels") from None
+    problem = toml_structure(table)
+    if problem:
+        raise error(f"{what}: {problem}")
+    return table
+
+
+def toml_structure(table: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of a parsed TOML table, or None: tables and arrays nested more than
+    :data:`~msjgym.core.limits.MAX_NESTING` levels deep, however spelled (``[a.b]``, ``a.b = ...``, ``{...}``,
+    ``[...]``: each level of the parsed data counts once; later code walks it recursively), or a quoted key holding a
+    dot (``"a.b" = 1`` is one key named ``a.b``, not the path ``a.b`` that ``--param a.b=...`` and every error
+    message mean; no msjgym key has a dot). Walked without recursion."""
+    stack: list[tuple[Any, int, str]] = [(table, 0, "")]
+    deepest = 0
+    while stack:
+        node, depth, path = stack.pop()
+        if isinstance(node, Mapping):
+            items: Iterable[tuple[str, Any]] = node.items()
+        elif isinstance(node, list):
+            items = ((str(i), v) for i, v in enumerate(node))
+        else:
+            continue
+        deepest = max(deepest, depth)
+        for key, value in items:
+            where = f"{path}.{key}" if path else key
+            if isinstance(node, Mapping) and "." in key:
+                shown_key = key if len(key) <= 60 else key[:57] + "..."
+                return (f"key {shown_key!r}{' in ' + path if path else ''}: a quoted key with a dot is one key, not "
+                        f"the path {where if len(where) <= 120 else shown_key} (no msjgym key has a dot): write it "
+                        "without quotes, or as a table")
+            stack.append((value, depth + 1, where if len(where) <= 200 else where[:197] + "..."))
+    if deepest > MAX_NESTING:
+        return (f"tables and arrays nested {deepest:,} levels deep (a dotted key a.b.c = 1 nests as [a.b] does); at "
+                f"most {MAX_NESTING}")
+    return None
 
 
 def policy_files(policy: Any) -> list[Path]:

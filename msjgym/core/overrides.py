@@ -21,13 +21,25 @@ _BARE_WORD = re.compile(r"[\w.+\-/:~]+(\([\w.+\-/=, ]*\))?")  # a word, or a cal
 
 def parse_overrides(texts: Iterable[str], option: str = "--param") -> dict[str, object]:
     """Every ``KEY=VALUE`` of ``texts`` (:func:`parse_override`) as a dict; a key given twice is an error (as in
-    TOML), never silently the last value."""
+    TOML), never silently the last value, whichever way it is spelled: a dotted path and a table holding it
+    (``arrivals.time_scale=0.5`` with ``arrivals={...}``) set one key twice, as ``a.b = 1`` and ``[a] b = 2`` do in
+    a TOML file."""
     found: dict[str, object] = {}
+    tables: set[str] = set()  # every table path holding a key found so far
     for text in texts:
         key, value = parse_override(text)
         if key in found:
             raise ScenarioError(f"{option} {key}: given twice ({show(found[key], 40)} and {show(value, 40)}); "
                                 "give each key once")
+        parts = key.split(".")
+        outer = [".".join(parts[:i]) for i in range(1, len(parts))]
+        inner = next((k for k in found if k.startswith(key + ".")), None) if key in tables else None
+        above = next((k for k in outer if k in found), None)
+        if above is not None or inner is not None:
+            table, leaf = (above, key) if above is not None else (key, inner)
+            raise ScenarioError(f"{option} {table} and {option} {leaf}: both set {leaf}; give each key once (the "
+                                "table's keys one by one, or the whole table)")
+        tables.update(outer)
         found[key] = value
     return found
 

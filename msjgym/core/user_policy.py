@@ -49,7 +49,7 @@ import numpy as np
 from msjgym.core.actions import action_error, rates_error
 from msjgym.core.numpy_net import Layer, mlp_forward, numpy_layer
 from msjgym.core.inputs import note_read
-from msjgym.core.paths import path_kind, shown
+from msjgym.core.paths import is_regular_file, path_kind, shown
 from msjgym.errors import PolicyError
 
 Decide = Callable[[np.ndarray, np.ndarray], Any]
@@ -426,3 +426,33 @@ def declared_in_file(policy: Any, cls: type) -> Any:
         _DECLARED[key] = load_object(path, name, policy)
     obj = _DECLARED[key]
     return obj if isinstance(obj, cls) else None
+
+
+def compiled_params(decorator: str, params: Any, room: int, what: str, alias: str) -> tuple[Any, ...]:
+    """The parameters a compiled policy of the user's declares (``@decorator(params=...)``), checked: at most
+    ``room`` (the slots its family's loop passes, ``NARG``), each a :class:`msjgym.api.Param` (``alias.Param``, as the
+    family's module re-exports it); a one-line ``PolicyError`` naming the decorator otherwise. The one check of every
+    family's compiled declarations (``msjgym.systems.<family>.compiled``)."""
+    from msjgym.api import Param
+
+    params = tuple(params)
+    if len(params) > room:
+        raise PolicyError(f"@{decorator}: {len(params)} parameters; a compiled {what} has room for {room}")
+    if any(not isinstance(p, Param) for p in params):
+        raise PolicyError(f"@{decorator}: params must be msjgym.api.Param declarations ({alias}.Param(name, default, "
+                          "...))")
+    return params
+
+
+def compiled_source(f: Callable) -> tuple[str, str]:
+    """(the file that defines the user's compiled function ``f`` (an ``@njit`` one included), the first line of its
+    docstring, or ""); the file is registered so that its kernels are cached by its content and the msjgym modules it
+    imports (:func:`msjgym.core.jit.register_source`)."""
+    from msjgym.core.jit import register_source
+
+    py = getattr(f, "py_func", f)
+    source = inspect.getsourcefile(py) or "<unknown>"
+    if is_regular_file(source):
+        register_source(source)
+    doc = (inspect.getdoc(py) or "").strip().splitlines()
+    return source, doc[0] if doc else ""

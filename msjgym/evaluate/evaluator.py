@@ -214,7 +214,11 @@ def _negative(name: str, est: Estimate, metrics: dict[str, Estimate]) -> bool:
 
 
 def _params(scenario: api.Scenario, sim: api.Simulation) -> dict[str, Any]:
-    params = dict(scenario.params)
+    """The parameters a result reports: the scenario's as the run uses them (:meth:`~msjgym.api.Simulation.run_params`),
+    with the simulation's summary quantities (the load) beside them."""
+    own = getattr(sim, "run_params", None)
+    used = own() if own is not None else None
+    params = dict(scenario.params if used is None else used)
     for key, value in sim.summary_params().items():
         params.setdefault(key, value)
     return params

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from msjgym import api
+from msjgym.core.overrides import parse_overrides
 from msjgym.core.validation import parse_number, show
 from msjgym.errors import MsjgymError
 
@@ -115,13 +116,38 @@ def family_options(args: argparse.Namespace, family: api.Family, *, outputs: boo
     return run, overrides
 
 
-def flag_not_for(error: Exception, scenario_keys: dict[str, Any], scenario: str) -> Exception:
+def flag_of_key(key: str) -> api.Option | None:
+    """The option whose flag sets the scenario key ``key`` (``arrivals.skip_bad_lines``: ``--skip-bad-lines``), if
+    one does."""
+    return next((o for o, _ in family_flags().values() if o.scenario_key == key), None)
+
+
+def user_key(key: str) -> str:
+    """How the user gave the override ``key``: the flag that sets it (``--skip-bad-lines``), else ``key`` itself
+    (a ``--param`` or ``--grid`` key is shown as the user typed it)."""
+    option = flag_of_key(key)
+    return option.flag if option is not None else key
+
+
+def scenario_overrides(params: Sequence[str], flag_keys: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario overrides of a run: the ``--param KEY=VALUE`` texts (:func:`~msjgym.core.overrides.parse_overrides`)
+    and the flags that set a scenario key (``flag_keys``, by key, from :func:`family_options`). A key set both ways
+    (``--skip-bad-lines`` with ``--param arrivals.skip_bad_lines=false``, or with ``--param arrivals={...}``, a table
+    holding it) is a one-line error naming both, as a key given twice is everywhere: never one of them silently."""
+    given = parse_overrides(params)
+    for key in flag_keys:
+        for other in given:
+            if other == key or key.startswith(other + "."):
+                raise MsjgymError(f"{user_key(key)} and --param {other}: both set {key}; give it once")
+    return given | dict(flag_keys)
+
+
+def flag_not_for(error: Exception, scenario_keys: Mapping[str, Any], scenario: str) -> Exception:
     """``error`` (an unknown scenario parameter) said in terms of the flag that set it, when a flag did (e.g.
     ``--skip-bad-lines`` on a scenario without a trace, whose key ``arrivals.skip_bad_lines`` the user never wrote);
     else ``error`` itself."""
-    for name, (option, _) in family_flags().items():
-        key = option.scenario_key
-        if key is not None and key in scenario_keys and repr(key) in str(error):
-            return MsjgymError(f"{option.flag}: not for scenario {show(scenario)}, which has no {key} "
-                               f"({option.help})")
+    for key in scenario_keys:
+        option = flag_of_key(key)
+        if option is not None and repr(key) in str(error):
+            return MsjgymError(f"{option.flag}: not for scenario {show(scenario)} ({option.help})")
     return error

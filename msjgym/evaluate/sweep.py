@@ -49,7 +49,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from concurrent import futures
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -67,7 +67,7 @@ from msjgym.core import limits, validation
 from msjgym.core.estimates import Estimate
 from msjgym.core.inputs import content_digest, nesting_depth, policy_files, recording, refuse_overwrite
 from msjgym.core.limits import MAX_NESTING
-from msjgym.core.overrides import parse_override, parse_overrides
+from msjgym.core.overrides import parse_override
 from msjgym.core.paths import check_output_dir, check_output_file, is_regular_file, path_kind, shown
 from msjgym.core.validation import int_at_least, one_line, show
 from msjgym.errors import MsjgymError
@@ -158,15 +158,20 @@ def _is_number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def grid_points(axes: Sequence[tuple[str, list[Any]]], fixed: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The Cartesian product of the axes (first axis slowest), each point merged into the ``fixed`` overrides."""
+def grid_points(axes: Sequence[tuple[str, list[Any]]], fixed: dict[str, Any] | None = None,
+                flag_keys: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The Cartesian product of the axes (first axis slowest), each point merged into the ``fixed`` overrides (of
+    ``--param``, and of the flags that set the scenario keys ``flag_keys``). A grid key that a fixed override also
+    sets (the same key, or a table holding it, either way round) is an error naming both as the user gave them."""
     fixed = dict(fixed or {})
     names = [name for name, _ in axes]
     for i, name in enumerate(names):
         if name in names[:i]:
             raise MsjgymError(f"--grid {name}: given twice; put all its values in one --grid")
-        if name in fixed:
-            raise MsjgymError(f"--grid {name}: also given as --param {name}; give it once")
+        for key in fixed:
+            if key == name or key.startswith(name + ".") or name.startswith(key + "."):
+                given = flags.user_key(key) if key in flag_keys else f"--param {key}"
+                raise MsjgymError(f"--grid {name}: also given as {given}; give it once")
     return [fixed | dict(zip(names, combo)) for combo in itertools.product(*(values for _, values in axes))]
 
 
@@ -285,10 +290,10 @@ def make_plan(args: argparse.Namespace) -> Plan:
     args.options = tuple(sorted(options.items()))
     axes = [parse_grid(text) for text in args.grid]
     axes, axis_policies = _policy_axis(axes, args)
-    fixed = parse_overrides(args.param) | scenario_keys
+    fixed = flags.scenario_overrides(args.param, scenario_keys)
     policies = _policy_names(args.policy or axis_policies, family, [n for n, _ in axes] + list(fixed))
     _check_size(axes, len(policies), args)
-    points = grid_points(axes, fixed)
+    points = grid_points(axes, fixed, scenario_keys)
     names = [name for name, _ in axes]
     combos, tasks, reps_seen, unit = [], [], set(), "replication"
     start = time.perf_counter()
@@ -300,7 +305,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
                   f"{PLAN_PROBE}; Ctrl-C stops)", file=sys.stderr, flush=True)
         for policy in policies:
             with recording() as files:
-                loaded = _load_point(args.scenario, policy, point, names, args.skip_invalid)
+                loaded = _load_point(args.scenario, policy, point, names, args.skip_invalid, scenario_keys)
             if loaded is None:
                 continue
             scenario, bound = loaded
@@ -440,12 +445,19 @@ def _show_point(point: dict[str, Any], names: Sequence[str]) -> str:
     return ", ".join(f"{k}={point[k]}" for k in names)
 
 
-def _load_point(scenario: str, policy: str, point: dict[str, Any], names: Sequence[str], skip: bool = False
-                ) -> tuple[Scenario, Any] | None:
+def _load_point(scenario: str, policy: str, point: dict[str, Any], names: Sequence[str], skip: bool = False,
+                flag_keys: Mapping[str, Any] | None = None) -> tuple[Scenario, Any] | None:
     """The point's scenario and the policy with the point's parameters of it; a key neither takes is an error, or
-    with ``skip`` a warning (the combination left out) when a parameter names another policy's key."""
+    with ``skip`` a warning (the combination left out) when a parameter names another policy's key. A key set by a
+    flag (``flag_keys``: ``--skip-bad-lines``) that the scenario has not is named by its flag."""
     try:
-        return api.scenario_and_policy(scenario, policy, point)
+        try:
+            return api.scenario_and_policy(scenario, policy, point)
+        except api.UnknownParameter as exc:
+            named = flags.flag_not_for(exc, flag_keys or {}, scenario)
+            if named is not exc:
+                raise named from None
+            raise
     except MsjgymError as exc:
         where = f"grid point {_show_point(point, names)}: " if names else ""
         if skip and isinstance(exc, api.UnknownParameter):
@@ -818,7 +830,7 @@ def baseline_combo(plan: Plan, wanted: dict[str, Any]) -> Combo:
     error when none or several match."""
     if not wanted:
         return plan.combos[0]
-    known = set(plan.axes) | {"policy"} | {k for c in plan.combos for k in c.point}
+    known = set(plan.axes) | {"policy"} | {k for c in plan.combos for k in c.point if flags.flag_of_key(k) is None}
     for key in wanted:
         if key not in known:
             raise MsjgymError(f"--baseline: {key!r} is not a grid key; valid: {', '.join(sorted(known))}")

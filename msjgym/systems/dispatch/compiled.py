@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from msjgym.api import Param
-from msjgym.core.jit import njit, register_source
+from msjgym.core.jit import njit
+from msjgym.core.user_policy import compiled_params, compiled_source
 from msjgym.core.rng import below
 from msjgym.errors import PolicyError
 from msjgym.systems.dispatch.contract import P_N, DispatchPolicy, count_messages, sample_servers
@@ -64,23 +64,16 @@ def dispatcher(fn: Callable | None = None, *, name: str | None = None, params: t
 
     Usable bare (``@dispatcher``) or with options (``@dispatcher(name="mine", params=(Param(...),), own=1)``).
     """
-    params = tuple(params)
     if isinstance(own, bool) or not isinstance(own, int) or own < 0:
         raise PolicyError(f"@dispatcher: own = {own!r}; must be an integer >= 0 (int64 cells of its own area)")
-    if len(params) > NARG:
-        raise PolicyError(f"@dispatcher: {len(params)} parameters; a compiled dispatcher has room for {NARG}")
-    if any(not isinstance(p, Param) for p in params):
-        raise PolicyError("@dispatcher: params must be msjgym.api.Param declarations (lb.Param(name, default, ...))")
+    params = compiled_params("dispatcher", params, NARG, "dispatcher", "lb")
 
     def declare(f: Callable) -> UserDispatcher:
         if not callable(f) or len(inspect.signature(f).parameters) != 4:
             raise PolicyError(f"@dispatcher: {getattr(f, '__name__', f)!r} must be a function of four arguments, "
                               "(st, pr, b, now)")
-        doc = (inspect.getdoc(f) or "").strip().splitlines()
-        source = inspect.getsourcefile(f) or "<unknown>"
-        if Path(source).is_file():
-            register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
-        return UserDispatcher(name=name or f.__name__, summary=doc[0] if doc else "", source=source, params=params,
+        source, summary = compiled_source(f)
+        return UserDispatcher(name=name or f.__name__, summary=summary, source=source, params=params,
                               choose=njit(f), own_ints=own)
 
     return declare if fn is None else declare(fn)

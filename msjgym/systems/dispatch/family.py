@@ -90,8 +90,9 @@ class _DispatchRuns(api.Simulation):
 
     unit = "arrival"
 
-    def _setup(self, setting: DispatchSetting, name: str, lengths: tuple[int, int, int], pooling: bool) -> None:
-        self.setting, self.name = setting, name
+    def _setup(self, setting: DispatchSetting, name: str, lengths: tuple[int, int, int], pooling: bool,
+               used: tuple[str, ...] = ()) -> None:
+        self.setting, self.name, self.used = setting, name, used
         self.reps, self.per_rep, self.warmup = lengths
         self.resource_pooling = pooling
         self.jobs = self.per_rep - self.warmup
@@ -116,6 +117,10 @@ class _DispatchRuns(api.Simulation):
 
     def summary_params(self) -> dict:
         return {"load": self.setting.load}
+
+    def run_params(self) -> dict:
+        """The setting's parameters the dispatcher runs with (its bound values; none of another policy's)."""
+        return self.setting.params(self.used)
 
     def invariants(self) -> list[api.Invariant]:
         return invariants(self.setting, self.resource_pooling, self.jobs)
@@ -167,7 +172,7 @@ class BuiltinRuns(_DispatchRuns):
         compiled = policy if isinstance(policy, UserDispatcher) else None
         model = setting.model("random" if compiled else policy)  # a compiled one: the setting alone (its own params)
         lengths = run_lengths(scenario, policy, run)
-        self._setup(setting, label, lengths, policy == "resource-pooling")
+        self._setup(setting, label, lengths, policy == "resource-pooling", () if compiled else setting.keys_read(policy))
         reps, arrivals, warmup = lengths
         self.runs = DispatchReplications(model, arrivals, warmup, reps, seed, policy=compiled)
 
@@ -198,7 +203,7 @@ class AgentRuns(_DispatchRuns):
         reps, arrivals, warmup = lengths
         spec = replace(agent_spec(setting, run, arrivals), warmup=warmup)
         self.runner = DispatchAgentReplications(spec, policy, reps, seed)
-        self._setup(setting, self.runner.name, lengths, False)
+        self._setup(setting, self.runner.name, lengths, False, tuple(_agent_info(setting, run)))
 
     def advance(self, rep: int, max_events: int) -> int:
         if self.runner.advance(rep, max_events):
@@ -220,18 +225,25 @@ def agent_spec(setting: DispatchSetting, run: api.RunSettings, arrivals: int | N
     observation = run.options.get("observation") or "histogram"
     levels = run.options.get("levels") or 8
     information = "pull" if setting.table == 3 and observation == "estimates" else "push"
-    info: dict[str, Any] = {}
-    if observation == "sampled":
-        info["d"] = setting.d
-    elif observation == "estimates":
-        info = {"delta": setting.delta, "information": information}
-        if information == "pull":
-            info["delta1"] = setting.delta1
+    info: dict[str, Any] = dict(_agent_info(setting, run))
+    if observation == "estimates":
+        info["information"] = information
     arrivals = AGENT_ARRIVALS_PER_SERVER * setting.servers if arrivals is None else arrivals
     if setting.speeds is not None:
         info |= {"fast_fraction": setting.fast_fraction, "speed_ratio": setting.speed_ratio}
     return DispatchSpec.make(setting.servers, setting.lam, setting.dist, observation, levels=levels,
                              arrivals=arrivals, warmup_fraction=WARMUP_FRACTION, **info)
+
+
+def _agent_info(setting: DispatchSetting, run: api.RunSettings) -> dict[str, Any]:
+    """The policies' parameters of the setting that a dispatcher of the user's sees through its ``observation``
+    mode (:func:`agent_spec`): ``d`` ("sampled"), ``delta`` (and pull's ``delta1``: "estimates"), none else."""
+    observation = run.options.get("observation") or "histogram"
+    if observation == "sampled":
+        return {"d": setting.d}
+    if observation == "estimates":
+        return {"delta": setting.delta} | ({"delta1": setting.delta1} if setting.table == 3 else {})
+    return {}
 
 
 class DispatchFamily:

@@ -29,7 +29,7 @@ of Non-Exponential Job Sizes", §8 Tables 1–4 (:mod:`msjgym.systems.dispatch.p
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -203,14 +203,23 @@ class DispatchSetting:
             return row
         return None
 
-    def params(self) -> dict[str, Any]:
-        """The parameters as used (for the report)."""
+    def params(self, used: Collection[str] | None = None) -> dict[str, Any]:
+        """The parameters as used (for the report): N, the law, λ, the pools' speeds, and the policies' parameters
+        (``d``, ``delta``, ...): with ``used`` (the keys the run's dispatcher reads, :meth:`keys_read`) only those, so
+        a report never shows a default its policy does not read (``d = 2`` beside JSQ); without it every one set."""
         out: dict[str, Any] = {"servers": self.servers, "dist": self.dist_name, "lam": self.lam}
         for key in ("delta", "delta0", "delta1", "scale", "batch_size", "p", "d", "remove", "fast_fraction", "speed_ratio"):
             value = getattr(self, key)
-            if value is not None:
-                out["C" if key == "scale" else key] = value
+            shown = "C" if key == "scale" else key
+            if value is not None and (used is None or key in SPEED_KEYS or
+                                      (key if key != "scale" else "batch_size") in used):
+                out[shown] = value
         return out
+
+    def keys_read(self, policy: str) -> tuple[str, ...]:
+        """The policies' parameters built-in ``policy`` runs with on this setting (:meth:`policy_params`: pull reads
+        ``delta0`` instead of ``delta`` when it is given)."""
+        return tuple(self.policy_params(policy))
 
 
 def is_lb_scenario(name: str) -> bool:

@@ -32,11 +32,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from msjgym.api import Param
-from msjgym.core.jit import njit, register_source
+from msjgym.core.jit import njit
+from msjgym.core.user_policy import compiled_params, compiled_source
 from msjgym.errors import PolicyError
 from msjgym.systems.finite_skip.contract import HET, LPS, MSJ, SYSTEM_NAMES, THRESHOLD, FiniteSkipPolicy
 
@@ -67,11 +67,7 @@ def rule(fn: Callable | None = None, *, system: int, name: str | None = None, pa
     if system not in SYSTEM_NAMES:
         raise PolicyError(f"@rule: system = {system!r}: must be one of HET, LPS, THRESHOLD, MSJ "
                           f"({', '.join(f'{c} = {n}' for c, n in SYSTEM_NAMES.items())})")
-    params = tuple(params)
-    if len(params) > NARG:
-        raise PolicyError(f"@rule: {len(params)} parameters; a compiled rule has room for {NARG}")
-    if any(not isinstance(p, Param) for p in params):
-        raise PolicyError("@rule: params must be msjgym.api.Param declarations (fsk.Param(name, default, ...))")
+    params = compiled_params("rule", params, NARG, "rule", "fsk")
 
     def declare(f: Callable) -> UserRateRule:
         label = name or getattr(f, "__name__", str(f))
@@ -79,11 +75,8 @@ def rule(fn: Callable | None = None, *, system: int, name: str | None = None, pa
         if not callable(f) or len(inspect.signature(py).parameters) != 10:
             raise PolicyError(f"@rule: {label!r} must be a function of ten arguments, "
                               "(n, cls, prm, srv, speeds, k, levels, taken, rates, rng)")
-        source = inspect.getsourcefile(py) or "<unknown>"
-        if Path(source).is_file():
-            register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
-        doc = (inspect.getdoc(py) or "").strip().splitlines()
-        return UserRateRule(name=label, summary=doc[0] if doc else "", source=source, params=params, system=system,
+        source, summary = compiled_source(f)
+        return UserRateRule(name=label, summary=summary, source=source, params=params, system=system,
                             preemptive=preemptive, wcfs=False, allocate=f if hasattr(f, "compile") else njit(f))
 
     return declare if fn is None else declare(fn)

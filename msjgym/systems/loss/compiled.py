@@ -33,12 +33,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from msjgym.api import Param
 from msjgym.core import rng as streams
-from msjgym.core.jit import njit, register_source
+from msjgym.core.jit import njit
+from msjgym.core.user_policy import compiled_params, compiled_source
 from msjgym.errors import PolicyError
 from msjgym.systems.loss.contract import NARG, LossPolicy, block_if_none_idle, width_d_if_d_idle
 
@@ -83,25 +83,18 @@ def width_rule(fn: Callable | None = None, *, name: str | None = None, params: t
 
     Usable bare (``@width_rule``) or with options (``@width_rule(name="mine", params=(Param(...),))``).
     """
-    params = tuple(params)
-    if len(params) > NARG:
-        raise PolicyError(f"@width_rule: {len(params)} parameters; a compiled width rule has room for {NARG}")
-    if any(not isinstance(p, Param) for p in params):
-        raise PolicyError("@width_rule: params must be msjgym.api.Param declarations (loss.Param(name, default, ...))")
+    params = compiled_params("width_rule", params, NARG, "width rule", "loss")
     if (block_probability is None) != (full_width_probability is None):
         raise PolicyError("@width_rule: give both block_probability and full_width_probability, or neither")
 
     def declare(f: Callable) -> UserWidthRule:
         label = name or getattr(f, "__name__", str(f))
-        source = inspect.getsourcefile(getattr(f, "py_func", f)) or "<unknown>"
-        if Path(source).is_file():
-            register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
         width = _kernel(f, "the rule", 5, label)
+        source, summary = compiled_source(f)
         known = block_probability is not None
         blocked = _kernel(block_probability, "block_probability", 3, label) if known else block_if_none_idle
         full = _kernel(full_width_probability, "full_width_probability", 3, label) if known else width_d_if_d_idle
-        doc = (inspect.getdoc(f) or "").strip().splitlines()
-        return UserWidthRule(name=label, summary=doc[0] if doc else "", source=source, params=params,
+        return UserWidthRule(name=label, summary=summary, source=source, params=params,
                              rule=_python_rule(label), width_kernel=width, block_probability=blocked,
                              full_width_probability=full, deterministic=False, law_known=known)
 

@@ -248,29 +248,35 @@ def run(st, pr, b, max_arrivals):
 
 
 @njit(inline="always")
+def _heap_put(st, b, i, t, w):
+    """Entry i of replication b's completion heap: (completion time t, width w)."""
+    st.heap_t[b, i] = t
+    st.heap_w[b, i] = w
+
+
+@njit(inline="always")
 def _heap_push(st, b, t, w):
-    heap_t, heap_w, ints = st.heap_t, st.heap_w, st.ints
+    """Add a completion at time t of a job of width w (sift-up: the later parents move down)."""
+    heap_t, ints = st.heap_t, st.ints
     i = ints[b, I_HEAPN]
     ints[b, I_HEAPN] = i + 1
     while i > 0:
         parent = (i - 1) >> 1
         if heap_t[b, parent] <= t:
             break
-        heap_t[b, i] = heap_t[b, parent]
-        heap_w[b, i] = heap_w[b, parent]
+        _heap_put(st, b, i, heap_t[b, parent], st.heap_w[b, parent])
         i = parent
-    heap_t[b, i] = t
-    heap_w[b, i] = w
+    _heap_put(st, b, i, t, w)
 
 
 @njit(inline="always")
 def _heap_pop(st, b):
-    """Remove the earliest completion; returns its width."""
-    heap_t, heap_w, ints = st.heap_t, st.heap_w, st.ints
-    w = heap_w[b, 0]
+    """Remove the earliest completion; returns its width (sift-down of the last entry: earlier children move up)."""
+    heap_t, ints = st.heap_t, st.ints
+    w = st.heap_w[b, 0]
     size = ints[b, I_HEAPN] - 1
     ints[b, I_HEAPN] = size
-    t, lw = heap_t[b, size], heap_w[b, size]
+    t, lw = heap_t[b, size], st.heap_w[b, size]
     i = 0
     while True:
         c = 2 * i + 1
@@ -280,11 +286,9 @@ def _heap_pop(st, b):
             c += 1
         if heap_t[b, c] >= t:
             break
-        heap_t[b, i] = heap_t[b, c]
-        heap_w[b, i] = heap_w[b, c]
+        _heap_put(st, b, i, heap_t[b, c], st.heap_w[b, c])
         i = c
-    heap_t[b, i] = t
-    heap_w[b, i] = lw
+    _heap_put(st, b, i, t, lw)
     return w
 
 

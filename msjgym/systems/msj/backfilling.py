@@ -122,20 +122,37 @@ def _before(st, b, i, j, now):
     return estimated_end(st, b, i, now) < estimated_end(st, b, j, now)
 
 
+BY_END, BY_PRIORITY, BY_PRIORITY_LAST = 0, 1, 2
+"""The heaps of :func:`_sift_down`: the running jobs by estimated end (earliest on top); the waiting jobs by
+priority (highest on top: :func:`heap_waiting`), or lowest on top (a max-heap, for the in-place sort of
+:func:`sort_jobs`)."""
+
+
 @njit(inline="always")
-def _sift_down(st, b, base, n, pos, now):
-    sc = st.own_i
+def _above(st, b, i, j, now, heap):
+    """Whether job i goes above job j in a heap of kind ``heap`` (:data:`BY_END`, ...); ties: j stays above in the
+    first two kinds, i goes above in the third."""
+    if heap == BY_END:
+        return _before(st, b, i, j, now)
+    return _less(st, b, i, j) == (heap == BY_PRIORITY)
+
+
+@njit(inline="always")
+def _sift_down(st, b, base, n, pos, now, heap):
+    """Sift-down from ``pos`` in the binary heap ``own_i[b, base:base + n]`` of kind ``heap`` (:func:`_above`); the
+    one sift-down of every heap here (``now``: the time estimated ends are read at, for :data:`BY_END`)."""
+    buf = st.own_i
     while True:
         child = 2 * pos + 1
         if child >= n:
             return
-        if child + 1 < n and _before(st, b, sc[b, base + child + 1], sc[b, base + child], now):
+        if child + 1 < n and _above(st, b, buf[b, base + child + 1], buf[b, base + child], now, heap):
             child += 1
-        if not _before(st, b, sc[b, base + child], sc[b, base + pos], now):
+        if not _above(st, b, buf[b, base + child], buf[b, base + pos], now, heap):
             return
-        tmp = sc[b, base + pos]
-        sc[b, base + pos] = sc[b, base + child]
-        sc[b, base + child] = tmp
+        tmp = buf[b, base + pos]
+        buf[b, base + pos] = buf[b, base + child]
+        buf[b, base + child] = tmp
         pos = child
 
 
@@ -149,7 +166,7 @@ def heap_running(st, pr, b, now):
     for i in range(n):
         sc[b, base + i] = st.heap[b, i]
     for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(st, b, base, n, pos, now)
+        _sift_down(st, b, base, n, pos, now, BY_END)
     return base, n
 
 
@@ -164,7 +181,7 @@ def pop_earliest_end(st, pr, b, base, n, now):
         freed += pr.need[st.job_i[b, sc[b, base], J_CLS]]
         n -= 1
         sc[b, base] = sc[b, base + n]
-        _sift_down(st, b, base, n, 0, now)
+        _sift_down(st, b, base, n, 0, now, BY_END)
     return t, freed, n
 
 
@@ -681,26 +698,6 @@ def _less(st, b, i, j):
 
 
 @njit(inline="always")
-def _sift(st, b, base, n, pos, up):
-    """Sift-down in the heap ``own_i[b, base:base + n]`` from ``pos``: a min-heap (highest priority on top) if
-    ``up``, else a max-heap (for an in-place sort into priority order)."""
-    buf = st.own_i
-    while True:
-        child = 2 * pos + 1
-        if child >= n:
-            return
-        c2 = child + 1
-        if c2 < n and _less(st, b, buf[b, base + c2], buf[b, base + child]) == up:
-            child = c2
-        if _less(st, b, buf[b, base + child], buf[b, base + pos]) != up:
-            return
-        tmp = buf[b, base + pos]
-        buf[b, base + pos] = buf[b, base + child]
-        buf[b, base + child] = tmp
-        pos = child
-
-
-@njit(inline="always")
 def order_buffer(st, pr):
     """Where the order buffer starts in ``own_i[b]``: the last ``capacity`` entries before the running jobs' heap."""
     return st.own_i.shape[1] - pr.ints[P_SERVERS] - st.job_i.shape[1]
@@ -738,7 +735,7 @@ def heap_waiting(st, pr, b, order, now):
             q += 1
             j = st.job_i[b, j, J_NEXT]
     for pos in range(q // 2 - 1, -1, -1):
-        _sift(st, b, base, q, pos, True)
+        _sift_down(st, b, base, q, pos, 0.0, BY_PRIORITY)
     return base, q
 
 
@@ -747,7 +744,7 @@ def pop_first(st, b, base, q):
     """Remove the top of the min-heap ``own_i[b, base:base + q]``; returns it (the heap then has q - 1 jobs)."""
     top = st.own_i[b, base]
     st.own_i[b, base] = st.own_i[b, base + q - 1]
-    _sift(st, b, base, q - 1, 0, True)
+    _sift_down(st, b, base, q - 1, 0, 0.0, BY_PRIORITY)
     return top
 
 
@@ -756,12 +753,12 @@ def sort_jobs(st, b, base, q):
     """Sort ``own_i[b, base:base + q]`` (job slots with their keys in ``J_KEY``) into priority order, in place
     (heapsort, O(q log q))."""
     for pos in range(q // 2 - 1, -1, -1):
-        _sift(st, b, base, q, pos, False)
+        _sift_down(st, b, base, q, pos, 0.0, BY_PRIORITY_LAST)
     for end in range(q - 1, 0, -1):
         tmp = st.own_i[b, base]
         st.own_i[b, base] = st.own_i[b, base + end]
         st.own_i[b, base + end] = tmp
-        _sift(st, b, base, end, 0, False)
+        _sift_down(st, b, base, end, 0, 0.0, BY_PRIORITY_LAST)
 
 
 # ---------------------------------------------------------------- backfilling rules

@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from msjgym.core.jit import njit, register_source
+from msjgym.core.jit import njit
+from msjgym.core.user_policy import compiled_source
 from msjgym.core.paths import is_regular_file
 from msjgym.errors import PolicyError
 from msjgym.systems.msj.contract import Policy
@@ -96,14 +97,11 @@ def policy(fn: Callable | None = None, *, name: str | None = None, preemptive: b
         if not callable(f) or len(inspect.signature(f).parameters) != 1:
             raise PolicyError(f"@policy: {getattr(f, '__name__', f)!r} must be a function of one argument, "
                               "the system view s")
-        doc = (inspect.getdoc(f) or "").strip().splitlines()
-        source = inspect.getsourcefile(f) or "<unknown>"
-        if is_regular_file(source):
-            register_source(source)  # cached by the content of the user's file (and the msjgym modules it imports)
+        source, summary = compiled_source(f)
         # Python's error model: an integer division by zero raises ZeroDivisionError (as the same policy in Python
         # would) instead of giving 0 silently (numba's numpy model, kept for the built-ins)
         return CompiledPolicy(name=name or f.__name__, kernel=njit(f, error_model="python"), preemptive=preemptive,
-                              summary=doc[0] if doc else "", source=source)
+                              summary=summary, source=source)
 
     return declare if fn is None else declare(fn)
 

@@ -36,7 +36,7 @@ from msjgym.systems.msj.backfilling import CONSERVATIVE_STATE
 from msjgym.systems.msj.contract import sizes_of
 from msjgym.systems.msj.state import NJF, NJI
 from msjgym.systems.msj.scenarios import (
-    is_builtin_msj, list_msj_scenarios, load_msj_scenario, scenario_system)
+    is_builtin_msj, list_msj_scenarios, load_msj_scenario, replayed_load, scenario_system)
 
 DEFAULT_REPS = 10
 DEFAULT_JOBS = 100_000
@@ -238,7 +238,21 @@ class _MSJRuns(api.Simulation):
         return {"servers": int(self.model.servers), "policy": self.name, "scenario": self.scenario.name}
 
     def summary_params(self) -> dict:
-        return {"load": self.model.load}
+        """The load: the model's; for a trace, that of the jobs the run replays (:meth:`_replayed_loads`)."""
+        if self.model.trace is None:
+            return {"load": self.model.load}
+        loads = self._replayed_loads()
+        return {"load": float(np.mean(loads))}
+
+    def _replayed_loads(self) -> list[float]:
+        """The load of each replication's jobs (:func:`~msjgym.systems.msj.scenarios.replayed_load`): the prefix an
+        exact replay runs, each window, each drawn trace; the whole trace's own when a replay runs all of it (the
+        value its scenario reports)."""
+        trace = self.model.trace
+        if self.windows is None and len(self._trace_of(0)) == len(trace):
+            return [self.model.load]
+        return [replayed_load(self._trace_of(r), self.model.servers)
+                for r in range(len(self.windows) if self.windows is not None else 1)]
 
     def notes(self) -> list[str]:
         trace: Trace | None = self.model.trace
@@ -252,21 +266,40 @@ class _MSJRuns(api.Simulation):
                      f"{part.ident[-1]}; {done:,} completed); values are the replay's exact per-job averages (no CI: "
                      "one deterministic replay; for CIs use --windows N --window-jobs M); " + tau]
         elif self.draws:
-            lines = [f"{self.reps} independent traces of {self.warmup + self.jobs:,} jobs drawn from the workload model "
+            length = self.warmup + self.jobs
+            lines = [f"{self.reps} independent traces of {length:,} jobs drawn from the workload model "
                      f"(trace r from SeedSequence({self.seed}).spawn({self.reps})[r]), each replayed exactly from an "
                      "empty machine; mean ± 95% CI across traces; " + tau]
+            if length != len(trace):  # --jobs (and --warmup) take precedence over the scenario's jobs: said, not silent
+                lines.append(f"drawn traces: {length:,} jobs each, from --jobs {self.jobs:,}"
+                             + (f" + --warmup {self.warmup:,}" if self.warmup else "") + f", not the scenario's jobs = "
+                             f"{len(trace):,} (the length of its one exact replay without --reps; "
+                             "docs/tutorials/real-trace.md#4-a-synthetic-workload-without-a-file)")
         else:
             length = self.warmup + self.jobs
             lines = [f"{self.reps} windows of {length:,} consecutive jobs" + (f" ({self.warmup:,} warm-up)" if
                      self.warmup else "") + f", each replayed from an empty machine; starts uniform over the trace "
                      f"(seed {self.seed}): {', '.join(f'{s:,}' for s in self.starts[:10])}"
                      + (" ..." if len(self.starts) > 10 else "") + "; mean ± 95% CI across windows; " + tau]
+        lines.append(self._load_note())
         if trace.generator is not None:
             lines.append(f"trace: {trace.source}")
         else:
             lines.append(f"trace {trace.source}: {len(trace):,} jobs read; skipped {trace.skipped_unusable:,} jobs "
                          f"that cannot be replayed and {trace.skipped_malformed:,} malformed lines")
         return lines + [f"note: {n}" for n in trace.notes] + self._estimates_notice()
+
+    def _load_note(self) -> str:
+        """What the reported load is: of the replayed jobs (the mean over windows or drawn traces, with their range),
+        beside the whole trace's when they differ."""
+        loads = self._replayed_loads()
+        what = ("of the replayed jobs" if len(loads) == 1 else
+                f"the mean over the {len(loads)} {'traces' if self.draws else 'windows'} ({min(loads):.3g} to "
+                f"{max(loads):.3g})")
+        whole = "" if self.draws or loads == [self.model.load] else f"; the whole trace's: {self.model.load:.3g}"
+        return (f"load {float(np.mean(loads)):.3g}: {what}, their offered work per unit time over their arrivals' "
+                f"span, a fraction of the {self.model.servers:,} servers{whole} (jobs that outlast the span count "
+                "whole: above 1 need not mean a queue; docs/modelling-choices.md#trace-load)")
 
     def _estimates_notice(self) -> list[str]:
         """One line when the policy plans with runtime estimates and the trace has none of its own (every requested

@@ -382,9 +382,23 @@ def model_of_trace(trace: Trace, servers: int, estimate: EstimateLaw) -> MSJMode
         JobClass(f"need{m}", int(m), float(k / len(trace)),
                  Empirical(values=tuple(float(x) for x in trace.duration[trace.need == m])))
         for m, k in zip(needs, counts))
+    return MSJModel(servers=servers, arrival_rate=trace_rate(trace), classes=classes, trace=trace, estimate=estimate)
+
+
+def trace_rate(trace: Trace) -> float:
+    """λ of a trace: its jobs per unit time over the span of its arrivals, (N − 1) / (last − first arrival); a trace
+    whose jobs all arrive at once is one batch over its longest job."""
     span = float(trace.arrival[-1]) if trace.arrival[-1] > 0 else float(trace.duration.max())
-    rate = max(len(trace) - 1, 1) / span
-    return MSJModel(servers=servers, arrival_rate=rate, classes=classes, trace=trace, estimate=estimate)
+    return max(len(trace) - 1, 1) / span
+
+
+def replayed_load(trace: Trace, servers: int) -> float:
+    """The load of replaying ``trace`` (a window of a trace, or a drawn one) on ``servers`` servers, as
+    :func:`model_of_trace`'s model reports it for a whole trace: λ (:func:`trace_rate`) × the mean of need × run
+    time / servers, the offered work per unit time over the arrivals' span as a fraction of the machine
+    (docs/modelling-choices.md#trace-load: jobs that outlast the span count whole, so a short window of long jobs
+    can show a load above 1 while every job starts on arrival)."""
+    return trace_rate(trace) * float(np.mean(trace.need * trace.duration)) / servers
 
 
 def _estimate(spec: Mapping, where: str, trace: bool) -> EstimateLaw:

@@ -31,6 +31,7 @@ from msjgym.systems.msj.state import (
     S_NCOMP, S_NEXT_CHK, S_NFREE, S_STATUS, T_GROWTH, T_NEXT_ARR,
     check_invariants)
 from msjgym.systems.msj.model import MSJModel
+from msjgym.systems.msj.trace.arrivals import trace_arrays
 from msjgym.systems.msj import loop as _loop
 from msjgym.systems.msj.transitions import FIRST_CHECKPOINT
 
@@ -120,8 +121,7 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
         floats[msj.P_FARG + i] = float(value)
         ints[msj.P_ARG + i] = int(value) if float(value).is_integer() else 0
     dkind, dstart, ddata = encode_all([c.service for c in model.classes])
-    trace_t, trace_c, trace_s = _trace_arrays(model)
-    trace_e = _trace_estimates(model)
+    trace_t, trace_c, trace_s, trace_e = trace_arrays(model)
     law = model.estimate
     ints[msj.P_EST] = {"exact": msj.EST_EXACT, "factor": msj.EST_FACTOR, "uniform": msj.EST_UNIFORM,
                        "requested": msj.EST_TRACE,
@@ -134,21 +134,6 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
         dkind=dkind, dstart=dstart, ddata=ddata,
         grp_need=grp_need, grp_ptr=grp_ptr, grp_cls=grp_cls, trace_t=trace_t, trace_c=trace_c, trace_s=trace_s,
         trace_e=trace_e)
-
-
-def _trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A replayed trace's arrival times, class indices (:meth:`MSJModel.trace_classes`) and durations."""
-    if model.trace is None:
-        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
-    trace = model.trace
-    return trace.arrival.astype(np.float64), model.trace_classes(), trace.duration.astype(np.float64)
-
-
-def _trace_estimates(model: MSJModel) -> np.ndarray:
-    """A replayed trace's runtime estimates (requested times; ``msjgym.systems.msj.trace.files``), empty without a trace."""
-    if model.trace is None:
-        return np.zeros(0)
-    return np.array(model.trace.estimate, dtype=np.float64)  # a copy: C-contiguous and writeable
 
 
 class MSJSimulation:

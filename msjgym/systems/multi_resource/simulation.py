@@ -5,9 +5,9 @@
 What differs from MSJ's: the record (MSJ's with the resource area, :mod:`msjgym.systems.multi_resource.state`), the
 kernel table (:data:`msjgym.systems.multi_resource.contract.KERNELS`: the same slots on this family's types), and,
 beyond one resource on one node (where every number is MSJ's, bit for bit), the metrics: ``utilization`` is the
-bottleneck resource's (:attr:`MultiResourceModel.bottleneck`), ``resource_utilization[NAME]`` each resource's,
-and MSJ's server diagnostics of the zero-queueing analysis (``high_occupancy_probability``, ``server_deficit[*]``)
-are left out (they count servers).
+bottleneck resource's (:attr:`MultiResourceModel.bottleneck`), ``utilization_NAME`` each resource's (a row of its
+own: a bracketed name would read as a class), and MSJ's server diagnostics of the zero-queueing analysis
+(``high_occupancy_probability``, ``server_deficit[*]``) are left out (they count servers).
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class MultiResourceRuns(BuiltinRuns):
             out = {key: v for key, v in out.items()
                    if key != "high_occupancy_probability" and not key.startswith("server_deficit[")}
         for r, name in enumerate(m.resources):
-            out[f"resource_utilization[{name}]"] = _utilization(bstat, bsys, demand[:, r], int(total[r]))
+            out[f"utilization_{name}"] = _utilization(bstat, bsys, demand[:, r], int(total[r]))
         return out
 
     def replay_metrics(self, trace, completion: np.ndarray, wait: np.ndarray) -> dict[str, float]:

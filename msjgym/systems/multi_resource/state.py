@@ -7,8 +7,8 @@ the servers, adds a job's demand vector when it starts and gives it back when it
 * ``res_used[B, N, R]`` (int64): the amount of resource r held on node n;
 * ``res_node[B, J]`` (int64): the node job slot j is placed on (set by :func:`start_on` before the job starts;
   0 with one node);
-* ``res_work[B, 2, R]`` (int64): working vectors any kernel may overwrite during its call (EASY's available and
-  extra amounts).
+* ``res_work[B, N + 1, R]`` (int64): working vectors any kernel may overwrite during its call (EASY's amounts
+  available on each node at a candidate shadow time, rows [0, N), and its extra amounts, row N).
 
 The parameters are MSJ's (:class:`msjgym.systems.msj.state.MSJParams`) with ``res_cap[R]`` (one node's capacity)
 and ``res_demand[K, R]`` (a class's demand). MSJ's ``need``/``P_SERVERS``/``S_BUSY`` keep their meaning for the MSJ
@@ -29,16 +29,13 @@ from msjgym.systems.msj.state import J_CLS, MSJParams, MSJState, OwnArea, start_
 
 MRState = namedtuple("MRState", MSJState._fields + ("res_used", "res_node", "res_work"))
 MRState.__doc__ = """MSJ's state record of B systems with the resource area ``res_used[B, N, R]``, ``res_node[B, J]``,
-``res_work[B, 2, R]`` (module docstring)."""
+``res_work[B, N + 1, R]`` (module docstring)."""
 
 MRParams = namedtuple("MRParams", MSJParams._fields + ("res_cap", "res_demand", "pol_table"))
 MRParams.__doc__ = """MSJ's parameters with ``res_cap[R]`` (one node's capacity of each resource), ``res_demand[K, R]``
 (each class's demand) and ``pol_table`` (float64, 2-D: a table the running policy computes from the model before the
 run, its declaration's ``table``; shape (0, 0) when it has none)."""
 
-W_AVAIL = 0  # res_work[b, W_AVAIL]: EASY's amounts available at a candidate shadow time
-W_EXTRA = 1  # res_work[b, W_EXTRA]: EASY's extra amounts (available at the shadow time beyond the head's demand)
-NW = 2
 
 
 def with_resources(st: MSJState, nodes: int, resources: int) -> MRState:
@@ -47,7 +44,7 @@ def with_resources(st: MSJState, nodes: int, resources: int) -> MRState:
     B, J = st.job_i.shape[0], st.job_i.shape[1]
     return MRState(*st, res_used=np.zeros((B, nodes, resources), dtype=np.int64),
                    res_node=np.zeros((B, J), dtype=np.int64),
-                   res_work=np.zeros((B, NW, resources), dtype=np.int64))
+                   res_work=np.zeros((B, nodes + 1, resources), dtype=np.int64))
 
 
 def with_resource_params(pr: MSJParams, capacity: np.ndarray, demand: np.ndarray,

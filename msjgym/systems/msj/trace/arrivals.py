@@ -8,11 +8,29 @@ the state's ``S_TRACE0`` is the index of the job a system's replay starts with (
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from msjgym.core import rng
 from msjgym.core.jit import njit
 from msjgym.systems.msj.state import S_NARR, S_TRACE0, T_NEXT_ARR
+
+if TYPE_CHECKING:
+    from msjgym.systems.msj.model import MSJModel
+
+
+def trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The parameters' arrays of ``model``'s replayed trace (module docstring): ``trace_t`` (arrival times),
+    ``trace_c`` (each job's class: :meth:`~msjgym.systems.msj.model.MSJModel.trace_classes`), ``trace_s`` (durations) and ``trace_e`` (runtime estimates,
+    the requested times of :mod:`msjgym.systems.msj.trace.files`), float64 (int64 classes), C-contiguous and
+    writeable; all empty without a trace."""
+    if model.trace is None:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+    trace = model.trace
+    classes = model.trace_classes()
+    estimates = np.array(trace.estimate, dtype=np.float64)  # a copy: C-contiguous and writeable
+    return trace.arrival.astype(np.float64), classes, trace.duration.astype(np.float64), estimates
 
 
 @njit(inline="always")

@@ -128,7 +128,9 @@ def _size(t: JobType, rng: np.random.Generator, shift: float, processors: int) -
     u = rng.random()
     if u <= t.serial_prob:
         return 1
-    low, med, hi = t.u_low, t.u_med + shift, t.u_hi + shift
+    low = t.u_low  # on a machine below 32 processors the shift takes u_med (and u_hi) below u_low: kept at u_low
+    med = max(t.u_med + shift, low)  # (docs/modelling-choices.md#lublin-machine-size)
+    hi = max(t.u_hi + shift, med)
     x = rng.uniform(low, med) if rng.random() <= t.u_prob else rng.uniform(med, hi)
     if u <= t.serial_prob + t.pow2_prob:
         x = math.floor(x + 0.5)
