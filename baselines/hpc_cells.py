@@ -1,7 +1,8 @@
 """The cell table of the learned HPC schedulers (``baselines/README.md``): every recorded ``hpc_pick*`` model on every
 held-out cell, exact requested times and users' estimates, paired with the best heuristic of the cell.
 
-    python baselines/hpc_cells.py [--windows 100] [--first 30] [--out baselines/results/hpc_cells.json]
+    python baselines/hpc_cells.py [--windows 100] [--first 30] [--models NAME ...] [--estimates exact tsafrir]
+                                  [--out baselines/results/hpc_cells.json] [--redo]
 
 For each model (``baselines/results/NAME.zip``, its recipe ``baselines/NAME.toml`` giving the baselines: the six
 priority orders under the model's backfilling rule) and each of the eight held-out traces (cells i-iv, with exact
@@ -12,7 +13,8 @@ heuristic of a cell is the one with the lowest mean over the windows used; the p
 given with its 95 % Student-t CI, for the first ``first`` windows and for all of them. Window starts are drawn
 independently and uniformly over the trace's 20,000 jobs, so windows overlap (100 windows of 1,024 jobs cover each
 job about 5 times): the windows are i.i.d. draws of "a random 1,024-job window of this trace", and the CI is about
-that trace's windows, not about other draws of the generator. Writes every window's value to ``--out`` (JSON).
+that trace's windows, not about other draws of the generator. Writes every window's value to ``--out`` (JSON) after
+every cell; a second run evaluates only the cells not there yet (``--redo``: all again).
 """
 from __future__ import annotations
 
@@ -49,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows", type=int, default=100)
     parser.add_argument("--first", type=int, default=30)
     parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--redo", action="store_true", help="evaluate the cells already in --out again")
+    parser.add_argument("--estimates", nargs="+", default=["exact", "tsafrir"], choices=["exact", "tsafrir"])
     parser.add_argument("--out", type=Path, default=HERE / "results" / "hpc_cells.json")
     args = parser.parse_args(argv)
     if not 2 <= args.first <= args.windows:
@@ -56,10 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     run = {"seed": 2027, "windows": args.windows, "window_jobs": 1024, "bsld_threshold": 10.0, "references": False}
     record: dict = {"windows": args.windows, "first": args.first, "window_jobs": 1024, "seed": 2027, "cells": {},
                     "heuristics": {}}
-    if args.out.is_file():  # the models not asked for now, and the heuristics' windows, are kept
+    if args.out.is_file():  # the cells done (unless --redo) and the heuristics' windows are kept
         old = json.loads(args.out.read_text())
         if (old["windows"], old["first"]) == (args.windows, args.first):
-            record["cells"] = {k: v for k, v in old["cells"].items() if k.split("/")[0] not in args.models}
+            record["cells"] = {k: v for k, v in old["cells"].items() if not args.redo}
             record["heuristics"] = old.get("heuristics", {})
     heuristics_done = {k: {p: np.asarray(v) for p, v in h.items()} for k, h in record["heuristics"].items()}
     lines = ["| model | estimates | cell | learned | best heuristic | paired, first {0} | paired, all {1} |"
@@ -71,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         config = train.load_config(HERE / f"{name}.toml")
         backfill = config["env"]["backfill"]
-        for estimates in ("exact", "tsafrir"):
+        for estimates in args.estimates:
             for cell, stem in CELLS.items():
+                if f"{name}/{estimates}/{cell}" in record["cells"]:
+                    continue
                 trace = HERE / "scenarios" / (stem + ("_tsafrir" if estimates == "tsafrir" else "") + ".toml")
                 scenario = msjgym.load_scenario(str(trace), {})
                 key = f"{backfill} {trace.name}"
@@ -99,14 +105,19 @@ def main(argv: list[str] | None = None) -> int:
                                + " | ".join(parts) + " |")
                 record["cells"][f"{name}/{estimates}/{cell}"] = row
                 print(row["line"], flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+                _write(args.out, record, lines)  # after every cell: a long run keeps what it has done
+    _write(args.out, record, lines)
+    print("\n" + record["table"] + f"\n\nwrote {args.out}")
+    return 0
+
+
+def _write(out: Path, record: dict, lines: list[str]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
     order = {m: i for i, m in enumerate(MODELS)}
     keys = sorted(record["cells"], key=lambda k: (order.get(k.split("/")[0], 99), k.split("/")[1],
                                                   list(CELLS).index(k.split("/")[2])))
     record["table"] = "\n".join(lines + [record["cells"][k]["line"] for k in keys])
-    args.out.write_text(json.dumps(record, indent=1))
-    print("\n" + record["table"] + f"\n\nwrote {args.out}")
-    return 0
+    out.write_text(json.dumps(record, indent=1))
 
 
 if __name__ == "__main__":
