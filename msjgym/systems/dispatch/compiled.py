@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core.jit import njit, register_source
 from msjgym.core.rng import below
 from msjgym.errors import PolicyError

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core.jit import njit, register_source
 from msjgym.errors import PolicyError
 from msjgym.systems.finite_skip.contract import HET, LPS, MSJ, SYSTEM_NAMES, THRESHOLD, FiniteSkipPolicy

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core import rng as streams
 from msjgym.core.jit import njit, register_source
 from msjgym.errors import PolicyError
