@@ -16,6 +16,7 @@ import numpy as np
 from msjgym.api import Scenario
 from msjgym.core import rng
 from msjgym.core.env_batch import EnvBatch
+from msjgym.core.fast_call import FastCall
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
@@ -168,8 +169,11 @@ class JobBatch(EnvBatch):
         return self.sim.state
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
-        jc.step_batch(self.sim.state, self.sim.params, self.ctl, self.jc, actions, resetting, self.obs, self.masks,
-                      self.codes)
+        step = self.__dict__.get("_step")
+        if step is None or step.bound[0] is not self.sim.state:  # first call, or the storage grew: typed once more
+            step = self._step = FastCall(jc.step_batch, (self.sim.state, self.sim.params, self.ctl, self.jc),
+                                         (actions, resetting, self.obs, self.masks, self.codes))
+        step(actions, resetting, self.obs, self.masks, self.codes)
         if self.codes.any():
             bad = np.flatnonzero(self.codes == 1)
             if bad.size:
