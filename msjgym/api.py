@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from msjgym.core.paths import path_kind, shown
+# Param and PolicySpec are defined beside the registry of built-in policies (not here) so that the compile keys of
+# the event loops and policies, which import them, do not depend on this module (docs/compile-machinery.md)
+from msjgym.core.policy_registry import Param, PolicySpec  # noqa: F401 (Param: public, re-exported)
 from msjgym.core.validation import check_number, show
 from msjgym.errors import MsjgymError, PolicyError, ScenarioError, UnknownParameter
 
@@ -54,52 +57,6 @@ class Scenario:
     params: dict
     model: Any
     regime: Any = None
-
-
-@dataclass(frozen=True)
-class Param:
-    """A parameter of a built-in policy: ``--param NAME=VALUE`` (or the policy's constructor argument).
-
-    Attributes:
-        name: the key. default: its value when not given (None: required, or derived from the scenario).
-        low, high: the valid closed range (None: unbounded on that side). integer: whether it must be an integer.
-        description: one line, with units.
-    """
-
-    name: str
-    default: Any
-    description: str
-    low: float | None = None
-    high: float | None = None
-    integer: bool = False
-
-    def check(self, value: Any, where: str = "") -> Any:
-        """``value`` if valid, else a one-line ``PolicyError`` naming the parameter and its range
-        (:func:`msjgym.core.validation.check_number`)."""
-        checked = check_number(f"{where}{self.name}", value, self.low, self.high, integer=self.integer,
-                               why=self.description, error=PolicyError)
-        return checked if self.integer else value  # a real parameter keeps the type given (labels show it)
-
-
-@dataclass(frozen=True)
-class PolicySpec:
-    """The declaration of a built-in policy, the same for every family.
-
-    Attributes:
-        name: the command-line name (``--policy NAME``).
-        summary: one line for ``msjgym list``.
-        family: the family it runs on.
-        preemptive: whether it may pause a job in service (preempt-resume: no work is lost).
-        source: the paper (authors, title, section) that defines or studies it.
-        params: its parameters, with ranges.
-    """
-
-    name: str
-    summary: str
-    family: str
-    preemptive: bool
-    source: str
-    params: tuple[Param, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True)

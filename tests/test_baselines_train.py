@@ -84,7 +84,8 @@ def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
     assert np.allclose(added, -0.25 * (counts ** 2).sum(axis=1), rtol=1e-5, atol=1e-3)
 
 
-@pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_easy.toml"])
+@pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_easy.toml", "hpc_pick_est.toml",
+                                    "hpc_pick_easy_est.toml"])
 def test_the_job_scheduling_recipes_parse(train, recipe):
     """The keys of the learned HPC scheduler's recipes: the environment id and its arguments, the job-scoring
     policy, the held-out traces (which share no job with the training trace)."""
@@ -127,3 +128,38 @@ def test_the_held_out_trace_is_the_continuation_of_the_training_draw():
         np.testing.assert_array_equal(first.duration, second.duration)
         np.testing.assert_allclose(first.arrival, second.arrival, rtol=0, atol=1e-6)
     assert "jobs 20,001–40,000 of a draw" in held_out.source
+
+
+@pytest.mark.parametrize("recipe", ["hpc_pick_est.toml", "hpc_pick_easy_est.toml"])
+def test_the_estimate_recipes_train_and_select_on_estimates_never_on_an_evaluation_trace(train, recipe):
+    """The ``_est`` recipes: every training and validation trace has Tsafrir estimates drawn with an estimate seed no
+    evaluation trace uses, every evaluation trace has Tsafrir estimates, and no trace is both (the same jobs as the
+    exact recipes' traces, only the requested times differ)."""
+    config = train.load_config(ROOT / "baselines" / recipe)
+    exact = train.load_config(ROOT / "baselines" / recipe.replace("_est", ""))
+    for key in ("scenarios", "validation_scenarios"):
+        assert [s.replace("_tsafrir", "") for s in config["search"][key]] == exact["search"][key]
+    assert [s.replace("_tsafrir", "") for s in config["evaluate"]["scenarios"]] == exact["evaluate"]["scenarios"]
+    laws = {}
+    for name in {*config["search"]["scenarios"], *config["search"]["validation_scenarios"],
+                 *config["evaluate"]["scenarios"]}:
+        law = msjgym.load_scenario(train.scenario_name({"scenario": {"name": name}}), {}).model.estimate
+        assert law.kind == "tsafrir", name
+        laws[name] = law.model.seed
+    evaluation_seeds = {laws[n] for n in config["evaluate"]["scenarios"]}
+    training_seeds = [laws[n] for n in (*config["search"]["scenarios"], *config["search"]["validation_scenarios"])]
+    assert not evaluation_seeds & set(training_seeds) and len(set(training_seeds)) == len(training_seeds)
+    assert not set(train.held_out_scenarios(config)) & {train.scenario_name({"scenario": {"name": n}}) for n in
+                                                         (*config["search"]["scenarios"],
+                                                          *config["search"]["validation_scenarios"])}
+
+
+def test_a_tsafrir_training_trace_keeps_the_jobs_and_changes_only_the_requested_times():
+    folder = ROOT / "baselines" / "scenarios"
+    exact = msjgym.load_scenario(str(folder / "lublin_256_train.toml"), {}).model.trace
+    estimated = msjgym.load_scenario(str(folder / "lublin_256_train_tsafrir.toml"), {}).model.trace
+    np.testing.assert_array_equal(exact.need, estimated.need)
+    np.testing.assert_array_equal(exact.duration, estimated.duration)
+    np.testing.assert_array_equal(exact.arrival, estimated.arrival)
+    assert (estimated.estimate >= estimated.duration).all()
+    assert np.unique(estimated.estimate).size < np.unique(exact.duration).size / 10  # a few round values

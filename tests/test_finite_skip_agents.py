@@ -102,3 +102,24 @@ def test_a_rate_agent_evaluates_as_its_builtin():
     a = msjgym.evaluate(scenario, agent, jobs=1500, reps=2, seed=8, references=False)
     b = msjgym.evaluate(scenario, "elastic-first", jobs=1500, reps=2, seed=8, references=False)
     assert a.replications == b.replications and a.diagnostics == b.diagnostics
+
+
+def test_a_policy_of_the_users_says_what_its_run_compiles(monkeypatch):
+    """The agent path compiles the event loop's stepping entry points on first use: its run says so in the one notice
+    every family prints (here with nothing cached), and prepares exactly those units."""
+    from msjgym import api
+    from msjgym.core import compiling
+    from msjgym.systems.finite_skip import simulation as fs
+    from msjgym.systems.finite_skip.family import FiniteSkipRuns
+
+    scenario = api.load_scenario("finite-skip-fig4a")
+    model = scenario.model
+    runs = FiniteSkipRuns(scenario, FiniteSkipAgent("elastic-first", model.servers, model.speeds),
+                          api.RunSettings(reps=1, jobs=100), seed=1)
+    monkeypatch.setattr(compiling, "pending", lambda units: list(units))
+    note = runs.compile_note()
+    assert note is not None and note.startswith("msjgym: compiling the finite-skip event loop (")
+    prepared = []
+    monkeypatch.setattr(compiling, "compile_units", lambda units: prepared.extend(units) or 0.0)
+    runs.prepare()
+    assert [(u.dispatcher, u.signature) for u in prepared] == [(u.dispatcher, u.signature) for u in fs.agent_units()]

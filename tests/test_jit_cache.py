@@ -110,6 +110,22 @@ def test_editing_the_state_layout_changes_the_key_of_every_kernel_compiled_again
     assert not any(name.startswith(("policies/dispatch/", "msjgym/systems/dispatch/")) for name in changed)
 
 
+def test_editing_the_api_module_changes_no_kernels_key(tmp_path, monkeypatch):
+    """``api.py`` (the protocols, scenario loading, options) holds no compiled code: an edit of it recompiles no event
+    loop, control step, contract or policy (their files import the policy declarations from ``core``)."""
+    tree = _tree_copy(tmp_path, monkeypatch)
+    before = _keys(tree)
+    with (tree / "msjgym" / "api.py").open("a") as f:
+        f.write("# an edit\n")
+    after = _keys(tree)
+    changed = {name for name in before if before[name] != after[name]}
+    kernels = {name for name in before if name.startswith("policies/")
+               or Path(name).name in ("loop.py", "control.py", "contract.py", "compiled.py", "state.py")}
+    assert len(kernels) > 40 and "msjgym/systems/dispatch/contract.py" in kernels
+    assert not kernels & changed, sorted(kernels & changed)
+    assert "msjgym/systems/msj/family.py" in changed  # a control: a module that imports api is keyed on it
+
+
 def test_the_key_is_the_stamp_numba_checks_before_loading_a_kernel():
     """numba recompiles a kernel whose index was written under another source stamp: the stamp is the file's key."""
     from msjgym.policies.msj import fcfs, first_fit

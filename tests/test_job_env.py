@@ -80,6 +80,10 @@ def run_agent(env: JobSchedulingEnv, score, seed: int = 0) -> tuple[int, int]:
         action = 0  # inspect: accept
         if env.unwrapped.spec_.action == "pick":
             action = int(np.argmax(np.where(obs[:, jo.PRESENT] > 0.5, score(obs), -np.inf)))
+        elif env.unwrapped.spec_.action == "backfill":  # the allowed row of highest score (ties: the first)
+            mask = env.unwrapped.action_masks()
+            assert mask.any() and not mask[0]  # a reserved head (row 0) that does not fit; candidates behind it
+            action = int(np.argmax(np.where(mask, score(obs), -np.inf)))
         obs, _, _, truncated, info = env.step(action)
         assert info["fallbacks"] == 0
         steps += 1
@@ -142,8 +146,60 @@ def test_sjf_scores_reproduce_priority_on_a_poisson_scenario(rule, tmp_path):
     assert got.replications == want.replications
 
 
+def first_row(obs: np.ndarray) -> np.ndarray:
+    """The first allowed row (the base order's best candidate): what ``backfilling.easy`` starts next."""
+    return -np.arange(len(obs), dtype=np.float64)
+
+
+def _poisson_backfill_env(tmp_path, order: str) -> tuple[str, JobSchedulingEnv]:
+    path = tmp_path / "three.toml"
+    path.write_text(POISSON)
+    return str(path), JobSchedulingEnv(str(path), horizon_jobs=None, jobs=2000, warmup=200, batches=20,
+                                       backfill="easy", base_order=order, reward="bounded-slowdown",
+                                       action="backfill", window=512)
+
+
+@pytest.mark.parametrize("order", ["sjf", "f1"])
+def test_backfilling_the_first_allowed_job_is_easy(order, tmp_path):
+    """``action="backfill"``: the base order's head reserved, the agent backfilling the first job EASY allows at
+    every decision reproduces ``priority`` with EASY exactly (statistics and events of ``evaluate(seed=S)``'s
+    replication 0; K = 512, more than ever wait), on a scenario whose over-estimates leave EASY room to backfill."""
+    path, env = _poisson_backfill_env(tmp_path, order)
+    steps, _ = run_agent(env, first_row, seed=5)
+    got = env.unwrapped.episode_result()
+    want = evaluate(path, PRIORITY.bind(order=order, backfill="easy"), reps=1, jobs=2000, warmup=200, seed=5,
+                    references=False)
+    assert steps > 100  # backfilling decisions were taken
+    assert got.events == want.events
+    assert got.replications == want.replications
+
+
+def test_backfilling_is_a_choice(tmp_path):
+    """Many decisions offer several candidates, and backfilling the last allowed one instead of the first changes
+    the schedule (the control: the twin test above could not pass by accident); other rules are refused."""
+    path, env = _poisson_backfill_env(tmp_path, "sjf")
+    obs, _ = env.reset(seed=5)
+    obs, *_ = env.step(0)
+    choices = decisions = 0
+    done = False
+    while not done:
+        mask = env.unwrapped.action_masks()
+        assert mask.any() and not mask[0]
+        decisions += 1
+        choices += int(mask.sum() > 1)
+        obs, _, _, done, info = env.step(int(np.flatnonzero(mask)[-1]))
+        assert info["fallbacks"] == 0
+    assert decisions > 100 and choices > 10
+    got = env.unwrapped.episode_result()
+    want = evaluate(path, PRIORITY.bind(order="sjf", backfill="easy"), reps=1, jobs=2000, warmup=200, seed=5,
+                    references=False)
+    assert got.replications != want.replications
+    with pytest.raises(msjgym.MsjgymError, match="backfill = 'none'.*needs backfill = \"easy\""):
+        JobSchedulingEnv(path, action="backfill", backfill="none")
+
+
 # ==================================================================================================== checkers
-@pytest.mark.parametrize("action", ["pick", "inspect"])
+@pytest.mark.parametrize("action", ["pick", "inspect", "backfill"])
 def test_environment_checkers(action):
     from gymnasium.utils.env_checker import check_env
 

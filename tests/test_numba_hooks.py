@@ -1,6 +1,6 @@
 """The numba internals the compile machinery relies on (msjgym.core.numba_hooks, docs/compile-machinery.md): the
 installed numba has every one and is in the tested range pyproject.toml pins, a missing one is one line saying how to
-fix it, and the list names every private attribute that msjgym.core.jit and msjgym.core.plug use."""
+fix it, and the list names every private attribute that msjgym.core.jit, plug and fast_call use."""
 from __future__ import annotations
 
 import ast
@@ -15,9 +15,9 @@ from msjgym.core import numba_hooks
 from msjgym.errors import MsjgymError
 
 ROOT = Path(__file__).resolve().parents[1]
-USERS = (ROOT / "msjgym" / "core" / "jit.py", ROOT / "msjgym" / "core" / "plug.py")
-OWN = {"_module", "_fields", "_python_twin"}
-"""Private names of msjgym's own (set by jit.py) or public API (a namedtuple's ``_fields``), not numba's."""
+USERS = tuple(ROOT / "msjgym" / "core" / name for name in ("jit.py", "plug.py", "fast_call.py"))
+OWN = {"_module", "_fields", "_python_twin", "_entry", "_fingerprints"}
+"""Private names of msjgym's own (set by jit.py, fast_call.py) or public API (a namedtuple's ``_fields``), not numba's."""
 
 
 def test_the_installed_numba_has_every_hook() -> None:

@@ -1,12 +1,13 @@
 """The numba internals msjgym's compile machinery relies on, in one list, checked when msjgym compiles anything.
 
-:mod:`msjgym.core.jit` (cache keys, cache locations, helpers inlined by LLVM) and :mod:`msjgym.core.plug` (records by
-reference, calls of a kernel at its address) use some of numba's private classes and attributes: they replace
-cache-locator classes, patch the cache-index loader, read a compiled function's LLVM module and address, and emit
-calls through numba's calling convention. numba may move any of them in a release, so ``pyproject.toml`` pins numba
-to the tested range :data:`TESTED`, and :func:`check` (run when :mod:`msjgym.core.jit` is imported) turns a missing
-one into one line saying what is missing and how to fix it, instead of an ``AttributeError`` deep in a compile. What
-each hook is for: docs/compile-machinery.md.
+:mod:`msjgym.core.jit` (cache keys, cache locations, helpers inlined by LLVM), :mod:`msjgym.core.plug` (records by
+reference, calls of a kernel at its address) and :mod:`msjgym.core.fast_call` (argument types checked by fingerprint)
+use some of numba's private classes and attributes: they replace cache-locator classes, patch the cache-index loader,
+read a compiled function's LLVM module and address, emit calls through numba's calling convention, and fingerprint
+arguments. numba may move any of them in a release, so ``pyproject.toml`` pins numba to the tested range
+:data:`TESTED`, and :func:`check` (run when :mod:`msjgym.core.jit` is imported) turns a missing one into one line
+saying what is missing and how to fix it, instead of an ``AttributeError`` deep in a compile. What each hook is for:
+docs/compile-machinery.md.
 """
 from __future__ import annotations
 
@@ -89,8 +90,11 @@ HOOKS = (
     Hook("numba.core.cgutils", "unpack_tuple", "plug.call: the arguments"),
     Hook("numba.core.cgutils", "if_unlikely", "plug.call: the error branch"),
     Hook("numba.core.imputils", "impl_ret_borrowed", "plug: a field read from a record by reference"),
+    # msjgym.core.fast_call: compiled functions called from Python with their typing done once
+    Hook("numba._dispatcher", "compute_fingerprint", "fast_call: the type key of an argument"),
 )
-"""Every private name of numba that :mod:`msjgym.core.jit` and :mod:`msjgym.core.plug` use."""
+"""Every private name of numba that :mod:`msjgym.core.jit`, :mod:`msjgym.core.plug` and :mod:`msjgym.core.fast_call`
+use."""
 
 
 def missing(hooks: tuple[Hook, ...] = HOOKS) -> list[Hook]:

@@ -1,19 +1,69 @@
-"""The registry of built-in policies: the declaration class every family's built-ins derive from
+"""The registry of built-in policies: the declaration of a policy (:class:`PolicySpec`) and of its parameters
+(:class:`Param`; both also ``msjgym.api``'s), the declaration class every family's built-ins derive from
 (:class:`BuiltinPolicy`), named-choice parameters (:class:`Choice`), and discovery of a family's policies from the
 modules of its ``msjgym.policies.<family>`` package (:func:`discover`, :func:`registered`).
 
 A system reaches its built-in policies only here (``registered(family)`` imports the family's policies package on
 first use), never by importing ``msjgym.policies``: policies import their family's contract, not the other way round.
+The declarations live here rather than in :mod:`msjgym.api` because every family's contract, event loop and policy
+imports them: a compiled kernel's cache key covers the msjgym modules its file imports (:mod:`msjgym.core.jit`), and
+this module imports neither ``msjgym.api`` nor anything above ``core``, so an edit of ``api.py`` recompiles nothing.
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from msjgym.api import Param, PolicySpec
+from msjgym.core.validation import check_number
 from msjgym.errors import PolicyError
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of a built-in policy: ``--param NAME=VALUE`` (or the policy's constructor argument).
+
+    Attributes:
+        name: the key. default: its value when not given (None: required, or derived from the scenario).
+        low, high: the valid closed range (None: unbounded on that side). integer: whether it must be an integer.
+        description: one line, with units.
+    """
+
+    name: str
+    default: Any
+    description: str
+    low: float | None = None
+    high: float | None = None
+    integer: bool = False
+
+    def check(self, value: Any, where: str = "") -> Any:
+        """``value`` if valid, else a one-line ``PolicyError`` naming the parameter and its range
+        (:func:`msjgym.core.validation.check_number`)."""
+        checked = check_number(f"{where}{self.name}", value, self.low, self.high, integer=self.integer,
+                               why=self.description, error=PolicyError)
+        return checked if self.integer else value  # a real parameter keeps the type given (labels show it)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """The declaration of a built-in policy, the same for every family.
+
+    Attributes:
+        name: the command-line name (``--policy NAME``).
+        summary: one line for ``msjgym list``.
+        family: the family it runs on.
+        preemptive: whether it may pause a job in service (preempt-resume: no work is lost).
+        source: the paper (authors, title, section) that defines or studies it.
+        params: its parameters, with ranges.
+    """
+
+    name: str
+    summary: str
+    family: str
+    preemptive: bool
+    source: str
+    params: tuple[Param, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,4 +163,4 @@ class Choice(Param):
         return value
 
 
-__all__ = ["BuiltinPolicy", "Choice", "discover", "registered"]
+__all__ = ["BuiltinPolicy", "Choice", "Param", "PolicySpec", "discover", "registered"]

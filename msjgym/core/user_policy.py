@@ -433,7 +433,7 @@ def compiled_params(decorator: str, params: Any, room: int, what: str, alias: st
     ``room`` (the slots its family's loop passes, ``NARG``), each a :class:`msjgym.api.Param` (``alias.Param``, as the
     family's module re-exports it); a one-line ``PolicyError`` naming the decorator otherwise. The one check of every
     family's compiled declarations (``msjgym.systems.<family>.compiled``)."""
-    from msjgym.api import Param
+    from msjgym.core.policy_registry import Param
 
     params = tuple(params)
     if len(params) > room:

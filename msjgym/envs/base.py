@@ -124,6 +124,8 @@ def _state_bytes(obj: Any, seen: set[int] | None = None, depth: int = 0) -> int:
     seen.add(id(obj))
     if isinstance(obj, np.ndarray):
         return int(obj.nbytes)
+    if callable(obj):  # code (a compiled step bound to the records, reached from those anyway), not state
+        return 0
     if isinstance(obj, dict):
         return sum(_state_bytes(v, seen, depth + 1) for v in obj.values())
     if isinstance(obj, (list, tuple)):

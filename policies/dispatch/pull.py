@@ -4,7 +4,7 @@ observation with pull's information.
 """
 from __future__ import annotations
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.systems.dispatch.contract import DELTA, HKV, DispatchPolicy
 
 from .common import LowestLevel, choose_estimate

@@ -4,8 +4,7 @@ the servers run at rate 1 − p (Hellemans, Kielanski & Van Houdt §2, §8 Table
 """
 from __future__ import annotations
 
-from msjgym.api import Param
-from msjgym.core.policy_registry import Choice
+from msjgym.core.policy_registry import Choice, Param
 from msjgym.systems.dispatch.contract import HKV, DispatchPolicy
 
 from .common import choose_uniform

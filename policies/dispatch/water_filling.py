@@ -5,7 +5,7 @@ server ``perm[j]`` (``BATCH``).
 """
 from __future__ import annotations
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core.jit import njit
 from msjgym.core.rng import below
 from msjgym.systems.dispatch.contract import (

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core.jit import njit
 from msjgym.errors import PolicyError
 from msjgym.policies import Choice

@@ -31,7 +31,7 @@ import numpy as np
 
 from dataclasses import dataclass
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core.jit import njit
 from msjgym.systems.msj import observation as ob
 from msjgym.errors import PolicyError

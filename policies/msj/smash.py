@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core.jit import njit
 from msjgym.systems.msj import observation as ob
 from msjgym.systems.msj.state import C_BOUND, C_N, C_X, J_NEXT, J_SEQ, P_ARG, P_K, P_SERVERS, S_BUSY, start_next

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from msjgym.core.distributions import Distribution
 from msjgym.core.env_batch import EnvBatch
+from msjgym.core.fast_call import FastCall
 from msjgym.systems.dispatch.distributions import paper_law
 from msjgym.core.limits import MAX_WINDOW
 from msjgym.core.user_policy import checked_action, load_user_policy
@@ -263,10 +264,15 @@ class DispatchBatch(EnvBatch):
         return {"time": float(st.sf[b, T_NOW]), "events": int(st.si[b, S_EVENTS]), "messages": int(st.si[b, S_MSG])}
 
     def _call(self, actions: np.ndarray, resetting: np.ndarray) -> None:
-        spec = self.spec
-        dc.step_batch(self.state, self.params, spec.mode, REWARDS[spec.reward], spec.levels, spec.horizon,
-                      np.asarray(actions, np.int64), resetting, self.obs, self.masks, self.rewards, self.dts,
-                      self.ended, self.codes)
+        actions = np.asarray(actions, np.int64)
+        step = self.__dict__.get("_step")
+        if step is None or step.bound[0] is not self.state:  # first call, or the arrays grew: typed once more
+            spec = self.spec
+            step = self._step = FastCall(dc.step_batch, (self.state, self.params, spec.mode, REWARDS[spec.reward],
+                                                         spec.levels, spec.horizon),
+                                         (actions, resetting, self.obs, self.masks, self.rewards, self.dts,
+                                          self.ended, self.codes))
+        step(actions, resetting, self.obs, self.masks, self.rewards, self.dts, self.ended, self.codes)
 
     def _grow(self, jobs: int, levels: int) -> None:
         """Enlarge every copy's job pool and level arrays, keeping the systems as they are."""

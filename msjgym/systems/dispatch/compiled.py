@@ -37,7 +37,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core.jit import njit
 from msjgym.core.user_policy import compiled_params, compiled_source
 from msjgym.core.rng import below

@@ -39,11 +39,10 @@ from typing import Any
 
 from numba import types
 
-from msjgym.api import Param
 from msjgym.core.contract import KernelTable, Slot
 from msjgym.core.jit import njit
 from msjgym.core.plug import Ref
-from msjgym.core.policy_registry import BuiltinPolicy
+from msjgym.core.policy_registry import BuiltinPolicy, Param
 from msjgym.core.rng import below
 from msjgym.systems.dispatch.state import S_MSG, S_PHASE, STATE
 

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from msjgym.core.fast_call import FastCall
 from msjgym.core.user_policy import UserPolicy, checked_rates
 from msjgym.systems.finite_skip import simulation as fs
 from msjgym.systems.finite_skip.loop import start, step
@@ -138,6 +139,7 @@ def agent_replication(model: fs.FiniteSkipModel, decider: Decider, *, jobs: int 
     warmup = jobs // 5 if warmup is None else warmup
     pr = compiled_params(model, rule=front_rule(model) if rule is None else rule, warmup=int(warmup), jobs=int(jobs))
     st = fs.replication_state(model, jobs=jobs, stream=stream, capacity=capacity)
+    advance = FastCall(step, (st, pr, 0))  # the records typed once, not at every epoch
     due = start(st, pr, 0)
     while due:
         n = int(st.ints[0, I_N])
@@ -148,7 +150,7 @@ def agent_replication(model: fs.FiniteSkipModel, decider: Decider, *, jobs: int 
         st.rates[0, :n] = rates
         if servers is not None:
             st.srv[0, :n] = servers
-        due = step(st, pr, 0)
+        due = advance()
     return fs.Replication(st.acc[0], st.rec[0])
 
 

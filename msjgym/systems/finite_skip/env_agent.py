@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from msjgym.core.env_batch import EnvBatch
+from msjgym.core.fast_call import FastCall
 from msjgym.core.observation import ObservationView
 from msjgym.core.user_policy import UserPolicy, checked_action
 from msjgym.errors import MsjgymError
@@ -207,6 +208,9 @@ class FiniteSkipEnvBatch(EnvBatch):
         self._reset_actions = np.zeros(num, np.int64)
         self._resetting = np.ones(num, np.bool_)
         self._buffers(num, spec.observation_size, spec.action_count)
+        self._step = FastCall(fc.step_batch, (self.state, self.params, spec.classes, spec.window, spec.horizon_jobs),
+                              (0, num, self._reset_actions, self._resetting, self.obs, self.masks, self.rewards,
+                               self.dts, self.ended))
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         self._call(0, len(actions), actions, resetting)
@@ -219,9 +223,7 @@ class FiniteSkipEnvBatch(EnvBatch):
         return fc.info(self.state, b)
 
     def _call(self, lo: int, hi: int, actions: np.ndarray, resetting: np.ndarray) -> None:
-        spec = self.spec
-        fc.step_batch(self.state, self.params, spec.classes, spec.window, spec.horizon_jobs, lo, hi, actions,
-                      resetting, self.obs, self.masks, self.rewards, self.dts, self.ended)
+        self._step(lo, hi, actions, resetting, self.obs, self.masks, self.rewards, self.dts, self.ended)
 
 
 def decision_params(model: FiniteSkipModel) -> FiniteSkipParams:

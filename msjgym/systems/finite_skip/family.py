@@ -63,18 +63,21 @@ class FiniteSkipRuns(api.Simulation):
             self.name = self.policy.label
 
     def compile_note(self) -> str | None:
-        """A line to print before :meth:`prepare` compiles something (None: cached, or a policy of the user's)."""
-        if self.decider is not None:
-            return None
+        """A line to print before :meth:`prepare` compiles something (None: cached)."""
         from msjgym.core.compiling import note
-        return note(fs.units(self.policy))
+        return note(self._units())
 
     def prepare(self) -> None:
-        """Compile (or load from the cache) the event loop and the built-in policy's kernel. A policy of the user's
-        decides in Python and its run prints nothing beside its result and its own errors: the loop's stepping entry
-        points it drives (``fs.agent_units``, compiled once per machine) load on its first step."""
+        """Compile (or load from the cache) what the run calls: the event loop and the built-in policy's kernel, or,
+        for a policy of the user's (deciding in Python), the loop's stepping entry points it drives."""
+        from msjgym.core.compiling import compile_units
         if self.decider is None:
             fs.prepare(self.policy)
+        else:
+            compile_units(self._units())
+
+    def _units(self) -> list:
+        return fs.units(self.policy) if self.decider is None else fs.agent_units()
 
     def advance(self, rep: int, max_events: int) -> int:
         if self.decider is None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from msjgym.api import load_scenario
 from msjgym.core.env_batch import EnvBatch
+from msjgym.core.fast_call import FastCall
 from msjgym.core.policy_registry import registered
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.errors import MsjgymError
@@ -120,6 +121,8 @@ class LossBatch(EnvBatch):
                                  KERNELS.addresses(registered("loss")[GREEDY]))
         reset_all(self.state, self.params)
         self._buffers(num, spec.observation_size, spec.action_count)
+        self._step = FastCall(lc.step_batch, (self.state, self.params, self.horizon, self.penalty),
+                              (np.zeros(num, np.int64), np.zeros(num, np.bool_), *self._outputs()))
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         """As ``EnvBatch.step``; ``lc.SKIP`` leaves a copy untouched (the agent runner's finished replications)."""
@@ -137,10 +140,17 @@ class LossBatch(EnvBatch):
         return {"time": float(self.state.flts[b, F_TIME]), "events": int(self.state.ints[b, I_EVENTS])}
 
     def _call(self, sub: slice, actions: np.ndarray, resetting: np.ndarray) -> None:
-        whole = sub == slice(None)
-        lc.step_batch(self.state if whole else rows(self.state, sub), self.params, self.horizon, self.penalty,
-                      actions, resetting, self.obs[sub], self.masks[sub], self.rewards[sub], self.dts[sub],
-                      self.ended[sub], self.codes[sub])
+        if sub == slice(None):  # every copy: the records bound, typed once
+            self._step(actions, resetting, *self._outputs())
+        else:
+            lc.step_batch(rows(self.state, sub), self.params, self.horizon, self.penalty, actions, resetting,
+                          *self._outputs(sub))
+
+    def _outputs(self, sub: slice | None = None) -> tuple[np.ndarray, ...]:
+        """The step's output buffers (rows ``sub``; None: the whole arrays)."""
+        if sub is None:
+            return self.obs, self.masks, self.rewards, self.dts, self.ended, self.codes
+        return self.obs[sub], self.masks[sub], self.rewards[sub], self.dts[sub], self.ended[sub], self.codes[sub]
 
 
 def loss_spec(scenario) -> LossSpec:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from msjgym.api import Param
+from msjgym.core.policy_registry import Param
 from msjgym.core import rng as streams
 from msjgym.core.jit import njit
 from msjgym.core.user_policy import compiled_params, compiled_source

@@ -12,6 +12,7 @@ import numpy as np
 
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import rng
+from msjgym.core.fast_call import FastCall
 from msjgym.core.jit import njit
 from msjgym.core.limits import MAX_WINDOW, TIME_RANGE
 from msjgym.core.validation import check_number
@@ -168,8 +169,11 @@ class MSJBatch(EnvBatch):
         return self.sim.state
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
-        msj_control.step_batch(self.sim.state, self.sim.params, self.ctl, actions, resetting, self.obs, self.masks,
-                               self.codes)
+        step = self.__dict__.get("_step")
+        if step is None or step.bound[0] is not self.sim.state:  # first call, or the storage grew: typed once more
+            step = self._step = FastCall(msj_control.step_batch, (self.sim.state, self.sim.params, self.ctl),
+                                         (actions, resetting, self.obs, self.masks, self.codes))
+        step(actions, resetting, self.obs, self.masks, self.codes)
         if self.codes.any():  # 1: refused (never, the environments check the masks first); 2: storage full
             bad = np.flatnonzero(self.codes == 1)
             if bad.size:  # a mismatch between mask and kernel

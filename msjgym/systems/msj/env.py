@@ -179,7 +179,13 @@ JOB_DOC = EnvDoc(
     Dai, Bao, Xie & Lu, "SchedInspector: a batch job scheduling inspector using reinforcement learning", HPDC'22):
     Discrete(2): 0 accepts the base order's pick (row 0, flagged by the ``heuristic`` column), which is then picked as
     above; 1 delays it: nothing starts now (no backfilling either) and the next decision comes after the next event.
-    Named actions: ``JobView.pick(i)``, ``JobView.accept``, ``JobView.delay``.""",
+    ``action="backfill"`` (RLBackfilling: Kolker-Hicks, Zhang & Dai, "A reinforcement learning based backfilling
+    strategy for HPC batch jobs", PMBS workshop at SC'23, arXiv:2404.09264; needs ``backfill="easy"``): Discrete(K):
+    the base order chooses the head (row 0), started while it fits; when it does not fit it is reserved at its shadow
+    time, and i backfills the job of row i now, one job per step, among the jobs EASY allows (the mask); when no shown
+    job is allowed, the system runs to the next event. An agent taking the first allowed row is ``priority`` with
+    EASY, job for job, while at most K jobs wait. Named actions: ``JobView.pick(i)``, ``JobView.accept``,
+    ``JobView.delay``.""",
     observation=_FEATURE_ROWS + (
         ("", "", "Row i (i < K) is the i-th best waiting job under ``base_order`` (``\"fcfs\"``: arrival order; "
                  "``\"sjf\"``, ``\"saf\"``, ``\"f1\"``, ``\"wfp3\"``, ``\"unicep\"``: the ``priority`` policy's orders, "
@@ -211,14 +217,16 @@ JOB_DOC = EnvDoc(
     Never terminated.""",
     masks="""``action_masks()`` (sb3-contrib's convention): pick: the rows holding a job (a job that does not fit may
     be picked: it is reserved); inspect: accept, and delay unless nothing runs and no job will arrive (delaying would
-    strand the waiting jobs). ``action_space.sample()`` draws among the allowed actions.""",
+    strand the waiting jobs); backfill: the shown jobs EASY allows now behind the reserved head (they fit, and end
+    by its shadow time by their requested times or fit in the servers it leaves free then). ``action_space.sample()``
+    draws among the allowed actions.""",
     info="""``time``, ``events`` (cumulative), ``waiting`` (jobs waiting now).""",
     arguments={
         "scenario": "a built-in scenario's name or a TOML scenario file (``msjgym list``; default "
                     "``\"lublin-feitelson\"``, a 10,000-job synthetic trace on 256 processors)",
         "window": "K, the waiting jobs shown (rows of the observation; actions of ``action=\"pick\"``)",
-        "action": "``\"pick\"`` (pick the head among the K shown jobs) or ``\"inspect\"`` (accept or delay the base "
-                  "order's pick)",
+        "action": "``\"pick\"`` (pick the head among the K shown jobs), ``\"inspect\"`` (accept or delay the base "
+                  "order's pick) or ``\"backfill\"`` (choose which job EASY backfills)",
         "base_order": "which K jobs are shown and in which order, and the order of the backfilling candidates: "
                       "``\"fcfs\"``, ``\"sjf\"``, ``\"saf\"``, ``\"f1\"``, ``\"wfp3\"``, ``\"unicep\"`` (the "
                       "``priority`` policy's orders, by requested times)",
@@ -239,7 +247,8 @@ JOB_DOC = EnvDoc(
                       "seconds)",
         "**params": "the scenario's parameters as keywords (e.g. ``processors=1024``, ``seed=3``)",
     },
-    version_history=("v0: initial version (pick and inspect actions; four rewards).",),
+    version_history=("v0: initial version (pick and inspect actions; four rewards); later added "
+                     "``action=\"backfill\"``.",),
 )
 
 

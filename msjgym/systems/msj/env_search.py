@@ -136,14 +136,17 @@ def _step_active(st, pr, ctl, jcs, actions, active, obs, masks, codes):
 
 class WindowRunner:
     """P candidates × W windows of one trace scenario, scheduled greedily through ``msjgym/JobScheduling-v0``'s
-    compiled decision path (no gymnasium): copy p·W + w runs candidate p on window w.
+    compiled decision path (no gymnasium): copy p·W + w runs candidate p on window w; ``action`` "pick" (default) or
+    "backfill" (the rows the mask allows are scored alike).
 
     ``env``: the environment's arguments (window, base_order, backfill, time_scale, bsld_threshold, ...);
     ``window_jobs``: jobs per window (each replayed from an empty machine to the completion of all of them)."""
 
     def __init__(self, scenario: Any, env: dict[str, Any], window_jobs: int, windows: int, candidates: int) -> None:
-        known = ("window", "base_order", "backfill", "time_scale", "bsld_threshold")
-        self.spec = JobSpec.make(scenario, action="pick", reward="mean-bounded-slowdown", horizon_jobs=window_jobs,
+        known = ("window", "action", "base_order", "backfill", "time_scale", "bsld_threshold")
+        if env.get("action", "pick") not in ("pick", "backfill"):
+            raise ValueError(f"action = {env['action']!r}: the search scores rows, \"pick\" or \"backfill\"")
+        self.spec = JobSpec.make(scenario, reward="mean-bounded-slowdown", horizon_jobs=window_jobs,
                                  trace_windows=True, **{k: v for k, v in env.items() if k in known})
         self.windows, self.candidates = int(windows), int(candidates)
         self.batch = JobBatch(self.spec, self.windows * self.candidates)

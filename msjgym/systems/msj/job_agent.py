@@ -16,6 +16,7 @@ import numpy as np
 from msjgym.api import Scenario
 from msjgym.core import rng
 from msjgym.core.env_batch import EnvBatch
+from msjgym.core.fast_call import FastCall
 from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
@@ -32,7 +33,7 @@ from msjgym.systems.msj.model import MSJModel
 
 JOB_ENV_ID = "msjgym/JobScheduling-v0"
 
-ACTIONS = {"pick": jc.ACTION_PICK, "inspect": jc.ACTION_INSPECT}
+ACTIONS = {"pick": jc.ACTION_PICK, "inspect": jc.ACTION_INSPECT, "backfill": jc.ACTION_BACKFILL}
 REWARDS = {"bounded-slowdown": jc.R_BSLD, "mean-bounded-slowdown": jc.R_MEAN_BSLD, "wait": jc.R_WAIT,
            "utilization": jc.R_UTIL}
 DEFAULT_WINDOW = 128
@@ -53,7 +54,7 @@ class JobSpec:
     Attributes:
         base: the system's part, validated as ``msjgym/MSJ-v0``'s (scenario, horizons, measurement, trace windows,
             τ of the bounded slowdown).
-        window: K, the waiting jobs shown (rows). action: "pick" or "inspect". base_order: the order that chooses
+        window: K, the waiting jobs shown (rows). action: "pick", "inspect" or "backfill". base_order: the order that chooses
             and sorts the shown jobs and orders the backfilling candidates (``priority``'s orders). backfill: the
             rule around a head that does not fit. reward: see the environment's Reward. time_scale: T of the time
             columns log(1 + t / T) (time units).
@@ -81,6 +82,9 @@ class JobSpec:
                                    ("backfill", backfill, BACKFILLS), ("reward", reward, REWARDS)):
             if value not in valid:
                 raise MsjgymError(f"{name} = {value!r}: must be one of {', '.join(map(repr, valid))}")
+        if action == "backfill" and backfill != "easy":
+            raise MsjgymError(f"backfill = {backfill!r}: action = \"backfill\" chooses the jobs EASY may backfill; "
+                              "it needs backfill = \"easy\"")
         scale = check_number("time_scale", time_scale, 1e-9, 1e12, error=MsjgymError,
                              why="T of the time features log(1 + t / T), in the scenario's time unit")
         if trace_windows is None:  # a trace: episodes are windows of horizon_jobs jobs, as RLScheduler trains
@@ -120,7 +124,7 @@ class JobSpec:
 
     @property
     def action_count(self) -> int:
-        return self.window if self.action == "pick" else 2
+        return 2 if self.action == "inspect" else self.window
 
     @cached_property
     def layout(self) -> JobLayout:
@@ -165,8 +169,11 @@ class JobBatch(EnvBatch):
         return self.sim.state
 
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
-        jc.step_batch(self.sim.state, self.sim.params, self.ctl, self.jc, actions, resetting, self.obs, self.masks,
-                      self.codes)
+        step = self.__dict__.get("_step")
+        if step is None or step.bound[0] is not self.sim.state:  # first call, or the storage grew: typed once more
+            step = self._step = FastCall(jc.step_batch, (self.sim.state, self.sim.params, self.ctl, self.jc),
+                                         (actions, resetting, self.obs, self.masks, self.codes))
+        step(actions, resetting, self.obs, self.masks, self.codes)
         if self.codes.any():
             bad = np.flatnonzero(self.codes == 1)
             if bad.size:

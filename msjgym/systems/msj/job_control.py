@@ -17,6 +17,15 @@ else reserve it and backfill, and stop), with the agent choosing the head:
   not asked while it waits; at every event it starts if it fits, else the rule backfills around its shadow time.
   ``B_CONSERVATIVE``: one pick per event: the picked job is placed first in the compression of the schedule, the
   others follow in the base order (``backfilling.conservative_sorted``), and the jobs whose reservation is now start.
+* ``ACTION_BACKFILL`` (RLBackfilling: Kolker-Hicks, Zhang & Dai, "A reinforcement learning based backfilling
+  strategy for HPC batch jobs", PMBS workshop at SC'23, arXiv:2404.09264): the base order chooses the head, as
+  ``priority`` does (started while it fits); when it does not fit, it is reserved at its shadow time and the agent
+  chooses which job to backfill, one at a time, among the shown jobs EASY would allow now (they fit now and end, by
+  their requested time, by the shadow time, or fit in the servers the head leaves free then): the mask. When no shown
+  job is allowed, the system runs to the next event. Only with ``B_EASY``. An agent that always takes the first
+  allowed row backfills as ``backfilling.easy`` does (the candidates in the base order, each started if allowed), so
+  it reproduces ``priority``'s EASY schedule job for job while no more than K jobs wait (EASY also considers the
+  jobs past the K shown).
 * ``ACTION_INSPECT`` (SchedInspector: Zhang, Dai, Bao, Xie & Lu, "SchedInspector: a batch job scheduling inspector
   using reinforcement learning", HPDC'22): the base order's best job (row 0) is the heuristic's pick; ``ACCEPT`` picks
   it as above, ``DELAY`` starts nothing and lets time run to the next event (no backfilling at this instant).
@@ -48,10 +57,11 @@ from msjgym.systems.msj import job_observation as jo
 from msjgym.systems.msj.control import F_REWARD, X_INITIAL, X_NEED_EVENT, X_TRUNCATED
 from msjgym.systems.msj.state import (
     INF, J_ARR, J_CLS, J_EST, J_HPOS, J_SEQ, NEED_CAPACITY, P_SERVERS, RUNNING, S_BUSY,
-    S_NCOMP, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, start_job)
+    S_NCOMP, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, estimated_remaining, start_job)
 
 ACTION_PICK = 0
 ACTION_INSPECT = 1
+ACTION_BACKFILL = 2
 ACCEPT = 0  # ACTION_INSPECT: accept the base order's pick
 DELAY = 1  # ACTION_INSPECT: start nothing now
 
@@ -61,7 +71,7 @@ R_WAIT = 2
 R_UTIL = 3
 
 # jc.ints[b, :]
-Y_ACTION = 0  # ACTION_PICK or ACTION_INSPECT
+Y_ACTION = 0  # ACTION_PICK, ACTION_INSPECT or ACTION_BACKFILL
 Y_ORDER = 1  # the base order (priority.O_*)
 Y_BACKFILL = 2  # the backfilling rule (priority.B_*)
 Y_REWARD = 3  # R_*
@@ -256,11 +266,57 @@ def observe(st, pr, ctl, jc, b, obs, mask):
         obs[i, jo.QUEUE] = q / K
         obs[i, jo.QUEUE_NEED] = queue_need / n
         obs[i, jo.HEAD_DELAY] = head_delay
+    if jc.ints[b, Y_ACTION] == ACTION_BACKFILL and shown > 0:
+        _backfill_mask(st, pr, jc, b, P, shown, free, now, mask)
     if jc.ints[b, Y_ACTION] == ACTION_INSPECT:
         mask[:] = False
         mask[ACCEPT] = shown > 0
         # delaying when nothing runs and no job will arrive would strand the waiting jobs
         mask[DELAY] = st.sys_i[b, S_NSERV] > 0 or st.sys_f[b, T_NEXT_ARR] < INF or shown == 0
+
+
+@njit
+def _backfill_mask(st, pr, jc, b, P, shown, free, now, mask):
+    """``ACTION_BACKFILL``: the shown jobs EASY allows now behind the head (row 0, the base order's best): they fit in
+    the ``free`` servers and end by the head's shadow time (by their requested times) or fit in the servers free then
+    beyond the head's need (``backfilling.easy_backfill``'s rule; shadow and extra from the profile ``jc.ends/avail``
+    of :func:`_profile`, the steps of ``backfilling.reservation``). If the head fits, only row 0 (start it)."""
+    mask[:] = False
+    head = jc.slots[b, 0]
+    need = pr.need[st.job_i[b, head, J_CLS]]
+    if need <= free:
+        mask[0] = True
+        return
+    lo = 0
+    while jc.avail[b, lo] < need:  # the first estimated end from which the head fits (it does once all have ended)
+        lo += 1
+    shadow = jc.ends[b, lo]
+    extra = jc.avail[b, lo] - need
+    for i in range(1, shown):
+        j = jc.slots[b, i]
+        m = pr.need[st.job_i[b, j, J_CLS]]
+        if m <= free and (now + estimated_remaining(st, b, j, now) <= shadow or m <= extra):
+            mask[i] = True
+
+
+@njit
+def _backfill_epoch(st, pr, ctl, jc, b, obs, mask):
+    """``ACTION_BACKFILL`` at a decision epoch: start the base order's head if it fits (returns False: run on);
+    else reserve it and observe; True if some shown job may be backfilled (the agent decides), else wait for the next
+    event (False)."""
+    now = st.sys_f[b, T_NOW]
+    base, q = heap_waiting(st, pr, b, jc.ints[b, Y_ORDER], now)
+    head = st.own_i[b, base]
+    if pr.need[st.job_i[b, head, J_CLS]] <= pr.ints[P_SERVERS] - st.sys_i[b, S_BUSY]:
+        start_job(st, pr, b, head)
+        return False
+    jc.ints[b, Y_HEAD] = head + 1
+    jc.ints[b, Y_HEAD_SEQ] = st.job_i[b, head, J_SEQ]
+    observe(st, pr, ctl, jc, b, obs, mask)
+    if mask.any():
+        return True
+    control.wait(ctl, b)
+    return False
 
 
 # ---------------------------------------------------------------- steps
@@ -283,6 +339,9 @@ def apply_action(st, pr, ctl, jc, b, action):
             control.wait(ctl, b)
             return True
         return False
+    if jc.ints[b, Y_ACTION] == ACTION_BACKFILL:
+        start_job(st, pr, b, j)  # allowed by the mask: it fits now
+        return True
     pick(st, pr, ctl, jc, b, j)
     return True
 
@@ -313,16 +372,23 @@ def _episode_reward(st, pr, ctl, jc, b):
 @njit
 def resume_system(st, pr, ctl, jc, b, obs, mask):
     """Events up to the next decision, then the observation; 0, or 2 when out of job slots (grow, call again)."""
+    observed = False
     while True:
         status = control.advance(st, pr, ctl, b)
         if status == NEED_CAPACITY:
             return 2
-        if status != RUNNING or ctl.ints[b, X_TRUNCATED] or jc.ints[b, Y_BACKFILL] != B_NARROW:
+        if status != RUNNING or ctl.ints[b, X_TRUNCATED]:
             break
-        if not _follow_narrow_head(st, pr, ctl, b):
+        if jc.ints[b, Y_ACTION] == ACTION_BACKFILL:
+            observed = _backfill_epoch(st, pr, ctl, jc, b, obs, mask)
+            if observed:
+                break
+            continue
+        if jc.ints[b, Y_BACKFILL] != B_NARROW or not _follow_narrow_head(st, pr, ctl, b):
             break
     _episode_reward(st, pr, ctl, jc, b)
-    observe(st, pr, ctl, jc, b, obs, mask)
+    if not observed:
+        observe(st, pr, ctl, jc, b, obs, mask)
     return 0
 
 
@@ -333,6 +399,8 @@ def step_system(st, pr, ctl, jc, b, action, obs, mask):
     control.begin_step(ctl, b)
     if ctl.ints[b, X_INITIAL]:
         ctl.ints[b, X_INITIAL] = 0
+    elif jc.ints[b, Y_ACTION] == ACTION_BACKFILL and (action < 0 or action >= mask.size or not mask[action]):
+        return 1  # a job EASY would not backfill now (the mask of the last observation)
     elif not apply_action(st, pr, ctl, jc, b, action):
         return 1
     return resume_system(st, pr, ctl, jc, b, obs, mask)

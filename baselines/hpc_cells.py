@@ -1,0 +1,124 @@
+"""The cell table of the learned HPC schedulers (``baselines/README.md``): every recorded ``hpc_pick*`` model on every
+held-out cell, exact requested times and users' estimates, paired with the best heuristic of the cell.
+
+    python baselines/hpc_cells.py [--windows 100] [--first 30] [--models NAME ...] [--estimates exact tsafrir]
+                                  [--out baselines/results/hpc_cells.json] [--redo]
+
+For each model (``baselines/results/NAME.zip``, its recipe ``baselines/NAME.toml`` giving the baselines: the six
+priority orders under the model's backfilling rule) and each of the eight held-out traces (cells i-iv, with exact
+requested times and with Tsafrir estimates), the learned policy and the six heuristics run on the same ``windows``
+windows of 1,024 jobs (``msjgym evaluate --windows N --window-jobs 1024 --seed 2027``: window w from
+``SeedSequence(2027).spawn(N)[w]``, so the first 30 of 100 windows are the 30 of ``--windows 30``). The best
+heuristic of a cell is the one with the lowest mean over the windows used; the paired difference learned − best is
+given with its 95 % Student-t CI, for the first ``first`` windows and for all of them. Window starts are drawn
+independently and uniformly over the trace's 20,000 jobs, so windows overlap (100 windows of 1,024 jobs cover each
+job about 5 times): the windows are i.i.d. draws of "a random 1,024-job window of this trace", and the CI is about
+that trace's windows, not about other draws of the generator. Writes every window's value to ``--out`` (JSON) after
+every cell; a second run evaluates only the cells not there yet (``--redo``: all again).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+CELLS = {
+    "i": "lublin_256_heldout", "ii": "lublin_256_seed7", "iii": "lublin_256_high_load", "iv": "lublin_1024",
+}
+MODELS = ("hpc_pick", "hpc_pick_est", "hpc_pick_easy", "hpc_pick_easy_est")
+
+
+def paired(learned: np.ndarray, best: np.ndarray) -> tuple[float, float, int]:
+    """(mean, 95 % CI half-width) of learned − best, and the windows where learned is lower."""
+    from msjgym.evaluate.intervals import t_interval
+
+    d = t_interval(learned - best)
+    return d.mean, d.ci95, int((learned < best).sum())
+
+
+def main(argv: list[str] | None = None) -> int:
+    import train  # baselines/train.py: the recipes' baselines
+
+    import msjgym
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--windows", type=int, default=100)
+    parser.add_argument("--first", type=int, default=30)
+    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--redo", action="store_true", help="evaluate the cells already in --out again")
+    parser.add_argument("--estimates", nargs="+", default=["exact", "tsafrir"], choices=["exact", "tsafrir"])
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "hpc_cells.json")
+    args = parser.parse_args(argv)
+    if not 2 <= args.first <= args.windows:
+        raise SystemExit(f"--first {args.first}: must be in [2, --windows = {args.windows}]")
+    run = {"seed": 2027, "windows": args.windows, "window_jobs": 1024, "bsld_threshold": 10.0, "references": False}
+    record: dict = {"windows": args.windows, "first": args.first, "window_jobs": 1024, "seed": 2027, "cells": {},
+                    "heuristics": {}}
+    if args.out.is_file():  # the cells done (unless --redo) and the heuristics' windows are kept
+        old = json.loads(args.out.read_text())
+        if (old["windows"], old["first"]) == (args.windows, args.first):
+            record["cells"] = {k: v for k, v in old["cells"].items() if not args.redo}
+            record["heuristics"] = old.get("heuristics", {})
+    heuristics_done = {k: {p: np.asarray(v) for p, v in h.items()} for k, h in record["heuristics"].items()}
+    lines = ["| model | estimates | cell | learned | best heuristic | paired, first {0} | paired, all {1} |"
+             .format(args.first, args.windows), "|---|---|---|---|---|---|---|"]
+    for name in args.models:
+        model = HERE / "results" / f"{name}.zip"
+        if not model.is_file():
+            print(f"{model}: missing, skipped", flush=True)
+            continue
+        config = train.load_config(HERE / f"{name}.toml")
+        backfill = config["env"]["backfill"]
+        for estimates in args.estimates:
+            for cell, stem in CELLS.items():
+                if f"{name}/{estimates}/{cell}" in record["cells"]:
+                    continue
+                trace = HERE / "scenarios" / (stem + ("_tsafrir" if estimates == "tsafrir" else "") + ".toml")
+                scenario = msjgym.load_scenario(str(trace), {})
+                key = f"{backfill} {trace.name}"
+                if key not in heuristics_done:
+                    heuristics_done[key] = {
+                        b.label: np.asarray([r["bounded_slowdown"] for r in msjgym.evaluate(
+                            scenario, b, **run).replications]) for b in train.baseline_policies(config["evaluate"])}
+                    record["heuristics"][key] = {k: v.tolist() for k, v in heuristics_done[key].items()}
+                heuristics = heuristics_done[key]
+                learned = np.asarray([r["bounded_slowdown"] for r in msjgym.evaluate(
+                    scenario, f"sb3:{model}", progress=False, **run).replications])
+                row = {"learned": learned.tolist(), "heuristics": key}
+                parts = []
+                for n in (args.first, args.windows):
+                    best = min(heuristics, key=lambda k: heuristics[k][:n].mean())
+                    mean, ci, lower = paired(learned[:n], heuristics[best][:n])
+                    row[f"paired_{n}"] = {"best": best, "mean": mean, "ci95": ci, "lower_on": lower}
+                    verdict = "win" if mean + ci < 0 else "loss" if mean - ci > 0 else "tie"
+                    parts.append(f"{mean:+.1f} ± {ci:.1f} vs {best.split('order=')[1].split(',')[0]} ({verdict}; "
+                                 f"lower on {lower}/{n})")
+                best = min(heuristics, key=lambda k: heuristics[k].mean())
+                row["line"] = (f"| {name} | {estimates} | ({cell}) | {learned.mean():.1f} | "
+                               f"{best.split('order=')[1].split(',')[0]} {heuristics[best].mean():.1f} | "
+                               + " | ".join(parts) + " |")
+                record["cells"][f"{name}/{estimates}/{cell}"] = row
+                print(row["line"], flush=True)
+                _write(args.out, record, lines)  # after every cell: a long run keeps what it has done
+    _write(args.out, record, lines)
+    print("\n" + record["table"] + f"\n\nwrote {args.out}")
+    return 0
+
+
+def _write(out: Path, record: dict, lines: list[str]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    order = {m: i for i, m in enumerate(MODELS)}
+    keys = sorted(record["cells"], key=lambda k: (order.get(k.split("/")[0], 99), k.split("/")[1],
+                                                  list(CELLS).index(k.split("/")[2])))
+    record["table"] = "\n".join(lines + [record["cells"][k]["line"] for k in keys])
+    out.write_text(json.dumps(record, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
