@@ -147,7 +147,10 @@ class JobSpec:
 
 
 class JobBatch(EnvBatch):
-    """B systems under an agent's job-by-job control (an :class:`~msjgym.core.env_batch.EnvBatch`)."""
+    """B systems under an agent's job-by-job control (an :class:`~msjgym.core.env_batch.EnvBatch`). ``control`` is
+    the job-control module the batch steps (a derived family's batch sets its own and writes only ``__init__``)."""
+
+    control = jc
 
     def __init__(self, spec: JobSpec, batch: int) -> None:
         self.spec = spec
@@ -171,7 +174,7 @@ class JobBatch(EnvBatch):
     def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         step = self.__dict__.get("_step")
         if step is None or step.bound[0] is not self.sim.state:  # first call, or the storage grew: typed once more
-            step = self._step = FastCall(jc.step_batch, (self.sim.state, self.sim.params, self.ctl, self.jc),
+            step = self._step = FastCall(self.control.step_batch, (self.sim.state, self.sim.params, self.ctl, self.jc),
                                          (actions, resetting, self.obs, self.masks, self.codes))
         step(actions, resetting, self.obs, self.masks, self.codes)
         if self.codes.any():
@@ -185,7 +188,7 @@ class JobBatch(EnvBatch):
 
     def step_one(self, b: int, action: int) -> None:
         """Step system b alone (the agent path of :func:`msjgym.evaluate`)."""
-        self.codes[b] = jc.step_system(self.sim.state, self.sim.params, self.ctl, self.jc, b, action, self.obs[b],
+        self.codes[b] = self.control.step_system(self.sim.state, self.sim.params, self.ctl, self.jc, b, action, self.obs[b],
                                        self.masks[b])
         if self.codes[b] == 1:
             raise RuntimeError(f"env {b}: the control layer refused action {action}, which its mask allowed")
@@ -194,8 +197,8 @@ class JobBatch(EnvBatch):
     def reset_copies(self, which: np.ndarray) -> None:
         state, params = self.sim.state, self.sim.params
         for b in which:
-            jc.reset_system(state, params, self.ctl, self.jc, b)
-            jc.observe(state, params, self.ctl, self.jc, b, self.obs[b], self.masks[b])
+            self.control.reset_system(state, params, self.ctl, self.jc, b)
+            self.control.observe(state, params, self.ctl, self.jc, b, self.obs[b], self.masks[b])
             self.masks[b, :] = True  # the initial state: every action is allowed (and starts the clock)
         self._outputs()
 
@@ -211,7 +214,7 @@ class JobBatch(EnvBatch):
         """Grow the job storage and resume the systems that ran out of it (codes == 2)."""
         while (self.codes == 2).any():
             self.sim.grow()
-            jc.resume_batch(self.sim.state, self.sim.params, self.ctl, self.jc, self.codes == 2, self.obs,
+            self.control.resume_batch(self.sim.state, self.sim.params, self.ctl, self.jc, self.codes == 2, self.obs,
                             self.masks, self.codes)
 
     def ended_now(self) -> np.ndarray:
@@ -223,16 +226,21 @@ class JobAgentReplications:
     """``reps`` replications of a multiserver-job scenario scheduled by ``policy`` (``FILE.py:NAME``,
     ``sb3:MODEL.zip`` or a policy object) through ``msjgym/JobScheduling-v0``'s observation (``settings``: its
     arguments, e.g. a model's saved ones), with the seeds of the built-in path. The interface of
-    :class:`msjgym.systems.msj.agent.AgentReplications`."""
+    :class:`msjgym.systems.msj.agent.AgentReplications`. ``spec_class``, ``batch_class`` and ``settings_keys`` are
+    what a derived family's environment replaces."""
+
+    spec_class = JobSpec
+    batch_class = JobBatch
+    settings_keys = ("window", "action", "base_order", "backfill", "time_scale")
+    """The environment's arguments a saved model's settings carry into the evaluation."""
 
     def __init__(self, scenario: Scenario, policy: Any, settings: dict[str, Any], *, reps: int = 10,
                  jobs: int = 100_000, warmup: int = 0, batches: int = 20, seed: int = 0) -> None:
-        known = ("window", "action", "base_order", "backfill", "time_scale")
-        spec = JobSpec.make(scenario, horizon_jobs=None, jobs=jobs, warmup=warmup, batches=batches,
-                            trace_windows=False, reward="bounded-slowdown",
-                            **{k: v for k, v in settings.items() if k in known})
+        spec = self.spec_class.make(scenario, horizon_jobs=None, jobs=jobs, warmup=warmup, batches=batches,
+                                    trace_windows=False, reward="bounded-slowdown",
+                                    **{k: v for k, v in settings.items() if k in self.settings_keys})
         self.name, self.decide = load_user_policy(policy, spec)
-        self.batch = batch = JobBatch(spec, reps)
+        self.batch = batch = self.batch_class(spec, reps)
         batch.seed(np.random.SeedSequence(seed).spawn(reps))
         batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
         self.steps = [0] * reps

@@ -9,16 +9,9 @@ batch: :mod:`msjgym.systems.multi_resource.job_agent`; the compiled steps:
 """
 from __future__ import annotations
 
-import gymnasium as gym
-import numpy as np
-
-from msjgym.envs.base import BatchedEnv, BatchedVectorEnv, EnvRegistration
+from msjgym.envs.base import EnvRegistration
 from msjgym.envs.docs import EnvDoc
-from msjgym.errors import MsjgymError
-from msjgym.evaluate.evaluator import summarize
-from msjgym.evaluate.result import Result
-from msjgym.systems.msj.family import EpisodeRuns
-from msjgym.systems.msj.state import RUNNING
+from msjgym.systems.msj.env import JobSchedulingEnv, JobSchedulingVectorEnv
 from msjgym.systems.multi_resource.job_agent import (
     RESOURCE_JOB_ENV_ID, ResourceJobBatch, ResourceJobSpec)
 from msjgym.systems.multi_resource.job_observation import FIXED_COLUMNS, RESOURCE_COLUMNS
@@ -95,23 +88,19 @@ DOC = EnvDoc(
 )
 
 
-class MultiResourceJobsVectorEnv(BatchedVectorEnv):
+class MultiResourceJobsVectorEnv(JobSchedulingVectorEnv):
     __doc__ = """``num_envs`` independent copies of ``msjgym/MultiResourceJobs-v0`` (same arguments), stepped by one
     compiled call (see :class:`~msjgym.envs.base.BatchedVectorEnv`: NEXT_STEP autoreset, ``reset(seed=s)`` seeds copy
-    i from ``SeedSequence(s).spawn(num_envs)[i]``, masks in ``action_masks()``).
+    i from ``SeedSequence(s).spawn(num_envs)[i]``, masks in ``action_masks()``); MSJ's job-scheduling vector
+    environment with this family's spec and batch.
     """ + DOC.docstring()
 
     doc = DOC
     spec_type = ResourceJobSpec
     batch_type = ResourceJobBatch
 
-    @staticmethod
-    def observation_space_of(spec: ResourceJobSpec) -> gym.spaces.Box:
-        """Box(0, inf, (K, F), float32)."""
-        return gym.spaces.Box(0.0, np.inf, spec.observation_shape, np.float32)
 
-
-class MultiResourceJobsEnv(BatchedEnv):
+class MultiResourceJobsEnv(JobSchedulingEnv):
     __doc__ = """A multi-resource machine whose next job an agent picks from the K best waiting jobs, each a row of
     normalised features.
     """ + DOC.docstring()
@@ -119,10 +108,3 @@ class MultiResourceJobsEnv(BatchedEnv):
     doc = DOC
     vector_type = MultiResourceJobsVectorEnv
 
-    def episode_result(self) -> Result:
-        """The episode's statistics, exactly as ``msjgym.evaluate`` reports them (meaningful with ``jobs``)."""
-        sim = self._venv._batch.sim
-        if sim.status(0) == RUNNING:
-            raise MsjgymError("episode_result(): the measurement is not complete (make the environment with jobs=N "
-                              "and step until the episode ends)")
-        return summarize(self.spec_.scenario, "agent", EpisodeRuns(self.spec_.scenario, sim), -1, 0.0, 0.0)

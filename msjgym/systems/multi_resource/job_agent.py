@@ -14,17 +14,14 @@ import numpy as np
 
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import rng
-from msjgym.core.env_batch import EnvBatch
-from msjgym.core.user_policy import checked_action, load_user_policy
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj import backfilling
 from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import job_control as msj_jc
-from msjgym.systems.msj import state as msj
-from msjgym.systems.msj.agent import EnvSpec, _outputs
+from msjgym.systems.msj.agent import EnvSpec
 from msjgym.systems.msj.family import AgentRuns, job_env_settings
-from msjgym.systems.msj.job_agent import DEFAULT_WINDOW, MAX_JOB_WINDOW
+from msjgym.systems.msj.job_agent import DEFAULT_WINDOW, MAX_JOB_WINDOW, JobAgentReplications, JobBatch
 from msjgym.systems.msj.job_observation import DEFAULT_TIME_SCALE
 from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD
 from msjgym.systems.multi_resource import job_control as jc
@@ -133,8 +130,11 @@ class ResourceJobSpec:
         return {"window": self.window, "base_order": self.base_order, "time_scale": self.time_scale}
 
 
-class ResourceJobBatch(EnvBatch):
-    """B multi-resource systems under an agent's job-by-job control."""
+class ResourceJobBatch(JobBatch):
+    """B multi-resource systems under an agent's job-by-job control: MSJ's :class:`~msjgym.systems.msj.job_agent.JobBatch`
+    stepping this family's job control."""
+
+    control = jc
 
     def __init__(self, spec: ResourceJobSpec, batch: int) -> None:
         self.spec = spec
@@ -149,86 +149,17 @@ class ResourceJobBatch(EnvBatch):
         self._buffers(batch, spec.observation_size, spec.action_count)
         self.obs = np.zeros((batch, *spec.observation_shape), np.float32)
 
-    @property
-    def state(self):
-        return self.sim.state
 
-    def step(self, actions: np.ndarray, resetting: np.ndarray) -> None:
-        jc.step_batch(self.sim.state, self.sim.params, self.ctl, self.jc, actions, resetting, self.obs, self.masks,
-                      self.codes)
-        if self.codes.any():
-            bad = np.flatnonzero(self.codes == 1)
-            if bad.size:
-                b = int(bad[0])
-                raise RuntimeError(f"env {b}: the control layer refused action {int(actions[b])}, which its mask "
-                                   "allowed")
-            self.finish()
-        self._outputs()
-
-    def step_one(self, b: int, action: int) -> None:
-        """Step system b alone (the agent path of :func:`msjgym.evaluate`)."""
-        self.codes[b] = jc.step_system(self.sim.state, self.sim.params, self.ctl, self.jc, b, action, self.obs[b],
-                                       self.masks[b])
-        if self.codes[b] == 1:
-            raise RuntimeError(f"env {b}: the control layer refused action {action}, which its mask allowed")
-        self.finish()
-
-    def reset_copies(self, which: np.ndarray) -> None:
-        state, params = self.sim.state, self.sim.params
-        for b in which:
-            jc.reset_system(state, params, self.ctl, self.jc, b)
-            jc.observe(state, params, self.ctl, self.jc, b, self.obs[b], self.masks[b])
-            self.masks[b, :] = True  # the initial state: every action is allowed (and starts the clock)
-        self._outputs()
-
-    def _outputs(self) -> None:
-        _outputs(self.ctl.floats, self.ctl.ints, self.sim.state.sys_i, self.rewards, self.dts, self.ended)
-
-    def info(self, b: int) -> dict:
-        state = self.sim.state
-        return {"time": float(state.sys_f[b, msj.T_NOW]), "events": int(state.sys_i[b, msj.S_EVENTS]),
-                "waiting": int(state.sys_i[b, msj.S_NJOBS] - state.sys_i[b, msj.S_NSERV])}
-
-    def finish(self) -> None:
-        """Grow the job storage and resume the systems that ran out of it (codes == 2)."""
-        while (self.codes == 2).any():
-            self.sim.grow()
-            jc.resume_batch(self.sim.state, self.sim.params, self.ctl, self.jc, self.codes == 2, self.obs,
-                            self.masks, self.codes)
-
-    def ended_now(self) -> np.ndarray:
-        """bool[B]: truncated at the horizon, or the measurement is complete."""
-        return (self.ctl.ints[:, msj_control.X_TRUNCATED] != 0) | (self.sim.state.sys_i[:, msj.S_STATUS] != msj.RUNNING)
-
-
-class ResourceJobReplications:
+class ResourceJobReplications(JobAgentReplications):
     """``reps`` replications of a multi-resource scenario scheduled by ``policy`` (``FILE.py:NAME``, ``sb3:MODEL.zip``
     or a policy object) through ``msjgym/MultiResourceJobs-v0``'s observation (``settings``: its arguments, e.g. a
     model's saved ones), with the seeds of the built-in path (the interface of
     :class:`msjgym.systems.msj.job_agent.JobAgentReplications`)."""
 
-    def __init__(self, scenario: Scenario, policy: Any, settings: dict[str, Any], *, reps: int = 10,
-                 jobs: int = 100_000, warmup: int = 0, batches: int = 20, seed: int = 0) -> None:
-        known = ("window", "base_order", "time_scale")
-        spec = ResourceJobSpec.make(scenario, horizon_jobs=None, jobs=jobs, warmup=warmup, batches=batches,
-                                    trace_windows=False, reward="bounded-slowdown",
-                                    **{k: v for k, v in settings.items() if k in known})
-        self.name, self.decide = load_user_policy(policy, spec)
-        self.batch = batch = ResourceJobBatch(spec, reps)
-        batch.seed(np.random.SeedSequence(seed).spawn(reps))
-        batch.step(np.zeros(reps, np.int64), np.ones(reps, np.bool_))
-        self.steps = [0] * reps
+    spec_class = ResourceJobSpec
+    settings_keys = ("window", "base_order", "time_scale")
 
-    def advance(self, b: int, max_steps: int) -> int:
-        """Let the policy take up to ``max_steps`` decisions in replication b; returns its simulation status."""
-        batch = self.batch
-        for _ in range(max_steps):
-            if batch.ended_now()[b]:
-                break
-            action = checked_action(self.decide, batch.obs[b], batch.masks[b], self.name, b, self.steps[b])
-            batch.step_one(b, action)
-            self.steps[b] += 1
-        return batch.sim.status(b)
+    batch_class = ResourceJobBatch
 
 
 def check_user_policy(policy: Any, run: Any) -> dict[str, Any]:
