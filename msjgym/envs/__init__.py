@@ -9,9 +9,11 @@ its own folder, as ``msjgym/systems/<family>/env.py``: it is found there the sam
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import pkgutil
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -37,9 +39,25 @@ def _env_modules() -> list[str]:
     return names
 
 
+def _training_helper(name: str) -> bool:
+    """Whether module ``name`` imports a package of the ``rl`` extra at its top level: a training helper (its own
+    imports load torch, seconds of start-up), imported by whoever uses it, never by discovery."""
+    origin = importlib.util.find_spec(name).origin
+    tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+    for node in tree.body:
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        if any(m.split(".")[0] in _RL_EXTRA for m in modules):
+            return True
+    return False
+
+
 def _discover() -> None:
-    """Import every environment module (:func:`_env_modules`); collect its ``ENVS`` and export its ``__all__``."""
+    """Import every environment module (:func:`_env_modules`) but the training helpers (:func:`_training_helper`);
+    collect its ``ENVS`` and export its ``__all__``."""
     for name in _env_modules():
+        if _training_helper(name):
+            continue
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:  # a training helper of the optional rl extra, without that extra

@@ -13,7 +13,6 @@ from msjgym.core.references import Reference
 from msjgym.systems.msj.contract import Policy
 from msjgym.systems.msj.model import MSJModel
 from msjgym.theory import queues
-from msjgym.theory.multi_resource import capacity_region
 from msjgym.systems.msj.theory import multilevel, server_filling, zero_queueing
 from msjgym.systems.msj.theory.open_fcfs import solve_open_fcfs
 from msjgym.theory.saturated import one_and_n_mean_relative_completions, one_and_n_throughput, saturated_fcfs
@@ -53,9 +52,19 @@ def _throughput_optimal(model: MSJModel, policy: Policy) -> list[Reference]:
     :func:`msjgym.theory.multi_resource.capacity_region` with one resource."""
     if policy.name not in THROUGHPUT_OPTIMAL:
         return []
+    from msjgym.theory.multi_resource import capacity_region  # scipy.optimize: imported when a reference needs it
+
     rho = model.load
-    region = capacity_region([model.servers], 1, [[int(m)] for m in model.needs], model.class_arrival_rates,
-                             model.mean_service)
+    try:
+        region = capacity_region([model.servers], 1, [[int(m)] for m in model.needs], model.class_arrival_rates,
+                                 model.mean_service)
+    except ValueError as exc:  # too many configurations to enumerate (e.g. a trace with many sizes): no verdict
+        return [Reference(
+            quantity="stability", kind="condition",
+            description=f"{policy.name} is throughput-optimal: stable iff the load is inside the capacity region, not "
+                        f"computed here ({exc}); ρ = {rho:.4g}",
+            source=THROUGHPUT_OPTIMAL[policy.name], value=rho, upper=1.0, predicts_stable=None if rho < 1 else False,
+            threshold=model.arrival_rate / rho)]
     if not region.fragmented:
         return [Reference(
             quantity="stability", kind="condition",
