@@ -15,7 +15,13 @@ class ScenarioError(MsjgymError):
 
 
 class UnknownParameter(ScenarioError):
-    """An override names a key the scenario does not have (the command line then tries the policy's parameters)."""
+    """An override names a key the scenario does not have (the command line then tries the policy's parameters).
+    ``key`` is that override's key as given (``arrivals.skip_bad_lines``), so a caller can say it in the user's
+    terms (the flag that set it) without reading the message."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class PolicyError(MsjgymError):
@@ -27,4 +33,7 @@ def prefixed(exc: MsjgymError, prefix: str) -> MsjgymError:
     derives from (so ``except UnknownParameter`` still catches it; a private subclass with another constructor, such
     as a distribution's field error, never breaks the re-raise)."""
     public = next(cls for cls in type(exc).__mro__ if cls.__module__ == __name__)
-    return public(f"{prefix}{exc}")
+    out = public(f"{prefix}{exc}")
+    if isinstance(exc, UnknownParameter):
+        out.key = exc.key
+    return out

@@ -146,8 +146,9 @@ def flag_not_for(error: Exception, scenario_keys: Mapping[str, Any], scenario: s
     """``error`` (an unknown scenario parameter) said in terms of the flag that set it, when a flag did (e.g.
     ``--skip-bad-lines`` on a scenario without a trace, whose key ``arrivals.skip_bad_lines`` the user never wrote);
     else ``error`` itself."""
+    unknown = getattr(error, "key", None)  # UnknownParameter's key: the override the scenario does not have
     for key in scenario_keys:
         option = flag_of_key(key)
-        if option is not None and repr(key) in str(error):
+        if option is not None and unknown == key:
             return MsjgymError(f"{option.flag}: not for scenario {show(scenario)} ({option.help})")
     return error

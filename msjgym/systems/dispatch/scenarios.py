@@ -256,7 +256,7 @@ def load_lb_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
     unknown = [key for key in overrides if key not in KEYS]
     if unknown:
         valid = ", ".join(KEYS)
-        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters: {valid}")
+        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters: {valid}", key=unknown[0])
     try:
         dist = overrides.get("dist")
         if dist is not None:

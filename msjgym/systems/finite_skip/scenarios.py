@@ -130,7 +130,8 @@ def load_finite_skip(name: str, overrides: Mapping[str, object] | None = None) -
     unknown = [k for k in overrides if k not in valid]
     if unknown:
         shown = ", ".join(f"{k}={v}" for k, v in valid.items())
-        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {shown}")
+        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {shown}",
+                               key=unknown[0])
     load = overrides.pop("load", 0.6)
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not (math.isfinite(load) and load > 0):
         raise ScenarioError(f"{name}: load = {load!r}: must be a finite number in (0, inf) (ρ = λE[S])")

@@ -49,7 +49,8 @@ def load_loss_scenario(name: str, overrides: Mapping[str, object]) -> Scenario:
     unknown = [key for key in overrides if key not in defaults]
     if unknown:
         valid = ", ".join(f"{k}={v!r}" for k, v in defaults.items())
-        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}")
+        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}",
+                               key=unknown[0])
     merged = dict(defaults) | dict(overrides)
     if "lam" in overrides and not ("alpha" in overrides or "beta" in overrides):
         merged["alpha"] = merged["beta"] = None

@@ -581,7 +581,7 @@ def _step(node: object, part: str, key: str, here: str) -> str | int:
         if part in node:
             return part
         valid = ", ".join(str(k) for k in node) or "(none)"
-        raise UnknownParameter(f"override {key}: no key {here} in the scenario; keys there: {valid}")
+        raise UnknownParameter(f"override {key}: no key {here} in the scenario; keys there: {valid}", key=key)
     raise ScenarioError(f"override {key}: {here.rpartition('.')[0]} is a value, not a table or array")
 
 
@@ -805,7 +805,8 @@ def _load_builtin(name: str, overrides: dict[str, object]) -> Scenario:
     unknown = [key for key in overrides if key not in builtin.params]
     if unknown:
         valid = ", ".join(f"{k}={p.shown()}" for k, p in builtin.params.items())
-        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}")
+        raise UnknownParameter(f"{name}: unknown parameter {unknown[0]!r}; valid parameters (defaults): {valid}",
+                               key=unknown[0])
     merged = {key: param.default for key, param in builtin.params.items()} | overrides
     try:
         params, spec = builtin.build(merged)

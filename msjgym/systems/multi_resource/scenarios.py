@@ -40,7 +40,7 @@ import numpy as np
 from msjgym import api
 from msjgym.core.paths import is_regular_file
 from msjgym.core.validation import show
-from msjgym.errors import ScenarioError, prefixed
+from msjgym.errors import ScenarioError, UnknownParameter, prefixed
 from msjgym.systems.msj.scenarios import (
     _apply_file_overrides, load_scenario_file, model_from_spec, scenario_system)
 from msjgym.systems.multi_resource.contract import FAMILY
@@ -171,7 +171,7 @@ def _apply_own(spec: Mapping, own: Mapping[str, Any]) -> dict:
             elif isinstance(node, dict) and part in node:
                 node = node[part]
             else:
-                raise ScenarioError(f"override {key}: no key {here} in the scenario")
+                raise UnknownParameter(f"override {key}: no key {here} in the scenario", key=key)
         if not isinstance(node, dict):
             raise ScenarioError(f"override {key}: {'.'.join(parts[:-1])} is not a table")
         node[parts[-1]] = copy.deepcopy(value)
