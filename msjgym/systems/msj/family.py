@@ -223,11 +223,12 @@ class _MSJRuns(api.Simulation):
             sim, b = self._at(rep)
             completion = sim.completion_times(b)[:len(trace)]
             wait = sim.wait_times(b)[:len(trace)]
+            estimate = sim.estimates(b)[:len(trace)]  # what the scheduler planned with, not the file's field 9
             response = wait + trace.duration  # both exact: 0 and the run time for a job that started on arrival
             table = {"job": trace.ident, "arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
                      "completion_time": completion, "response_time": response, "waiting_time": wait,
                      "bounded_slowdown": np.maximum(1.0, response / np.maximum(trace.duration, tau)),
-                     "start_time": trace.arrival + wait, "requested_time": trace.estimate}
+                     "start_time": trace.arrival + wait, "requested_time": estimate}
             if self.windows is not None:
                 table = {"window": np.full(len(trace), rep, dtype=np.int64)} | table
             tables.append(table)
