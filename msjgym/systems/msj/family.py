@@ -225,14 +225,18 @@ class _MSJRuns(api.Simulation):
             wait = sim.wait_times(b)[:len(trace)]
             estimate = sim.estimates(b)[:len(trace)]  # what the scheduler planned with, not the file's field 9
             response = wait + trace.duration  # both exact: 0 and the run time for a job that started on arrival
-            table = {"job": trace.ident, "arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
-                     "completion_time": completion, "response_time": response, "waiting_time": wait,
+            table = {"job": trace.ident, "arrival_time": trace.arrival} | self.job_demand(trace) | {
+                     "duration": trace.duration, "completion_time": completion, "response_time": response, "waiting_time": wait,
                      "bounded_slowdown": np.maximum(1.0, response / np.maximum(trace.duration, tau)),
                      "start_time": trace.arrival + wait, "requested_time": estimate}
             if self.windows is not None:
                 table = {"window": np.full(len(trace), rep, dtype=np.int64)} | table
             tables.append(table)
         return {k: np.concatenate([t[k] for t in tables]) for k in tables[0]}
+
+    def job_demand(self, trace: Any) -> dict[str, np.ndarray]:
+        """The per-job columns of what each job of ``trace`` holds: its servers (``need``)."""
+        return {"need": trace.need}
 
     def per_job_header(self) -> dict[str, Any]:
         """What a schedule file's header says (msjgym/core/schedule.py): the machine, the policy, the scenario."""

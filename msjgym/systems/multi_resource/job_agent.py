@@ -28,7 +28,8 @@ from msjgym.systems.multi_resource import job_control as jc
 from msjgym.systems.multi_resource.contract import MultiResourcePolicy
 from msjgym.systems.multi_resource.job_observation import ResourceJobLayout, ResourceJobView, features
 from msjgym.systems.multi_resource.model import MultiResourceModel
-from msjgym.systems.multi_resource.simulation import MultiResourceRuns, MultiResourceSimulation
+from msjgym.systems.multi_resource.simulation import (MultiResourceRuns, MultiResourceSimulation, demand_columns,
+                                                      per_job_header)
 from msjgym.systems.multi_resource.trace import resource_loop_integrals, resource_replay_metrics
 
 RESOURCE_JOB_ENV_ID = "msjgym/MultiResourceJobs-v0"
@@ -187,6 +188,12 @@ class ResourceAgentRuns(AgentRuns):
 
     def _unit_metrics(self, bstat: np.ndarray, bsys: np.ndarray, hist: np.ndarray) -> dict[str, float]:
         return MultiResourceRuns._unit_metrics(self, bstat, bsys, hist)
+
+    def job_demand(self, trace: Any) -> dict[str, np.ndarray]:
+        return demand_columns(self.model, trace)
+
+    def per_job_header(self) -> dict[str, Any]:
+        return per_job_header(self.model, self.name, self.scenario.name)
 
     def replay_metrics(self, trace: Any, completion: np.ndarray, wait: np.ndarray) -> dict[str, float]:
         if self.model.is_msj:
