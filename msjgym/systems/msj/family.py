@@ -66,7 +66,7 @@ def _builtin(policy: str | Policy) -> Policy:
     return policy if isinstance(policy, Policy) else api.policy_spec(FAMILY, policy)
 
 
-def _check_combinations(scenario: api.Scenario, run: api.RunSettings) -> None:
+def check_combinations(scenario: api.Scenario, run: api.RunSettings) -> None:
     """How the options combine (each one's value, and which policies it applies to, are checked from its declaration
     by :func:`msjgym.api.check_options`)."""
     if run.options.get("backlog") is not None and not run.options.get("saturated"):
@@ -81,7 +81,7 @@ def _check_combinations(scenario: api.Scenario, run: api.RunSettings) -> None:
         schedule_format(run.options["per_job"], run.options.get("per_job_format"))
 
 
-def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
+def check_state_size(model: MSJModel, run: api.RunSettings) -> None:
     """The replications' state (allocated side by side: per-server heap and profile, per-batch per-class histograms;
     :func:`msjgym.systems.msj.state.new_state`) within :data:`~msjgym.core.limits.MAX_STATE_BYTES`."""
     reps = _run_length(model, run)[0]
@@ -522,8 +522,8 @@ class MSJFamily:
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
         policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does
         api.check_options(self, run.options, user=api.is_user_policy(policy))
-        _check_combinations(scenario, run)
-        _check_state_size(scenario.model, run)
+        check_combinations(scenario, run)
+        check_state_size(scenario.model, run)
         if not api.is_user_policy(policy):
             _builtin(policy).validate(scenario.model)
 

@@ -42,7 +42,7 @@ from msjgym.core.paths import is_regular_file
 from msjgym.core.validation import show
 from msjgym.errors import ScenarioError, UnknownParameter, prefixed
 from msjgym.systems.msj.scenarios import (
-    _apply_file_overrides, load_scenario_file, model_from_spec, scenario_system)
+    apply_file_overrides, load_scenario_file, model_from_spec, scenario_system)
 from msjgym.systems.multi_resource.contract import FAMILY
 from msjgym.systems.multi_resource.model import MAX_NODES, MultiResourceModel, jobs_bound, multi_resource_model
 
@@ -202,7 +202,7 @@ def load(name: str, overrides: Mapping[str, Any] | None = None) -> api.Scenario:
     if name in BUILTINS:
         description, table = BUILTINS[name]
         try:
-            spec = _apply_own(_apply_file_overrides(table, rest), own)
+            spec = _apply_own(apply_file_overrides(table, rest), own)
             model = _model(spec, model_from_spec(to_msj(spec, machine)), machine)
         except ScenarioError as exc:
             raise prefixed(exc, f"{name}: ") from None
