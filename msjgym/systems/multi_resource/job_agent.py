@@ -14,6 +14,7 @@ import numpy as np
 
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import rng
+from msjgym.core.user_policy import check_saved_model
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj import backfilling
@@ -169,6 +170,7 @@ def check_user_policy(policy: Any, run: Any) -> dict[str, Any]:
     "msjgym/MultiResourceJobs-v0", ...}``); a one-line error otherwise."""
     settings = job_env_settings(policy, run, RESOURCE_JOB_ENV_ID)
     if settings is None:
+        check_saved_model(policy)  # a model that is not there: that error first
         raise MsjgymError(f"{policy}: a policy of yours schedules a multi-resource system through "
                           f"{RESOURCE_JOB_ENV_ID}: give an sb3:MODEL.zip trained on it (saved with "
                           "msjgym.envs.sb3.record_env) or a policy with env_settings = {\"id\": "
