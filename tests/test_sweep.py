@@ -156,6 +156,16 @@ def test_a_policy_that_does_not_read_a_grid_key_runs_once_across_it():
     assert baseline_combo(plan, {"policy": "jsq", "d": 4, "lam": 0.7}).grid == {"d": "any", "lam": 0.7}
 
 
+def test_a_poisson_sweep_prints_the_response_time_table_and_no_trace_metrics(tmp_path, capsys):
+    """Without --metric, a sweep of simulated (not replayed) scenarios prints the response-time table, with no warning
+    about trace metrics it never measured (its rows have a bounded slowdown too)."""
+    done = run(capsys, "one-and-n", "--grid", "servers=8", "--policy", "fcfs", "--reps", "2", "--jobs", "300",
+               "--workers", "1", "--no-progress", "--out", str(tmp_path / "o"))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    tables = [line for line in done.stdout.splitlines() if line.endswith(":") and " " not in line]
+    assert tables == ["response_time:"]
+
+
 def test_sweep_table_shows_the_one_run_of_a_policy_that_does_not_read_the_key(tmp_path, capsys):
     done = run(capsys, "lb-dispatch", "--grid", "d=2,3", "--policy", "jsq,jsq-d", "--reps", "2", "--jobs", "300",
                "--param", "servers=10", "--workers", "1", "--no-progress", "--out", str(tmp_path / "o"))

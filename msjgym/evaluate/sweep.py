@@ -957,9 +957,12 @@ _SAME = {"window": "window of the trace", "trace": "drawn trace"}
 """What replication r of every row shares, by the plan's unit."""
 
 
-def default_metrics(rows: Sequence[TaskRow]) -> tuple[str, ...]:
-    """The paired tables printed when ``--metric`` is not given."""
-    return TRACE_METRICS if any("bounded_slowdown" in r.metrics for r in rows) else DEFAULT_METRICS
+def default_metrics(plan: Plan) -> tuple[str, ...]:
+    """The paired tables printed when ``--metric`` is not given: :data:`TRACE_METRICS` when the sweep replays a
+    trace (every family's Poisson runs report a bounded slowdown too, so the rows do not tell), else
+    :data:`DEFAULT_METRICS`."""
+    replays = any(getattr(c.scenario.model, "trace", None) is not None for c in plan.combos)
+    return TRACE_METRICS if replays else DEFAULT_METRICS
 
 
 CSV_COLUMNS = ("metric", "n", "mean", "ci95", "baseline", "diff_mean", "diff_ci95", "pairs")
@@ -1106,9 +1109,9 @@ def command(args: argparse.Namespace) -> int:
         rows = [r for r in store.rows(superseded=True) if r.key() in wanted]
     print(f"ran      {len(todo):,} tasks in {time.perf_counter() - start:.1f} s\n")
     print(format_summary(plan, rows, earlier))
-    chosen = metrics or default_metrics(rows)
+    chosen = metrics or default_metrics(plan)
     missing = [m for m in chosen if not any(m in r.metrics for r in rows)]
-    if missing:
+    if missing and metrics:  # a default the rows do not have is left out without a word
         names = ", ".join(dict.fromkeys(m for r in rows for m in r.metrics if "[" not in m))
         print(f"msjgym: warning: --metric {', '.join(missing)}: not measured by this sweep; measured: {names}",
               file=sys.stderr)
