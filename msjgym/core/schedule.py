@@ -14,7 +14,8 @@ is an error, never a silent CSV:
   18 whitespace-separated fields per job, -1 where unknown: 1 job number (the trace's id), 2 submit time, 3 wait
   time (start − submit), 4 run time, 5 allocated processors (the servers the job held on the simulated machine), 6
   average CPU time (-1), 7 used memory (-1), 8 requested processors (= field 5), 9 requested time (the runtime
-  estimate the scheduler used: the trace's requested time where it has one, else the run time), 10 requested memory
+  estimate the scheduler used, by the scenario's ``estimate``: by default the trace's requested time where it has
+  one, else the run time; with ``estimate = "exact"`` the run time), 10 requested memory
   (-1), 11 status (1 completed, 0 not completed by the end of the replay: fields 3 then -1), 12–18 user, group,
   executable, queue, partition, preceding job, think time (-1). The header comments name the format version, the
   machine (``MaxProcs``: the simulated servers), the job count, the policy, the scenario and msjgym's version.

@@ -29,7 +29,7 @@ from msjgym.systems.msj.state import (
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
     S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
     check_invariants, heap_remove, next_completion_time, remove_job)
-from msjgym.systems.msj.state import J_EST, J_WAIT, P_TAU
+from msjgym.systems.msj.state import J_WAIT, P_TAU
 from msjgym.systems.msj.trace.arrivals import replay_arrival
 
 NO_HOOKS = (0, 0, 0, 0)
@@ -141,7 +141,6 @@ def finish_job(st, pr, b, j, hooks, refs):
     if ident >= 0:
         st.jobdone[b, ident] = st.sys_f[b, T_NOW]
         st.jobwait[b, ident] = st.job_f[b, j, J_WAIT]
-        st.jobest[b, ident] = st.job_f[b, j, J_EST]
     remove_job(st, pr, b, j)
     st.sys_i[b, S_NCOMP] += 1
     _on_departure(hooks, refs, b, c)

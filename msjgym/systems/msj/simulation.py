@@ -259,7 +259,7 @@ class MSJSimulation:
 
     def estimates(self, b: int = 0) -> np.ndarray:
         """A replayed trace's runtime estimate of each job, the one the scheduler planned with (the scenario's
-        ``estimate`` law: the run time, a factor of it, or the trace's requested time; NaN if it has not completed)."""
+        ``estimate`` law: the run time, a factor of it, or the trace's requested time; NaN if it has not arrived)."""
         return self.state.jobest[b].copy()
 
     def growth_rate(self, b: int = 0) -> float:

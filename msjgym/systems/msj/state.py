@@ -547,6 +547,8 @@ def add_job(st, pr, b, c, size, batch, ident):
     st.job_f[b, j, J_WAIT] = 0.0
     st.job_f[b, j, J_IDLE] = now
     st.job_f[b, j, J_EST] = draw_estimate(st, pr, b, size, ident, st.job_i[b, j, J_SEQ])
+    if ident >= 0:
+        st.jobest[b, ident] = st.job_f[b, j, J_EST]  # a replayed job's estimate, kept for its per-job row
     tail = st.cls_i[b, c, C_TAIL]
     st.job_i[b, j, J_PREV] = tail
     st.job_i[b, j, J_NEXT] = -1
