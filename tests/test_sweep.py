@@ -166,6 +166,15 @@ def test_a_poisson_sweep_prints_the_response_time_table_and_no_trace_metrics(tmp
     assert tables == ["response_time:"]
 
 
+def test_a_policy_without_runtime_estimates_runs_once_across_an_estimate_axis():
+    """FCFS reads no runtime estimates: across --grid estimate.factor=1,2,4 it is one combination; EASY three."""
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "three_class.toml")
+    plan = make_plan(plan_args(example, "--grid", "estimate.factor=1,2,4", "--policy", "fcfs,easy-backfilling",
+                               "--reps", "2", "--jobs", "100"))
+    rows = sorted((c.policy, str(c.grid["estimate.factor"])) for c in plan.combos)
+    assert rows == [("easy-backfilling", "1"), ("easy-backfilling", "2"), ("easy-backfilling", "4"), ("fcfs", "any")]
+
+
 def test_sweep_table_shows_the_one_run_of_a_policy_that_does_not_read_the_key(tmp_path, capsys):
     done = run(capsys, "lb-dispatch", "--grid", "d=2,3", "--policy", "jsq,jsq-d", "--reps", "2", "--jobs", "300",
                "--param", "servers=10", "--workers", "1", "--no-progress", "--out", str(tmp_path / "o"))

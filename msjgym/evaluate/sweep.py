@@ -328,7 +328,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
             scenario, bound = loaded
             if not _applicable(bound, scenario, point, names, args.skip_invalid, args):
                 continue
-            unread = tuple(k for k in names if k in varied and k in api.keys_not_read(family, scenario, bound))
+            not_read = api.keys_not_read(family, scenario, bound)  # a key, or a table whose keys it does not read
+            unread = tuple(k for k in names if k in varied and (k in not_read or k.partition(".")[0] in not_read))
             if unread:  # the same runs at every value of these axes: run the policy once across them
                 same = (policy, canonical_point({k: v for k, v in point.items() if k not in unread}))
                 if same in ran_once:

@@ -530,6 +530,16 @@ class MSJFamily:
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
         return _run_length(scenario.model, run)
 
+    def keys_not_read(self, scenario: api.Scenario, policy: Any) -> frozenset[str]:
+        """``estimate`` (with its keys ``estimate.factor``, ...) for a built-in policy that reads no runtime estimates
+        (:meth:`~msjgym.systems.msj.contract.Policy.uses_estimates`: the estimates come from a stream of their own,
+        so the jobs are the same whatever the law; :func:`msjgym.api.keys_not_read`); none for a policy of the
+        user's."""
+        if api.is_user_policy(policy) or resolve_compiled(policy) is not None:
+            return frozenset()
+        spec = policy if isinstance(policy, Policy) else self.policies().get(policy)
+        return frozenset() if spec is None or spec.uses_estimates() else frozenset({"estimate"})
+
     def replication_scenarios(self, scenario: api.Scenario, run: api.RunSettings, seed: int
                               ) -> tuple[list[tuple[api.Scenario, int]], dict[str, Any]] | None:
         """A replicated trace run split into one exact replay per replication, for sweeps (one task each): the
