@@ -162,6 +162,15 @@ def options_of(family_: Family) -> tuple[Option, ...]:
     return tuple(declare()) if declare is not None else ()
 
 
+def keys_not_read(family_: Family, scenario: Scenario, policy: Any) -> frozenset[str]:
+    """The scenario keys (as a user names them) that ``policy``'s runs on ``scenario`` do not read, so that they are
+    the same whatever their values (dispatch: ``d`` under JSQ; a table's name stands for its dotted keys: ``estimate``
+    for ``estimate.factor``); the family's ``keys_not_read(scenario, policy)``,
+    none when it has no such method. ``msjgym sweep`` runs such a policy once across a grid axis of them."""
+    declare = getattr(family_, "keys_not_read", None)
+    return frozenset(declare(scenario, policy)) if declare is not None else frozenset()
+
+
 def command_aliases(family_: Family) -> tuple[str, ...]:
     """The other names under which ``family_`` keeps ``msjgym evaluate`` for scripts (its ``command_aliases``;
     none by default)."""

@@ -461,6 +461,32 @@ def test_swf_requested_time_is_the_estimate():
     assert with_requested.replications != with_exact.replications
 
 
+@pytest.mark.parametrize("estimate, expected", [
+    ("exact", lambda trace: trace.duration),
+    ({"factor": 2.0}, lambda trace: 2.0 * trace.duration),
+    ("requested", lambda trace: trace.estimate),
+])
+def test_per_job_requested_time_is_the_estimate_the_scheduler_used(estimate, expected):
+    """A replay's per-job ``requested_time`` (SWF field 9 of --per-job) is the estimate the scheduler planned with:
+    with ``estimate = "exact"`` the run time, not the trace file's requested time."""
+    scenario = load_scenario(str(EXAMPLES / "traces" / "sample_trace.toml"), {"estimate": estimate})
+    trace = scenario.model.trace
+    assert np.any(trace.estimate != trace.duration)  # the file's requested times differ from the run times
+    per_job = evaluate(scenario, "easy-backfilling", reps=1, seed=1, references=False).per_job
+    order = np.argsort(per_job["job"], kind="stable")
+    assert np.array_equal(per_job["requested_time"][order], expected(trace)[np.argsort(trace.ident, kind="stable")])
+
+
+def test_per_job_requested_time_of_a_random_factor_lies_in_its_range():
+    """With a random factor f ~ Uniform[1, 3], each job's estimate is f × its run time: in [run, 3 run], not all
+    equal to either end."""
+    scenario = load_scenario(str(EXAMPLES / "traces" / "sample_trace.toml"),
+                             {"estimate": {"factor": {"dist": "uniform", "low": 1, "high": 3}}})
+    per_job = evaluate(scenario, "easy-backfilling", reps=1, seed=1, references=False).per_job
+    ratio = per_job["requested_time"] / per_job["duration"]
+    assert np.all((ratio >= 1.0) & (ratio <= 3.0)) and 1.0 < ratio.mean() < 3.0 and len(np.unique(ratio)) > 10
+
+
 # ==================================================================================================== the policies
 def test_declarations_and_agent_forms():
     for name in ("easy-backfilling", "conservative-backfilling"):

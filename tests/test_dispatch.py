@@ -33,7 +33,7 @@ from msjgym.systems.dispatch import loop
 from msjgym.core.policy_registry import registered
 from msjgym.systems.dispatch import state as state_module
 from msjgym.systems.dispatch.contract import INFORMATION, P_K, P_N
-from msjgym.systems.dispatch.simulation import DispatchReplications, _params, _state, builtin
+from msjgym.systems.dispatch.simulation import DispatchReplications, loop_params, _state, builtin
 from msjgym.systems.dispatch.model import DispatchModel, pool_speeds
 from msjgym.systems.dispatch.state import V_E, V_POS, V_Q, bucket_down, bucket_up
 from msjgym.reproduce.lb_tables import SCENARIOS, scenario_params
@@ -220,7 +220,7 @@ def _wf_final(st, pr, draws):
 def _system(policy: str, n: int, **params):
     model = DispatchModel(policy, n, 0.5, Exponential(rate=1.0), **params)
     st = _state(model, builtin(policy), 64, 16, 1, 5)
-    pr = _params(model, 100, 10, 16)
+    pr = loop_params(model, 100, 10, 16)
     loop.reset(st, pr, 0)
     return st, pr
 

@@ -70,6 +70,9 @@ def test_the_load_is_the_bottleneck_resources_offered_load():
     ("cores = 4", "cores = 1", "nodes = 0\n", "nodes = 0: must be an integer in [1, "),
     ("cores = 4", "cores = 1", "servers = 4\n", "servers: not a key of a multi-resource scenario"),
     ("cores = 4", "cores = 1", 'arrivals = { trace = "x.swf" }\n', "classes: not allowed with arrivals = {trace"),
+    ("cores = 4, memory = 100000000000", "cores = 1, memory = 16", "",
+     "resources.memory = 100,000,000,000: 1 node(s) of it fit 6,250,000,000 jobs of the smallest memory demand (16)"),
+    ("cores = 100000000", "cores = 1", "", "resources.cores = 100,000,000: must be at most 10,000,000"),
 ])
 def test_bad_input_is_one_line_naming_the_key(tmp_path, resources, demand, extra, message):
     path = _file(tmp_path, resources, [("a", demand)], extra)
@@ -94,6 +97,24 @@ def test_a_policy_limited_to_fewer_nodes_and_user_policies_need_the_job_env():
     one_node.validate(msjgym.load_scenario("gpu-cluster").model)
     with pytest.raises(MsjgymError, match="schedules a multi-resource system through msjgym/MultiResourceJobs-v0"):
         api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster"), _NoEnv(), api.RunSettings())
+
+
+@pytest.mark.parametrize("make, policy, message", [
+    (None, "sb3:missing.zip", r"--policy sb3:'missing.zip': no such file"),
+    (None, "rllib:missing", r"--policy 'rllib:missing': no such directory"),
+    ("folder", "rllib:{}", r"is not an RLlib checkpoint"),
+    ("file", "sb3:{}", r"schedules a multi-resource system through msjgym/MultiResourceJobs-v0"),
+])
+def test_a_saved_model_that_is_not_there_is_named_before_the_environment(tmp_path, monkeypatch, make, policy,
+                                                                          message):
+    """A model path that is not there gets the loader's error, not the job environment's advice."""
+    monkeypatch.chdir(tmp_path)
+    if make == "folder":
+        (tmp_path / "ckpt").mkdir()
+    elif make == "file":
+        (tmp_path / "ckpt").write_text("not a model")
+    with pytest.raises(MsjgymError, match=message):
+        api.family(FAMILY).validate(msjgym.load_scenario("gpu-cluster"), policy.format("ckpt"), api.RunSettings())
 
 
 # ---------------------------------------------------------------- the accounting

@@ -108,3 +108,23 @@ def test_an_agent_of_first_fits_matches_first_fit_on_a_single_class(tmp_path):
     builtin = msjgym.evaluate(str(path), "first-fit", references=False)
     for key in ("response_time", "waiting_time", "makespan", "bounded_slowdown"):
         assert agent.metrics[key].mean == builtin.metrics[key].mean, key
+
+
+def test_per_job_rows_show_every_resource_of_each_jobs_demand(tmp_path):
+    """--per-job: one column per resource (``demand_NAME``), each job's whole demand vector; the SWF form puts the
+    first resource in fields 5 and 8 and says so."""
+    from msjgym.core.schedule import write_schedule
+
+    result = msjgym.evaluate(str(_scenario(tmp_path)), "first-fit", references=False)
+    rows = result.per_job
+    assert "need" not in rows
+    names = [k for k in rows if k.startswith("demand_")]
+    assert names == ["demand_cores", "demand_gpus", "demand_memory"]
+    lines = [[int(x) for x in line.split(",")] for line in CSV.splitlines()[1:]]
+    order = np.argsort(rows["job"])
+    assert np.stack([rows[n][order] for n in names], axis=1).tolist() == [line[3:] for line in lines]
+    write_schedule(rows, tmp_path / "s.swf", "swf", result.per_job_header)
+    text = (tmp_path / "s.swf").read_text()
+    assert "; MaxProcs: 64\n" in text and "fields 5 and 8 are each job's cores" in text
+    jobs = [line.split() for line in text.splitlines() if not line.startswith(";")]
+    assert sorted(int(f[4]) for f in jobs) == sorted(line[3] for line in lines)

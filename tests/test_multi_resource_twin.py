@@ -121,3 +121,31 @@ def test_three_copies_of_one_resource_run_the_vector_path_to_the_same_numbers(tm
         for a, b in zip(got.replications, want.replications):
             assert _equal({k: a[k] for k in SHARED}, {k: b[k] for k in SHARED})
         assert got.replications[0]["utilization_gpus"] == got.replications[0]["utilization"]
+
+
+def test_maxweight_differs_from_the_msj_maxweight_only_among_packings_of_equal_weight(tmp_path):
+    """``maxweight`` is not in PAIRS: with one resource on one node and a need per class, it and the multiserver-job
+    ``maxweight`` serve packings of the same weight Σ_k Q_k n_k in every state, but break ties differently (this one:
+    the first in decreasing lexicographic order; that one: the fuller packing; docs/families/multi_resource.md)."""
+    import itertools
+
+    import numpy as np
+
+    from msjgym.policies.msj.agent_forms import SetView, make_agent
+    from msjgym.systems.msj.env import MSJEnv
+    from msjgym.theory.multi_resource import maxweight_choice
+
+    _, parent = _files(tmp_path)
+    agent = make_agent("maxweight", MSJEnv(scenario=parent, mode="preemptive").spec_)
+    needs = np.array([need for _, need, _, _ in CLASSES])
+    differ = 0
+    for present in itertools.product(range(4), repeat=len(needs)):
+        q = np.array(present)
+        groups = [int(q[needs == v].sum()) for v in agent.grp_need]
+        theirs = np.array(agent.targets(SetView(list(present), [0] * len(q), [], False, groups)))
+        mine = maxweight_choice(q, q, np.array([8]), needs[:, None])
+        assert q @ mine == q @ theirs and mine @ needs <= 8 and theirs @ needs <= 8, present
+        if not np.array_equal(mine, theirs):
+            differ += 1
+            assert theirs @ needs >= mine @ needs, present  # the multiserver-job tie rule: the fuller packing
+    assert differ > 0  # the tie rules do differ (else maxweight belongs in PAIRS)

@@ -17,7 +17,8 @@ import pytest
 
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.store import ResultStore
-from msjgym.evaluate.sweep import add_arguments, grid_points, main, make_plan, parse_grid, task_seed
+from msjgym.evaluate.sweep import (add_arguments, baseline_combo, grid_points, main, make_plan, parse_grid, task_seed,
+                                   unread_note)
 
 MAIN = "import sys; from msjgym.evaluate.sweep import main; sys.exit(main(sys.argv[1:]))"
 SMALL = ["one-and-n", "--grid", "arrival_rate=1.0,1.5,2.0", "--policy", "fcfs,server-filling", "--reps", "5",
@@ -139,6 +140,51 @@ def test_task_seed_depends_only_on_the_task():
     assert task_seed(0, {"servers": 8}, "fcfs", 0) != task_seed(1, {"servers": 8}, "fcfs", 0)
     assert task_seed(0, {"servers": 8}, "fcfs", 0) != task_seed(0, {"servers": 8.0}, "fcfs", 0)
     assert 0 <= task_seed(2**40, {}, "fcfs", 10**6) < 2**63
+
+
+def test_a_policy_that_does_not_read_a_grid_key_runs_once_across_it():
+    """JSQ does not read d: across --grid d=2,3,4 it is one combination (shown as "any" for d), JSQ(d) three; a key
+    it does read (lam) still splits it."""
+    plan = make_plan(plan_args("lb-dispatch", "--grid", "d=2,3,4", "--grid", "lam=0.5,0.7", "--policy", "jsq,jsq-d",
+                               "--reps", "2", "--jobs", "100"))
+    rows = sorted((c.policy, str(c.grid["d"]), c.grid["lam"]) for c in plan.combos)
+    assert rows == [("jsq", "any", 0.5), ("jsq", "any", 0.7)] + [
+        ("jsq-d", str(d), lam) for d in (2, 3, 4) for lam in (0.5, 0.7)]
+    assert {c.unread for c in plan.combos if c.policy == "jsq"} == {("d",)}
+    assert len(plan.tasks) == 2 * (2 + 6)
+    assert unread_note(plan) == "any: jsq does not read d (one run, at d=2, stands for every value)."
+    assert baseline_combo(plan, {"policy": "jsq", "d": 4, "lam": 0.7}).grid == {"d": "any", "lam": 0.7}
+
+
+def test_a_poisson_sweep_prints_the_response_time_table_and_no_trace_metrics(tmp_path, capsys):
+    """Without --metric, a sweep of simulated (not replayed) scenarios prints the response-time table, with no warning
+    about trace metrics it never measured (its rows have a bounded slowdown too)."""
+    done = run(capsys, "one-and-n", "--grid", "servers=8", "--policy", "fcfs", "--reps", "2", "--jobs", "300",
+               "--workers", "1", "--no-progress", "--out", str(tmp_path / "o"))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    tables = [line for line in done.stdout.splitlines() if line.endswith(":") and " " not in line]
+    assert tables == ["response_time:"]
+
+
+def test_a_policy_without_runtime_estimates_runs_once_across_an_estimate_axis():
+    """FCFS reads no runtime estimates: across --grid estimate.factor=1,2,4 it is one combination; EASY three."""
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "three_class.toml")
+    plan = make_plan(plan_args(example, "--grid", "estimate.factor=1,2,4", "--policy", "fcfs,easy-backfilling",
+                               "--reps", "2", "--jobs", "100"))
+    rows = sorted((c.policy, str(c.grid["estimate.factor"])) for c in plan.combos)
+    assert rows == [("easy-backfilling", "1"), ("easy-backfilling", "2"), ("easy-backfilling", "4"), ("fcfs", "any")]
+
+
+def test_sweep_table_shows_the_one_run_of_a_policy_that_does_not_read_the_key(tmp_path, capsys):
+    done = run(capsys, "lb-dispatch", "--grid", "d=2,3", "--policy", "jsq,jsq-d", "--reps", "2", "--jobs", "300",
+               "--param", "servers=10", "--workers", "1", "--no-progress", "--out", str(tmp_path / "o"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = lines.index(next(line for line in lines if line.split()[:2] == ["d", "policy"]))
+    shown = [line.split()[:2] for line in lines[start + 1:start + 4]]
+    assert shown == [["any", "jsq"], ["2", "jsq-d"], ["3", "jsq-d"]]
+    assert "any: jsq does not read d (one run, at d=2, stands for every value)." in done.stdout
+    assert len(stored(tmp_path / "o")) == 3 * 2
 
 
 # =====================================================================================================================

@@ -7,19 +7,23 @@ is an error, never a silent CSV:
   rank), ``arrival_time``, ``need``, ``duration``, ``completion_time``, ``response_time``, ``waiting_time``,
   ``bounded_slowdown``, ``start_time``, ``requested_time`` (the runtime estimate the scheduler used) (times in the
   scenario's unit, relative to the replayed jobs' first arrival); with ``--windows``, a first column ``window`` (0-based; each window's times are relative to
-  its own first arrival, as it was replayed).
+  its own first arrival, as it was replayed). A multi-resource replay has one column per resource instead of
+  ``need``: ``demand_NAME``, each job's amount of resource NAME.
 * **SWF** (the Standard Workload Format 2.2 of the Parallel Workloads Archive, Feitelson, Tsafrir & Krakov,
   "Experience with using the Parallel Workloads Archive", JPDC 74(10), 2014; the format Batsim and evalys read):
   18 whitespace-separated fields per job, -1 where unknown: 1 job number (the trace's id), 2 submit time, 3 wait
   time (start − submit), 4 run time, 5 allocated processors (the servers the job held on the simulated machine), 6
   average CPU time (-1), 7 used memory (-1), 8 requested processors (= field 5), 9 requested time (the runtime
-  estimate the scheduler used: the trace's requested time where it has one, else the run time), 10 requested memory
+  estimate the scheduler used, by the scenario's ``estimate``: by default the trace's requested time where it has
+  one, else the run time; with ``estimate = "exact"`` the run time), 10 requested memory
   (-1), 11 status (1 completed, 0 not completed by the end of the replay: fields 3 then -1), 12–18 user, group,
   executable, queue, partition, preceding job, think time (-1). The header comments name the format version, the
   machine (``MaxProcs``: the simulated servers), the job count, the policy, the scenario and msjgym's version.
   With ``--windows``, the windows follow one another in the one file, each introduced by a comment line
   ``; Window: W (jobs A–B of the trace)`` and with its times relative to its own first arrival; such a file is a
   record of the windows' schedules, not one replay (re-reading it replays the windows back to back, overlapping).
+  A multi-resource replay's fields 5 and 8 are its first resource (the header's ``processors`` column; ``MaxProcs``
+  the machine's amount of it), as the header comments say; its other resources are in the CSV form.
 
 Times are written as the shortest decimal that reads back as the same double (Python's ``repr``; an integral value
 as an integer), so a schedule re-read gives back the replay's numbers: the start time is submit + wait, exact to the
@@ -91,19 +95,32 @@ def _number(x: float) -> str:
     return str(int(x)) if x.is_integer() and abs(x) < 2**53 else repr(x)
 
 
+def with_need(columns: Mapping[str, np.ndarray], header: Mapping[str, Any]) -> Mapping[str, np.ndarray]:
+    """``columns`` with a ``need`` column (what an SWF schedule and a schedule plot show as processors): the
+    header's ``processors`` column when the replay has several resources (``demand_NAME`` columns), else as given."""
+    if "need" in columns or not header.get("processors"):
+        return columns
+    return dict(columns) | {"need": columns[header["processors"]]}
+
+
 def write_swf(columns: Mapping[str, np.ndarray], path: Path, header: Mapping[str, Any]) -> None:
     """The schedule as SWF (module docstring)."""
     import sys
 
     version = getattr(sys.modules.get("msjgym"), "__version__", "unknown")  # not imported: core sits below it
     n = len(columns["arrival_time"])
+    columns = with_need(columns, header)
+    unit = header.get("resource")
     windows = columns.get("window")
     lines = [f"; Version: {SWF_VERSION}",
-             f"; Computer: msjgym simulation ({header.get('servers', -1)} servers)",
+             f"; Computer: msjgym simulation ({header.get('servers', -1)} {unit or 'servers'})",
              f"; Note: schedule of a replay by msjgym {version}: policy {header.get('policy', '?')} on scenario "
              f"{header.get('scenario', '?')}; field 3 is the simulated wait, field 9 the runtime estimate the "
              "scheduler used",
              f"; MaxJobs: {n}", f"; MaxRecords: {n}", f"; MaxProcs: {header.get('servers', -1)}"]
+    if unit:
+        lines.append(f"; Note: fields 5 and 8 are each job's {unit} (the first resource; the CSV form "
+                     "(--per-job-format csv) has every resource)")
     if windows is not None:
         lines.append("; Note: windows of the trace, one after another, each with its own time origin (a comment "
                      "line '; Window: W' introduces each)")

@@ -259,6 +259,23 @@ observation they were checked against: an evaluation over many replications or w
 _LOADED_MAX = 8
 
 
+def _check_sb3_file(path: Path) -> None:
+    kind, what = path_kind(path)
+    if kind != "file":
+        raise PolicyError(f"--policy sb3:{shown(path)}: {'no such file' if kind == 'missing' else what}")
+
+
+def check_saved_model(policy: Any) -> None:
+    """``sb3:MODEL.zip`` that is not a file, or ``rllib:CHECKPOINT_DIR`` that is not an RLlib checkpoint directory:
+    the one-line error loading it gives (nothing is unpickled, Ray is not imported); any other policy passes. For a
+    check that reads what a model was saved for before loading it."""
+    if isinstance(policy, str) and policy.startswith("sb3:"):
+        _check_sb3_file(Path(policy[4:]))
+    elif isinstance(policy, str) and policy.startswith("rllib:"):
+        from msjgym.core.rllib_policy import module_dir
+        module_dir(Path(policy[6:]), policy)
+
+
 def _file_key(path: Path) -> tuple[Any, ...]:
     """What identifies a saved model's file: its resolved path, size, modification time and SHA-256 (a file
     rewritten in place within the clock's resolution is still told apart)."""
@@ -270,9 +287,7 @@ def _sb3_policy(path: Path, spec: AgentSpec) -> Decide:
     """A saved model's greedy ``decide``, after checking its spaces against ``spec`` and reading what RL Zoo saved
     beside it (:mod:`msjgym.core.rl_zoo`: observation normalization, the ``MaskFallback`` rule; refused if it cannot
     be reproduced). Loaded once per process for a given file and observation (:data:`_LOADED`)."""
-    kind, what = path_kind(path)
-    if kind != "file":
-        raise PolicyError(f"--policy sb3:{shown(path)}: {'no such file' if kind == 'missing' else what}")
+    _check_sb3_file(path)
     if spec.observation_size is None or spec.action_count is None:
         raise PolicyError(f"--policy sb3:{path}: this system's policies do not act on a vector observation with "
                           "discrete actions (no Gymnasium environment to train on); use FILE.py:NAME")

@@ -600,7 +600,7 @@ def _schedule_command(args: argparse.Namespace) -> int:
     """``msjgym plot --replay SCENARIO --policy P`` or ``--schedule FILE``: the schedule's pictures
     (:mod:`msjgym.evaluate.schedule_plot`)."""
     from msjgym.core.overrides import parse_override
-    from msjgym.core.schedule import read_schedule
+    from msjgym.core.schedule import read_schedule, with_need
     from msjgym.evaluate.evaluator import evaluate
     from msjgym.evaluate.schedule_plot import plot_schedule
 
@@ -624,7 +624,7 @@ def _schedule_command(args: argparse.Namespace) -> int:
             if getattr(scenario.model, "trace", None) is None:
                 raise MsjgymError(f"--replay {args.replay}: not a trace scenario (arrivals = {{trace = ...}})")
             result = evaluate(scenario, policy, reps=1, references=False)
-            columns, servers = result.per_job, result.per_job_header.get("servers")
+            columns, servers = with_need(result.per_job, result.per_job_header), result.per_job_header.get("servers")
             metrics = result.metrics
             title = (f"{scenario.name} under {result.policy}: {len(columns['arrival_time']):,} jobs; mean wait "
                      f"{metrics['waiting_time'].mean:.4g}, bounded slowdown {metrics['bounded_slowdown'].mean:.4g}, "

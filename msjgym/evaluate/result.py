@@ -38,8 +38,9 @@ class Result:
             of a trace: the metrics' ``ci95`` is NaN, there being no sampling error) or "windows" (replications over
             windows of a trace).
         diagnostics: family-specific checks of the run (pathwise invariants, ...), by name.
-        per_job: for a replayed trace, each job's id, arrival, need, duration, completion, response and waiting time
-            and bounded slowdown.
+        per_job: for a replayed trace, each job's id, arrival, need (multi-resource: ``demand_NAME`` per resource),
+            duration, completion, response and waiting time, bounded slowdown, start and requested time
+            (:mod:`msjgym.core.schedule` names the columns).
         notes: lines for the report below the table.
         checks: the run-time invariants' verdicts (:mod:`msjgym.evaluate.checks`); empty for an unstable run.
         check_notes: notes on the run's trustworthiness (a service law of infinite variance, ...).

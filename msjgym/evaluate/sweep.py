@@ -256,6 +256,21 @@ class Combo:
     scenario: Scenario
     inputs: str = ""
     """Digest of the content of what determines the combination's results (:func:`combo_inputs`)."""
+    unread: tuple[str, ...] = ()
+    """Grid keys the policy does not read (:func:`msjgym.api.keys_not_read`): it ran once, at ``point``'s values of
+    them, for every value; ``grid`` shows :data:`ANY` for them."""
+
+
+ANY = "any"
+"""What a sweep's tables show for a grid key the row's policy does not read (:attr:`Combo.unread`)."""
+
+
+def unread_note(plan: Plan) -> str | None:
+    """The note under a sweep's tables when some policy does not read some grid key, naming them and the values its
+    one run used; None otherwise."""
+    parts = [f"{c.policy} does not read {', '.join(c.unread)} (one run, at {_show_point(c.point, c.unread)}, stands "
+             "for every value)" for c in plan.combos if c.unread]
+    return f"{ANY}: {'; '.join(dict.fromkeys(parts))}." if parts else None
 
 
 @dataclass(frozen=True)
@@ -295,7 +310,9 @@ def make_plan(args: argparse.Namespace) -> Plan:
     _check_size(axes, len(policies), args)
     points = grid_points(axes, fixed, scenario_keys)
     names = [name for name, _ in axes]
+    varied = {name for name, values in axes if len(values) > 1}
     combos, tasks, reps_seen, unit = [], [], set(), "replication"
+    ran_once: set[tuple[str, str]] = set()  # (policy, the point without the keys it does not read)
     start = time.perf_counter()
     for i, point in enumerate(points):
         if i == PLAN_PROBE and len(points) >= LARGE_GRID:  # say what checking every point will cost, measured
@@ -311,6 +328,13 @@ def make_plan(args: argparse.Namespace) -> Plan:
             scenario, bound = loaded
             if not _applicable(bound, scenario, point, names, args.skip_invalid, args):
                 continue
+            not_read = api.keys_not_read(family, scenario, bound)  # a key, or a table whose keys it does not read
+            unread = tuple(k for k in names if k in varied and (k in not_read or k.partition(".")[0] in not_read))
+            if unread:  # the same runs at every value of these axes: run the policy once across them
+                same = (policy, canonical_point({k: v for k, v in point.items() if k not in unread}))
+                if same in ran_once:
+                    continue
+                ran_once.add(same)
             run = api.RunSettings(reps=args.reps, jobs=args.jobs, warmup=args.warmup, batches=args.batches,
                                   options=options)
             reps, jobs, warmup = family.run_length(scenario, policy, run)
@@ -318,8 +342,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
             parts = split(scenario, run, args.seed) if split is not None else None
             digest_options = options if parts is None else (
                 {k: v for k, v in options.items() if k != "windows"} | {"replications": "one task each"})
-            combo = Combo({k: point[k] for k in names}, point, policy, scenario,
-                          combo_inputs(args.scenario, scenario, policy, files, digest_options))
+            combo = Combo({k: ANY if k in unread else point[k] for k in names}, point, policy, scenario,
+                          combo_inputs(args.scenario, scenario, policy, files, digest_options), unread)
             combos.append(combo)
             params = tuple(bound.values) if isinstance(bound, api.PolicySpec) else ()
             run_task_ = Task(scenario, point, policy, 0, jobs, warmup, args.batches, args.seed, 0, args.warmup,
@@ -789,6 +813,8 @@ def format_summary(plan: Plan, rows: list[TaskRow], earlier: set[tuple] | frozen
     notes = ["", "response_time: mean ± 95% CI half-width over replications (scenario time unit)."]
     if any(s.reps < 2 for s in summaries.values()):
         notes.append(f"± n/a: {ONE_REPLICATION}.")
+    if unread_note(plan):
+        notes.append(unread_note(plan))
     if marked:
         notes.append("from: whether a row's replications were run now or stored by an earlier run of this sweep "
                      "(with the same inputs: scenario and policy content, settings, seed, msjgym version).")
@@ -838,6 +864,8 @@ def baseline_combo(plan: Plan, wanted: dict[str, Any]) -> Combo:
     def same(c: Combo, key: str, value: Any) -> bool:
         if key == "policy":
             return c.policy == value
+        if key in c.unread:
+            return True  # its one run stands for every value of the key
         return key in c.point and canonical_point({"v": c.point[key]}) == canonical_point({"v": value})
 
     found = [c for c in plan.combos if all(same(c, k, v) for k, v in wanted.items())]
@@ -919,7 +947,8 @@ def format_paired(plan: Plan, rows: Sequence[TaskRow], metrics: Sequence[str], b
               "of independent means")
     notes = (f"mean ± 95% CI half-width over each row's {unit}s (Student t; one exact replay: no CI); Δ = row − "
              f"baseline ({_combo_label(plan, base)}), {unit} by {unit} ({paired}), mean ± 95% CI of the "
-             "differences; n/a: an unstable replication or a metric the row does not have.")
+             "differences; n/a: an unstable replication or a metric the row does not have." +
+             (f" {unread_note(plan)}" if unread_note(plan) else ""))
     import textwrap
 
     return "\n\n".join(blocks) + "\n\n" + textwrap.fill(notes, 118)
@@ -929,9 +958,12 @@ _SAME = {"window": "window of the trace", "trace": "drawn trace"}
 """What replication r of every row shares, by the plan's unit."""
 
 
-def default_metrics(rows: Sequence[TaskRow]) -> tuple[str, ...]:
-    """The paired tables printed when ``--metric`` is not given."""
-    return TRACE_METRICS if any("bounded_slowdown" in r.metrics for r in rows) else DEFAULT_METRICS
+def default_metrics(plan: Plan) -> tuple[str, ...]:
+    """The paired tables printed when ``--metric`` is not given: :data:`TRACE_METRICS` when the sweep replays a
+    trace (every family's Poisson runs report a bounded slowdown too, so the rows do not tell), else
+    :data:`DEFAULT_METRICS`."""
+    replays = any(getattr(c.scenario.model, "trace", None) is not None for c in plan.combos)
+    return TRACE_METRICS if replays else DEFAULT_METRICS
 
 
 CSV_COLUMNS = ("metric", "n", "mean", "ci95", "baseline", "diff_mean", "diff_ci95", "pairs")
@@ -1078,9 +1110,9 @@ def command(args: argparse.Namespace) -> int:
         rows = [r for r in store.rows(superseded=True) if r.key() in wanted]
     print(f"ran      {len(todo):,} tasks in {time.perf_counter() - start:.1f} s\n")
     print(format_summary(plan, rows, earlier))
-    chosen = metrics or default_metrics(rows)
+    chosen = metrics or default_metrics(plan)
     missing = [m for m in chosen if not any(m in r.metrics for r in rows)]
-    if missing:
+    if missing and metrics:  # a default the rows do not have is left out without a word
         names = ", ".join(dict.fromkeys(m for r in rows for m in r.metrics if "[" not in m))
         print(f"msjgym: warning: --metric {', '.join(missing)}: not measured by this sweep; measured: {names}",
               file=sys.stderr)

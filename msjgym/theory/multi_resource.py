@@ -75,7 +75,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from msjgym.core.validation import require_count, require_positive
-from msjgym.theory.saturated import NO_HEAD, _Chain, _stationary, _time_average
+from msjgym.theory.saturated import NO_HEAD, SaturatedChain, stationary_distribution, time_stationary
 
 MAX_CONFIGURATIONS = 20_000
 """Default cap on the number of maximal configurations of one node (a larger instance is refused, naming the cap)."""
@@ -451,7 +451,7 @@ def maxweight_ctmc(capacity: object, nodes: int, demand: object, arrival_rates: 
     out = np.bincount(r, weights=v, minlength=size)
     uniform = float(out.max()) * 1.05
     jump = sp.csr_matrix((v / uniform, (r, c)), shape=(size, size)) + sp.diags(1.0 - out / uniform)
-    pi = _stationary(jump.tocsr())
+    pi = stationary_distribution(jump.tocsr())
     mean_q = pi @ states
     busy = pi @ served
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -518,5 +518,5 @@ def fcfs_saturated_throughput(capacity: object, demand: object, probabilities: o
     if not np.all(dem <= cap):
         raise ValueError("demand: a class does not fit an empty node, so saturated FCFS never serves it")
     mix = _ResourceMix((1,) * K, tuple(float(x) for x in p / p.sum()), tuple(float(x) for x in mu), cap, dem)
-    chain = _Chain.build(mix)
-    return float(_time_average(_stationary(chain.matrix), chain.rates)[1])
+    chain = SaturatedChain.build(mix)
+    return float(time_stationary(stationary_distribution(chain.matrix), chain.rates)[1])

@@ -22,6 +22,9 @@ Implemented here:
     * :func:`fcfs_stability_threshold` — μ only [exact].
     * :func:`heavy_traffic_constant` — E[Δ(Y_d)] + 1 = lim_{ρ→1} (1 − ρ)E[Q] (exact limit).
     * :func:`heavy_traffic_mean_number` — (E[Δ(Y_d)] + 1)·ρ/(1 − ρ) [approximation].
+
+    The chain's building blocks, shared with the multi-resource theory (:mod:`msjgym.theory.multi_resource`):
+    :class:`SaturatedChain` (built from any class mix), :func:`stationary_distribution`, :func:`time_stationary`.
 """
 from __future__ import annotations
 
@@ -394,9 +397,9 @@ def saturated_fcfs(servers: int, needs: Sequence[int], probabilities: Sequence[f
     Returns:
         A :class:`SaturatedSystem`.
     """
-    chain = _Chain.build(_ClassMix.checked(needs, probabilities, rates, servers))
-    pi = _stationary(chain.matrix)
-    p_time, throughput = _time_average(pi, chain.rates)
+    chain = SaturatedChain.build(_ClassMix.checked(needs, probabilities, rates, servers))
+    pi = stationary_distribution(chain.matrix)
+    p_time, throughput = time_stationary(pi, chain.rates)
     pi_d = np.where(chain.rates > 0, pi, 0.0)
     pi_d /= pi_d.sum()
     delta = _relative_completions(chain, throughput, p_time)
@@ -416,8 +419,8 @@ def fcfs_stability_threshold(servers: int, needs: Sequence[int], probabilities: 
     Returns:
         μ, jobs per unit time.
     """
-    chain = _Chain.build(_ClassMix.checked(needs, probabilities, rates, servers))
-    return _time_average(_stationary(chain.matrix), chain.rates)[1]
+    chain = SaturatedChain.build(_ClassMix.checked(needs, probabilities, rates, servers))
+    return time_stationary(stationary_distribution(chain.matrix), chain.rates)[1]
 
 
 def heavy_traffic_constant(servers: int, needs: Sequence[int], probabilities: Sequence[float],
@@ -520,15 +523,18 @@ def _shifted(counts: tuple[int, ...], k: int, delta: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class _Chain:
-    """The transition-based DTMC of :class:`SaturatedSystem` on its recurrent class."""
+class SaturatedChain:
+    """The transition-based DTMC of :class:`SaturatedSystem` on its recurrent class, built by :meth:`build` from a
+    class mix: any object with ``needs`` (one entry per class), ``is_arriving(state)``, ``arrival_steps(counts)`` and
+    ``completion_steps(counts, head)`` (the steps as (target state, weight) pairs), states ``(counts, head)``. Shared
+    with :func:`msjgym.theory.multi_resource.fcfs_saturated_throughput`, whose mix fits vectors."""
 
     states: list[State]
     matrix: sp.csr_matrix   # one-step transition probabilities T
     rates: np.ndarray       # completion rate μ_y (0 on arriving states)
 
     @staticmethod
-    def build(mix: _ClassMix) -> _Chain:
+    def build(mix: _ClassMix) -> SaturatedChain:
         start: State = ((0,) * len(mix.needs), NO_HEAD)
         index, states = {start: 0}, [start]
         rows, cols, probs, rates = [], [], [], []
@@ -550,7 +556,7 @@ class _Chain:
         size = len(states)
         matrix = sp.csr_matrix((probs, (rows, cols)), shape=(size, size))
         keep = _recurrent_class(matrix)
-        return _Chain([states[i] for i in keep], matrix[keep][:, keep].tocsr(), np.asarray(rates)[keep])
+        return SaturatedChain([states[i] for i in keep], matrix[keep][:, keep].tocsr(), np.asarray(rates)[keep])
 
 
 def _recurrent_class(matrix: sp.csr_matrix) -> np.ndarray:
@@ -573,8 +579,9 @@ def _with_unit_row(matrix: sp.spmatrix, row: int) -> sp.csc_matrix:
                          shape=matrix.shape)
 
 
-def _stationary(matrix: sp.csr_matrix) -> np.ndarray:
-    """π with π T = π, Σπ = 1: solve (I − T)ᵀ π = 0 with the balance equation of state 0 replaced by π_0 = 1."""
+def stationary_distribution(matrix: sp.csr_matrix) -> np.ndarray:
+    """The stationary law of an irreducible DTMC with one-step matrix ``matrix`` (a uniformized CTMC's too): π with
+    π T = π, Σπ = 1; solves (I − T)ᵀ π = 0 with the balance equation of state 0 replaced by π_0 = 1."""
     size = matrix.shape[0]
     system = (sp.identity(size, format="csr") - matrix).T
     rhs = np.zeros(size)
@@ -583,8 +590,10 @@ def _stationary(matrix: sp.csr_matrix) -> np.ndarray:
     return pi / pi.sum()
 
 
-def _time_average(pi: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, float]:
-    """(P, μ): P_y ∝ π_y/μ_y on completing states (mean sojourn 1/μ_y per visit), μ = Σ P_y μ_y."""
+def time_stationary(pi: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, float]:
+    """The time-stationary law and the throughput of a :class:`SaturatedChain` (``pi``: its stationary law,
+    ``rates``: its completion rates): (P, μ), P_y ∝ π_y/μ_y on completing states (mean sojourn 1/μ_y per visit),
+    μ = Σ P_y μ_y."""
     completing = rates > 0
     p_time = np.zeros_like(pi)
     p_time[completing] = pi[completing] / rates[completing]
@@ -592,7 +601,7 @@ def _time_average(pi: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, float]
     return p_time, float(p_time @ rates)
 
 
-def _relative_completions(chain: _Chain, throughput: float, p_time: np.ndarray) -> np.ndarray:
+def _relative_completions(chain: SaturatedChain, throughput: float, p_time: np.ndarray) -> np.ndarray:
     """Δ: (I − T)Δ = r (r_y = 1 − μ/μ_y completing, 0 arriving) with Δ_0 = 0, shifted to Σ P_y Δ(y) = 0."""
     size = chain.rates.size
     completing = chain.rates > 0

@@ -10,7 +10,7 @@ from msjgym.core.jit import njit
 
 
 @njit
-def _greedy(n, cls, prm, k, order_sign, rates, partial):
+def greedy_allocation(n, cls, prm, k, order_sign, rates, partial):
     """Visit jobs by (order_sign·param, arrival) and give each min(param, free) servers (``partial``) or its whole
     param when it fits (not ``partial``: MSJ jobs need exactly their servers; a misfit is skipped)."""
     free = k

@@ -10,7 +10,7 @@ from msjgym.core.jit import njit
 from msjgym.systems.finite_skip.contract import GHS as _GHS
 from msjgym.systems.finite_skip.contract import MSJ, FiniteSkipAgent, FiniteSkipPolicy
 
-from .common import _greedy, pack
+from .common import greedy_allocation, pack
 
 
 @njit
@@ -37,12 +37,12 @@ def allocate_preemptive_first_fit(n, cls, prm, srv, speeds, k, levels, taken, ra
 
 @njit
 def allocate_msf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
-    _greedy(n, cls, prm, k, -1, rates, False)
+    greedy_allocation(n, cls, prm, k, -1, rates, False)
 
 
 @njit
 def allocate_lsf(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
-    _greedy(n, cls, prm, k, 1, rates, False)
+    greedy_allocation(n, cls, prm, k, 1, rates, False)
 
 
 def _fcfs(agent: FiniteSkipAgent, p: list[int], srv: list[int]) -> np.ndarray:

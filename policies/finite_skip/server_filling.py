@@ -10,7 +10,7 @@ from msjgym.core.jit import njit
 from msjgym.systems.finite_skip.contract import GHS as _GHS
 from msjgym.systems.finite_skip.contract import MSJ, FiniteSkipAgent, FiniteSkipPolicy
 
-from .common import _greedy, pack
+from .common import greedy_allocation, pack
 
 
 @njit
@@ -24,7 +24,7 @@ def _server_filling(n, cls, prm, k, rates):
         if total >= k:
             m = j + 1
             break
-    _greedy(m, cls, prm, k, -1, rates, False)
+    greedy_allocation(m, cls, prm, k, -1, rates, False)
 
 
 @njit

@@ -14,7 +14,7 @@ from msjgym.core.jit import njit
 from msjgym.systems.finite_skip.contract import GHS as _GHS
 from msjgym.systems.finite_skip.contract import THRESHOLD, FiniteSkipAgent, FiniteSkipPolicy
 
-from .common import _greedy, partial
+from .common import greedy_allocation, partial
 
 
 @njit
@@ -30,12 +30,12 @@ def allocate_tp_fcfs(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
 
 @njit
 def allocate_inelastic_first(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
-    _greedy(n, cls, prm, k, 1, rates, True)
+    greedy_allocation(n, cls, prm, k, 1, rates, True)
 
 
 @njit
 def allocate_elastic_first(n, cls, prm, srv, speeds, k, levels, taken, rates, rng):
-    _greedy(n, cls, prm, k, -1, rates, True)
+    greedy_allocation(n, cls, prm, k, -1, rates, True)
 
 
 def _fcfs(agent: FiniteSkipAgent, p: list[int], srv: list[int]) -> np.ndarray:

@@ -21,7 +21,7 @@ head reserves every resource it demands, and "extra" is a vector of amounts.
 from __future__ import annotations
 
 from msjgym.core.jit import njit
-from msjgym.systems.msj.backfilling import BY_END, EASY_STATE, _sift_down, heap_running
+from msjgym.systems.msj.backfilling import BY_END, EASY_STATE, sift_down, heap_running
 from msjgym.systems.msj.state import (
     C_BOUND, INF, J_CLS, J_NEXT, J_SEQ, P_K, T_NOW, estimated_end, estimated_remaining, oldest_waiting)
 from msjgym.systems.multi_resource.contract import MultiResourcePolicy
@@ -44,7 +44,7 @@ def _pop_earliest_end(st, pr, b, base, n, now):
             st.res_work[b, node, r] += pr.res_demand[c, r]
         n -= 1
         sc[b, base] = sc[b, base + n]
-        _sift_down(st, b, base, n, 0, now, BY_END)
+        sift_down(st, b, base, n, 0, now, BY_END)
     return t, n
 
 

@@ -19,6 +19,13 @@ rules, so its exact chain is this kernel's):
 * which jobs: :func:`policies.multi_resource.preemptive.serve_targets` (a job in service stays on its node while its
   class's count there is not exceeded; the oldest waiting jobs start where counts are short).
 
+Not the multiserver-job ``maxweight`` (``policies/msj/maxweight.py``) with one resource on one node: that one weighs
+each *need* by its jobs present (classes of the same need are one group, its oldest jobs served) and, among packings
+of equal weight, takes the one using more servers, then the fewest jobs of the smallest need; this one weighs each
+class and takes the first maximiser above. With a need per class the two serve packings of the same weight in every
+state and differ only in those ties (``tests/test_multi_resource_twin.py``), so their numbers differ; both are
+throughput-optimal.
+
 Cost per event: the walk visits the node's feasible vectors bounded by the jobs present (at most the configurations'
 count times K), once per node unless the previous node's choice is still available (then it is the same choice).
 """

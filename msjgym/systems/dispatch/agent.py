@@ -227,8 +227,8 @@ class DispatchBatch(EnvBatch):
         end = spec.arrivals if spec.arrivals is not None else dc.NO_HORIZON
         warmup = spec.warmup  # 0 in training episodes: messages and time averages count from the first arrival
         self.levels = max(256, spec.levels)  # arrays' largest level (doubled on demand)
-        self.jobs = sim._initial_jobs(m)  # job rows per copy (doubled on demand)
-        self.params = sim._params(m, end, warmup, self.levels, sim._clocks(m, "auto"))
+        self.jobs = sim.initial_jobs(m)  # job rows per copy (doubled on demand)
+        self.params = sim.loop_params(m, end, warmup, self.levels, sim.uses_clocks(m, "auto"))
         self.state = _batch_state(num, m.servers, self.jobs, self.levels,
                                   np.zeros((num, 4), np.uint64) + np.uint64(1))
         self._buffers(num, spec.observation_size, spec.action_count)
@@ -298,7 +298,7 @@ class DispatchBatch(EnvBatch):
 
     def replication(self, b: int, seconds: float) -> sim.Replication:
         """Copy b's statistics as a built-in dispatcher's replication reports them (protocol episodes, once ended)."""
-        return sim._replication(self.system(b), self.spec.model, self.spec.arrivals - self.spec.warmup, seconds)
+        return sim.replication_result(self.system(b), self.spec.model, self.spec.arrivals - self.spec.warmup, seconds)
 
 
 class DispatchAgentReplications:

@@ -56,7 +56,7 @@ from msjgym.systems.dispatch.cavity_formulas import (  # noqa: F401  (re-exporte
     water_filling_exponential_c, water_filling_c, water_filling_queue_masses, pull_m_tilde, pull_idle_cumulative,
     pull_load_threshold, pull_mean_queue_at_level, pull_mean_queue_bounds, pooling_threshold,
     pooling_idle_probability, pooling_level, pooling_exponential_max_queue_length,
-    pooling_deterministic_max_queue_length, pooling_insensitive_response_time, _law, _pull_rates,
+    pooling_deterministic_max_queue_length, pooling_insensitive_response_time, ph_law, pull_rates,
 )
 
 __all__ = [
@@ -352,7 +352,7 @@ def push_cavity(lam: float, delta: float, size: SizeLaw) -> CavityFixedPoint:
         lam: λ in (0, 1). delta: probe rate per server δ > 0. size: mean-1 PH job-size law (:data:`SizeLaw`).
     """
     lam, delta = require_load(lam), require_rate("delta", delta)
-    alpha, s = _law(size)
+    alpha, s = ph_law(size)
     y = size_below_timer_probability((alpha, s), delta)
     mt = push_m_tilde(lam, delta, y)
     return _estimate_fixed_point("push", lam, {"delta": delta}, mt, alpha, s, delta=delta)
@@ -373,8 +373,8 @@ def pull_cavity(lam: float, delta0: float, delta1: float, size: SizeLaw) -> Cavi
         size: mean-1 PH job-size law.
     """
     lam = require_load(lam)
-    delta0, delta1 = _pull_rates(delta0, delta1)
-    alpha, s = _law(size)
+    delta0, delta1 = pull_rates(delta0, delta1)
+    alpha, s = ph_law(size)
     mt = pull_m_tilde(lam, delta0, delta1)
     return _estimate_fixed_point("pull", lam, {"delta0": delta0, "delta1": delta1}, mt, alpha, s,
                                  delta0=delta0, delta1=delta1, pull=True)
@@ -438,7 +438,7 @@ def water_filling_cavity(lam: float, delta: float, size: SizeLaw) -> CavityFixed
         lam: λ in (0, 1). delta: probes per server per unit time δ > 0. size: mean-1 PH job-size law.
     """
     lam, delta = require_load(lam), require_rate("delta", delta)
-    alpha, s = _law(size)
+    alpha, s = ph_law(size)
     y = size_below_timer_probability((alpha, s), delta)
     mt = push_m_tilde(lam, delta, y)
     target = 1.0 - lam
@@ -473,7 +473,7 @@ def pooling_cavity(lam: float, p: float, size: SizeLaw) -> CavityFixedPoint:
         lam: λ in (0, 1). p: the central server's share of the capacity, [0, 1). size: mean-1 PH job-size law.
     """
     lam, p = require_load(lam), require_pooled_fraction(p)
-    alpha, s = _law(size)
+    alpha, s = ph_law(size)
     if p >= lam:
         return CavityFixedPoint("resource-pooling", lam, {"p": p}, 0, None, 0.0, 0, np.array([1.0]), 0.0, 0.0,
                                 None, 0.0, 0.0, 0, True)

@@ -53,7 +53,7 @@ MAX_LEVEL = 100_000
 # Job sizes and the common quantities y, α'
 
 
-def _law(size: SizeLaw) -> tuple[np.ndarray, np.ndarray]:
+def ph_law(size: SizeLaw) -> tuple[np.ndarray, np.ndarray]:
     """(α, S) of a mean-1 PH law; rejects non-PH laws and means other than 1."""
     alpha, s = ph_arrays(size)
     mean = float(alpha @ np.linalg.solve(-s, np.ones(alpha.size)))
@@ -121,7 +121,7 @@ def push_idle_cumulative(i: int, m: int, delta: float, size: SizeLaw) -> float:
     """
     if not (isinstance(m, (int, np.integer)) and m >= 1 and isinstance(i, (int, np.integer)) and 1 <= i <= m):
         raise ValueError(f"(i, m) = ({i!r}, {m!r}): need integers 1 <= i <= m")
-    alpha, s = _law(size)
+    alpha, s = ph_law(size)
     y = size_below_timer_probability((alpha, s), delta)
     residual_mean = float(timer_phase_distribution((alpha, s), delta) @ np.linalg.solve(-s, np.ones(alpha.size)))
     return (y ** (m - i) / delta) / (1.0 / delta + y ** (m - 1) + (1.0 - y ** (m - 1)) * residual_mean)
@@ -237,7 +237,7 @@ def water_filling_c(lam: float, delta: float, size: SizeLaw) -> float:
     The right side is decreasing in c; c = 0 on a level boundary. Requires m >= 1.
     """
     lam, delta = require_load(lam), require_rate("delta", delta)
-    alpha, s = _law(size)
+    alpha, s = ph_law(size)
     y = size_below_timer_probability((alpha, s), delta)
     m = math.floor(push_m_tilde(lam, delta, y) + 1e-12)
     if m < 1:
@@ -282,7 +282,7 @@ def water_filling_queue_masses(lam: float, delta: float, c: float, m: int, y: fl
 # Pull (HKV §6) closed forms; all insensitive to the job-size law
 
 
-def _pull_rates(delta0: float, delta1: float) -> tuple[float, float]:
+def pull_rates(delta0: float, delta1: float) -> tuple[float, float]:
     """δ₁ in [0, 1]; δ₀ > 0, or δ₀ = 0 with δ₁ = 1 (JIQ: every completion reports, HKV §6)."""
     delta1 = require_probability("delta1", delta1)
     if delta1 == 1.0 and delta0 == 0.0:
@@ -304,7 +304,7 @@ def pull_m_tilde(lam: float, delta0: float, delta1: float) -> float:
             (δ₁ = 1, JIQ: δ₀ may be 0 and m̃ = 0).
     """
     lam = require_load(lam)
-    delta0, delta1 = _pull_rates(delta0, delta1)
+    delta0, delta1 = pull_rates(delta0, delta1)
     delta = lam * delta1 + (1.0 - lam) * delta0
     if delta1 == 0.0:
         return lam / delta
@@ -320,7 +320,7 @@ def pull_idle_cumulative(i: int, m: int, delta0: float, delta1: float) -> float:
     = [δ₀(1 − δ₁)^{m−i+1} + (1 − δ₁)^m(δ₁ − δ₀)] / [δ₀ + (1 − δ₁)^m(δ₁ − δ₀)];
     δ₁ = 0: (i − 1 + 1/δ₀)/(m + 1/δ₀).
     """
-    delta0, delta1 = _pull_rates(delta0, delta1)
+    delta0, delta1 = pull_rates(delta0, delta1)
     if not (isinstance(m, (int, np.integer)) and m >= 0 and isinstance(i, (int, np.integer)) and 1 <= i <= m + 1):
         raise ValueError(f"(i, m) = ({i!r}, {m!r}): need integers 1 <= i <= m + 1")
     if delta1 == 0.0:
@@ -335,7 +335,7 @@ def pull_load_threshold(m: int, delta0: float, delta1: float) -> float:
 
     λ_m = (δ₀ − δ₀(1 − δ₁)^m) / (δ₀ − δ₀(1 − δ₁)^m + δ₁(1 − δ₁)^m); δ₁ = 0: 1 − 1/(δ₀m + 1).
     """
-    delta0, delta1 = _pull_rates(delta0, delta1)
+    delta0, delta1 = pull_rates(delta0, delta1)
     if not (isinstance(m, (int, np.integer)) and m >= 0):
         raise ValueError(f"m = {m!r}: must be an integer >= 0")
     if delta1 == 0.0:
@@ -350,7 +350,7 @@ def pull_mean_queue_at_level(m: int, delta0: float, delta1: float) -> float:
     q←(m) = [δ₀(m + 1) − δ₀(1 − (1 − δ₁)^{m+1})/δ₁] / [δ₀ + (1 − δ₁)^m(δ₁ − δ₀)];
     δ₁ = 0: m(m + 1)δ₀/(2(δ₀m + 1)).
     """
-    delta0, delta1 = _pull_rates(delta0, delta1)
+    delta0, delta1 = pull_rates(delta0, delta1)
     if not (isinstance(m, (int, np.integer)) and m >= 0):
         raise ValueError(f"m = {m!r}: must be an integer >= 0")
     if delta1 == 0.0:
@@ -393,7 +393,7 @@ def pooling_idle_probability(n: int, lam: float, p: float, size: SizeLaw) -> flo
         raise ValueError(f"n = {n!r}: must be an integer >= 0")
     if n == 0:
         return 1.0
-    alpha, s = _law(size)
+    alpha, s = ph_law(size)
     return 1.0 / _mph1n_inverse_idle(n, lam, p, alpha, s)[-1]
 
 
@@ -418,7 +418,7 @@ def pooling_level(lam: float, p: float, size: SizeLaw) -> int:
     lam, p = require_load(lam), require_pooled_fraction(p)
     if p >= lam:
         return 0
-    alpha, s = _law(size)
+    alpha, s = ph_law(size)
     target = (1.0 - lam) / (1.0 - p)
     n_max = 64
     while True:

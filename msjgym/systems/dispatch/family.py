@@ -25,7 +25,8 @@ from msjgym.errors import MsjgymError
 from msjgym.core.policy_registry import registered
 from msjgym.systems.dispatch import scorecard
 from msjgym.systems.dispatch.compiled import UserDispatcher, resolve as resolve_compiled
-from msjgym.systems.dispatch.scenarios import DispatchSetting, is_lb_scenario, list_lb_scenarios, load_lb_scenario
+from msjgym.systems.dispatch.scenarios import (POLICY_KEYS, DispatchSetting, is_lb_scenario, list_lb_scenarios,
+                                              load_lb_scenario)
 from msjgym.systems.dispatch.simulation import METRICS, DispatchReplications, Replication
 
 DEFAULT_REPS = 20
@@ -282,6 +283,18 @@ class DispatchFamily:
 
     def default_policy(self, scenario: api.Scenario) -> str | None:
         return scenario.model.default_policy
+
+    def keys_not_read(self, scenario: api.Scenario, policy: Any) -> frozenset[str]:
+        """The scenario's policy parameters (``d``, ``delta``, ``C``, ...) that built-in ``policy`` does not read on
+        ``scenario``: its runs are the same whatever their values (:func:`msjgym.api.keys_not_read`); none for a
+        dispatcher of the user's, which may read any."""
+        scenario, policy = resolve(scenario, policy)
+        if not isinstance(policy, str) or policy not in _builtins():
+            return frozenset()
+        read = set(scenario.model.keys_read(policy))
+        if "batch_size" in read:
+            read.add("C")  # C sets the batch size M = C·log10 N
+        return frozenset(POLICY_KEYS) - read
 
     def validate(self, scenario: api.Scenario, policy: Any, run: api.RunSettings) -> None:
         scenario, policy = resolve(scenario, policy)

@@ -55,6 +55,9 @@ KEYS = ("servers", "dist", "lam", "delta", "delta0", "delta1", "C", "batch_size"
 
 SPEED_KEYS = ("fast_fraction", "speed_ratio")
 """Two pools of servers (:func:`msjgym.systems.dispatch.model.pool_speeds`): give both or neither."""
+POLICY_KEYS = ("delta", "delta0", "delta1", "C", "batch_size", "p", "d", "remove")
+"""The scenario keys that are policies' parameters: each policy reads some of them (:meth:`DispatchSetting.keys_read`),
+and the system is the same whatever the others are."""
 
 
 def policy_keys() -> dict[str, tuple[str, ...]]:

@@ -72,7 +72,7 @@ def _state(m: DispatchModel, policy: DispatchPolicy, jobs: int, levels: int, rep
 COMPLETIONS = ("auto", "heap", "clocks")
 
 
-def _clocks(m: DispatchModel, completions: str, policy: DispatchPolicy | None = None) -> bool:
+def uses_clocks(m: DispatchModel, completions: str, policy: DispatchPolicy | None = None) -> bool:
     """Whether completions run as competing clocks (exponential sizes and equal speeds; not for a dispatcher that
     reads the work in the queues, ``reads_sizes``); ``policy``: the dispatcher (default: the built-in ``m.policy``)."""
     if completions not in COMPLETIONS:
@@ -87,7 +87,7 @@ def _clocks(m: DispatchModel, completions: str, policy: DispatchPolicy | None = 
     return able and completions != "heap"
 
 
-def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: bool = False,
+def loop_params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: bool = False,
             policy: Any = None) -> DispatchParams:
     """The loop's parameters; ``policy``: the dispatcher's declaration (default: the built-in ``m.policy``). The last
     ``compiled.NARG`` ints and floats hold a compiled dispatcher's parameters (``msjgym.systems.dispatch.compiled``)."""
@@ -124,7 +124,7 @@ def _params(m: DispatchModel, arrivals: int, warmup: int, levels: int, clocks: b
     return DispatchParams(ints, floats, np.ascontiguousarray(data, dtype=np.float64))
 
 
-def _initial_jobs(m: DispatchModel) -> int:
+def initial_jobs(m: DispatchModel) -> int:
     """Job slots to start with (doubled on overflow): a few per server, more for the policies without balancing."""
     rho = m.load
     per = 4 + (math.ceil(3 * rho / (1 - rho)) if m.policy in ("random", "round-robin", "resource-pooling") else 0)
@@ -154,10 +154,11 @@ class DispatchReplications:
         root = np.random.SeedSequence(seed)
         self.model, self.arrivals, self.warmup, self.seed = model, arrivals, warmup, int(root.entropy)
         self._entropy = root.entropy
-        self.jobs, self.levels = _initial_jobs(model), levels
+        self.jobs, self.levels = initial_jobs(model), levels
         self.policy = builtin(model.policy) if policy is None else policy
         self.st = _state(model, self.policy, self.jobs, levels, reps, root.entropy)
-        self.pr = _params(model, arrivals, warmup, levels, _clocks(model, completions, self.policy), self.policy)
+        clocks = uses_clocks(model, completions, self.policy)
+        self.pr = loop_params(model, arrivals, warmup, levels, clocks, self.policy)
         self.choose = 0  # the address of the dispatcher's kernel, once compiled (prepare)
 
     def compile_note(self) -> str | None:
@@ -203,10 +204,12 @@ class DispatchReplications:
                 raise RuntimeError(f"dispatch kernel stopped with status {status}")
             self.st = _state(self.model, self.policy, self.jobs, self.levels, self.st.rng.shape[0],
                              self._entropy)._replace(rng=self.st.rng)
-        return _replication(self.st, self.model, self.arrivals - self.warmup, seconds)
+        return replication_result(self.st, self.model, self.arrivals - self.warmup, seconds)
 
 
-def _replication(st: DispatchState, m: DispatchModel, measured: int, seconds: float) -> Replication:
+def replication_result(st: DispatchState, m: DispatchModel, measured: int, seconds: float) -> Replication:
+    """One finished replication's metrics (``measured`` arrivals after warm-up; ``seconds``: its wall time) from
+    its state ``st``; shared with the agent path (:mod:`msjgym.systems.dispatch.agent`)."""
     n = m.servers
     window = float(st.sf[T_WIN1] - st.sf[T_WIN0])
     dist = st.area / (n * window)

@@ -123,7 +123,7 @@ def _before(st, b, i, j, now):
 
 
 BY_END, BY_PRIORITY, BY_PRIORITY_LAST = 0, 1, 2
-"""The heaps of :func:`_sift_down`: the running jobs by estimated end (earliest on top); the waiting jobs by
+"""The heaps of :func:`sift_down`: the running jobs by estimated end (earliest on top); the waiting jobs by
 priority (highest on top: :func:`heap_waiting`), or lowest on top (a max-heap, for the in-place sort of
 :func:`sort_jobs`)."""
 
@@ -138,7 +138,7 @@ def _above(st, b, i, j, now, heap):
 
 
 @njit(inline="always")
-def _sift_down(st, b, base, n, pos, now, heap):
+def sift_down(st, b, base, n, pos, now, heap):
     """Sift-down from ``pos`` in the binary heap ``own_i[b, base:base + n]`` of kind ``heap`` (:func:`_above`); the
     one sift-down of every heap here (``now``: the time estimated ends are read at, for :data:`BY_END`)."""
     buf = st.own_i
@@ -166,7 +166,7 @@ def heap_running(st, pr, b, now):
     for i in range(n):
         sc[b, base + i] = st.heap[b, i]
     for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(st, b, base, n, pos, now, BY_END)
+        sift_down(st, b, base, n, pos, now, BY_END)
     return base, n
 
 
@@ -181,7 +181,7 @@ def pop_earliest_end(st, pr, b, base, n, now):
         freed += pr.need[st.job_i[b, sc[b, base], J_CLS]]
         n -= 1
         sc[b, base] = sc[b, base + n]
-        _sift_down(st, b, base, n, 0, now, BY_END)
+        sift_down(st, b, base, n, 0, now, BY_END)
     return t, freed, n
 
 
@@ -735,7 +735,7 @@ def heap_waiting(st, pr, b, order, now):
             q += 1
             j = st.job_i[b, j, J_NEXT]
     for pos in range(q // 2 - 1, -1, -1):
-        _sift_down(st, b, base, q, pos, 0.0, BY_PRIORITY)
+        sift_down(st, b, base, q, pos, 0.0, BY_PRIORITY)
     return base, q
 
 
@@ -744,7 +744,7 @@ def pop_first(st, b, base, q):
     """Remove the top of the min-heap ``own_i[b, base:base + q]``; returns it (the heap then has q - 1 jobs)."""
     top = st.own_i[b, base]
     st.own_i[b, base] = st.own_i[b, base + q - 1]
-    _sift_down(st, b, base, q - 1, 0, 0.0, BY_PRIORITY)
+    sift_down(st, b, base, q - 1, 0, 0.0, BY_PRIORITY)
     return top
 
 
@@ -753,12 +753,12 @@ def sort_jobs(st, b, base, q):
     """Sort ``own_i[b, base:base + q]`` (job slots with their keys in ``J_KEY``) into priority order, in place
     (heapsort, O(q log q))."""
     for pos in range(q // 2 - 1, -1, -1):
-        _sift_down(st, b, base, q, pos, 0.0, BY_PRIORITY_LAST)
+        sift_down(st, b, base, q, pos, 0.0, BY_PRIORITY_LAST)
     for end in range(q - 1, 0, -1):
         tmp = st.own_i[b, base]
         st.own_i[b, base] = st.own_i[b, base + end]
         st.own_i[b, base + end] = tmp
-        _sift_down(st, b, base, end, 0, 0.0, BY_PRIORITY_LAST)
+        sift_down(st, b, base, end, 0, 0.0, BY_PRIORITY_LAST)
 
 
 # ---------------------------------------------------------------- backfilling rules

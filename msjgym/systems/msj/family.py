@@ -66,7 +66,7 @@ def _builtin(policy: str | Policy) -> Policy:
     return policy if isinstance(policy, Policy) else api.policy_spec(FAMILY, policy)
 
 
-def _check_combinations(scenario: api.Scenario, run: api.RunSettings) -> None:
+def check_combinations(scenario: api.Scenario, run: api.RunSettings) -> None:
     """How the options combine (each one's value, and which policies it applies to, are checked from its declaration
     by :func:`msjgym.api.check_options`)."""
     if run.options.get("backlog") is not None and not run.options.get("saturated"):
@@ -81,7 +81,7 @@ def _check_combinations(scenario: api.Scenario, run: api.RunSettings) -> None:
         schedule_format(run.options["per_job"], run.options.get("per_job_format"))
 
 
-def _check_state_size(model: MSJModel, run: api.RunSettings) -> None:
+def check_state_size(model: MSJModel, run: api.RunSettings) -> None:
     """The replications' state (allocated side by side: per-server heap and profile, per-batch per-class histograms;
     :func:`msjgym.systems.msj.state.new_state`) within :data:`~msjgym.core.limits.MAX_STATE_BYTES`."""
     reps = _run_length(model, run)[0]
@@ -223,15 +223,20 @@ class _MSJRuns(api.Simulation):
             sim, b = self._at(rep)
             completion = sim.completion_times(b)[:len(trace)]
             wait = sim.wait_times(b)[:len(trace)]
+            estimate = sim.estimates(b)[:len(trace)]  # what the scheduler planned with, not the file's field 9
             response = wait + trace.duration  # both exact: 0 and the run time for a job that started on arrival
-            table = {"job": trace.ident, "arrival_time": trace.arrival, "need": trace.need, "duration": trace.duration,
-                     "completion_time": completion, "response_time": response, "waiting_time": wait,
+            table = {"job": trace.ident, "arrival_time": trace.arrival} | self.job_demand(trace) | {
+                     "duration": trace.duration, "completion_time": completion, "response_time": response, "waiting_time": wait,
                      "bounded_slowdown": np.maximum(1.0, response / np.maximum(trace.duration, tau)),
-                     "start_time": trace.arrival + wait, "requested_time": trace.estimate}
+                     "start_time": trace.arrival + wait, "requested_time": estimate}
             if self.windows is not None:
                 table = {"window": np.full(len(trace), rep, dtype=np.int64)} | table
             tables.append(table)
         return {k: np.concatenate([t[k] for t in tables]) for k in tables[0]}
+
+    def job_demand(self, trace: Any) -> dict[str, np.ndarray]:
+        """The per-job columns of what each job of ``trace`` holds: its servers (``need``)."""
+        return {"need": trace.need}
 
     def per_job_header(self) -> dict[str, Any]:
         """What a schedule file's header says (msjgym/core/schedule.py): the machine, the policy, the scenario."""
@@ -517,13 +522,23 @@ class MSJFamily:
     def validate(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> None:
         policy = resolve_compiled(policy) or policy  # a compiled policy of the user's runs as a built-in does
         api.check_options(self, run.options, user=api.is_user_policy(policy))
-        _check_combinations(scenario, run)
-        _check_state_size(scenario.model, run)
+        check_combinations(scenario, run)
+        check_state_size(scenario.model, run)
         if not api.is_user_policy(policy):
             _builtin(policy).validate(scenario.model)
 
     def run_length(self, scenario: api.Scenario, policy: str, run: api.RunSettings) -> tuple[int, int, int]:
         return _run_length(scenario.model, run)
+
+    def keys_not_read(self, scenario: api.Scenario, policy: Any) -> frozenset[str]:
+        """``estimate`` (with its keys ``estimate.factor``, ...) for a built-in policy that reads no runtime estimates
+        (:meth:`~msjgym.systems.msj.contract.Policy.uses_estimates`: the estimates come from a stream of their own,
+        so the jobs are the same whatever the law; :func:`msjgym.api.keys_not_read`); none for a policy of the
+        user's."""
+        if api.is_user_policy(policy) or resolve_compiled(policy) is not None:
+            return frozenset()
+        spec = policy if isinstance(policy, Policy) else self.policies().get(policy)
+        return frozenset() if spec is None or spec.uses_estimates() else frozenset({"estimate"})
 
     def replication_scenarios(self, scenario: api.Scenario, run: api.RunSettings, seed: int
                               ) -> tuple[list[tuple[api.Scenario, int]], dict[str, Any]] | None:

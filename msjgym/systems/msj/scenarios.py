@@ -244,7 +244,7 @@ def model_from_spec(spec: Mapping, where: str = "", base_dir: Path | None = None
                for i, table in enumerate(_class_tables(spec, where))]
     arrival_rate, probabilities = _arrival_rates(spec, where, classes, servers)
     job_classes = tuple(JobClass(c.name, c.need, p, c.service) for c, p in zip(classes, probabilities))
-    estimate = _estimate(spec, where, trace=False)
+    estimate = estimate_law(spec, where, trace=False)
     try:
         given = _real(spec["load"], _path(where, "load")) if "load" in spec else None
         return MSJModel(servers=servers, arrival_rate=arrival_rate, classes=job_classes, estimate=estimate,
@@ -286,7 +286,7 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
         draw, machine = trace.generator, trace.machine
         trace = replace(trace, generator=lambda jobs, seq: replace(draw(jobs, seq), machine=machine).scaled(
             servers, time_scale))
-    law = _estimate(spec, where, trace=True)
+    law = estimate_law(spec, where, trace=True)
     if law.kind == "tsafrir":
         trace = _with_model_estimates(trace, law, _path(where, "estimate"))
     trace = trace.scaled(servers, time_scale)
@@ -401,7 +401,7 @@ def replayed_load(trace: Trace, servers: int) -> float:
     return trace_rate(trace) * float(np.mean(trace.need * trace.duration)) / servers
 
 
-def _estimate(spec: Mapping, where: str, trace: bool) -> EstimateLaw:
+def estimate_law(spec: Mapping, where: str, trace: bool) -> EstimateLaw:
     """The scenario's runtime-estimate law (module docstring, "Runtime estimates")."""
     path = _path(where, "estimate")
     if "estimate" not in spec:
@@ -533,7 +533,7 @@ def _probabilities(classes: list[_ClassSpec], where: str) -> list[float]:
 
 
 
-def _apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
+def apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
     """A deep copy of ``spec`` with each dotted-path override set (module docstring)."""
     spec = copy.deepcopy(spec)
     for key, value in overrides.items():
@@ -850,7 +850,7 @@ def load_scenario_file(name: str, overrides: Mapping[str, object] | None = None,
     text = read_user_text(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)  # a byte-order mark dropped
     try:
         raw = load_toml(text, "TOML", ScenarioError)
-        spec = _apply_file_overrides(raw, dict(overrides or {}))
+        spec = apply_file_overrides(raw, dict(overrides or {}))
         base_dir = path.resolve().parent
         model = None if build is None else build(spec, base_dir)
         if model is None:

@@ -257,6 +257,11 @@ class MSJSimulation:
         started on arrival."""
         return self.state.jobwait[b].copy()
 
+    def estimates(self, b: int = 0) -> np.ndarray:
+        """A replayed trace's runtime estimate of each job, the one the scheduler planned with (the scenario's
+        ``estimate`` law: the run time, a factor of it, or the trace's requested time; NaN if it has not arrived)."""
+        return self.state.jobest[b].copy()
+
     def growth_rate(self, b: int = 0) -> float:
         """Growth rate of the number in system (jobs per unit time) of a replication flagged unstable."""
         return float(self.state.sys_f[b, T_GROWTH])

@@ -161,8 +161,8 @@ EST_UNIFORM = 2  # estimate = f · duration, f ~ Uniform[low, high] drawn from t
 EST_TRACE = 3  # estimate = a replayed trace's requested time (params.trace_e)
 
 MSJState = namedtuple(
-    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone jobwait erng "
-                "own_i own_f")
+    "MSJState", "sys_i sys_f cls_i cls_f job_i job_f heap slots rng scratch bstat bsys hist chk jobdone jobwait jobest "
+                "erng own_i own_f")
 MSJState.__doc__ = """Mutable state of B independent MSJ systems (numpy arrays with a leading batch axis).
 
 ``scratch[B, 3K]``: the kernels' working area (per-class targets of ``apply_targets`` in [0, K), walk pointers in
@@ -547,6 +547,8 @@ def add_job(st, pr, b, c, size, batch, ident):
     st.job_f[b, j, J_WAIT] = 0.0
     st.job_f[b, j, J_IDLE] = now
     st.job_f[b, j, J_EST] = draw_estimate(st, pr, b, size, ident, st.job_i[b, j, J_SEQ])
+    if ident >= 0:
+        st.jobest[b, ident] = st.job_f[b, j, J_EST]  # a replayed job's estimate, kept for its per-job row
     tail = st.cls_i[b, c, C_TAIL]
     st.job_i[b, j, J_PREV] = tail
     st.job_i[b, j, J_NEXT] = -1
@@ -701,7 +703,8 @@ INVARIANT_NAMES = {
 def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch: int, nbins: int,
               rng: np.ndarray, trace_jobs: int = 0, own: OwnArea = NO_AREA) -> MSJState:
     """Allocate an empty state for ``batch`` systems (time 0, no jobs); ``trace_jobs`` completion times are kept
-    for a replayed trace (``jobdone``, NaN until the job completes), and their waits (``jobwait``); ``own``: the
+    for a replayed trace (``jobdone``, NaN until the job completes), their waits (``jobwait``) and the runtime
+    estimates the scheduler planned with (``jobest``: the estimate drawn when the job arrived); ``own``: the
     running policy's areas, for ``capacity`` job slots."""
     B, K = batch, num_classes
     cls_i = np.zeros((B, K, NCI), dtype=np.int64)
@@ -727,6 +730,7 @@ def new_state(batch: int, num_classes: int, servers: int, capacity: int, nbatch:
         chk=np.zeros((B, 64, 3), dtype=np.float64),
         jobdone=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
         jobwait=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
+        jobest=np.full((B, max(trace_jobs, 1)), np.nan, dtype=np.float64),
         erng=np.ones((B, 4), dtype=np.uint64),
         own_i=np.zeros((B, own.ints), dtype=np.int64),
         own_f=np.zeros((B, own.floats), dtype=np.float64),

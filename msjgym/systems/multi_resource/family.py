@@ -10,7 +10,7 @@ from msjgym import api
 from msjgym.core.policy_registry import registered
 from msjgym.core.references import Reference
 from msjgym.errors import MsjgymError
-from msjgym.systems.msj.family import MSJFamily, _check_combinations, _check_state_size
+from msjgym.systems.msj.family import MSJFamily, check_combinations, check_state_size
 from msjgym.systems.multi_resource import scenarios, scorecard
 from msjgym.systems.multi_resource.contract import FAMILY as FAMILY_NAME
 from msjgym.systems.multi_resource.contract import MultiResourcePolicy
@@ -62,8 +62,8 @@ class MultiResourceFamily(MSJFamily):
         if user:
             check_user_policy(policy, run)
         api.check_options(self, run.options, user=user)
-        _check_combinations(scenario, run)
-        _check_state_size(scenario.model, run)
+        check_combinations(scenario, run)
+        check_state_size(scenario.model, run)
         if not user:
             _builtin(policy).validate(scenario.model)
 

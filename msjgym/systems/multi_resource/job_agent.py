@@ -14,6 +14,7 @@ import numpy as np
 
 from msjgym.api import Scenario, load_scenario
 from msjgym.core import rng
+from msjgym.core.user_policy import check_saved_model
 from msjgym.core.validation import check_number
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj import backfilling
@@ -28,7 +29,8 @@ from msjgym.systems.multi_resource import job_control as jc
 from msjgym.systems.multi_resource.contract import MultiResourcePolicy
 from msjgym.systems.multi_resource.job_observation import ResourceJobLayout, ResourceJobView, features
 from msjgym.systems.multi_resource.model import MultiResourceModel
-from msjgym.systems.multi_resource.simulation import MultiResourceRuns, MultiResourceSimulation
+from msjgym.systems.multi_resource.simulation import (MultiResourceRuns, MultiResourceSimulation, demand_columns,
+                                                      per_job_header)
 from msjgym.systems.multi_resource.trace import resource_loop_integrals, resource_replay_metrics
 
 RESOURCE_JOB_ENV_ID = "msjgym/MultiResourceJobs-v0"
@@ -168,6 +170,7 @@ def check_user_policy(policy: Any, run: Any) -> dict[str, Any]:
     "msjgym/MultiResourceJobs-v0", ...}``); a one-line error otherwise."""
     settings = job_env_settings(policy, run, RESOURCE_JOB_ENV_ID)
     if settings is None:
+        check_saved_model(policy)  # a model that is not there: that error first
         raise MsjgymError(f"{policy}: a policy of yours schedules a multi-resource system through "
                           f"{RESOURCE_JOB_ENV_ID}: give an sb3:MODEL.zip trained on it (saved with "
                           "msjgym.envs.sb3.record_env) or a policy with env_settings = {\"id\": "
@@ -187,6 +190,12 @@ class ResourceAgentRuns(AgentRuns):
 
     def _unit_metrics(self, bstat: np.ndarray, bsys: np.ndarray, hist: np.ndarray) -> dict[str, float]:
         return MultiResourceRuns._unit_metrics(self, bstat, bsys, hist)
+
+    def job_demand(self, trace: Any) -> dict[str, np.ndarray]:
+        return demand_columns(self.model, trace)
+
+    def per_job_header(self) -> dict[str, Any]:
+        return per_job_header(self.model, self.name, self.scenario.name)
 
     def replay_metrics(self, trace: Any, completion: np.ndarray, wait: np.ndarray) -> dict[str, float]:
         if self.model.is_msj:

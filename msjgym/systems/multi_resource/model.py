@@ -48,6 +48,28 @@ def jobs_bound(capacity: np.ndarray, demand: np.ndarray, nodes: int) -> int:
     return max(1, nodes * total)
 
 
+def checked_servers(names: tuple[str, ...], capacity: np.ndarray, demand: np.ndarray, nodes: int) -> int:
+    """MSJ's ``servers`` of the machine (module docstring: one node's capacity with one resource on one node, else
+    :func:`jobs_bound`), at most :data:`~msjgym.core.limits.MAX_SERVERS`; else a ``ScenarioError`` naming the
+    resource that lets the most jobs fit (``names``: the resources' names)."""
+    twin = len(capacity) == 1 and nodes == 1
+    servers = int(capacity[0]) if twin else jobs_bound(capacity, demand, nodes)
+    if servers <= MAX_SERVERS:
+        return servers
+    if twin:
+        raise ScenarioError(f"resources.{names[0]} = {servers:,}: must be at most {MAX_SERVERS:,} (one resource on one "
+                            "node is the multiserver-job system, a server per unit: the engine keeps per-server "
+                            "state): give the amounts in coarser units")
+    fits = [int(capacity[r]) // max(1, int(min((d for d in demand[:, r] if d > 0), default=0)))
+            if np.any(demand[:, r] > 0) else 0 for r in range(len(capacity))]
+    r = int(np.argmax(fits))
+    least = int(min(d for d in demand[:, r] if d > 0))
+    raise ScenarioError(f"resources.{names[r]} = {int(capacity[r]):,}: {nodes:,} node(s) of it fit "
+                        f"{nodes * fits[r]:,} jobs of the smallest {names[r]} demand ({least:,}) at once; the jobs in "
+                        f"service at once must be at most {MAX_SERVERS:,} (the engine keeps per-job state): give the "
+                        "amounts in coarser units")
+
+
 @dataclass(frozen=True)
 class MultiResourceModel(MSJModel):
     """MSJ's model (servers, arrival rate, classes, estimate law) with a resource vector per node and per class.
@@ -162,10 +184,7 @@ def multi_resource_model(base: MSJModel, resources: tuple[str, ...], capacity: t
     cap = np.array(capacity, dtype=np.int64)
     dem = np.array(demands, dtype=np.int64).reshape(base.num_classes, R)
     classes = tuple(c if twin else type(c)(c.name, 1, c.probability, c.service) for c in base.classes)
-    servers = int(cap[0]) if twin else jobs_bound(cap, dem, nodes)
-    if servers > MAX_SERVERS:
-        raise ScenarioError(f"resources: up to {servers:,} jobs fit at once; must be at most {MAX_SERVERS:,} (give "
-                            "amounts in coarser units)")
+    servers = checked_servers(tuple(resources), cap, dem, nodes)
     rate = base.arrival_rate
     given = base.given_load if twin else load
     if load is not None and not twin:

@@ -42,9 +42,10 @@ from msjgym.core.paths import is_regular_file
 from msjgym.core.validation import show
 from msjgym.errors import ScenarioError, UnknownParameter, prefixed
 from msjgym.systems.msj.scenarios import (
-    _apply_file_overrides, load_scenario_file, model_from_spec, scenario_system)
+    apply_file_overrides, load_scenario_file, model_from_spec, scenario_system)
 from msjgym.systems.multi_resource.contract import FAMILY
-from msjgym.systems.multi_resource.model import MAX_NODES, MultiResourceModel, jobs_bound, multi_resource_model
+from msjgym.systems.multi_resource.model import (MAX_NODES, MultiResourceModel, checked_servers,
+                                                 multi_resource_model)
 
 _OWN_KEYS = ("resources", "nodes")
 
@@ -113,10 +114,11 @@ def to_msj(spec: Mapping, machine: Machine) -> dict:
     classes = spec.get("classes")
     if isinstance(classes, list):
         out["classes"] = [_class_to_msj(t, i, machine) for i, t in enumerate(classes)]
-        if not machine.twin and len(machine.demands) == len(classes):
-            out["servers"] = jobs_bound(np.array(machine.capacity), np.array(machine.demands), machine.nodes)
+        if len(machine.demands) == len(classes):
+            out["servers"] = checked_servers(machine.names, np.array(machine.capacity),
+                                             np.array(machine.demands).reshape(len(classes), -1), machine.nodes)
     if machine.twin:
-        out["servers"] = machine.capacity[0]
+        out["servers"] = checked_servers(machine.names, np.array(machine.capacity), np.ones((0, 1), np.int64), 1)
     return out
 
 
@@ -202,7 +204,7 @@ def load(name: str, overrides: Mapping[str, Any] | None = None) -> api.Scenario:
     if name in BUILTINS:
         description, table = BUILTINS[name]
         try:
-            spec = _apply_own(_apply_file_overrides(table, rest), own)
+            spec = _apply_own(apply_file_overrides(table, rest), own)
             model = _model(spec, model_from_spec(to_msj(spec, machine)), machine)
         except ScenarioError as exc:
             raise prefixed(exc, f"{name}: ") from None

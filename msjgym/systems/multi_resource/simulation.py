@@ -12,6 +12,7 @@ own: a bracketed name would read as a class), and MSJ's server diagnostics of th
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -59,6 +60,20 @@ class MultiResourceSimulation(MSJSimulation):
         return getattr(loop, name)
 
 
+def demand_columns(model: MultiResourceModel, trace: Any) -> dict[str, np.ndarray]:
+    """A replay's per-job demand columns: ``demand_NAME`` (int64) for each of ``model``'s resources, in their order,
+    from ``trace.demand`` (n, R)."""
+    return {f"demand_{name}": np.asarray(trace.demand[:, r], dtype=np.int64) for r, name in enumerate(model.resources)}
+
+
+def per_job_header(model: MultiResourceModel, policy: str, scenario: str) -> dict[str, Any]:
+    """What a schedule file's header says (msjgym/core/schedule.py): the first resource is the one an SWF schedule
+    and a schedule plot show (``processors``: its column; ``servers``: the machine's amount of it, all nodes)."""
+    first = model.resources[0]
+    return {"servers": int(model.nodes * model.capacity_array[0]), "processors": f"demand_{first}",
+            "resource": first, "policy": policy, "scenario": scenario}
+
+
 class MultiResourceRuns(BuiltinRuns):
     """The evaluator's replications of a built-in policy (MSJ's, on :class:`MultiResourceSimulation`)."""
 
@@ -79,6 +94,13 @@ class MultiResourceRuns(BuiltinRuns):
         for r, name in enumerate(m.resources):
             out[f"utilization_{name}"] = _utilization(bstat, bsys, demand[:, r], int(total[r]))
         return out
+
+    def job_demand(self, trace: Any) -> dict[str, np.ndarray]:
+        """Each job's whole demand vector, one column per resource: ``demand_NAME``."""
+        return demand_columns(self.model, trace)
+
+    def per_job_header(self) -> dict[str, Any]:
+        return per_job_header(self.model, self.name, self.scenario.name)
 
     def replay_metrics(self, trace, completion: np.ndarray, wait: np.ndarray) -> dict[str, float]:
         if self.model.is_msj:

@@ -64,7 +64,7 @@ from msjgym.core.validation import check_number, parse_number
 from msjgym.errors import MsjgymError
 from msjgym.systems.msj.model import JobClass, MSJModel
 from msjgym.systems.msj.trace.files import (
-    MAX_TRACE_BYTES, MAX_TRACE_TIME, Trace, TraceError, kill_at_requested, read_trace, trace_of_rows)
+    MAX_TRACE_BYTES, MAX_TRACE_TIME, Trace, TraceError, csv_job_rows, kill_at_requested, read_trace, trace_of_rows)
 
 SWF_RESOURCES = ("cores", "memory")
 """The resources of an SWF trace's machine, in order."""
@@ -389,33 +389,14 @@ def _csv_job(f: list[str], names: list[str], capacity: dict[str, int], rank: int
 
 def _read_csv(path: Path, capacity: Mapping[str, int], skip_bad_lines: bool) -> ResourceTrace:
     cap = _capacity(capacity, path)
-    rows: list[tuple] = []
-    malformed = 0
     with open_user_text(path, "trace", MAX_TRACE_BYTES, TraceError, errors="replace", newline="") as f:
         reader = csv.reader(f)
         try:
             names = _header(path, next(reader, None), cap)
         except csv.Error as exc:
             raise TraceError(f"{path} line 1: {exc}") from None
-        number = 1
-        while True:
-            number += 1
-            try:
-                fields_ = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:  # e.g. a field longer than csv.field_size_limit(): a malformed line
-                fields_, problem = None, str(exc)
-            if fields_ is not None and (not fields_ or all(not x.strip() for x in fields_)):
-                continue
-            try:
-                if fields_ is None:
-                    raise ValueError(problem)
-                rows.append(_csv_job(fields_, names, cap, len(rows) + 1))
-            except ValueError as exc:
-                if not skip_bad_lines:
-                    raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
-                malformed += 1
+        rows, malformed = csv_job_rows(reader, path, lambda fields, rank: _csv_job(fields, names, cap, rank),
+                                       skip_bad_lines)
     first = next(iter(cap.values()))
     trace = trace_of_rows(rows, path, first, malformed, 0, given=True)
     missing = [name for name in cap if name not in names]
@@ -474,7 +455,7 @@ def trace_model(spec: Mapping, base_dir: Path | None = None):
         missing_memory=table.get("missing_memory", "used"), servers=table.get("servers"))
     if overrun == "kill":
         trace = kill_at_requested(trace)
-    law = msj_scenarios._estimate(spec, "", trace=True)
+    law = msj_scenarios.estimate_law(spec, "", trace=True)
     if law.kind == "tsafrir":
         raise ScenarioError("estimate = \"tsafrir\": not for a multi-resource trace yet (its requested times, "
                             "\"requested\", the default, or \"exact\" / { factor = ... })")

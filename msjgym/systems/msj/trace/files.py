@@ -35,7 +35,7 @@ among the jobs, 1-based).
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -313,9 +313,37 @@ def _field(name: str, text: str, *, low: float | None, high: float | None = None
         raise ValueError(str(exc)) from None
 
 
+def csv_job_rows(reader: Iterator[list[str]], path: Path, parse: Callable[[list[str], int], tuple],
+                 skip_bad_lines: bool) -> tuple[list[tuple], int]:
+    """A CSV trace's job lines after its header (``reader``: a ``csv.reader`` past line 1), each parsed by
+    ``parse(fields, rank)`` (rank: 1 for the first job kept), blank lines skipped: (the rows, the malformed lines
+    skipped). A malformed line (``parse`` raises ``ValueError``, or the CSV reader fails on it) is a ``TraceError``
+    naming ``path`` and its line, or with ``skip_bad_lines`` skipped and counted. Shared by the multiserver-job and
+    the multi-resource CSV traces."""
+    rows: list[tuple] = []
+    malformed, number = 0, 1
+    while True:
+        number += 1
+        try:
+            fields: list[str] | None = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # e.g. a field longer than csv.field_size_limit(): a malformed line
+            fields, problem = None, str(exc)
+        if fields is not None and (not fields or all(not x.strip() for x in fields)):
+            continue
+        try:
+            if fields is None:
+                raise ValueError(problem)
+            rows.append(parse(fields, len(rows) + 1))
+        except ValueError as exc:
+            if not skip_bad_lines:
+                raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)") from None
+            malformed += 1
+    return rows, malformed
+
+
 def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
-    rows: list[tuple[float, int, float, float, int]] = []
-    malformed = 0
     with open_user_text(path, "trace", MAX_TRACE_BYTES, TraceError, errors="replace", newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
@@ -323,25 +351,8 @@ def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
         if columns not in (CSV_COLUMNS, CSV_COLUMNS + (CSV_REQUESTED,)):
             raise TraceError(f"{path} line 1: the header must be {','.join(CSV_COLUMNS)} (optionally "
                              f",{CSV_REQUESTED})")
-        number = 1
-        while True:
-            number += 1
-            try:
-                fields = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:  # e.g. a field longer than csv.field_size_limit(): a malformed line
-                fields, problem = None, str(exc)
-            if fields is not None and (not fields or all(not x.strip() for x in fields)):
-                continue
-            try:
-                if fields is None:
-                    raise ValueError(problem)
-                rows.append(_csv_job(fields, len(columns)) + (len(rows) + 1,))
-            except ValueError as exc:
-                if not skip_bad_lines:
-                    raise TraceError(f"{path} line {number}: {exc} (use --skip-bad-lines to skip such lines)")
-                malformed += 1
+        rows, malformed = csv_job_rows(reader, path, lambda fields, rank: _csv_job(fields, len(columns)) + (rank,),
+                                       skip_bad_lines)
     if servers is None:
         raise TraceError(f"{path}: a CSV trace does not say the machine's size; give the traced machine's processors "
                          "as servers = N in the scenario")
