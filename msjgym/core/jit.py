@@ -26,7 +26,8 @@ files it recorded, so cache files left there would keep a folder ``msjgym/`` of 
 unpickles (an upgrade moved a type it names) is an empty cache, recompiled once, not a crash.
 
 A helper of compiled code (``njit(inline="always")``) is compiled on its own, without a CPython wrapper, and inlined
-into its callers by LLVM, not by numba (:func:`njit`).
+into its callers by LLVM, not by numba; a few lines of glue (``njit(inline="glue")``) are inlined by numba instead
+(:func:`njit`).
 
 Kernels are compiled without numba's reference counting (``_nrt=False``): they cannot allocate, which is the rule
 for the event loop anyway, and passing the state record costs no atomic reference-count updates.
@@ -405,12 +406,21 @@ def njit(*args, **kwargs):
     the same events/s). A helper stays callable from Python (an uncached twin with a wrapper compiles on the first
     such call).
 
+    ``inline="glue"`` marks a few lines of glue between helpers (a transition that only calls helpers, a record of
+    row views): numba inlines its intermediate representation into each caller, so it is never compiled on its own
+    (compiled alone, each such function cost about 0.2-0.4 s of CPU on a first run: its own typing, lowering, LLVM
+    optimization and machine code, all of which its caller then did again).
+
     Set the environment variable ``MSJGYM_JIT_CACHE=0`` to compile without the cache (to inspect generated code).
     """
     kwargs.setdefault("cache", _CACHE)
     kwargs.setdefault("error_model", "numpy")
     kwargs.setdefault("_nrt", False)
-    helper = kwargs.pop("inline", None) == "always"
+    inline = kwargs.pop("inline", None)
+    if inline == "glue":
+        kwargs["inline"] = "always"  # numba's own inlining of the function's IR into each caller
+        return numba.njit(*args, **kwargs)
+    helper = inline == "always"
     if helper:
         kwargs["no_cpython_wrapper"] = True
         kwargs["no_cfunc_wrapper"] = True

@@ -67,7 +67,7 @@ def _full(rule, nf, cls, prm, k, levels, cnt):
     return False
 
 
-@njit(inline="always")
+@njit(inline="glue")
 def begin(s, pr):
     """An empty system at time 0 (``s``: one system's rows, :func:`~msjgym.systems.finite_skip.state.system`), its
     first interarrival drawn."""
@@ -82,7 +82,7 @@ def begin(s, pr):
     s.flts[F_NEXT] = exponential(s.rng, 0) / pr.floats[P_LAMBDA]
 
 
-@njit(inline="always")
+@njit(inline="glue")
 def epoch(s, pr):
     """Open a decision epoch: count it (A_EVENTS) and fill the front (Defs. 2.1, 2.2): while it is not full, the
     oldest queued job enters it (its entry time and the work of the older front jobs recorded)."""
@@ -234,7 +234,7 @@ def advance(s, pr):
     return True
 
 
-@njit(inline="always")
+@njit(inline="glue")
 def _finish(s):
     s.acc[A_END] = s.flts[F_TIME]
     s.acc[A_NEND] = s.ints[I_N]

@@ -105,7 +105,7 @@ def state_type() -> types.Type:
     return record_type(new_state(1, 1, 1, 1, 1))
 
 
-@njit(inline="always")
+@njit(inline="glue")
 def system(st, b):
     """System b of the record ``st``: a :class:`System` of row views."""
     return System(st.ints[b], st.flts[b], st.acc[b], st.rec[b], st.cls[b], st.srv[b], st.seqs[b], st.rem[b],

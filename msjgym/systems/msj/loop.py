@@ -21,14 +21,14 @@ from numba import types
 
 from msjgym.core import histogram, rng
 from msjgym.core.jit import njit
-from msjgym.core.plug import call, ref
+from msjgym.core.plug import Ref, call, call_int, ref
 from msjgym.systems.msj.contract import HOOKS, record_types
 from msjgym.systems.msj.transitions import _checkpoint, _draw_job, _flush, _progress, _record_admission
 from msjgym.systems.msj.state import (
     B_NCOMP, B_NDONE, B_SUM_BSLD, B_SUM_T, B_SUM_W, DONE, INVARIANT, J_BATCH, J_CLS, J_ID, J_SIZE, NEED_CAPACITY,
     P_BACKLOG, P_DEBUG, P_LAMBDA, P_NBATCH, P_PREEMPTIVE, P_SATURATED, P_TRACE, RUNNING, S_BATCH, S_ERROR, S_EVENTS, S_MEAS,
     S_NARR, S_NCOMP, S_NEXT_CHK, S_NFREE, S_NJOBS, S_NSERV, S_STATUS, SystemView, T_NEXT_ARR, T_NOW, add_job,
-    check_invariants, heap_remove, next_completion_time, remove_job)
+    heap_remove, next_completion_time, remove_job)
 from msjgym.systems.msj.state import J_WAIT, P_TAU
 from msjgym.systems.msj.trace.arrivals import replay_arrival
 
@@ -40,11 +40,17 @@ NO_HOOKS = (0, 0, 0, 0)
 
 @functools.lru_cache(maxsize=1)
 def signature() -> dict[str, types.Type]:
-    """The explicit signature of each of the loop's entry points (``run``, ``force_arrival``, ``force_completion``)."""
-    state, params = record_types()
+    """The explicit signature of each of the loop's entry points (``run``, ``force_arrival``, ``force_completion``),
+    and of the invariant checks a debug run calls at an address (``check_invariants``)."""
+    return signatures(*record_types())
+
+
+def signatures(state: types.Type, params: types.Type) -> dict[str, types.Type]:
+    """:func:`signature` for the record types ``state`` and ``params`` (a derived family's record)."""
     i, f = types.int64, types.float64
     return {"run": i(state, params, i, i, HOOKS), "force_arrival": i(state, params, i, i, f, HOOKS),
-            "force_completion": types.void(state, params, i, i, HOOKS)}
+            "force_completion": types.void(state, params, i, i, HOOKS),
+            "check_invariants": i(Ref(state), Ref(params), i)}
 
 
 @njit(inline="always")
@@ -93,7 +99,7 @@ def _arrival(st, pr, b, hooks, refs):
     return _join(st, pr, b, c, size, batch, np.int64(-1), hooks, refs)
 
 
-@njit(inline="always")
+@njit(inline="glue")
 def end_event(st, pr, b, joined):
     """Close an event once the decisions at its instant are taken (the policy's ``schedule`` in :func:`run`, the
     agent's actions in :func:`msjgym.systems.msj.control.advance`): the admission record of the job that arrived
@@ -108,7 +114,7 @@ def end_event(st, pr, b, joined):
         st.sys_i[b, S_STATUS] = DONE
 
 
-@njit(inline="always")
+@njit(inline="glue")
 def end_replay(st, pr, b):
     """Nothing can happen any more (a replayed trace has ended, every job completed): close the measurement and
     finish the run."""
@@ -159,7 +165,10 @@ def run(st, pr, b, max_events, hooks):
     """Advance system b by up to ``max_events`` events; returns its status (RUNNING, DONE, UNSTABLE, ...).
 
     An event is an arrival, the completions at one instant, or (saturated mode) a refill of the backlog; the
-    policy's scheduler runs once after each.
+    policy's scheduler runs once after each. In debug mode (``pr.ints[P_DEBUG]``: the address of
+    :func:`msjgym.systems.msj.state.check_invariants` compiled for the record by reference, ``check_invariants`` of
+    :func:`signature`) the state's invariants are checked after each; called at an address, the checks compile only
+    for a debug run, not into every run's loop.
     """
     saturated = pr.ints[P_SATURATED]
     backlog = pr.ints[P_BACKLOG]
@@ -188,7 +197,7 @@ def run(st, pr, b, max_events, hooks):
         _schedule(hooks, refs, b)
         end_event(st, pr, b, joined)
         if debug:
-            code = check_invariants(st, pr, b)
+            code = call_int(debug, refs[0], refs[1], b)
             if code:
                 st.sys_i[b, S_ERROR] = code
                 st.sys_i[b, S_STATUS] = INVARIANT

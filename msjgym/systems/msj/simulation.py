@@ -101,7 +101,7 @@ def make_params(model: MSJModel, policy: Policy, config: RunConfig) -> msj.MSJPa
     ints[P_WARMUP] = config.warmup
     ints[P_JOBS] = config.jobs
     ints[P_NBATCH] = config.batches
-    ints[P_DEBUG] = int(config.debug)
+    ints[P_DEBUG] = 0  # debug mode: the checks' address, set when they are compiled (MSJSimulation.prepare)
     ints[msj.P_GROUPS] = len(grp_need)
     ints[P_DETECT] = int(config.detect_instability and model.trace is None)  # a trace is finite: replay it all
     ints[msj.P_MMAX] = int(model.needs.max())
@@ -151,7 +151,8 @@ class MSJSimulation:
                  capacity: int = 1024) -> None:
         policy.validate(model)
         self.model, self.policy, self.config = model, policy, config
-        self.units = KERNELS.units(policy, loops=[(_loop.run, _loop.signature()["run"])])
+        self.units = KERNELS.units(policy, loops=[(_loop.run, _loop.signature()["run"])]) + self.check_units(
+            _loop.signature())
         self.hooks: tuple[int, int, int, int] | None = None
         self.params = make_params(model, policy, config)
         B = streams.shape[0]
@@ -210,7 +211,24 @@ class MSJSimulation:
             except (Exception, SystemExit) as exc:  # the user's code does not compile: one line
                 raise policy_failure(self.policy.name, exc, self.state, 0) from None
         self.hooks = KERNELS.addresses(self.policy)
+        self.arm_checks(_loop.signature())
         return seconds
+
+    def check_units(self, signatures: dict) -> list:
+        """What debug mode adds to a run's compile: the invariant checks, compiled on their own for the record by
+        reference (``signatures["check_invariants"]``, :func:`msjgym.systems.msj.loop.signatures`) and called by the
+        loop at their address; nothing otherwise."""
+        from msjgym.core.compiling import Unit
+        if not self.config.debug:
+            return []
+        return [Unit("the invariant checks", f"{KERNELS.family} checks", check_invariants,
+                     signatures["check_invariants"])]
+
+    def arm_checks(self, signatures: dict) -> None:
+        """Debug mode: give the loop the address of the compiled invariant checks (``params.ints[P_DEBUG]``)."""
+        if self.config.debug:
+            from msjgym.core.plug import address
+            self.params.ints[P_DEBUG] = address(check_invariants, signatures["check_invariants"])
 
     def _hooks(self) -> tuple[int, int, int, int]:
         if self.hooks is None:

@@ -21,7 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from numba.extending import overload
+from numba import types
+from numba.extending import lower_builtin, type_callable
 
 from msjgym.core import rng as _rng
 from msjgym.core.jit import njit
@@ -134,7 +135,7 @@ P_BACKLOG = 4
 P_WARMUP = 5
 P_JOBS = 6
 P_NBATCH = 7
-P_DEBUG = 8
+P_DEBUG = 8  # debug mode: the address of the invariant checks compiled for the record (0: off; see loop.run)
 P_GROUPS = 9
 P_DETECT = 10  # instability detection on/off
 P_MMAX = 11  # largest need
@@ -213,19 +214,14 @@ def _carries_resources(record) -> bool:
 def hold_resources(st, pr, b, j, c, sign):
     """Job j (class c) takes (``sign`` = 1) or gives back (-1) its demand vector on its node, in a record that
     carries resource vectors (:data:`RESOURCE_FIELDS`); called where the servers are counted (``start_next``,
-    ``preempt_last``, ``remove_job``). Compiled by record type: for MSJ's own record it is empty."""
+    ``preempt_last``, ``remove_job``). Compiled by record type: for MSJ's own record it is no code at all
+    (:func:`_by_record`)."""
 
 
-@overload(hold_resources, inline="always")
-def _hold_resources(st, pr, b, j, c, sign):
-    if not _carries_resources(st):
-        return lambda st, pr, b, j, c, sign: None
-
-    def hold(st, pr, b, j, c, sign):
-        node = st.res_node[b, j]
-        for r in range(pr.res_demand.shape[1]):
-            st.res_used[b, node, r] += sign * pr.res_demand[c, r]
-    return hold
+def _hold(st, pr, b, j, c, sign):
+    node = st.res_node[b, j]
+    for r in range(pr.res_demand.shape[1]):
+        st.res_used[b, node, r] += sign * pr.res_demand[c, r]
 
 
 def resource_violation(st, pr, b):
@@ -233,18 +229,34 @@ def resource_violation(st, pr, b):
     negative amount, else 0 (always 0 for MSJ's own record)."""
 
 
-@overload(resource_violation, inline="always")
-def _resource_violation(st, pr, b):
-    if not _carries_resources(st):
-        return lambda st, pr, b: 0
+def _violation(st, pr, b):
+    for node in range(st.res_used.shape[1]):
+        for r in range(st.res_used.shape[2]):
+            if st.res_used[b, node, r] > pr.res_cap[r] or st.res_used[b, node, r] < 0:
+                return 8
+    return 0
 
-    def check(st, pr, b):
-        for node in range(st.res_used.shape[1]):
-            for r in range(st.res_used.shape[2]):
-                if st.res_used[b, node, r] > pr.res_cap[r] or st.res_used[b, node, r] < 0:
-                    return 8
-        return 0
-    return check
+
+def _by_record(stub, impl, typer, absent) -> None:
+    """Make ``stub`` callable from compiled code: ``impl``'s code, compiled into the caller, for a record that
+    carries resource vectors; for any other record (MSJ's own) the constant ``absent`` (None: nothing), with nothing
+    compiled. (An ``@overload`` would compile a function of its own per record type even for the empty case, and
+    inline it in every caller: about 0.4 s of CPU on the MSJ event loop's first compile.) ``typer``: the stub's
+    arguments to its result type."""
+
+    @type_callable(stub)
+    def _type(context):
+        return typer
+
+    @lower_builtin(stub, types.VarArg(types.Any))
+    def _lower(context, builder, sig, args):
+        if _carries_resources(sig.args[0]):
+            return context.compile_internal(builder, impl, sig, args)
+        return context.get_dummy_value() if absent is None else context.get_constant(sig.return_type, absent)
+
+
+_by_record(hold_resources, _hold, lambda st, pr, b, j, c, sign: types.none, None)
+_by_record(resource_violation, _violation, lambda st, pr, b: types.int64, 0)
 
 
 # ---------------------------------------------------------------- lazy integration

@@ -11,8 +11,8 @@ import functools
 
 from numba import types
 
-from msjgym.systems.msj.contract import HOOKS
-from msjgym.systems.msj.loop import NO_HOOKS, end_event, end_replay, finish_job, force_arrival, force_completion, run
+from msjgym.systems.msj.loop import (
+    NO_HOOKS, end_event, end_replay, finish_job, force_arrival, force_completion, run, signatures)
 from msjgym.systems.multi_resource.contract import record_types
 
 __all__ = ["NO_HOOKS", "end_event", "end_replay", "finish_job", "force_arrival", "force_completion", "run",
@@ -21,9 +21,6 @@ __all__ = ["NO_HOOKS", "end_event", "end_replay", "finish_job", "force_arrival",
 
 @functools.lru_cache(maxsize=1)
 def signature() -> dict[str, types.Type]:
-    """The explicit signature of each entry point (``run``, ``force_arrival``, ``force_completion``) on this
-    family's record types."""
-    state, params = record_types()
-    i, f = types.int64, types.float64
-    return {"run": i(state, params, i, i, HOOKS), "force_arrival": i(state, params, i, i, f, HOOKS),
-            "force_completion": types.void(state, params, i, i, HOOKS)}
+    """The explicit signature of each entry point (``run``, ``force_arrival``, ``force_completion``) and of the
+    invariant checks of a debug run (``check_invariants``) on this family's record types."""
+    return signatures(*record_types())

@@ -38,7 +38,8 @@ class MultiResourceSimulation(MSJSimulation):
     def __init__(self, model: MultiResourceModel, policy: MultiResourcePolicy, config: RunConfig,
                  streams: np.ndarray, capacity: int = 1024) -> None:
         super().__init__(model, policy, config, streams, capacity)  # MSJ's record, parameters and first arrivals
-        self.units = KERNELS.units(policy, loops=[(loop.run, loop.signature()["run"])])
+        self.units = KERNELS.units(policy, loops=[(loop.run, loop.signature()["run"])]) + self.check_units(
+            loop.signature())
         table = None if policy.table is None else policy.table(model)
         self.params = with_resource_params(self.params, model.capacity_array, model.demand, table)
         self.state = with_resources(self.state, model.nodes, len(model.resources))
@@ -51,6 +52,7 @@ class MultiResourceSimulation(MSJSimulation):
         from msjgym.core.compiling import compile_units
         seconds = compile_units(self.units)
         self.hooks = KERNELS.addresses(self.policy)
+        self.arm_checks(loop.signature())
         return seconds
 
     @staticmethod

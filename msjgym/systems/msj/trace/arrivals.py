@@ -33,7 +33,7 @@ def trace_arrays(model: MSJModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return trace.arrival.astype(np.float64), classes, trace.duration.astype(np.float64), estimates
 
 
-@njit(inline="always")
+@njit(inline="glue")
 def replay_arrival(st, pr, b, i):
     """The ``i``-th arrival (0-based) of system b's replay: (its index in the trace, its class, its duration); sets
     the time of the next arrival (inf after the trace's last job)."""
