@@ -107,9 +107,10 @@ def linear_as_mlp(w: np.ndarray, shape: MLPShape = MLPShape()) -> np.ndarray:
     return theta
 
 
-def base_order_weights() -> np.ndarray:
-    """Linear weights picking row 0 (the base order's job) at every decision: 1 on the ``heuristic`` column."""
-    w = np.zeros(FEATURES)
+def base_order_weights(features: int = FEATURES) -> np.ndarray:
+    """Linear weights (``features`` of them: 14, or 17 with ``estimate_accuracy``) picking row 0 (the base order's
+    job) at every decision: 1 on the ``heuristic`` column."""
+    w = np.zeros(features)
     w[HEURISTIC] = 1.0
     return w
 
@@ -143,7 +144,7 @@ class WindowRunner:
     ``window_jobs``: jobs per window (each replayed from an empty machine to the completion of all of them)."""
 
     def __init__(self, scenario: Any, env: dict[str, Any], window_jobs: int, windows: int, candidates: int) -> None:
-        known = ("window", "action", "base_order", "backfill", "time_scale", "bsld_threshold")
+        known = ("window", "action", "base_order", "backfill", "time_scale", "bsld_threshold", "estimate_accuracy")
         if env.get("action", "pick") not in ("pick", "backfill"):
             raise ValueError(f"action = {env['action']!r}: the search scores rows, \"pick\" or \"backfill\"")
         self.spec = JobSpec.make(scenario, reward="mean-bounded-slowdown", horizon_jobs=window_jobs,
