@@ -267,8 +267,8 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
     shape = ps.MLPShape(features=validation_runners[0].spec.layout.features if validation_runners else
                         ps.WindowRunner(loaded[scenarios[0]], env, 16, 1, 1).spec.layout.features)
     theta, best_value, stages_done = ps.base_order_weights(shape.features), math.inf, []
-    if se.get("start"):  # a recorded linear model's weights (training.json), the columns it lacks at weight 0
-        start_weights = np.asarray(json.loads(Path(se["start"]).read_text())["search"]["linear_weights"])
+    if se.get("start"):  # a recorded linear model's weights (its .zip), the columns it lacks at weight 0
+        start_weights = ps.linear_weights_of_model(se["start"])
         if start_weights.size > shape.features:
             raise SystemExit(f"[search] start = {se['start']!r}: {start_weights.size} linear weights, more than the "
                              f"{shape.features} features")
