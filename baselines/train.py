@@ -264,14 +264,23 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
                                           int(se.get("validation_windows", 16)), 1) for n in valid]
     validation_seeds = [np.random.SeedSequence([int(se.get("validation_seed", 99)), i]).spawn(r.windows)
                         for i, r in enumerate(validation_runners)]
-    theta, best_value, stages_done = ps.base_order_weights(), math.inf, []
+    shape = ps.MLPShape(features=validation_runners[0].spec.layout.features if validation_runners else
+                        ps.WindowRunner(loaded[scenarios[0]], env, 16, 1, 1).spec.layout.features)
+    theta, best_value, stages_done = ps.base_order_weights(shape.features), math.inf, []
+    if se.get("start"):  # a recorded linear model's weights (its .zip), the columns it lacks at weight 0
+        start_weights = ps.linear_weights_of_model(se["start"])
+        if start_weights.size > shape.features:
+            raise SystemExit(f"[search] start = {se['start']!r}: {start_weights.size} linear weights, more than the "
+                             f"{shape.features} features")
+        theta = np.concatenate([start_weights, np.zeros(shape.features - start_weights.size)])
+        print(f"search start: the linear weights of {se['start']}", flush=True)
     parametrisation = "linear"
     for index, stage in enumerate(se.get("stages", [{}])):
         settings = ps.SearchSettings(**{k: v for k, v in stage.items() if k != "log"})
         if settings.parametrisation == "mlp" and parametrisation == "linear":
-            theta = ps.linear_as_mlp(theta)
+            theta = ps.linear_as_mlp(theta, shape)
         parametrisation = settings.parametrisation
-        _, score = ps.score_function(parametrisation)
+        _, score = ps.score_function(parametrisation, shape)
         left = budget - (time.perf_counter() - start)
         settings.seconds = min(settings.seconds, max(left, 0.0))
 
@@ -299,7 +308,7 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
     seconds = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
     venv = job_vector_env({**config, "env": {**env, "num_envs": 1}})
-    ps.save_sb3_model(theta, venv, str(out / f"{name}.zip"), seed=seed)
+    ps.save_sb3_model(theta, venv, str(out / f"{name}.zip"), seed=seed, shape=shape)
     decisions = sum(s["decisions"] for s in stages_done)
     print(f"searched {decisions:,} decisions in {seconds:.0f} s; saved {out / (name + '.zip')}", flush=True)
     (out / f"{name}.train_log.json").write_text(json.dumps(stages_done))

@@ -85,7 +85,7 @@ def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
 
 
 @pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_easy.toml", "hpc_pick_est.toml",
-                                    "hpc_pick_easy_est.toml"])
+                                    "hpc_pick_easy_est.toml", "hpc_pick_est_acc.toml", "hpc_pick_easy_est_acc.toml"])
 def test_the_job_scheduling_recipes_parse(train, recipe):
     """The keys of the learned HPC scheduler's recipes: the environment id and its arguments, the job-scoring
     policy, the held-out traces (which share no job with the training trace)."""
@@ -130,13 +130,20 @@ def test_the_held_out_trace_is_the_continuation_of_the_training_draw():
     assert "jobs 20,001–40,000 of a draw" in held_out.source
 
 
-@pytest.mark.parametrize("recipe", ["hpc_pick_est.toml", "hpc_pick_easy_est.toml"])
+@pytest.mark.parametrize("recipe", ["hpc_pick_est.toml", "hpc_pick_easy_est.toml", "hpc_pick_est_acc.toml",
+                                    "hpc_pick_easy_est_acc.toml"])
 def test_the_estimate_recipes_train_and_select_on_estimates_never_on_an_evaluation_trace(train, recipe):
     """The ``_est`` recipes: every training and validation trace has Tsafrir estimates drawn with an estimate seed no
     evaluation trace uses, every evaluation trace has Tsafrir estimates, and no trace is both (the same jobs as the
-    exact recipes' traces, only the requested times differ)."""
+    exact recipes' traces, only the requested times differ). The ``_acc`` ones: those of their ``_est`` recipe, with
+    the estimate-accuracy columns, started from the recorded ``_est`` model."""
     config = train.load_config(ROOT / "baselines" / recipe)
-    exact = train.load_config(ROOT / "baselines" / recipe.replace("_est", ""))
+    exact = train.load_config(ROOT / "baselines" / recipe.replace("_est", "").replace("_acc", ""))
+    if recipe.endswith("_acc.toml"):
+        est = train.load_config(ROOT / "baselines" / recipe.replace("_acc", ""))
+        assert config["env"] == {**est["env"], "estimate_accuracy": True}
+        assert config["search"]["start"] == f"baselines/results/{est['name']}.zip"
+        assert config["evaluate"] == est["evaluate"]
     for key in ("scenarios", "validation_scenarios"):
         assert [s.replace("_tsafrir", "") for s in config["search"][key]] == exact["search"][key]
     assert [s.replace("_tsafrir", "") for s in config["evaluate"]["scenarios"]] == exact["evaluate"]["scenarios"]

@@ -87,24 +87,32 @@ def test_the_base_order_weights_reproduce_priority(small_trace, backfill):
     assert runner.decisions > 600
 
 
-def test_the_saved_model_acts_as_the_numpy_scorer(tmp_path):
+@pytest.mark.parametrize("accuracy", [False, True])
+def test_the_saved_model_acts_as_the_numpy_scorer(tmp_path, accuracy):
+    """Also with the estimate-accuracy columns (F = 17); the linear weights of a saved linear model are read back,
+    and a network that is not a linear score is refused."""
     pytest.importorskip("sb3_contrib")
     import gymnasium as gym
 
     from msjgym.core.user_policy import load_user_policy
 
     rng = np.random.default_rng(8)
-    w = ps.base_order_weights() + rng.normal(0, 0.5, size=jo.FEATURES)
-    shape = ps.MLPShape()
-    theta = ps.linear_as_mlp(w) + rng.normal(0, 0.05, size=shape.size)  # a full network, not only a linear one
+    shape = ps.MLPShape(features=jo.FEATURES_ACCURACY if accuracy else jo.FEATURES)
+    w = ps.base_order_weights(shape.features) + rng.normal(0, 0.5, size=shape.features)
+    theta = ps.linear_as_mlp(w, shape) + rng.normal(0, 0.05, size=shape.size)  # a full network, not only linear
     theta = theta.astype(np.float32).astype(np.float64)
     args = {"window": 32, "action": "pick", "base_order": "sjf", "backfill": "easy", "horizon_jobs": 200,
-            "trace_windows": True}
+            "trace_windows": True, "estimate_accuracy": accuracy}
     trace = str(EXAMPLES / "lublin_256.toml")  # 5,000 jobs on 256 processors: queues form
     venv = gym.make_vec("msjgym/JobScheduling-v0", 1, vectorization_mode="vector_entry_point", scenario=trace,
                         **args)
     path = tmp_path / "searched.zip"
-    ps.save_sb3_model(theta, venv, str(path))
+    ps.save_sb3_model(theta, venv, str(path), shape=shape)
+    with pytest.raises(ValueError, match="not a linear score"):
+        ps.linear_weights_of_model(str(path))
+    ps.save_sb3_model(w, venv, str(tmp_path / "linear.zip"), shape=shape)
+    np.testing.assert_array_equal(ps.linear_weights_of_model(str(tmp_path / "linear.zip")),
+                                  w.astype(np.float32).astype(np.float64))
     env = gym.make("msjgym/JobScheduling-v0", scenario=trace, **args).unwrapped
     _, decide = load_user_policy(f"sb3:{path}", env.spec_)
     obs, _ = env.reset(seed=2)

@@ -20,7 +20,7 @@ from msjgym.evaluate.result import Result
 from msjgym.systems.msj.agent import EnvSpec, MSJBatch
 from msjgym.systems.msj.family import EpisodeRuns
 from msjgym.systems.msj.job_agent import JOB_ENV_ID, JobBatch, JobSpec
-from msjgym.systems.msj.job_observation import COLUMNS
+from msjgym.systems.msj.job_observation import ACCURACY_COLUMNS, COLUMNS
 from msjgym.systems.msj.state import RUNNING
 
 ENV_ID = "msjgym/MSJ-v0"
@@ -145,7 +145,7 @@ class MSJEnv(BatchedEnv):
         return summarize(self.spec_.scenario, "agent", EpisodeRuns(self.spec_.scenario, sim), -1, 0.0, 0.0)
 
 
-_FEATURE_ROWS = tuple((f"[i, {k}]", name, meaning) for k, (name, meaning) in enumerate(COLUMNS))
+_FEATURE_ROWS = tuple((f"[i, {k}]", name, meaning) for k, (name, meaning) in enumerate(COLUMNS + ACCURACY_COLUMNS))
 
 JOB_DOC = EnvDoc(
     id=JOB_ENV_ID,
@@ -154,7 +154,7 @@ JOB_DOC = EnvDoc(
     hold their need of servers for their whole run time; a replayed trace (an SWF log, a TOML scenario file such as
     ``examples/lublin_256.toml``, or the built-in ``lublin-feitelson`` workload model, the default) or Poisson
     arrivals (any multiserver-job scenario). The observation is a fixed window of the K best waiting jobs (under
-    ``base_order``), one row of F = 14 features per job, every feature normalised (a fraction of the machine, a fixed
+    ``base_order``), one row of F = 14 features per job (17 with ``estimate_accuracy=True``), every feature normalised (a fraction of the machine, a fixed
     transform of a time, or a ratio) so that one model runs unchanged on any trace, machine size or Poisson scenario;
     the machine's features are repeated in every row, so one network shared by the rows (a job-scoring network,
     permutation-equivariant) sees them. The design of RLScheduler (Zhang, Dai, He, Bao & Xie, "RLScheduler: an
@@ -194,8 +194,17 @@ JOB_DOC = EnvDoc(
                  "0 and every job column 0 (the machine columns are still filled). T = ``time_scale`` (default 3600, "
                  "an hour of a trace in seconds: set it to your scenario's typical requested time, e.g. 1 for a "
                  "Poisson scenario with mean duration 1). Requested times r are the jobs' runtime estimates (SWF field "
-                 "9 on a trace, else the scenario's ``estimate`` law, exact by default); actual run times are never "
-                 "shown. No column is scaled by a trace's maxima, and there are no class one-hots. Layout: "
+                 "9 on a trace, else the scenario's ``estimate`` law, exact by default); the run times of waiting and "
+                 "running jobs are never shown. ``estimate_accuracy=True`` (default off) adds columns 14-16, built "
+                 "only from the jobs completed so far in the episode (their run times are known once they end, as "
+                 "to a real scheduler): how accurate requested times have been, and each job's run time predicted "
+                 "from them. Why: users' requested times are mostly a few round values far above the run times "
+                 "(Tsafrir, Etsion & Feitelson, \"Modeling user runtime estimates\", JSSPP 2005), predicting run "
+                 "times from completed jobs helps the scheduler (Tsafrir, Etsion & Feitelson, \"Backfilling using "
+                 "system-generated predictions rather than user runtime estimates\", IEEE TPDS 18(6), 2007), and "
+                 "learned schedulers gain most where estimates are inaccurate (RLBackfilling, arXiv:2404.09264); "
+                 "without such a column one model cannot tell exact requested times from users' estimates. With "
+                 "exact requested times the three columns are 1, ``requested`` and ``wait_ratio``. No column is scaled by a trace's maxima, and there are no class one-hots. Layout: "
                  "``msjgym.systems.msj.job_observation``; named view ``JobView`` (``view.column(\"wait\")``, "
                  "``view.needs``, ``view.requested``)."),),
     reward="""``reward="mean-bounded-slowdown"`` (default): 0 on every step but the episode's last, which gets −(the
@@ -245,10 +254,13 @@ JOB_DOC = EnvDoc(
                          "on a trace with a job horizon",
         "time_scale": "T of the time features log(1 + t / T), in the scenario's time unit (default 3600: an hour in "
                       "seconds)",
+        "estimate_accuracy": "``True``: the observation ends with the three estimate-accuracy columns (14-16: "
+                             "``accuracy``, ``predicted``, ``predicted_wait_ratio``); default ``False`` (F = 14)",
         "**params": "the scenario's parameters as keywords (e.g. ``processors=1024``, ``seed=3``)",
     },
     version_history=("v0: initial version (pick and inspect actions; four rewards); later added "
-                     "``action=\"backfill\"``.",),
+                     "``action=\"backfill\"`` and the ``estimate_accuracy`` option (off by default: the "
+                     "observation of F = 14 is unchanged).",),
 )
 
 

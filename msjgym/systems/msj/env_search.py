@@ -41,7 +41,7 @@ from msjgym.systems.msj.job_agent import JobBatch, JobSpec
 from msjgym.systems.msj.job_observation import FEATURES, HEURISTIC, PRESENT
 
 __all__ = ["MLPShape", "linear_as_mlp", "base_order_weights", "WindowRunner", "SearchSettings", "evolve",
-           "save_sb3_model", "PARAMETRISATIONS"]
+           "save_sb3_model", "linear_weights_of_model", "PARAMETRISATIONS"]
 
 PARAMETRISATIONS = ("linear", "mlp")
 
@@ -107,9 +107,10 @@ def linear_as_mlp(w: np.ndarray, shape: MLPShape = MLPShape()) -> np.ndarray:
     return theta
 
 
-def base_order_weights() -> np.ndarray:
-    """Linear weights picking row 0 (the base order's job) at every decision: 1 on the ``heuristic`` column."""
-    w = np.zeros(FEATURES)
+def base_order_weights(features: int = FEATURES) -> np.ndarray:
+    """Linear weights (``features`` of them: 14, or 17 with ``estimate_accuracy``) picking row 0 (the base order's
+    job) at every decision: 1 on the ``heuristic`` column."""
+    w = np.zeros(features)
     w[HEURISTIC] = 1.0
     return w
 
@@ -143,7 +144,7 @@ class WindowRunner:
     ``window_jobs``: jobs per window (each replayed from an empty machine to the completion of all of them)."""
 
     def __init__(self, scenario: Any, env: dict[str, Any], window_jobs: int, windows: int, candidates: int) -> None:
-        known = ("window", "action", "base_order", "backfill", "time_scale", "bsld_threshold")
+        known = ("window", "action", "base_order", "backfill", "time_scale", "bsld_threshold", "estimate_accuracy")
         if env.get("action", "pick") not in ("pick", "backfill"):
             raise ValueError(f"action = {env['action']!r}: the search scores rows, \"pick\" or \"backfill\"")
         self.spec = JobSpec.make(scenario, reward="mean-bounded-slowdown", horizon_jobs=window_jobs,
@@ -291,6 +292,26 @@ def evolve(theta: np.ndarray, settings: SearchSettings, runners: Sequence[Any],
 
 
 # ---------------------------------------------------------------- the SB3 model
+def linear_weights_of_model(path: str) -> np.ndarray:
+    """The F linear weights w of a saved job-scoring model (``path``: a ``.zip`` of :func:`save_sb3_model`) whose
+    network computes a linear score, i.e. holds exactly :func:`linear_as_mlp` (w) (a linear search's result);
+    ValueError if the network is not of that form."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(path, device="cpu")
+    linears = [m for m in model.policy.mlp_extractor.score_net if isinstance(m, torch.nn.Linear)]
+    layers = [(m.weight.detach().numpy().T.astype(np.float64), m.bias.detach().numpy().astype(np.float64))
+              for m in linears]
+    shape = MLPShape(features=layers[0][0].shape[0], hidden=tuple(w.shape[1] for w, _ in layers[:-1]))
+    theta = np.concatenate([a.ravel() for layer in layers for a in layer])
+    w = layers[0][0][:, 0].copy()
+    if not np.array_equal(theta, linear_as_mlp(w, shape)):
+        raise ValueError(f"{path}: its scoring network is not a linear score (not linear_as_mlp of its first unit)")
+    return w
+
+
+
 def save_sb3_model(theta: np.ndarray, venv: Any, path: str, seed: int = 0, shape: MLPShape = MLPShape(),
                    **policy_kwargs: Any) -> Any:
     """Write the scoring MLP θ (``shape``; a linear θ of F weights is first written with :func:`linear_as_mlp`)

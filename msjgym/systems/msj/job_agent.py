@@ -28,7 +28,7 @@ from msjgym.systems.msj import job_control as jc
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.agent import EnvSpec, _outputs
 from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation
-from msjgym.systems.msj.job_observation import DEFAULT_TIME_SCALE, FEATURES, JobLayout, JobView
+from msjgym.systems.msj.job_observation import DEFAULT_TIME_SCALE, JobLayout, JobView
 from msjgym.systems.msj.model import MSJModel
 
 JOB_ENV_ID = "msjgym/JobScheduling-v0"
@@ -57,7 +57,8 @@ class JobSpec:
         window: K, the waiting jobs shown (rows). action: "pick", "inspect" or "backfill". base_order: the order that chooses
             and sorts the shown jobs and orders the backfilling candidates (``priority``'s orders). backfill: the
             rule around a head that does not fit. reward: see the environment's Reward. time_scale: T of the time
-            columns log(1 + t / T) (time units).
+            columns log(1 + t / T) (time units). estimate_accuracy: the observation ends with the three
+            estimate-accuracy columns (:data:`~msjgym.systems.msj.job_observation.ACCURACY_COLUMNS`; F = 17).
     """
 
     base: EnvSpec
@@ -67,6 +68,7 @@ class JobSpec:
     backfill: str
     reward: str
     time_scale: float
+    estimate_accuracy: bool = False
 
     @classmethod
     def make(cls, scenario: str | Scenario = "lublin-feitelson", window: int = DEFAULT_WINDOW, action: str = "pick",
@@ -74,7 +76,7 @@ class JobSpec:
              horizon_jobs: int | None = 256, horizon_time: float | None = None, jobs: int | None = None,
              warmup: int = 0, batches: int = 1, bsld_threshold: float = DEFAULT_BSLD_THRESHOLD,
              trace_windows: bool | None = None, time_scale: float = DEFAULT_TIME_SCALE,
-             **params: object) -> JobSpec:
+             estimate_accuracy: bool = False, **params: object) -> JobSpec:
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or not 1 <= window <= MAX_JOB_WINDOW:
             raise MsjgymError(f"window = {window!r}: must be an integer in [1, {MAX_JOB_WINDOW:,}] (K, the waiting "
                               "jobs shown)")
@@ -85,6 +87,9 @@ class JobSpec:
         if action == "backfill" and backfill != "easy":
             raise MsjgymError(f"backfill = {backfill!r}: action = \"backfill\" chooses the jobs EASY may backfill; "
                               "it needs backfill = \"easy\"")
+        if not isinstance(estimate_accuracy, (bool, np.bool_)):
+            raise MsjgymError(f"estimate_accuracy = {estimate_accuracy!r}: must be true or false (the observation's "
+                              "estimate-accuracy columns)")
         scale = check_number("time_scale", time_scale, 1e-9, 1e12, error=MsjgymError,
                              why="T of the time features log(1 + t / T), in the scenario's time unit")
         if trace_windows is None:  # a trace: episodes are windows of horizon_jobs jobs, as RLScheduler trains
@@ -96,7 +101,7 @@ class JobSpec:
             trace_windows = loaded.model.trace is not None and bool(horizon_jobs)
         base = EnvSpec.make(scenario, "start", 1, horizon_jobs, horizon_time, jobs, warmup, batches, False, "holding",
                             bsld_threshold, trace_windows, **params)
-        return cls(base, int(window), action, base_order, backfill, reward, float(scale))
+        return cls(base, int(window), action, base_order, backfill, reward, float(scale), bool(estimate_accuracy))
 
     # ------------------------------------------------------------------ what a policy's constructor reads
     @property
@@ -114,13 +119,13 @@ class JobSpec:
 
     @property
     def observation_shape(self) -> tuple[int, int]:
-        """(K, F): rows (shown jobs) × features."""
-        return (self.window, FEATURES)
+        """(K, F): rows (shown jobs) × features (F = 14, or 17 with ``estimate_accuracy``)."""
+        return self.layout.shape
 
     @property
     def observation_size(self) -> int:
         """K·F, the observation's number of entries (it is a K × F array)."""
-        return self.window * FEATURES
+        return self.layout.size
 
     @property
     def action_count(self) -> int:
@@ -128,7 +133,7 @@ class JobSpec:
 
     @cached_property
     def layout(self) -> JobLayout:
-        return JobLayout(self.window, int(self.model.servers), self.time_scale)
+        return JobLayout(self.window, int(self.model.servers), self.time_scale, self.estimate_accuracy)
 
     def view(self, observation: np.ndarray) -> JobView:
         """The named view of an observation (:class:`~msjgym.systems.msj.job_observation.JobView`)."""
@@ -136,14 +141,17 @@ class JobSpec:
 
     def describe(self) -> str:
         return (f"window={self.window}, action={self.action!r}, base_order={self.base_order!r}, "
-                f"backfill={self.backfill!r}")
+                f"backfill={self.backfill!r}" + (", estimate_accuracy=True" if self.estimate_accuracy else ""))
 
     def settings(self) -> dict[str, Any]:
         """The arguments that fix the observation, the actions and their meaning, as keywords of
         ``msjgym/JobScheduling-v0`` (saved with a trained model: ``msjgym.envs.sb3.record_env``, read back by
         ``--policy sb3:MODEL.zip``)."""
-        return {"window": self.window, "action": self.action, "base_order": self.base_order,
-                "backfill": self.backfill, "time_scale": self.time_scale}
+        settings = {"window": self.window, "action": self.action, "base_order": self.base_order,
+                    "backfill": self.backfill, "time_scale": self.time_scale}
+        if self.estimate_accuracy:  # only when on: the settings of a model without the columns are as before
+            settings["estimate_accuracy"] = True
+        return settings
 
 
 class JobBatch(EnvBatch):
@@ -163,9 +171,10 @@ class JobBatch(EnvBatch):
                                            False, jc.control_reward(reward),
                                            base.horizon_jobs if base.trace_windows else 0)
         self.jc = jc.new_job_control(batch, spec.window, int(model.servers), ACTIONS[spec.action],
-                                     ORDERS.index(spec.base_order), backfill, reward, spec.time_scale)
+                                     ORDERS.index(spec.base_order), backfill, reward, spec.time_scale,
+                                     spec.estimate_accuracy)
         self._buffers(batch, spec.observation_size, spec.action_count)
-        self.obs = np.zeros((batch, spec.window, FEATURES), np.float32)
+        self.obs = np.zeros((batch, *spec.observation_shape), np.float32)
 
     @property
     def state(self):
@@ -231,7 +240,7 @@ class JobAgentReplications:
 
     spec_class = JobSpec
     batch_class = JobBatch
-    settings_keys = ("window", "action", "base_order", "backfill", "time_scale")
+    settings_keys = ("window", "action", "base_order", "backfill", "time_scale", "estimate_accuracy")
     """The environment's arguments a saved model's settings carry into the evaluation."""
 
     def __init__(self, scenario: Scenario, policy: Any, settings: dict[str, Any], *, reps: int = 10,

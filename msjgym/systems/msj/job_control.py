@@ -56,7 +56,7 @@ from msjgym.systems.msj import control
 from msjgym.systems.msj import job_observation as jo
 from msjgym.systems.msj.control import F_REWARD, X_INITIAL, X_NEED_EVENT, X_TRUNCATED
 from msjgym.systems.msj.state import (
-    INF, J_ARR, J_CLS, J_EST, J_HPOS, J_SEQ, NEED_CAPACITY, P_SERVERS, RUNNING, S_BUSY,
+    INF, J_ARR, J_CLS, J_EST, J_HPOS, J_SEQ, J_SIZE, NEED_CAPACITY, P_SERVERS, RUNNING, S_BUSY,
     S_NCOMP, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, estimated_remaining, start_job)
 
 ACTION_PICK = 0
@@ -78,27 +78,36 @@ Y_REWARD = 3  # R_*
 Y_SHOWN = 4  # rows filled at the last observation
 Y_HEAD = 5  # the reserved head's slot + 1 (0: none)
 Y_HEAD_SEQ = 6  # its arrival sequence number
-NY = 7
+Y_ACCURACY = 7  # 1: the observation has the estimate-accuracy columns (job_observation.ACCURACY ...)
+Y_NSNAP = 8  # running jobs in the snapshot taken before the last advance (their completions credit the accuracy)
+NY = 9
 # jc.floats[b, :]
 G_SCALE = 0  # T of the time columns
 G_SUM = 1  # R_MEAN_BSLD: −Σ bounded slowdowns so far; R_UTIL: ∫ busy servers dt so far
 G_FIRST = 2  # the episode's first arrival time
 NG = 3
 
-JobControl = namedtuple("JobControl", "ints floats slots ends avail")
+JobControl = namedtuple("JobControl", "ints floats slots ends avail snap_i snap_f acc")
 JobControl.__doc__ = """Per-system state of the job-scheduling layer: ints[B, NY], floats[B, NG], slots[B, K] (the
-job of each shown row, -1: none), and the profile of the running jobs' estimated ends: ends[B, n + 1] (sorted) and
-avail[B, n + 1] (servers free from each on)."""
+job of each shown row, -1: none), the profile of the running jobs' estimated ends: ends[B, n + 1] (sorted) and
+avail[B, n + 1] (servers free from each on); with the estimate-accuracy columns, the running jobs before the last
+advance: snap_i[B, n, 3] (slot, sequence number, requested-time bucket) and snap_f[B, n] (min(1, run / requested),
+credited only once the job has completed), and acc[B, ACCURACY_BUCKETS + 1, 2] (Σ accuracy, completed jobs) per
+bucket, the last row over all buckets."""
 
 
 def new_job_control(batch: int, window: int, servers: int, action: int, order: int, backfill: int, reward: int,
-                    time_scale: float) -> JobControl:
+                    time_scale: float, estimate_accuracy: bool = False) -> JobControl:
     ints = np.zeros((batch, NY), np.int64)
     ints[:, Y_ACTION], ints[:, Y_ORDER], ints[:, Y_BACKFILL], ints[:, Y_REWARD] = action, order, backfill, reward
+    ints[:, Y_ACCURACY] = int(estimate_accuracy)
     floats = np.zeros((batch, NG), np.float64)
     floats[:, G_SCALE] = time_scale
+    snap = servers if estimate_accuracy else 1
     return JobControl(ints=ints, floats=floats, slots=np.full((batch, window), -1, np.int64),
-                      ends=np.zeros((batch, servers + 1), np.float64), avail=np.zeros((batch, servers + 1), np.int64))
+                      ends=np.zeros((batch, servers + 1), np.float64), avail=np.zeros((batch, servers + 1), np.int64),
+                      snap_i=np.zeros((batch, snap, 3), np.int64), snap_f=np.zeros((batch, snap), np.float64),
+                      acc=np.zeros((batch, jo.ACCURACY_BUCKETS + 1, 2), np.float64))
 
 
 def control_reward(reward: int) -> int:
@@ -202,11 +211,63 @@ def _earliest(jc, b, P, m):
     return jc.ends[b, lo]
 
 
+# ---------------------------------------------------------------- the accuracy of requested times (estimate_accuracy)
+@njit(inline="always")
+def _bucket(r, T):
+    """``job_observation.accuracy_bucket``: r's half-octave of r / T, in [0, ACCURACY_BUCKETS)."""
+    if r <= 0.0:
+        return 0
+    return int(min(max(np.floor(2.0 * np.log2(r / T)) + 20.0, 0.0), jo.ACCURACY_BUCKETS - 1.0))
+
+
+@njit
+def _snapshot_running(st, jc, b):
+    """Remember the running jobs (slot, sequence number, bucket, accuracy) before the control layer runs events: those
+    no longer running after it have completed (:func:`_credit_completions`). A job's run time is used only then."""
+    n = st.sys_i[b, S_NSERV]
+    T = jc.floats[b, G_SCALE]
+    for i in range(n):
+        j = st.heap[b, i]
+        r = st.job_f[b, j, J_EST]
+        jc.snap_i[b, i, 0] = j
+        jc.snap_i[b, i, 1] = st.job_i[b, j, J_SEQ]
+        jc.snap_i[b, i, 2] = _bucket(r, T)
+        jc.snap_f[b, i] = min(1.0, st.job_f[b, j, J_SIZE] / r) if r > 0.0 else 1.0
+    jc.ints[b, Y_NSNAP] = n
+
+
+@njit
+def _credit_completions(st, jc, b):
+    """Add the snapshot's jobs that completed since (their slot holds another job or a job not in service: these
+    systems never preempt) to the accuracy sums."""
+    top = jo.ACCURACY_BUCKETS
+    for i in range(jc.ints[b, Y_NSNAP]):
+        j = jc.snap_i[b, i, 0]
+        if st.job_i[b, j, J_SEQ] != jc.snap_i[b, i, 1] or st.job_i[b, j, J_HPOS] < 0:
+            k = jc.snap_i[b, i, 2]
+            jc.acc[b, k, 0] += jc.snap_f[b, i]
+            jc.acc[b, k, 1] += 1.0
+            jc.acc[b, top, 0] += jc.snap_f[b, i]
+            jc.acc[b, top, 1] += 1.0
+    jc.ints[b, Y_NSNAP] = 0
+
+
+@njit
+def _advance(st, pr, ctl, jc, b):
+    """``control.advance``, crediting the jobs completed during it to the accuracy sums (with the columns on)."""
+    if jc.ints[b, Y_ACCURACY] == 0:
+        return control.advance(st, pr, ctl, b)
+    _snapshot_running(st, jc, b)
+    status = control.advance(st, pr, ctl, b)
+    _credit_completions(st, jc, b)
+    return status
+
+
 # ---------------------------------------------------------------- observation and mask
 @njit
 def observe(st, pr, ctl, jc, b, obs, mask):
     """Write system b's K×F observation into ``obs`` and its allowed actions into ``mask`` (columns:
-    :mod:`msjgym.systems.msj.job_observation`)."""
+    :mod:`msjgym.systems.msj.job_observation`; F = 17 with the estimate-accuracy columns, ``Y_ACCURACY``)."""
     K = jc.slots.shape[1]
     n = pr.ints[P_SERVERS]
     now = st.sys_f[b, T_NOW]
@@ -239,6 +300,8 @@ def observe(st, pr, ctl, jc, b, obs, mask):
         else:
             s = _earliest(jc, b, P, pr.need[st.job_i[b, head, J_CLS]])
         head_delay = np.log1p(max(s - now, 0.0) / T)
+    accuracy = jc.ints[b, Y_ACCURACY] != 0
+    a = (1.0 + jc.acc[b, jo.ACCURACY_BUCKETS, 0]) / (1.0 + jc.acc[b, jo.ACCURACY_BUCKETS, 1]) if accuracy else 1.0
     for i in range(shown):
         j = jc.slots[b, i]
         m = pr.need[st.job_i[b, j, J_CLS]]
@@ -256,6 +319,12 @@ def observe(st, pr, ctl, jc, b, obs, mask):
             obs[i, jo.START_DELAY] = np.log1p((_earliest(jc, b, P, m) - now) / T)
         if j == head:
             obs[i, jo.RESERVED] = 1.0
+        if accuracy:
+            k = _bucket(r, T)
+            a_r = (a + jc.acc[b, k, 0]) / (1.0 + jc.acc[b, k, 1])
+            p = r * a_r
+            obs[i, jo.PREDICTED] = np.log1p(p / T)
+            obs[i, jo.PREDICTED_WAIT_RATIO] = w / (w + p) if w + p > 0.0 else 0.0
         mask[i] = True
     if shown > 0:
         obs[0, jo.HEURISTIC] = 1.0
@@ -266,6 +335,8 @@ def observe(st, pr, ctl, jc, b, obs, mask):
         obs[i, jo.QUEUE] = q / K
         obs[i, jo.QUEUE_NEED] = queue_need / n
         obs[i, jo.HEAD_DELAY] = head_delay
+        if accuracy:
+            obs[i, jo.ACCURACY] = a
     if jc.ints[b, Y_ACTION] == ACTION_BACKFILL and shown > 0:
         _backfill_mask(st, pr, jc, b, P, shown, free, now, mask)
     if jc.ints[b, Y_ACTION] == ACTION_INSPECT:
@@ -374,7 +445,7 @@ def resume_system(st, pr, ctl, jc, b, obs, mask):
     """Events up to the next decision, then the observation; 0, or 2 when out of job slots (grow, call again)."""
     observed = False
     while True:
-        status = control.advance(st, pr, ctl, b)
+        status = _advance(st, pr, ctl, jc, b)
         if status == NEED_CAPACITY:
             return 2
         if status != RUNNING or ctl.ints[b, X_TRUNCATED]:
@@ -412,6 +483,8 @@ def reset_system(st, pr, ctl, jc, b):
     control.reset_system(st, pr, ctl, b)
     set_narrow_head(st, b, -1)  # no head kept by backfilling.narrow
     jc.ints[b, Y_HEAD] = 0
+    jc.ints[b, Y_NSNAP] = 0
+    jc.acc[b, :, :] = 0.0
     jc.floats[b, G_SUM] = 0.0
     jc.floats[b, G_FIRST] = st.sys_f[b, T_NEXT_ARR]
 

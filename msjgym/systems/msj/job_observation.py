@@ -14,6 +14,19 @@ environment's ``time_scale`` (default :data:`DEFAULT_TIME_SCALE` = 3600, one hou
 No column depends on a trace's maxima or on its job classes. Requested times are the jobs' runtime estimates (a
 trace's SWF field 9, else the scenario's ``estimate`` law, exact by default); the jobs' actual run times are never
 shown.
+
+With ``estimate_accuracy=True`` three columns follow (F = :data:`FEATURES_ACCURACY` = 17; default off, F = 14, so the
+recorded models keep their observation): how accurate the requested times have been on this machine, from what a
+real scheduler knows at the decision, the jobs completed so far in the episode (their run time is known once they
+end). Tsafrir, Etsion & Feitelson ("Backfilling using system-generated predictions rather than user runtime
+estimates", IEEE TPDS 18(6), 2007, §3) show users' requested times are mostly a few round values far above the run
+times, and that predicting a job's run time from completed jobs helps the scheduler; RLBackfilling (Kolker-Hicks,
+Zhang & Dai, PMBS at SC'23, §5) reports the largest gains of a learned scheduler when estimates are inaccurate. The
+columns: the mean accuracy a = min(1, run / requested) of the completed jobs (one exact pseudo-job as a prior, so
+1 before any completion; every row), and per job the run time predicted from its requested time r, r · a_r, with a_r
+the mean accuracy of the completed jobs whose requested time fell in r's half-octave bucket (shrunk to a by one
+pseudo-job), as log(1 + r · a_r / T) and as w / (w + r · a_r). With exact requested times a = a_r = 1 and the columns
+repeat ``requested`` and ``wait_ratio``; with users' estimates they tell a model how far to trust them.
 """
 from __future__ import annotations
 
@@ -39,6 +52,14 @@ QUEUE = 11  # machine: waiting jobs / K (above 1: more jobs wait than are shown)
 QUEUE_NEED = 12  # machine: Σ need of the waiting jobs / n
 HEAD_DELAY = 13  # machine: the reserved head's log(1 + (s − now) / T) with a backfilling rule (its shadow time); 0 else
 FEATURES = 14
+# with estimate_accuracy=True (F = FEATURES_ACCURACY)
+ACCURACY = 14  # machine: mean min(1, run / requested) of the completed jobs, with one exact pseudo-job (1 before any)
+PREDICTED = 15  # log(1 + r · a_r / T): its run time predicted from completed jobs of requested times like its own
+PREDICTED_WAIT_RATIO = 16  # w / (w + r · a_r) (0 if w + r · a_r = 0)
+FEATURES_ACCURACY = 17
+ACCURACY_BUCKETS = 40
+"""Buckets of requested times for a_r: half-octaves of r / T, bucket floor(2 log2(r / T)) + 20 clipped to [0, 39]
+(r / T from 2^-10 to 2^10: 3.5 s to 1,024 h with T = 1 h)."""
 
 DEFAULT_TIME_SCALE = 3600.0
 """T of the time columns log(1 + t / T), in the scenario's time unit: an hour of a trace in seconds."""
@@ -65,26 +86,60 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 """(name, meaning) of each column, in order: the environment page's table and :class:`JobView`'s names."""
 assert len(COLUMNS) == FEATURES
 
+ACCURACY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("accuracy", "``estimate_accuracy=True`` only; machine: a = (1 + Σ min(1, run / requested)) / (1 + completed "
+                 "jobs), over the jobs completed so far in the episode (1 before any; requested 0 counts as 1): how "
+                 "accurate requested times have been (every row)"),
+    ("predicted", "``estimate_accuracy=True`` only: log(1 + r · a_r / T), its run time predicted from its requested "
+                  "time r; a_r = (a + Σ min(1, run / requested)) / (1 + n_r) over the n_r completed jobs whose "
+                  "requested time is in r's bucket (half-octaves of r / T)"),
+    ("predicted_wait_ratio", "``estimate_accuracy=True`` only: w / (w + r · a_r), in [0, 1) (0 if w + r · a_r = 0)"),
+)
+"""The columns ``estimate_accuracy=True`` adds after :data:`COLUMNS` (Tsafrir et al.'s point: predict run times from
+completed jobs when requested times are users' estimates)."""
+assert len(COLUMNS) + len(ACCURACY_COLUMNS) == FEATURES_ACCURACY
+
+
+def accuracy_bucket(r: float, time_scale: float) -> int:
+    """The bucket of requested time r for a_r (:data:`ACCURACY_BUCKETS`; r <= 0: bucket 0). The compiled path
+    computes the same."""
+    if r <= 0.0:
+        return 0
+    return int(min(max(np.floor(2.0 * np.log2(r / time_scale)) + 20.0, 0.0), ACCURACY_BUCKETS - 1.0))
+
 
 @dataclass(frozen=True)
 class JobLayout:
-    """The layout of one environment's observations: ``window`` rows (K) of :data:`FEATURES` columns, on a machine of
-    ``servers`` servers, times over ``time_scale``."""
+    """The layout of one environment's observations: ``window`` rows (K) of :data:`FEATURES` columns
+    (:data:`FEATURES_ACCURACY` with ``estimate_accuracy``), on a machine of ``servers`` servers, times over
+    ``time_scale``."""
 
     window: int
     servers: int
     time_scale: float = DEFAULT_TIME_SCALE
+    estimate_accuracy: bool = False
+
+    @property
+    def features(self) -> int:
+        """F: columns per row."""
+        return FEATURES_ACCURACY if self.estimate_accuracy else FEATURES
+
+    @property
+    def columns(self) -> tuple[tuple[str, str], ...]:
+        """(name, meaning) of each of the F columns."""
+        return COLUMNS + ACCURACY_COLUMNS if self.estimate_accuracy else COLUMNS
 
     @property
     def shape(self) -> tuple[int, int]:
-        return (self.window, FEATURES)
+        return (self.window, self.features)
 
     @property
     def size(self) -> int:
-        return self.window * FEATURES
+        return self.window * self.features
 
     def describe(self) -> str:
-        return f"msjgym/JobScheduling-v0 window={self.window}"
+        return f"msjgym/JobScheduling-v0 window={self.window}" + (
+            ", estimate_accuracy=True" if self.estimate_accuracy else "")
 
     def view(self, observation: np.ndarray) -> JobView:
         return JobView(observation, self)
@@ -109,15 +164,20 @@ class JobView(ObservationView):
 
     @staticmethod
     def col(name: str) -> int:
-        """The index of column ``name`` (:data:`COLUMNS`); ValueError naming the valid ones."""
-        for i, (column, _) in enumerate(COLUMNS):
+        """The index of column ``name`` (:data:`COLUMNS`, then :data:`ACCURACY_COLUMNS`); ValueError naming the valid
+        ones."""
+        for i, (column, _) in enumerate(COLUMNS + ACCURACY_COLUMNS):
             if column == name:
                 return i
-        raise ValueError(f"column {name!r}: one of {', '.join(c for c, _ in COLUMNS)}")
+        raise ValueError(f"column {name!r}: one of {', '.join(c for c, _ in COLUMNS + ACCURACY_COLUMNS)}")
 
     def column(self, name: str) -> np.ndarray:
-        """float32[K]: column ``name`` of every row."""
-        return self.observation[:, self.col(name)]
+        """float32[K]: column ``name`` of every row (the accuracy columns only with ``estimate_accuracy``)."""
+        i = self.col(name)
+        if i >= self.layout.features:
+            raise ValueError(f"column {name!r}: only with estimate_accuracy=True (this layout has "
+                             f"{self.layout.features} columns)")
+        return self.observation[:, i]
 
     @property
     def present(self) -> np.ndarray:
