@@ -51,7 +51,7 @@ service = { dist = "exp", rate = 2.0 }
 
 @pytest.fixture(scope="module")
 def trace_window():
-    """The first 500 jobs of the example Lublin trace (256 processors, requested times exact: the model has none)."""
+    """The first 500 jobs of the example Lublin trace (256 processors, users' estimates as requested times)."""
     sc = load_scenario(str(EXAMPLES / "lublin_256.toml"))
     part = sc.model.trace.window(0, TRACE_JOBS)
     return dataclasses.replace(sc, model=dataclasses.replace(sc.model, trace=part))
