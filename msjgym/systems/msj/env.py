@@ -147,6 +147,20 @@ class MSJEnv(BatchedEnv):
 
 _FEATURE_ROWS = tuple((f"[i, {k}]", name, meaning) for k, (name, meaning) in enumerate(COLUMNS + ACCURACY_COLUMNS))
 
+EPISODE_ARGUMENTS = {
+    "horizon_jobs": "arrivals per episode (the window length with ``trace_windows``; 0 or None: no job horizon)",
+    "horizon_time": "simulated time per episode (None: none)",
+    "jobs": "measure the episode as ``msjgym evaluate`` does: it ends once this many measured jobs completed",
+    "warmup": "arrivals not measured (with ``jobs``)",
+    "batches": "batches of the batch-means CI (with ``jobs``)",
+    "bsld_threshold": "τ of the bounded slowdown, in the scenario's time unit (default 10, the literature's 10 s)",
+    "trace_windows": "a replayed trace: ``True``, each episode replays ``horizon_jobs`` consecutive jobs from a "
+                     "random start, to completion; ``False``, from the trace's first job; None (default): True "
+                     "on a trace with a job horizon",
+}
+"""The episode and measurement arguments of the job-feature environments (``msjgym/JobScheduling-v0`` and the
+multi-resource family's ``msjgym/MultiResourceJobs-v0``), as their pages document them."""
+
 JOB_DOC = EnvDoc(
     id=JOB_ENV_ID,
     title="Pick the next job of an HPC machine from the K best waiting jobs, each a row of normalised features.",
@@ -243,15 +257,7 @@ JOB_DOC = EnvDoc(
                     "policy's rules, its code): see Action space",
         "reward": "``\"mean-bounded-slowdown\"``, ``\"bounded-slowdown\"``, ``\"wait\"`` or ``\"utilization\"``: see "
                   "Reward",
-        "horizon_jobs": "arrivals per episode (the window length with ``trace_windows``; 0 or None: no job horizon)",
-        "horizon_time": "simulated time per episode (None: none)",
-        "jobs": "measure the episode as ``msjgym evaluate`` does: it ends once this many measured jobs completed",
-        "warmup": "arrivals not measured (with ``jobs``)",
-        "batches": "batches of the batch-means CI (with ``jobs``)",
-        "bsld_threshold": "τ of the bounded slowdown, in the scenario's time unit (default 10, the literature's 10 s)",
-        "trace_windows": "a replayed trace: ``True``, each episode replays ``horizon_jobs`` consecutive jobs from a "
-                         "random start, to completion; ``False``, from the trace's first job; None (default): True "
-                         "on a trace with a job horizon",
+        **EPISODE_ARGUMENTS,
         "time_scale": "T of the time features log(1 + t / T), in the scenario's time unit (default 3600: an hour in "
                       "seconds)",
         "estimate_accuracy": "``True``: the observation ends with the three estimate-accuracy columns (14-16: "

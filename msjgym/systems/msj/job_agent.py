@@ -28,7 +28,7 @@ from msjgym.systems.msj import job_control as jc
 from msjgym.systems.msj import state as msj
 from msjgym.systems.msj.agent import EnvSpec, _outputs
 from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD, MSJSimulation
-from msjgym.systems.msj.job_observation import DEFAULT_TIME_SCALE, JobLayout, JobView
+from msjgym.systems.msj.job_observation import DEFAULT_TIME_SCALE, JobLayout
 from msjgym.systems.msj.model import MSJModel
 
 JOB_ENV_ID = "msjgym/JobScheduling-v0"
@@ -47,8 +47,43 @@ JOB_AGENT = Policy(name="agent", summary="decisions taken by an agent through ms
 applies around the agent's picks (:mod:`msjgym.systems.msj.backfilling`)."""
 
 
+class JobSpecViews:
+    """What an environment and a policy's constructor read of a job-feature spec, from its ``base`` (the
+    :class:`~msjgym.systems.msj.agent.EnvSpec` it runs on) and its ``layout`` (the observation's): shared by
+    ``msjgym/JobScheduling-v0``'s spec and the multi-resource family's."""
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.base.scenario
+
+    @property
+    def model(self) -> MSJModel:
+        """The scenario's validated model (an ``MSJModel``, or a family's subclass of it)."""
+        return self.base.scenario.model
+
+    @property
+    def config(self):
+        return self.base.config
+
+    @property
+    def observation_shape(self) -> tuple[int, int]:
+        """(K, F): rows (shown jobs) × features (the layout's: F = 14, or 17 with ``estimate_accuracy``, in
+        ``msjgym/JobScheduling-v0``; 11 + 3R in the multi-resource environment)."""
+        return self.layout.shape
+
+    @property
+    def observation_size(self) -> int:
+        """K·F, the observation's number of entries (it is a K × F array)."""
+        return self.layout.size
+
+    def view(self, observation: np.ndarray):
+        """The named view of an observation (the layout's, e.g.
+        :class:`~msjgym.systems.msj.job_observation.JobView`)."""
+        return self.layout.view(observation)
+
+
 @dataclass(frozen=True)
-class JobSpec:
+class JobSpec(JobSpecViews):
     """A validated ``msjgym/JobScheduling-v0`` configuration.
 
     Attributes:
@@ -105,39 +140,12 @@ class JobSpec:
 
     # ------------------------------------------------------------------ what a policy's constructor reads
     @property
-    def scenario(self) -> Scenario:
-        return self.base.scenario
-
-    @property
-    def model(self) -> MSJModel:
-        """The scenario's validated model (an ``MSJModel``)."""
-        return self.base.scenario.model
-
-    @property
-    def config(self):
-        return self.base.config
-
-    @property
-    def observation_shape(self) -> tuple[int, int]:
-        """(K, F): rows (shown jobs) × features (F = 14, or 17 with ``estimate_accuracy``)."""
-        return self.layout.shape
-
-    @property
-    def observation_size(self) -> int:
-        """K·F, the observation's number of entries (it is a K × F array)."""
-        return self.layout.size
-
-    @property
     def action_count(self) -> int:
         return 2 if self.action == "inspect" else self.window
 
     @cached_property
     def layout(self) -> JobLayout:
         return JobLayout(self.window, int(self.model.servers), self.time_scale, self.estimate_accuracy)
-
-    def view(self, observation: np.ndarray) -> JobView:
-        """The named view of an observation (:class:`~msjgym.systems.msj.job_observation.JobView`)."""
-        return self.layout.view(observation)
 
     def describe(self) -> str:
         return (f"window={self.window}, action={self.action!r}, base_order={self.base_order!r}, "

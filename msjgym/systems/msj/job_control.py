@@ -477,16 +477,24 @@ def step_system(st, pr, ctl, jc, b, action, obs, mask):
     return resume_system(st, pr, ctl, jc, b, obs, mask)
 
 
-@njit
-def reset_system(st, pr, ctl, jc, b):
-    """Empty system b at time 0, in the episode's initial state (its random stream continues)."""
-    control.reset_system(st, pr, ctl, b)
-    set_narrow_head(st, b, -1)  # no head kept by backfilling.narrow
+@njit(inline="glue")
+def reset_layer(st, jc, b):
+    """This layer's part of an episode's start for system b (no reserved head, no accuracy credited, no reward
+    summed; the episode's first arrival), once the system itself has been emptied; the multi-resource layer uses it
+    too."""
     jc.ints[b, Y_HEAD] = 0
     jc.ints[b, Y_NSNAP] = 0
     jc.acc[b, :, :] = 0.0
     jc.floats[b, G_SUM] = 0.0
     jc.floats[b, G_FIRST] = st.sys_f[b, T_NEXT_ARR]
+
+
+@njit
+def reset_system(st, pr, ctl, jc, b):
+    """Empty system b at time 0, in the episode's initial state (its random stream continues)."""
+    control.reset_system(st, pr, ctl, b)
+    set_narrow_head(st, b, -1)  # no head kept by backfilling.narrow
+    reset_layer(st, jc, b)
 
 
 @njit

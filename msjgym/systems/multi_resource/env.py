@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from msjgym.envs.base import EnvRegistration
 from msjgym.envs.docs import EnvDoc
-from msjgym.systems.msj.env import JobSchedulingEnv, JobSchedulingVectorEnv
+from msjgym.systems.msj.env import EPISODE_ARGUMENTS, JobSchedulingEnv, JobSchedulingVectorEnv
 from msjgym.systems.multi_resource.job_agent import (
     RESOURCE_JOB_ENV_ID, ResourceJobBatch, ResourceJobSpec)
 from msjgym.systems.multi_resource.job_observation import FIXED_COLUMNS, RESOURCE_COLUMNS
@@ -70,15 +70,7 @@ DOC = EnvDoc(
         "window": "K, the waiting jobs shown (rows of the observation; the actions)",
         "base_order": "which K jobs are shown and in which order: ``\"fcfs\"`` or ``\"sjf\"`` (by requested times)",
         "reward": "``\"mean-bounded-slowdown\"``, ``\"bounded-slowdown\"`` or ``\"wait\"``: see Reward",
-        "horizon_jobs": "arrivals per episode (the window length with ``trace_windows``; 0 or None: no job horizon)",
-        "horizon_time": "simulated time per episode (None: none)",
-        "jobs": "measure the episode as ``msjgym evaluate`` does: it ends once this many measured jobs completed",
-        "warmup": "arrivals not measured (with ``jobs``)",
-        "batches": "batches of the batch-means CI (with ``jobs``)",
-        "bsld_threshold": "τ of the bounded slowdown, in the scenario's time unit (default 10, the literature's 10 s)",
-        "trace_windows": "a replayed trace: ``True``, each episode replays ``horizon_jobs`` consecutive jobs from a "
-                         "random start, to completion; ``False``, from the trace's first job; None (default): True "
-                         "on a trace with a job horizon",
+        **EPISODE_ARGUMENTS,
         "time_scale": "T of the time features log(1 + t / T), in the scenario's time unit (default 3600: an hour in "
                       "seconds; set it to the scenario's typical requested time, e.g. 1 for a Poisson scenario with "
                       "mean duration 1)",

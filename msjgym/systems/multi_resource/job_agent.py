@@ -22,12 +22,12 @@ from msjgym.systems.msj import control as msj_control
 from msjgym.systems.msj import job_control as msj_jc
 from msjgym.systems.msj.agent import EnvSpec
 from msjgym.systems.msj.family import AgentRuns, job_env_settings
-from msjgym.systems.msj.job_agent import DEFAULT_WINDOW, MAX_JOB_WINDOW, JobAgentReplications, JobBatch
+from msjgym.systems.msj.job_agent import DEFAULT_WINDOW, MAX_JOB_WINDOW, JobAgentReplications, JobBatch, JobSpecViews
 from msjgym.systems.msj.job_observation import DEFAULT_TIME_SCALE
 from msjgym.systems.msj.simulation import DEFAULT_BSLD_THRESHOLD
 from msjgym.systems.multi_resource import job_control as jc
 from msjgym.systems.multi_resource.contract import MultiResourcePolicy
-from msjgym.systems.multi_resource.job_observation import ResourceJobLayout, ResourceJobView, features
+from msjgym.systems.multi_resource.job_observation import ResourceJobLayout
 from msjgym.systems.multi_resource.model import MultiResourceModel
 from msjgym.systems.multi_resource.simulation import (MultiResourceRuns, MultiResourceSimulation, demand_columns,
                                                       per_job_header)
@@ -48,7 +48,7 @@ choose and sort the shown jobs."""
 
 
 @dataclass(frozen=True)
-class ResourceJobSpec:
+class ResourceJobSpec(JobSpecViews):
     """A validated ``msjgym/MultiResourceJobs-v0`` configuration.
 
     Attributes:
@@ -91,27 +91,6 @@ class ResourceJobSpec:
         return cls(base, int(window), base_order, reward, float(scale))
 
     @property
-    def scenario(self) -> Scenario:
-        return self.base.scenario
-
-    @property
-    def model(self) -> MultiResourceModel:
-        return self.base.scenario.model
-
-    @property
-    def config(self):
-        return self.base.config
-
-    @property
-    def observation_shape(self) -> tuple[int, int]:
-        """(K, F): rows × features (F = 11 + 3R)."""
-        return (self.window, features(len(self.model.resources)))
-
-    @property
-    def observation_size(self) -> int:
-        return self.observation_shape[0] * self.observation_shape[1]
-
-    @property
     def action_count(self) -> int:
         return self.window
 
@@ -119,9 +98,6 @@ class ResourceJobSpec:
     def layout(self) -> ResourceJobLayout:
         m = self.model
         return ResourceJobLayout(self.window, tuple(m.resources), tuple(m.capacity), int(m.nodes), self.time_scale)
-
-    def view(self, observation: np.ndarray) -> ResourceJobView:
-        return self.layout.view(observation)
 
     def describe(self) -> str:
         return f"window={self.window}, base_order={self.base_order!r}, resources={','.join(self.model.resources)}"

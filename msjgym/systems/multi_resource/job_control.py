@@ -23,7 +23,7 @@ from msjgym.systems.msj import job_control as jc
 from msjgym.systems.msj.backfilling import heap_waiting, pop_first
 from msjgym.systems.msj.control import X_INITIAL, X_TRUNCATED
 from msjgym.systems.msj.state import (
-    J_ARR, J_CLS, J_EST, J_SEQ, NEED_CAPACITY, RUNNING, T_NEXT_ARR, T_NOW)
+    J_ARR, J_CLS, J_EST, J_SEQ, NEED_CAPACITY, RUNNING, T_NOW)
 from msjgym.systems.multi_resource import job_observation as jo
 from msjgym.systems.multi_resource.control import fits_somewhere
 from msjgym.systems.multi_resource.state import first_node, start_on
@@ -162,9 +162,7 @@ def reset_system(st, pr, ctl, jcs, b):
     """Empty system b at time 0 (MSJ's reset, and the resources held given back), in the episode's initial state."""
     control.reset_system(st, pr, ctl, b)
     st.res_used[b, :, :] = 0
-    jcs.ints[b, jc.Y_HEAD] = 0
-    jcs.floats[b, jc.G_SUM] = 0.0
-    jcs.floats[b, jc.G_FIRST] = st.sys_f[b, T_NEXT_ARR]
+    jc.reset_layer(st, jcs, b)
 
 
 @njit
