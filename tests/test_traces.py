@@ -117,6 +117,22 @@ def test_replay_completes_every_job_and_keeps_littles_law(policy):
     assert n_sys * span == pytest.approx(per_job["response_time"].sum(), rel=1e-9)
 
 
+def test_a_trace_file_given_as_the_scenario_is_its_exact_replay(tmp_path):
+    """``msjgym evaluate TRACE.swf`` (or ``.csv``) is the replay of ``arrivals = { trace = TRACE }``: the same jobs,
+    machine and schedule as the scenario file that says so; overrides apply as to that file."""
+    (tmp_path / "sample.swf").write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "replay.toml").write_text('arrivals = { trace = "sample.swf" }\n')
+    for overrides in ({}, {"arrivals.scale_servers": 64}):
+        direct = load_scenario(str(tmp_path / "sample.swf"), overrides)
+        written = load_scenario(str(tmp_path / "replay.toml"), overrides)
+        assert direct.family == "msj" and direct.model.servers == written.model.servers
+        a, b = evaluate(direct, "easy-backfilling").per_job, evaluate(written, "easy-backfilling").per_job
+        np.testing.assert_array_equal(a["completion_time"], b["completion_time"])
+    assert load_scenario(str(tmp_path / "sample.swf"), {"arrivals.scale_servers": 64}).model.servers == 64
+    out = msjgym("evaluate", str(tmp_path / "missing.swf"), "--policy", "fcfs")
+    assert out.returncode == 2 and "missing.swf" in out.stderr and out.stderr.count("\n") == 1
+
+
 def test_trace_refuses_replications():
     with pytest.raises(Exception, match="deterministic"):
         evaluate(load_scenario(str(SCENARIO)), "fcfs", reps=3)

@@ -781,7 +781,8 @@ def load_msj_scenario(name_or_path: str, overrides: Mapping[str, object] | None 
     """Resolve a built-in multiserver-job scenario or a TOML file path, apply ``overrides``, and validate.
 
     Args:
-        name_or_path: a built-in name (:func:`list_msj_scenarios`) or the path of a TOML scenario file.
+        name_or_path: a built-in name (:func:`list_msj_scenarios`), the path of a TOML scenario file, or of a trace
+            (``.swf``, ``.csv``: its exact replay, as ``arrivals = { trace = PATH }``).
         overrides: for a built-in, parameter values by name; for a file, values by dotted key path.
     Raises:
         ScenarioError: one line naming the scenario, the key and the valid values.
@@ -834,11 +835,24 @@ def _regime(name: str, params: dict, overrides: Mapping[str, object]) -> Scaling
 MAX_SCENARIO_BYTES = 16 * 2**20
 """A scenario file's size: TOML parsed into memory; a scenario is a page, its data (traces, values) in files."""
 
+TRACE_SUFFIXES = (".swf", ".csv")
+"""A path with one of these suffixes given as a scenario is a trace, replayed as ``arrivals = { trace = PATH }``."""
+
+
+def _file_table(path: Path, name: str) -> dict:
+    """The scenario table of the file ``name``: its TOML, or for a trace file (:data:`TRACE_SUFFIXES`) the table of
+    its exact replay, so ``msjgym evaluate TRACE.swf`` works without writing a scenario file."""
+    if path.suffix.lower() in TRACE_SUFFIXES:
+        return {"description": f"the trace {path.name}, replayed exactly", "arrivals": {"trace": path.name}}
+    text = read_user_text(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)  # a byte-order mark dropped
+    return load_toml(text, "TOML", ScenarioError)
+
 
 def load_scenario_file(name: str, overrides: Mapping[str, object] | None = None, *, family: str = "msj",
                        to_msj: Callable[[dict], dict] | None = None,
                        build: Callable[[dict, Path], MSJModel | None] | None = None) -> Scenario:
-    """The scenario of the TOML file ``name``, with ``overrides`` (dotted key paths) applied, validated.
+    """The scenario of the TOML file ``name`` (or of a trace file: :data:`TRACE_SUFFIXES`), with ``overrides``
+    (dotted key paths) applied, validated.
 
     A family derived from this one (``docs/extending.md``, "Derive a family from another") reads its own files
     here: ``family`` is its name (the scenario's ``family``), and ``to_msj`` translates its table, after the
@@ -847,9 +861,8 @@ def load_scenario_file(name: str, overrides: Mapping[str, object] | None = None,
     derived family's trace replay).
     """
     path = Path(name).expanduser()
-    text = read_user_text(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)  # a byte-order mark dropped
     try:
-        raw = load_toml(text, "TOML", ScenarioError)
+        raw = _file_table(path, name)
         spec = apply_file_overrides(raw, dict(overrides or {}))
         base_dir = path.resolve().parent
         model = None if build is None else build(spec, base_dir)
