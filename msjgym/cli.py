@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", aliases=_evaluate_aliases(), help="simulate a policy on a scenario of any family and report metrics with 95%% CIs and the "
                          "theory's references"))
     th = sub.add_parser("theory", help="the theory's references for a scenario and policy, without simulating")
-    th.add_argument("scenario", help="a built-in scenario name, a TOML file, or a trace (.swf, .csv)")
+    th.add_argument("scenario", help=flags.SCENARIO_HELP)
     th.add_argument("--policy", default=None, help="a built-in policy name (default: the scenario family's first "
                                                    "reference policy, e.g. fcfs)")
     th.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key")
@@ -121,8 +121,7 @@ class _Once(argparse.Action):
 def _evaluate_arguments(ev: argparse.ArgumentParser) -> None:
     """The arguments of ``msjgym evaluate``: the run's, then every family's own (:meth:`msjgym.api.Family.options`,
     each tagged with the families that take it)."""
-    ev.add_argument("scenario", help="a built-in scenario name (see `msjgym list`), a TOML file, or a trace "
-                                        "(.swf, .csv: its exact replay)")
+    ev.add_argument("scenario", help=flags.SCENARIO_HELP)
     ev.add_argument("--policy", required=True, action=_Once,
                     help="a built-in policy name (see `msjgym list`), FILE.py:NAME (a class, object or function "
                          "with act(...)), sb3:MODEL.zip or rllib:CHECKPOINT_DIR")

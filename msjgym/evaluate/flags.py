@@ -18,6 +18,10 @@ from msjgym.core.validation import parse_number, show
 from msjgym.errors import MsjgymError
 
 
+SCENARIO_HELP = "a built-in scenario name (see `msjgym list`), a TOML file, or a trace (.swf, .csv: its exact replay)"
+"""The help of the ``scenario`` argument of ``evaluate``, ``sweep`` and ``theory``."""
+
+
 def declared(owners: Iterable[tuple[str, Sequence[api.Option]]]) -> dict[str, tuple[api.Option, list[str]]]:
     """Every command-line option of ``owners`` ((owner label, its options) pairs), by name: the first declaration
     and the labels of every owner that declares it; where the owners' choices differ, the flag takes the values of

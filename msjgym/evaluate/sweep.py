@@ -1007,7 +1007,7 @@ def _backend_name(args: argparse.Namespace) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``msjgym sweep``."""
     positive, nonnegative = int_at_least(1), int_at_least(0)
-    parser.add_argument("scenario", help="a built-in scenario name (see `msjgym list`) or a TOML file")
+    parser.add_argument("scenario", help=flags.SCENARIO_HELP)
     parser.add_argument("--grid", action="append", default=[], metavar="NAME=VALUES",
                         help="a grid axis (repeatable; points are the Cartesian product): NAME=a:b:k (k evenly "
                              "spaced values from a to b), NAME=v1,v2,... or NAME=v; NAME is a scenario key; at "
