@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-import gymnasium as gym
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 

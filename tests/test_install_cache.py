@@ -8,7 +8,6 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 

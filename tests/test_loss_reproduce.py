@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import math
 
-import pytest
 
 from msjgym.reproduce import REPRODUCTIONS
 from msjgym.reproduce.common import Settings

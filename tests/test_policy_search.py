@@ -5,7 +5,6 @@ evaluate`` runs it) are the numpy scorer's.
 """
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np

@@ -10,7 +10,6 @@ from msjgym import api
 from msjgym.api import list_scenarios, load_scenario
 from msjgym.systems.msj.scenarios import model_from_spec
 from msjgym.core.overrides import parse_override
-from msjgym.systems.msj.model import MSJModel
 from conftest import EXAMPLE
 from test_theory_queues import saturated_one_and_n_chain_throughput
 

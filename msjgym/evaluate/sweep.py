@@ -62,7 +62,7 @@ import numpy as np
 from tqdm import tqdm
 
 from msjgym import api
-from msjgym.api import Scenario, load_scenario
+from msjgym.api import Scenario
 from msjgym.core import limits, validation
 from msjgym.core.estimates import Estimate
 from msjgym.core.inputs import content_digest, nesting_depth, policy_files, recording, refuse_overwrite

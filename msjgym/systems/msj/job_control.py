@@ -54,10 +54,10 @@ from msjgym.systems.msj.backfilling import (
     narrow, narrow_head, pop_earliest_end, pop_first, reservation, set_narrow_head)
 from msjgym.systems.msj import control
 from msjgym.systems.msj import job_observation as jo
-from msjgym.systems.msj.control import F_REWARD, X_INITIAL, X_NEED_EVENT, X_TRUNCATED
+from msjgym.systems.msj.control import F_REWARD, X_INITIAL, X_TRUNCATED
 from msjgym.systems.msj.state import (
     INF, J_ARR, J_CLS, J_EST, J_HPOS, J_SEQ, J_SIZE, NEED_CAPACITY, P_SERVERS, RUNNING, S_BUSY,
-    S_NCOMP, S_NJOBS, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, estimated_remaining, start_job)
+    S_NCOMP, S_NSERV, S_STATUS, T_NEXT_ARR, T_NOW, estimated_remaining, start_job)
 
 ACTION_PICK = 0
 ACTION_INSPECT = 1

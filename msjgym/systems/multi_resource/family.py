@@ -9,7 +9,6 @@ from typing import Any
 from msjgym import api
 from msjgym.core.policy_registry import registered
 from msjgym.core.references import Reference
-from msjgym.errors import MsjgymError
 from msjgym.systems.msj.family import MSJFamily, check_combinations, check_state_size
 from msjgym.systems.multi_resource import scenarios, scorecard
 from msjgym.systems.multi_resource.contract import FAMILY as FAMILY_NAME

@@ -25,7 +25,7 @@ import numpy as np
 from msjgym.core.jit import njit
 from msjgym.errors import PolicyError
 from msjgym.systems.msj import state as msj
-from msjgym.systems.msj.state import J_CLS, MSJParams, MSJState, OwnArea, start_job
+from msjgym.systems.msj.state import MSJParams, MSJState, OwnArea, start_job
 
 MRState = namedtuple("MRState", MSJState._fields + ("res_used", "res_node", "res_work"))
 MRState.__doc__ = """MSJ's state record of B systems with the resource area ``res_used[B, N, R]``, ``res_node[B, J]``,
