@@ -156,6 +156,21 @@ def test_a_policy_that_does_not_read_a_grid_key_runs_once_across_it():
     assert baseline_combo(plan, {"policy": "jsq", "d": 4, "lam": 0.7}).grid == {"d": "any", "lam": 0.7}
 
 
+def test_a_policy_without_another_compared_policys_parameter_runs_once_across_it():
+    """``order`` and ``backfill`` are parameters of ``priority``, not of ``first-fit`` (nor keys of the scenario):
+    across --grid order=... first-fit is one combination ("any"), not a refused point; ``priority`` splits on both."""
+    plan = make_plan(plan_args("one-and-n", "--grid", "order=fcfs,sjf,f1", "--grid", "backfill=none,easy",
+                               "--policy", "priority,first-fit", "--reps", "2", "--jobs", "100"))
+    rows = sorted((c.policy, str(c.grid["order"]), str(c.grid["backfill"])) for c in plan.combos)
+    assert rows == [("first-fit", "any", "any")] + [
+        ("priority", o, b) for o in ("f1", "fcfs", "sjf") for b in ("easy", "none")]
+    assert {c.unread for c in plan.combos if c.policy == "first-fit"} == {("order", "backfill")}
+    assert "first-fit does not read order, backfill" in unread_note(plan)
+    with pytest.raises(MsjgymError, match="no_such_key"):  # a key no compared policy declares is still refused
+        make_plan(plan_args("one-and-n", "--grid", "no_such_key=1,2", "--policy", "priority,first-fit",
+                            "--reps", "2", "--jobs", "100"))
+
+
 def test_a_poisson_sweep_prints_the_response_time_table_and_no_trace_metrics(tmp_path, capsys):
     """Without --metric, a sweep of simulated (not replayed) scenarios prints the response-time table, with no warning
     about trace metrics it never measured (its rows have a bounded slowdown too)."""

@@ -313,6 +313,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     varied = {name for name, values in axes if len(values) > 1}
     combos, tasks, reps_seen, unit = [], [], set(), "replication"
     ran_once: set[tuple[str, str]] = set()  # (policy, the point without the keys it does not read)
+    foreign = _foreign_parameters(family, policies)
     start = time.perf_counter()
     for i, point in enumerate(points):
         if i == PLAN_PROBE and len(points) >= LARGE_GRID:  # say what checking every point will cost, measured
@@ -322,13 +323,15 @@ def make_plan(args: argparse.Namespace) -> Plan:
                   f"{PLAN_PROBE}; Ctrl-C stops)", file=sys.stderr, flush=True)
         for policy in policies:
             with recording() as files:
-                loaded = _load_point(args.scenario, policy, point, names, args.skip_invalid, scenario_keys)
+                loaded = _load_point(args.scenario, policy, point, names, args.skip_invalid, scenario_keys,
+                                     foreign[policy])
             if loaded is None:
                 continue
-            scenario, bound = loaded
+            scenario, bound, dropped = loaded
             if not _applicable(bound, scenario, point, names, args.skip_invalid, args):
                 continue
-            not_read = api.keys_not_read(family, scenario, bound)  # a key, or a table whose keys it does not read
+            # a key, or a table whose keys it does not read; or another compared policy's parameter
+            not_read = api.keys_not_read(family, scenario, bound) | dropped
             unread = tuple(k for k in names if k in varied and (k in not_read or k.partition(".")[0] in not_read))
             if unread:  # the same runs at every value of these axes: run the policy once across them
                 same = (policy, canonical_point({k: v for k, v in point.items() if k not in unread}))
@@ -469,15 +472,42 @@ def _show_point(point: dict[str, Any], names: Sequence[str]) -> str:
     return ", ".join(f"{k}={point[k]}" for k in names)
 
 
+def _declared(family: api.Family, policy: str) -> set[str]:
+    """The parameters ``policy`` declares (a built-in's, or a compiled policy file's; none for a saved model)."""
+    if not api.is_user_policy(policy):
+        return {p.name for p in api.policy_spec(family, policy).params}
+    compiled = getattr(family, "compiled_policy", None)
+    spec = compiled(policy) if compiled is not None and ".py:" in policy else None
+    return {p.name for p in spec.params} if spec is not None else set()
+
+
+def _foreign_parameters(family: api.Family, policies: Sequence[str]) -> dict[str, frozenset[str]]:
+    """For each policy, the parameters of the other compared policies that it does not declare (``order`` of
+    ``priority`` for ``first-fit``): where the scenario does not take such a key either, the policy does not read it
+    (it runs once across its axis, :attr:`Combo.unread`), rather than the point being refused."""
+    declared = {p: _declared(family, p) for p in policies}
+    every = set().union(*declared.values()) if declared else set()
+    return {p: frozenset(every - declared[p]) for p in policies}
+
+
 def _load_point(scenario: str, policy: str, point: dict[str, Any], names: Sequence[str], skip: bool = False,
-                flag_keys: Mapping[str, Any] | None = None) -> tuple[Scenario, Any] | None:
-    """The point's scenario and the policy with the point's parameters of it; a key neither takes is an error, or
-    with ``skip`` a warning (the combination left out) when a parameter names another policy's key. A key set by a
-    flag (``flag_keys``: ``--skip-bad-lines``) that the scenario has not is named by its flag."""
+                flag_keys: Mapping[str, Any] | None = None, foreign: frozenset[str] = frozenset()
+                ) -> tuple[Scenario, Any, frozenset[str]] | None:
+    """The point's scenario, the policy with the point's parameters of it, and the keys left out because they are
+    another compared policy's parameters (``foreign``) that neither this policy nor the scenario takes; any other key
+    neither takes is an error, or with ``skip`` a warning (the combination left out). A key set by a flag
+    (``flag_keys``: ``--skip-bad-lines``) that the scenario has not is named by its flag."""
     try:
         try:
-            return api.scenario_and_policy(scenario, policy, point)
+            return (*api.scenario_and_policy(scenario, policy, point), frozenset())
         except api.UnknownParameter as exc:
+            dropped = frozenset(k for k in point if k in foreign)
+            if dropped:
+                try:
+                    return (*api.scenario_and_policy(scenario, policy, {k: v for k, v in point.items()
+                                                                        if k not in dropped}), dropped)
+                except api.UnknownParameter:
+                    pass  # another key: the error of the whole point below
             named = flags.flag_not_for(exc, flag_keys or {}, scenario)
             if named is not exc:
                 raise named from None
