@@ -567,6 +567,18 @@ def policy_spec(family_: Family | str, name: str) -> PolicySpec:
     return table[name]
 
 
+def declared_parameters(family_: Family | str, policy: str) -> frozenset[str]:
+    """The parameters ``policy`` declares: a built-in's (:func:`policy_spec`) or a compiled policy file's
+    (``FILE.py:NAME``); none for a saved model or a Python object."""
+    if isinstance(family_, str):
+        family_ = family(family_)
+    if not is_user_policy(policy):
+        return frozenset(p.name for p in policy_spec(family_, policy).params)
+    compiled = getattr(family_, "compiled_policy", None)
+    spec = compiled(policy) if compiled is not None and isinstance(policy, str) and ".py:" in policy else None
+    return frozenset(p.name for p in spec.params) if spec is not None else frozenset()
+
+
 def scenario_and_policy(name: str, policy: Any, overrides: Mapping[str, Any]) -> tuple[Scenario, Any]:
     """The scenario ``name`` with ``overrides``, and the policy with its parameters: an override key that the scenario
     does not take but the built-in policy declares (``--policy smash --param w=8``; a sweep's ``--grid order=sjf``)

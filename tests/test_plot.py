@@ -11,6 +11,7 @@ from msjgym.evaluate.store import PointSummary, ResultStore, TaskRow, summarize
 from msjgym.evaluate.evaluator import evaluate
 from msjgym.api import load_scenario
 from msjgym.core.estimates import Estimate
+from msjgym.errors import MsjgymError
 from msjgym.theory.saturated import one_and_n_throughput
 
 RATES = (1.0, 2.0, 2.6)
@@ -132,6 +133,34 @@ def test_other_varying_keys_split_curves():
     # --by a point key: one colour per value, the policy splits
     curves, _ = build_curves(summaries, "arrival_rate", "servers")
     assert [c.label for c in curves][:2] == ["servers=10, policy=fcfs", "servers=10, policy=server-filling"]
+
+
+def test_a_categorical_axis_and_a_policy_that_does_not_read_it(tmp_path):
+    """``--x order`` (fcfs, sjf, f1: not numbers) is categorical: one tick per value, points not joined. first-fit
+    does not declare ``order`` (a parameter of ``priority``): its one run is a line across every x, not a point."""
+    summaries = [_fake({"order": o}, "priority", mean=m) for o, m in (("fcfs", 3.0), ("sjf", 2.0), ("f1", 1.5))]
+    summaries.append(_fake({"order": "fcfs"}, "first-fit", mean=2.5))
+    curves, _ = build_curves(summaries, "order", "policy")
+    by_label = {c.label: c for c in curves}
+    assert [x for x, _ in by_label["priority"].points] == [0.0, 1.0, 2.0]  # f1, fcfs, sjf
+    assert [s.point["order"] for _, s in by_label["priority"].points] == ["f1", "fcfs", "sjf"]
+    assert by_label["priority"].reads_x and not by_label["first-fit"].reads_x
+    record = plot_summaries(summaries, "order", "response_time", out=tmp_path / "o.png")
+    assert record.path.read_bytes()[:8] == PNG_MAGIC and len(record.points) == 1 and len(record.flat) == 1
+    line, _ = record.flat[0]
+    assert list(line.get_ydata()) == [2.5, 2.5] and "does not read order" in line.get_label()
+    assert [t.get_text() for t in line.axes.get_xticklabels()] == ["f1", "fcfs", "sjf"]
+    assert (record.points[0].lines[0].get_linestyle()) == "None"  # categories are not joined by lines
+    with pytest.raises(MsjgymError, match="--theory: needs a numeric --x"):
+        plot_summaries(summaries, "order", "response_time", theory=True, out=tmp_path / "t.png")
+
+
+def test_a_numeric_axis_a_policy_does_not_read_is_a_line_across_it():
+    """JSQ does not read ``d`` (lb-dispatch: it samples every server); JSQ(d) does: only JSQ(d) is a curve of points."""
+    summaries = [PointSummary("lb-dispatch", {"d": d}, p, 3, True, {"response_time": Estimate(1.0, 0.1)}, None)
+                 for p, ds in (("jsq", (2,)), ("jsq-d", (2, 3))) for d in ds]
+    curves, _ = build_curves(summaries, "d", "policy")
+    assert {c.label: c.reads_x for c in curves} == {"jsq": False, "jsq-d": True}
 
 
 def test_duplicate_points_keep_the_most_replications():

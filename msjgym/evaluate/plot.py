@@ -9,8 +9,13 @@ the queue length over time).
 
 RESULTS is a sweep's results file (``results.sqlite``) or the folder holding it. ``--x`` is a key of the sweep's
 points, or ``load``: when the points do not set it, the scenario model's load ρ = λ Σ_i p_i m_i E[S_i] / n, computed
-by loading the scenario with each point's overrides. ``--y`` is any stored metric (``response_time``,
-``queueing_probability[c1]``, ...).
+by loading the scenario with each point's overrides. A key whose values are not all numbers (``order``: fcfs, sjf,
+f1) is a categorical axis: one tick per value, the curves' points side by side at each, not joined by lines.
+``--y`` is any stored metric (``response_time``, ``queueing_probability[c1]``, ...).
+
+A policy that does not read ``--x`` (``first-fit`` across ``order``, a parameter of ``priority`` only; JSQ across
+``d``: :func:`msjgym.api.keys_not_read`) ran once across that axis (``msjgym sweep``): its result is drawn as a
+dashed horizontal line with its CI as a band, across every x, not as one point at the value it ran at.
 
 Curves: one colour per value of ``--by`` (``policy``, ``scenario`` or a point key). Every other field that varies
 across the results (another point key; the policy when ``--by`` is a point key; the scenario) splits the curves
@@ -51,13 +56,17 @@ from msjgym.core.references import Reference
 from msjgym.core.validation import is_real, one_line, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate.figures import FORMATS
-from msjgym.evaluate.store import PointSummary, ResultStore, canonical_point, summarize
+from msjgym.evaluate.store import ANY, PointSummary, ResultStore, canonical_point, summarize
 
 RESULTS_FILE = "results.sqlite"
 LOAD = "load"
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
           "tab:cyan", "tab:gray")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+DASHES = ((0, (6, 3)), (0, (2, 2)), (0, (8, 2, 2, 2)), (0, (4, 1, 1, 1, 1, 1)), (0, (10, 4)))
+"""The line styles of curves whose policy does not read x, by marker (one run drawn across the axes)."""
+LEGEND_WIDTH = 48
+"""Legend labels are wrapped at this many characters (a saved model's path can be long)."""
 LINE_STYLES = {"exact": (0, (5, 3)), "asymptotic": (0, (1, 1.5)), "approximation": (0, (1, 4))}
 THEORY_KINDS = ("exact", "bound", "asymptotic", "approximation")
 BAND_ALPHA = 0.15
@@ -75,6 +84,8 @@ class Curve:
     color: str
     marker: str
     points: list[tuple[float, PointSummary]]
+    reads_x: bool = True
+    """False when the curve's policy does not read ``--x``: one run stands for every x (drawn as a line)."""
 
 
 @dataclass
@@ -83,6 +94,7 @@ class PlotRecord:
 
     Attributes:
         points: one errorbar container per curve with stable points.
+        flat: the (line, band) of each curve whose policy does not read x.
         unstable: one Line2D of ``x`` markers per curve with unstable points.
         exact, asymptotic, approximation: the theory's Line2Ds (one per run of consecutive points).
         bounds: the bands (PolyCollections), one per run of consecutive points.
@@ -95,6 +107,7 @@ class PlotRecord:
     path: Path
     curves: list[Curve]
     points: list[Any] = field(default_factory=list)
+    flat: list[Any] = field(default_factory=list)
     unstable: list[Any] = field(default_factory=list)
     exact: list[Any] = field(default_factory=list)
     bounds: list[Any] = field(default_factory=list)
@@ -135,10 +148,19 @@ def load_summaries(path: str | Path) -> list[PointSummary]:
 
 
 def x_names(summaries: Sequence[PointSummary]) -> list[str]:
-    """Valid ``--x``: the point keys with a number in every point, and ``load``."""
+    """Valid ``--x``: the point keys set in every point (numeric or categorical), and ``load``."""
     common = set.intersection(*(set(s.point) for s in summaries)) if summaries else set()
-    names = sorted(k for k in common if all(is_real(s.point[k]) for s in summaries))
+    names = sorted(common)
     return names if LOAD in names else names + [LOAD]
+
+
+def categories(summaries: Sequence[PointSummary], x: str) -> list[Any] | None:
+    """The values of a categorical ``x`` (numbers first, then by text), or None when ``x`` is numeric or the
+    computed load."""
+    values = [s.point[x] for s in summaries if x in s.point]
+    if not values or all(is_real(v) for v in values):
+        return None
+    return [v for _, v in sorted({_key(v): v for v in values}.items(), key=lambda kv: _order(kv[1]))]
 
 
 def metric_names(summaries: Sequence[PointSummary]) -> list[str]:
@@ -155,7 +177,7 @@ def _check_names(summaries: Sequence[PointSummary], x: str, y: str, by: str) -> 
     if not summaries:
         raise MsjgymError("no results to plot (empty store)")
     if x not in (valid := x_names(summaries)):
-        raise MsjgymError(f"--x {x!r}: not a numeric point parameter of these results; valid: {', '.join(valid)}")
+        raise MsjgymError(f"--x {x!r}: not a point parameter of these results; valid: {', '.join(valid)}")
     metrics = metric_names(summaries)
     if metrics and y not in metrics:
         raise MsjgymError(f"--y {y!r}: no such metric in these results; valid: {', '.join(metrics)}")
@@ -211,10 +233,40 @@ class _Scenarios:
         return self._cache[key]
 
 
-def _x_value(summary: PointSummary, x: str, scenarios: _Scenarios) -> float:
+def _x_value(summary: PointSummary, x: str, scenarios: _Scenarios, cats: Sequence[Any] | None = None) -> float:
+    if cats is not None:
+        return float([_key(v) for v in cats].index(_key(summary.point[x])))
     if x in summary.point:
         return float(summary.point[x])
     return scenarios.get(summary, f"--x {LOAD}").model.load
+
+
+def reads(summary: PointSummary, x: str) -> bool:
+    """Whether the summary's policy reads the point key ``x``: not when ``x`` is a parameter of another of the
+    family's policies that this one does not declare (``order`` for ``first-fit``), nor a scenario key the family
+    says the policy does not read (:func:`msjgym.api.keys_not_read`: ``d`` under JSQ). Such a policy's sweep ran
+    once across ``x``."""
+    if x not in summary.point:
+        return True  # the computed load
+    try:
+        family = api.family_of(summary.scenario)
+        own = api.declared_parameters(family, summary.policy)
+    except MsjgymError:  # a policy or scenario that no longer loads: assume it reads x (drawn as points)
+        return True
+    if x in own:
+        return True
+    others = {p.name for spec in family.policies().values() for p in spec.params}
+    if x in others:
+        return False
+    if getattr(family, "keys_not_read", None) is None:
+        return True
+    point = {k: v for k, v in summary.point.items() if k not in others}
+    try:
+        scenario = load_scenario(summary.scenario, point)
+    except MsjgymError:
+        return True
+    not_read = api.keys_not_read(family, scenario, summary.policy)
+    return x not in not_read and x.partition(".")[0] not in not_read
 
 
 def _split_fields(summaries: Sequence[PointSummary], x: str, by: str, computed_x: bool) -> list[str]:
@@ -238,16 +290,30 @@ def build_curves(summaries: Sequence[PointSummary], x: str, by: str,
     """The curves of ``summaries`` against ``x`` (see the module docstring), and notes on what was left out."""
     scenarios = scenarios or _Scenarios()
     computed_x = any(x not in s.point for s in summaries)
+    cats = categories(summaries, x)
     split = _split_fields(summaries, x, by, computed_x)
+    memo: dict[tuple[str, str, str, str], bool] = {}
+
+    def read_by(s: PointSummary, key: str) -> bool:
+        at = (s.scenario, canonical_point(s.point), s.policy, key)
+        if at not in memo:
+            memo[at] = reads(s, key)
+        return memo[at]
+
+    def value(s: PointSummary, key: str) -> Any:  # "any" for a point key the policy does not read
+        return ANY if key in s.point and not read_by(s, key) else _field(s, key)
+
+    read: dict[tuple, bool] = {}
     groups: dict[tuple, dict[float, PointSummary]] = {}
     values: dict[tuple, tuple] = {}
     duplicates = 0
     for s in summaries:
-        fields = (_field(s, by),) + tuple(_field(s, k) for k in split)
+        fields = (value(s, by),) + tuple(value(s, k) for k in split)
         gkey = tuple(_key(v) for v in fields)
         values[gkey] = fields
         points = groups.setdefault(gkey, {})
-        xv = _x_value(s, x, scenarios)
+        read[gkey] = read.get(gkey, True) and read_by(s, x)
+        xv = _x_value(s, x, scenarios, cats)
         if xv in points:
             duplicates += 1
             if points[xv].reps >= s.reps:
@@ -257,24 +323,35 @@ def build_curves(summaries: Sequence[PointSummary], x: str, by: str,
     colors = {k: COLORS[i % len(COLORS)] for i, k in enumerate(dict.fromkeys(g[0] for g in order))}
     markers = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(dict.fromkeys(g[1:] for g in order))}
     curves = [Curve(_label(by, values[g][0], split, values[g][1:]), colors[g[0]], markers[g[1:]],
-                    sorted(groups[g].items(), key=lambda p: p[0])) for g in order]
+                    sorted(groups[g].items(), key=lambda p: p[0]), read[g]) for g in order]
     notes = [f"{duplicates} point(s) share their curve and x with another (another run length, or a parameter that "
              "varies with a computed load): kept the one with the most replications"] if duplicates else []
     return curves, notes
 
 
 # ---------------------------------------------------------------- drawing: simulation
-def _draw_simulation(ax: Any, curve: Curve, y: str, record: PlotRecord) -> int:
-    """Mean ± 95 % CI of the stable points, ``x`` markers for the unstable ones; returns stable points without y."""
+def _draw_simulation(ax: Any, curve: Curve, y: str, record: PlotRecord, x: str = "", categorical: bool = False,
+                     offset: float = 0.0) -> int:
+    """Mean ± 95 % CI of the stable points (a dashed line and band across the axes when the curve's policy does not
+    read ``x``; side by side at ``offset`` on a categorical axis, not joined), ``x`` markers for the unstable ones;
+    returns stable points without y."""
     stable = [(x, s.metrics[y]) for x, s in curve.points
               if s.stable and y in s.metrics and math.isfinite(s.metrics[y].mean)]
     missing = sum(1 for _, s in curve.points if s.stable) - len(stable)
-    if stable:
-        xs = [x for x, _ in stable]
+    if stable and not curve.reads_x:
+        estimate = stable[0][1]
+        half = estimate.ci95 if math.isfinite(estimate.ci95) else 0.0
+        line = ax.axhline(estimate.mean, color=curve.color, ls=DASHES[MARKERS.index(curve.marker) % len(DASHES)],
+                          lw=1.2, zorder=2, label=f"{curve.label} (does not read {x}: one run)")
+        band = ax.axhspan(estimate.mean - half, estimate.mean + half, color=curve.color, alpha=BAND_ALPHA, lw=0)
+        record.flat.append((line, band))
+    elif stable:
+        xs = [x + offset for x, _ in stable]
         means = [e.mean for _, e in stable]
         errors = [e.ci95 if math.isfinite(e.ci95) else 0.0 for _, e in stable]
         record.points.append(ax.errorbar(xs, means, yerr=errors, color=curve.color, marker=curve.marker, ms=5,
-                                         lw=1.0, capsize=3, label=curve.label, zorder=3))
+                                         lw=1.0, capsize=3, label=curve.label, zorder=3,
+                                         ls="none" if categorical else "-"))
     unstable = [x for x, s in curve.points if not s.stable]
     if unstable:
         line, = ax.plot(unstable, [0.97] * len(unstable), transform=ax.get_xaxis_transform(), ls="none",
@@ -472,6 +549,7 @@ def _legend(ax: Any, record: PlotRecord) -> None:
         extra.append(Patch(color="dimgray", alpha=0.3, lw=0, label="bound (theory)"))
     if record.unstable_regions:
         extra.append(Patch(color="dimgray", alpha=0.2, lw=0, label="predicted unstable (theory)"))
+    labels = [textwrap.fill(label, LEGEND_WIDTH, subsequent_indent="  ") for label in labels]
     ax.legend(handles=handles + extra, labels=labels + [h.get_label() for h in extra], fontsize=7.5,
               loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
@@ -508,6 +586,10 @@ def plot_summaries(summaries: Sequence[PointSummary], x: str, y: str, by: str = 
     if out.suffix.lower() not in FORMATS:
         raise MsjgymError(f"--out {str(out)!r}: unsupported format; valid suffixes: {', '.join(FORMATS)}")
     _check_names(summaries, x, y, by)
+    cats = categories(summaries, x)
+    if theory and cats is not None:
+        raise MsjgymError(f"--theory: needs a numeric --x ({x} is categorical: "
+                          f"{', '.join(_show(v) for v in cats)})")
     scenarios = _Scenarios()
     curves, notes = build_curves(summaries, x, by, scenarios)
     record = PlotRecord(path=out, curves=curves, notes=notes)
@@ -515,7 +597,13 @@ def plot_summaries(summaries: Sequence[PointSummary], x: str, y: str, by: str = 
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
     if logy:
         ax.set_yscale("log")
-    missing = sum(_draw_simulation(ax, c, y, record) for c in curves)
+    dodged = [c for c in curves if c.reads_x] if cats is not None else []
+    width = min(0.6, 0.12 * len(dodged))  # a categorical axis: the curves side by side within ±width/2 of a tick
+    offsets = {id(c): (k / (len(dodged) - 1) - 0.5) * width if len(dodged) > 1 else 0.0 for k, c in enumerate(dodged)}
+    missing = sum(_draw_simulation(ax, c, y, record, x, cats is not None, offsets.get(id(c), 0.0)) for c in curves)
+    if cats is not None:
+        ax.set_xticks(range(len(cats)), [_show(v) for v in cats])
+        ax.set_xlim(-0.5, len(cats) - 0.5)
     if missing:
         record.notes.append(f"{missing} stable point(s) have no finite {y} value: left out")
     if theory:

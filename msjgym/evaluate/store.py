@@ -262,6 +262,9 @@ def summarize(rows: Iterable[TaskRow]) -> list[PointSummary]:
     return out
 
 
+ANY = "any"
+"""What a sweep's tables and plots show for a grid key the row's policy does not read (it ran once across it)."""
+
 ONE_REPLICATION = "one replication: no confidence interval (use --reps >= 2)"
 """Why a sweep point's estimates have no interval."""
 

@@ -73,7 +73,7 @@ from msjgym.core.validation import int_at_least, one_line, show
 from msjgym.errors import MsjgymError
 from msjgym.evaluate import flags
 from msjgym.evaluate.evaluator import evaluate
-from msjgym.evaluate.store import ONE_REPLICATION, PointSummary, ResultStore, TaskRow, canonical_point, summarize
+from msjgym.evaluate.store import ANY, ONE_REPLICATION, PointSummary, ResultStore, TaskRow, canonical_point, summarize
 
 RESULTS_FILE = "results.sqlite"
 _STORE_FAILED = -1  # _run's status when the results store refused a row (exit status 1)
@@ -259,10 +259,6 @@ class Combo:
     unread: tuple[str, ...] = ()
     """Grid keys the policy does not read (:func:`msjgym.api.keys_not_read`): it ran once, at ``point``'s values of
     them, for every value; ``grid`` shows :data:`ANY` for them."""
-
-
-ANY = "any"
-"""What a sweep's tables show for a grid key the row's policy does not read (:attr:`Combo.unread`)."""
 
 
 def unread_note(plan: Plan) -> str | None:
@@ -472,20 +468,11 @@ def _show_point(point: dict[str, Any], names: Sequence[str]) -> str:
     return ", ".join(f"{k}={point[k]}" for k in names)
 
 
-def _declared(family: api.Family, policy: str) -> set[str]:
-    """The parameters ``policy`` declares (a built-in's, or a compiled policy file's; none for a saved model)."""
-    if not api.is_user_policy(policy):
-        return {p.name for p in api.policy_spec(family, policy).params}
-    compiled = getattr(family, "compiled_policy", None)
-    spec = compiled(policy) if compiled is not None and ".py:" in policy else None
-    return {p.name for p in spec.params} if spec is not None else set()
-
-
 def _foreign_parameters(family: api.Family, policies: Sequence[str]) -> dict[str, frozenset[str]]:
     """For each policy, the parameters of the other compared policies that it does not declare (``order`` of
     ``priority`` for ``first-fit``): where the scenario does not take such a key either, the policy does not read it
     (it runs once across its axis, :attr:`Combo.unread`), rather than the point being refused."""
-    declared = {p: _declared(family, p) for p in policies}
+    declared = {p: api.declared_parameters(family, p) for p in policies}
     every = set().union(*declared.values()) if declared else set()
     return {p: frozenset(every - declared[p]) for p in policies}
 
