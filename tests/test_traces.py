@@ -129,6 +129,10 @@ def test_a_trace_file_given_as_the_scenario_is_its_exact_replay(tmp_path):
         a, b = evaluate(direct, "easy-backfilling").per_job, evaluate(written, "easy-backfilling").per_job
         np.testing.assert_array_equal(a["completion_time"], b["completion_time"])
     assert load_scenario(str(tmp_path / "sample.swf"), {"arrivals.scale_servers": 64}).model.servers == 64
+    (tmp_path / "t.csv").write_text("arrival_time,need,duration\n0,2,5\n1,1,3\n")  # a CSV: no machine size
+    out = msjgym("evaluate", str(tmp_path / "t.csv"), "--policy", "fcfs")
+    assert out.returncode == 2 and "--param servers=N" in out.stderr
+    assert load_scenario(str(tmp_path / "t.csv"), {"servers": 4}).model.servers == 4
     out = msjgym("evaluate", str(tmp_path / "missing.swf"), "--policy", "fcfs")
     assert out.returncode == 2 and "missing.swf" in out.stderr and out.stderr.count("\n") == 1
 

@@ -544,6 +544,9 @@ def apply_file_overrides(spec: dict, overrides: Mapping[str, object]) -> dict:
                 and key.partition(".")[2] in _TRACE_KEYS:
             spec["arrivals"][key.partition(".")[2]] = copy.deepcopy(value)  # optional trace keys may be added
             continue
+        if key == "servers" and isinstance(spec.get("arrivals"), dict) and "trace" in spec["arrivals"]:
+            spec["servers"] = copy.deepcopy(value)  # the traced machine's size may be added (a CSV trace has none)
+            continue
         if key == "estimate":  # the estimate law may be added or replaced
             spec["estimate"] = copy.deepcopy(value)
             continue

@@ -257,7 +257,7 @@ def _machine_size(path: Path, header: dict[str, int], servers: int | None, per_n
         return nodes * per_node
     if servers is None:
         raise TraceError(f"{path}: the header gives the machine size neither as MaxProcs nor as MaxNodes; give the "
-                         "traced machine's processors as servers = N in the scenario")
+                         "traced machine's processors as servers = N in the scenario (or --param servers=N)")
     return servers
 
 
@@ -355,7 +355,7 @@ def _read_csv(path: Path, skip_bad_lines: bool, servers: int | None) -> Trace:
                                        skip_bad_lines)
     if servers is None:
         raise TraceError(f"{path}: a CSV trace does not say the machine's size; give the traced machine's processors "
-                         "as servers = N in the scenario")
+                         "as servers = N in the scenario (or --param servers=N)")
     return trace_of_rows(rows, path, servers, malformed, 0, given=True)
 
 
