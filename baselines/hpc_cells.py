@@ -31,7 +31,9 @@ sys.path.insert(0, str(HERE))
 CELLS = {
     "i": "lublin_256_heldout", "ii": "lublin_256_seed7", "iii": "lublin_256_high_load", "iv": "lublin_1024",
 }
-MODELS = ("hpc_pick", "hpc_pick_est", "hpc_pick_est_acc", "hpc_pick_easy", "hpc_pick_easy_est", "hpc_pick_easy_est_acc")
+MODELS = ("hpc_pick", "hpc_pick_est", "hpc_pick_est_acc", "hpc_pick_easy", "hpc_pick_easy_est", "hpc_pick_easy_est_acc",
+          "hpc_pick_easy_est_sizes", "hpc_pick_easy_est_mean", "hpc_pick_easy_est_saf", "hpc_pick_easy_est_saf_seed3",
+          "hpc_pick_easy_est_saf_mlp")
 
 
 def paired(learned: np.ndarray, best: np.ndarray) -> tuple[float, float, int]:

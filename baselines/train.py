@@ -233,6 +233,15 @@ def present_column(venv: Any) -> int | None:
     return None
 
 
+def _search_objective(config: dict[str, Any], windows: str = "training") -> str:
+    """The words for the fitness of ``[[search.stages]]`` (``objective``, msjgym.systems.msj.env_search.OBJECTIVES;
+    the last stage's, which made the kept weights if it validated best)."""
+    objective = (config.get("search", {}).get("stages") or [{}])[-1].get("objective", "mean-log")
+    if objective == "log-mean":
+        return f"log(the mean over {windows} windows of the mean bounded slowdown)"
+    return f"the mean over {windows} windows of log(mean bounded slowdown)"
+
+
 def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     """``[search]``: direct policy search over the job-scoring network's weights
     (:mod:`msjgym.systems.msj.env_search`) instead of PPO. Each stage of ``[[search.stages]]`` (``parametrisation``
@@ -284,9 +293,10 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
         left = budget - (time.perf_counter() - start)
         settings.seconds = min(settings.seconds, max(left, 0.0))
 
-        def validate(t: np.ndarray, score: Any = score) -> float:
+        def validate(t: np.ndarray, score: Any = score, objective: str = settings.objective) -> float:
             t32 = np.asarray(t, dtype=np.float32).astype(np.float64)[None]
-            values = [ps.fitness(r.run(score, t32, s))[0] for r, s in zip(validation_runners, validation_seeds)]
+            values = [ps.fitness(r.run(score, t32, s), objective)[0]
+                      for r, s in zip(validation_runners, validation_seeds)]
             return float(np.mean(values))
 
         runners = [ps.WindowRunner(loaded[n], env, int(se.get("window_jobs", 512)), int(se.get("windows", 8)),
@@ -760,8 +770,8 @@ def evaluate_job_traces(config: dict[str, Any], model_path: Path) -> tuple[list[
                            f"from an empty machine (starts uniform over the trace, window w from "
                            f"`SeedSequence({seed}).spawn({windows})[w]`), the same windows for every policy; mean ± "
                            f"95 % Student-t CI across windows; bounded slowdown with τ = {tau:g}; "
-                           + ("training objective: the mean over training windows of log(mean bounded slowdown) "
-                              "(policy search)" if config["train"].get("method") == "search" else
+                           + (f"training objective: {_search_objective(config)} (policy search)"
+                              if config["train"].get("method") == "search" else
                               f"training reward {env.get('reward', 'n/a')!r}")
                            + f", evaluation metric {metric!r}"),
             "metric": metric, "tables": "\n".join(tables)}
@@ -1126,7 +1136,7 @@ def write_report(args: argparse.Namespace, config: dict[str, Any], name: str, tr
                       f"greedy decisions in {training['seconds']:.0f} s wall time "
                       f"({platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores; 1-minute load "
                       f"average {training['load_before']:.2f} before, {training['load_after']:.2f} after); {stages}; "
-                      f"kept: the weights of best validation (mean log bounded slowdown "
+                      f"kept: the weights of best validation ({_search_objective(config, 'validation')} "
                       f"{training['search']['validation']:.4f} on the validation trace's fixed windows)")
     method = "policy search" if config["train"].get("method") == "search" else "MaskablePPO"
     quick = ("\n**QUICK run** (`--quick`: a short training and a small evaluation; not the recorded result)\n"

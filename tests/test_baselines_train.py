@@ -85,7 +85,10 @@ def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
 
 
 @pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_easy.toml", "hpc_pick_est.toml",
-                                    "hpc_pick_easy_est.toml", "hpc_pick_est_acc.toml", "hpc_pick_easy_est_acc.toml"])
+                                    "hpc_pick_easy_est.toml", "hpc_pick_est_acc.toml", "hpc_pick_easy_est_acc.toml",
+                                    "hpc_pick_easy_est_sizes.toml", "hpc_pick_easy_est_mean.toml",
+                                    "hpc_pick_easy_est_saf.toml", "hpc_pick_easy_est_saf_seed3.toml",
+                                    "hpc_pick_easy_est_saf_mlp.toml"])
 def test_the_job_scheduling_recipes_parse(train, recipe):
     """The keys of the learned HPC scheduler's recipes: the environment id and its arguments, the job-scoring
     policy, the held-out traces (which share no job with the training trace)."""
@@ -156,6 +159,36 @@ def test_the_estimate_recipes_train_and_select_on_estimates_never_on_an_evaluati
     evaluation_seeds = {laws[n] for n in config["evaluate"]["scenarios"]}
     training_seeds = [laws[n] for n in (*config["search"]["scenarios"], *config["search"]["validation_scenarios"])]
     assert not evaluation_seeds & set(training_seeds) and len(set(training_seeds)) == len(training_seeds)
+    assert not set(train.held_out_scenarios(config)) & {train.scenario_name({"scenario": {"name": n}}) for n in
+                                                         (*config["search"]["scenarios"],
+                                                          *config["search"]["validation_scenarios"])}
+
+
+@pytest.mark.parametrize("recipe", ["hpc_pick_easy_est_sizes.toml", "hpc_pick_easy_est_mean.toml",
+                                    "hpc_pick_easy_est_saf.toml", "hpc_pick_easy_est_saf_seed3.toml",
+                                    "hpc_pick_easy_est_saf_mlp.toml"])
+def test_the_sizes_recipes_train_on_other_machine_sizes_than_the_held_out_cell_iv(train, recipe):
+    """``hpc_pick_easy_est_sizes.toml``, ``_mean``, ``_saf``, ``_saf_seed3``, ``_saf_mlp``: the ``_acc`` EASY recipe
+    (``_saf*``: base order SAF, started at its pick; ``_saf_mlp`` from ``_saf_seed3``) on 256, 512 and 2,048 processors, never on an evaluation trace, never with an evaluation
+    estimate seed, and never on 1,024 processors (cell (iv)'s)."""
+    config = train.load_config(ROOT / "baselines" / recipe)
+    acc = train.load_config(ROOT / "baselines" / "hpc_pick_easy_est_acc.toml")
+    saf = "_saf" in recipe
+    assert config["env"] == {**acc["env"], **({"base_order": "saf"} if saf else {})}
+    assert config["evaluate"] == acc["evaluate"]
+    start = {"hpc_pick_easy_est_saf_mlp.toml": "baselines/results/hpc_pick_easy_est_saf_seed3.zip"}.get(
+        recipe, None if saf else "baselines/results/hpc_pick_easy_est_acc.zip")
+    assert config["search"].get("start") == start
+
+    def trace(name: str) -> msjgym.systems.msj.model.MSJModel:
+        return msjgym.load_scenario(train.scenario_name({"scenario": {"name": name}}), {}).model
+
+    learned_on = [trace(n) for n in (*config["search"]["scenarios"], *config["search"]["validation_scenarios"])]
+    held_out = [trace(n) for n in config["evaluate"]["scenarios"]]
+    assert sorted({m.servers for m in learned_on}) == [256, 512, 2048]
+    assert held_out[3].servers == 1024 and all(m.estimate.kind == "tsafrir" for m in learned_on + held_out)
+    seeds = [m.estimate.model.seed for m in learned_on]
+    assert len(set(seeds)) == len(seeds) and not set(seeds) & {m.estimate.model.seed for m in held_out}
     assert not set(train.held_out_scenarios(config)) & {train.scenario_name({"scenario": {"name": n}}) for n in
                                                          (*config["search"]["scenarios"],
                                                           *config["search"]["validation_scenarios"])}

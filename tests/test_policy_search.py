@@ -33,6 +33,20 @@ def test_centred_ranks_share_ties():
     np.testing.assert_array_equal(r, [0.5, -0.5, 0.0, 0.0])
 
 
+def test_the_two_objectives_weigh_a_heavy_window_differently():
+    """``mean-log`` (the mean of the windows' logs) and ``log-mean`` (the log of the windows' mean, which a heavy
+    window dominates, as it dominates the evaluation metric): candidate 0 is better on most windows, candidate 1 on
+    the heavy one, and each objective prefers its own."""
+    bsld = np.array([[10.0, 10.0, 10.0, 1000.0], [20.0, 20.0, 20.0, 500.0]])
+    np.testing.assert_allclose(ps.fitness(bsld), np.log(bsld).mean(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(ps.fitness(bsld, "log-mean"), np.log([257.5, 140.0]), rtol=1e-12)
+    assert np.argmin(ps.fitness(bsld, "mean-log")) == 0 and np.argmin(ps.fitness(bsld, "log-mean")) == 1
+    with pytest.raises(ValueError, match="objective = 'mean'"):
+        ps.fitness(bsld, "mean")
+    with pytest.raises(ValueError, match="objective = 'mean'"):
+        ps.SearchSettings(objective="mean")
+
+
 class ToyRunner:
     """Window w of a candidate θ has 'mean bounded slowdown' exp(|θ − target|² + noise_w): the ES must approach
     target; the windows' noise is common to the candidates, as the real runner's windows are."""
@@ -47,10 +61,12 @@ class ToyRunner:
         return np.exp(((thetas - self.target) ** 2).sum(axis=1)[:, None] + 1.0 + np.abs(noise)[None])
 
 
-def test_a_few_generations_improve_a_toy_objective():
+@pytest.mark.parametrize("objective", ps.OBJECTIVES)
+def test_a_few_generations_improve_a_toy_objective(objective):
     target = np.array([1.0, -2.0, 0.5])
     runner = ToyRunner(target)
-    settings = ps.SearchSettings(pairs=6, sigma=0.2, learning_rate=0.1, generations=40, seconds=60)
+    settings = ps.SearchSettings(pairs=6, sigma=0.2, learning_rate=0.1, generations=40, seconds=60,
+                                 objective=objective)
     start = np.zeros(3)
     found, _ = ps.evolve(start, settings, [runner], None, seed=5, score=None, print_every=100)
     assert len(settings.log) == 40

@@ -41,9 +41,13 @@ from msjgym.systems.msj.job_agent import JobBatch, JobSpec
 from msjgym.systems.msj.job_observation import FEATURES, HEURISTIC, PRESENT
 
 __all__ = ["MLPShape", "linear_as_mlp", "base_order_weights", "WindowRunner", "SearchSettings", "evolve",
-           "save_sb3_model", "linear_weights_of_model", "PARAMETRISATIONS"]
+           "save_sb3_model", "linear_weights_of_model", "PARAMETRISATIONS", "OBJECTIVES", "fitness"]
 
 PARAMETRISATIONS = ("linear", "mlp")
+OBJECTIVES = ("mean-log", "log-mean")
+"""The fitness of a candidate on one trace's windows (:func:`fitness`): ``"mean-log"``, the mean over windows of
+log(the window's mean bounded slowdown); ``"log-mean"``, log(the mean over windows of it), the log of the evaluation
+metric's mean on those windows."""
 
 
 # ---------------------------------------------------------------- the score functions
@@ -201,7 +205,8 @@ class WindowRunner:
 class SearchSettings:
     """One stage of the search. ``pairs``: antithetic pairs per generation (2·pairs perturbed candidates, plus the
     centre); ``sigma``: the perturbations' standard deviation; ``learning_rate``: Adam's step; ``seconds`` and
-    ``generations``: whichever ends first; ``validate_every``: generations between validations of the centre."""
+    ``generations``: whichever ends first; ``validate_every``: generations between validations of the centre;
+    ``objective``: one of :data:`OBJECTIVES`, the fitness of each trace's windows (:func:`fitness`)."""
 
     parametrisation: str = "linear"
     pairs: int = 8
@@ -211,7 +216,12 @@ class SearchSettings:
     seconds: float = 600.0
     validate_every: int = 5
     weight_decay: float = 0.0
+    objective: str = "mean-log"
     log: list[dict[str, float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective = {self.objective!r}: one of {', '.join(map(repr, OBJECTIVES))}")
 
 
 def centred_ranks(f: np.ndarray) -> np.ndarray:
@@ -225,16 +235,24 @@ def centred_ranks(f: np.ndarray) -> np.ndarray:
     return ranks / max(len(f) - 1, 1) - 0.5
 
 
-def fitness(bsld: np.ndarray) -> np.ndarray:
-    """float64[P]: the objective minimised, the mean over windows of log(window's mean bounded slowdown) (a log, so a
-    few heavy windows do not dominate; the same windows for every candidate)."""
-    return np.log(np.maximum(bsld, 1.0)).mean(axis=1)
+def fitness(bsld: np.ndarray, objective: str = "mean-log") -> np.ndarray:
+    """float64[P]: the objective minimised from bsld (float[P, W]: candidate p's mean bounded slowdown on window w, the
+    same windows for every candidate). ``"mean-log"``: the mean over windows of log(bsld) (a log, so a few heavy
+    windows do not dominate); ``"log-mean"``: log(the mean over windows of bsld), which the heavy windows do
+    dominate, as they dominate the evaluation metric (a mean over windows); the log keeps traces of different
+    slowdown scales comparable when several are averaged."""
+    bsld = np.maximum(bsld, 1.0)
+    if objective == "mean-log":
+        return np.log(bsld).mean(axis=1)
+    if objective == "log-mean":
+        return np.log(bsld.mean(axis=1))
+    raise ValueError(f"objective = {objective!r}: one of {', '.join(map(repr, OBJECTIVES))}")
 
 
 def evolve(theta: np.ndarray, settings: SearchSettings, runners: Sequence[Any],
            validate: Callable[[np.ndarray], float] | None, seed: int,
            score: Callable[[np.ndarray, np.ndarray], np.ndarray], print_every: int = 1) -> tuple[np.ndarray, float]:
-    """Minimise :func:`fitness` from ``theta``: each generation draws fresh windows for every runner (the same for
+    """Minimise :func:`fitness` (``settings.objective``) from ``theta``: each generation draws fresh windows for every runner (the same for
     all candidates), runs the centre and ``pairs`` antithetic pairs θ ± σε, and moves the centre by Adam along the
     rank-weighted ε. ``validate(θ)`` (lower is better) is called on the start and every ``validate_every``
     generations; returns (the best validated centre, its validation value), or the last centre without ``validate``.
@@ -261,7 +279,7 @@ def evolve(theta: np.ndarray, settings: SearchSettings, runners: Sequence[Any],
         for runner in runners:
             window_seeds = seeds.spawn(runner.windows)
             bsld = runner.run(score, thetas, window_seeds)
-            f += fitness(bsld) * runner.windows
+            f += fitness(bsld, settings.objective) * runner.windows
             windows += runner.windows
         f /= windows
         r = centred_ranks(f[1:])
