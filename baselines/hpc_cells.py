@@ -33,7 +33,7 @@ CELLS = {
 }
 MODELS = ("hpc_pick", "hpc_pick_est", "hpc_pick_est_acc", "hpc_pick_easy", "hpc_pick_easy_est", "hpc_pick_easy_est_acc",
           "hpc_pick_easy_est_sizes", "hpc_pick_easy_est_mean", "hpc_pick_easy_est_saf", "hpc_pick_easy_est_saf_seed3",
-          "hpc_pick_easy_est_saf_mlp")
+          "hpc_pick_easy_est_saf_mlp", "hpc_pick_easy_mixed")
 
 
 def paired(learned: np.ndarray, best: np.ndarray) -> tuple[float, float, int]:

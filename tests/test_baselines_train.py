@@ -88,7 +88,7 @@ def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
                                     "hpc_pick_easy_est.toml", "hpc_pick_est_acc.toml", "hpc_pick_easy_est_acc.toml",
                                     "hpc_pick_easy_est_sizes.toml", "hpc_pick_easy_est_mean.toml",
                                     "hpc_pick_easy_est_saf.toml", "hpc_pick_easy_est_saf_seed3.toml",
-                                    "hpc_pick_easy_est_saf_mlp.toml"])
+                                    "hpc_pick_easy_est_saf_mlp.toml", "hpc_pick_easy_mixed.toml"])
 def test_the_job_scheduling_recipes_parse(train, recipe):
     """The keys of the learned HPC scheduler's recipes: the environment id and its arguments, the job-scoring
     policy, the held-out traces (which share no job with the training trace)."""
@@ -162,6 +162,22 @@ def test_the_estimate_recipes_train_and_select_on_estimates_never_on_an_evaluati
     assert not set(train.held_out_scenarios(config)) & {train.scenario_name({"scenario": {"name": n}}) for n in
                                                          (*config["search"]["scenarios"],
                                                           *config["search"]["validation_scenarios"])}
+
+
+def test_the_mixed_recipe_trains_on_both_kinds_of_requested_times_never_on_an_evaluation_trace(train):
+    """``hpc_pick_easy_mixed``: the exact recipe's training and validation traces, each also with Tsafrir estimates
+    (the ``_est`` recipe's), started from the recorded exact model; its evaluation traces are the exact recipe's."""
+    config = train.load_config(ROOT / "baselines" / "hpc_pick_easy_mixed.toml")
+    exact = train.load_config(ROOT / "baselines" / "hpc_pick_easy.toml")
+    est = train.load_config(ROOT / "baselines" / "hpc_pick_easy_est.toml")
+    for key in ("scenarios", "validation_scenarios"):
+        assert config["search"][key] == exact["search"][key] + est["search"][key]
+    assert config["search"]["start"] == "baselines/results/hpc_pick_easy.zip"
+    assert config["env"] == exact["env"] and config["evaluate"]["scenarios"] == exact["evaluate"]["scenarios"]
+    used = {train.scenario_name({"scenario": {"name": n}}) for n in
+            (*config["search"]["scenarios"], *config["search"]["validation_scenarios"])}
+    held_out = set(train.held_out_scenarios(config)) | set(train.held_out_scenarios(est))
+    assert not used & held_out
 
 
 @pytest.mark.parametrize("recipe", ["hpc_pick_easy_est_sizes.toml", "hpc_pick_easy_est_mean.toml",
