@@ -241,11 +241,11 @@ def _x_value(summary: PointSummary, x: str, scenarios: _Scenarios, cats: Sequenc
     return scenarios.get(summary, f"--x {LOAD}").model.load
 
 
-def reads(summary: PointSummary, x: str) -> bool:
+def reads(summary: PointSummary, x: str, loaded: dict[tuple[str, str], Scenario | None] | None = None) -> bool:
     """Whether the summary's policy reads the point key ``x``: not when ``x`` is a parameter of another of the
     family's policies that this one does not declare (``order`` for ``first-fit``), nor a scenario key the family
     says the policy does not read (:func:`msjgym.api.keys_not_read`: ``d`` under JSQ). Such a policy's sweep ran
-    once across ``x``."""
+    once across ``x``. ``loaded`` caches the scenarios loaded for the family's answer, by (scenario, point)."""
     if x not in summary.point:
         return True  # the computed load
     try:
@@ -261,9 +261,15 @@ def reads(summary: PointSummary, x: str) -> bool:
     if getattr(family, "keys_not_read", None) is None:
         return True
     point = {k: v for k, v in summary.point.items() if k not in others}
-    try:
-        scenario = load_scenario(summary.scenario, point)
-    except MsjgymError:
+    loaded = {} if loaded is None else loaded
+    at = (summary.scenario, canonical_point(point))
+    if at not in loaded:
+        try:
+            loaded[at] = load_scenario(summary.scenario, point)
+        except MsjgymError:
+            loaded[at] = None
+    scenario = loaded[at]
+    if scenario is None:
         return True
     not_read = api.keys_not_read(family, scenario, summary.policy)
     return x not in not_read and x.partition(".")[0] not in not_read
@@ -293,11 +299,12 @@ def build_curves(summaries: Sequence[PointSummary], x: str, by: str,
     cats = categories(summaries, x)
     split = _split_fields(summaries, x, by, computed_x)
     memo: dict[tuple[str, str, str, str], bool] = {}
+    loaded: dict[tuple[str, str], Scenario | None] = {}
 
     def read_by(s: PointSummary, key: str) -> bool:
         at = (s.scenario, canonical_point(s.point), s.policy, key)
         if at not in memo:
-            memo[at] = reads(s, key)
+            memo[at] = reads(s, key, loaded)
         return memo[at]
 
     def value(s: PointSummary, key: str) -> Any:  # "any" for a point key the policy does not read
