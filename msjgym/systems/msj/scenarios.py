@@ -842,12 +842,11 @@ TRACE_SUFFIXES = (".swf", ".csv")
 """A path with one of these suffixes given as a scenario is a trace, replayed as ``arrivals = { trace = PATH }``."""
 
 
-def _file_table(path: Path, name: str) -> dict:
-    """The scenario table of the file ``name``: its TOML, or for a trace file (:data:`TRACE_SUFFIXES`) the table of
-    its exact replay, so ``msjgym evaluate TRACE.swf`` works without writing a scenario file."""
-    if path.suffix.lower() in TRACE_SUFFIXES:
+def _file_table(path: Path, text: str | None) -> dict:
+    """The scenario table of the file at ``path``: its TOML ``text``, or for a trace file (:data:`TRACE_SUFFIXES`,
+    ``text`` None) the table of its exact replay, so ``msjgym evaluate TRACE.swf`` needs no scenario file."""
+    if text is None:
         return {"description": f"the trace {path.name}, replayed exactly", "arrivals": {"trace": path.name}}
-    text = read_user_text(path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)  # a byte-order mark dropped
     return load_toml(text, "TOML", ScenarioError)
 
 
@@ -864,8 +863,10 @@ def load_scenario_file(name: str, overrides: Mapping[str, object] | None = None,
     derived family's trace replay).
     """
     path = Path(name).expanduser()
+    text = None if path.suffix.lower() in TRACE_SUFFIXES else read_user_text(
+        path, "scenario", MAX_SCENARIO_BYTES, ScenarioError)  # a byte-order mark dropped
     try:
-        raw = _file_table(path, name)
+        raw = _file_table(path, text)
         spec = apply_file_overrides(raw, dict(overrides or {}))
         base_dir = path.resolve().parent
         model = None if build is None else build(spec, base_dir)
