@@ -49,6 +49,28 @@ def test_every_builtin_loads_with_defaults(name: str) -> None:
     assert all(value is not None for value in scenario.params.values())
 
 
+REPO = Path(__file__).resolve().parents[1]
+SCENARIO_FILES = sorted(str(p.relative_to(REPO)) for p in [*REPO.glob("examples/*.toml"),
+                                                          *REPO.glob("baselines/scenarios/*.toml")])
+
+
+@pytest.mark.parametrize("name", [name for name, _ in list_scenarios()] + SCENARIO_FILES)
+def test_every_shipped_scenario_pickles_and_its_trace_generator_survives(name: str) -> None:
+    """``msjgym sweep --workers N`` (and ``--backend ray``) send scenarios to worker processes by pickling them: every
+    built-in, example and baseline scenario pickles, and a synthetic trace's generator draws the same trace after."""
+    import pickle
+
+    import numpy as np
+
+    scenario = load_scenario(str(REPO / name) if name.endswith(".toml") else name)
+    copy = pickle.loads(pickle.dumps(scenario))
+    trace = getattr(scenario.model, "trace", None)
+    if trace is not None and trace.generator is not None:
+        a, b = trace.generator(200, np.random.SeedSequence(3)), copy.model.trace.generator(200, np.random.SeedSequence(3))
+        for column in ("arrival", "need", "duration", "estimate"):
+            assert np.array_equal(getattr(a, column), getattr(b, column)), column
+
+
 def test_builtin_names() -> None:
     """The four built-in families' scenarios, in listing order (a family added later lists its own after them or
     before, by its ``order``)."""

@@ -265,6 +265,28 @@ def test_every_family_sweeps_with_the_same_numbers_in_a_pool_and_in_process(tmp_
     assert all(stable and metrics["response_time"] > 0 for _, stable, _, metrics, _ in rows.values())
 
 
+SYNTHETIC_TRACE = """system = "msj"
+estimate = { model = "tsafrir", seed = 2 }
+arrivals = { model = "lublin-feitelson", jobs = 3000, processors = 64, seed = 5, time_scale = 0.7 }
+"""
+
+
+@pytest.mark.parametrize("sampling", [["--windows", "2", "--window-jobs", "150"], ["--reps", "2", "--jobs", "300"]])
+def test_a_synthetic_trace_sweeps_with_the_same_numbers_in_a_pool_and_in_process(tmp_path, capsys, sampling):
+    """A workload model's scenario (its trace generator, scaled and with drawn users' estimates) goes to the pool's
+    worker processes: windows of one draw, and --reps (each replication a trace of its own from the generator)."""
+    scenario = tmp_path / "lublin.toml"
+    scenario.write_text(SYNTHETIC_TRACE)
+    common = [str(scenario), "--grid", "order=sjf,f1", "--param", "backfill=easy", *sampling, "--seed", "4",
+              "--no-progress"]
+    pool = run(capsys, *common, "--out", str(tmp_path / "pool"), "--workers", "2")
+    assert pool.returncode == 0, pool.stderr
+    one = run(capsys, *common, "--out", str(tmp_path / "one"), "--workers", "1")
+    assert one.returncode == 0, one.stderr
+    rows = stored(tmp_path / "pool")
+    assert len(rows) == 4 and rows == stored(tmp_path / "one")
+
+
 @pytest.mark.ray
 @pytest.mark.parametrize("family", ["dispatch", "loss"])
 def test_every_family_sweeps_on_ray_with_the_same_numbers(tmp_path, family):

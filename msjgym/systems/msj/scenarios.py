@@ -101,6 +101,7 @@ from msjgym.core.limits import MAX_CLASSES, MAX_SERVERS, TIME_RANGE
 from msjgym.core.paths import path_kind, shown
 from msjgym.core.validation import check_int, check_time_spread
 from msjgym.systems.msj.trace.files import Trace, kill_at_requested, read_trace
+from msjgym.systems.msj.trace.generators import EstimatedDraw, LublinDraw, ScaledDraw
 from msjgym.core.validation import is_finite, show
 from msjgym.api import Scenario
 from msjgym.errors import MsjgymError, ScenarioError, UnknownParameter, prefixed
@@ -283,9 +284,7 @@ def _trace_model(spec: Mapping, where: str, base_dir: Path | None) -> MSJModel:
     check_int(_path(path, "scale_servers"), servers, 1, MAX_SERVERS, ScenarioError,
               "the engine keeps per-server state (the default is the traced machine's size)")
     if trace.generator is not None:
-        draw, machine = trace.generator, trace.machine
-        trace = replace(trace, generator=lambda jobs, seq: replace(draw(jobs, seq), machine=machine).scaled(
-            servers, time_scale))
+        trace = replace(trace, generator=ScaledDraw(trace.generator, trace.machine, servers, time_scale))
     law = estimate_law(spec, where, trace=True)
     if law.kind == "tsafrir":
         trace = _with_model_estimates(trace, law, _path(where, "estimate"))
@@ -324,21 +323,13 @@ def _synthetic_trace(table: Mapping, path: str) -> Trace:
     K + 1 .. K + J of the model's draw from seed S (``skip``, default 0: a held-out part of a draw whose first K jobs
     a training trace ``{jobs = K, seed = S}`` holds; the generator draws jobs one after another from one stream, so
     a draw of K jobs is the first K of a longer draw), its first arrival at 0."""
-    from msjgym.systems.msj.trace import lublin
-
     _choice(table["model"], _path(path, "model"), WORKLOAD_MODELS)
     jobs = _integer(table.get("jobs", 10_000), _path(path, "jobs"), 1, MAX_MODEL_JOBS)
     processors = _integer(table.get("processors", 256), _path(path, "processors"), 1, MAX_SERVERS)
     seed = _integer(table.get("seed", 1), _path(path, "seed"), 0, 2**63 - 1)
     skip = _integer(table.get("skip", 0), _path(path, "skip"), 0, MAX_MODEL_JOBS - jobs)
 
-    def draw(n: int, seq: object) -> Trace:
-        submit, size, run, _ = lublin.generate(n, processors, seq)
-        return Trace(arrival=submit, need=size, duration=run.astype(np.float64),
-                     source=f"the Lublin-Feitelson model ({n:,} jobs, {processors} processors)", machine=processors,
-                     generator=draw)
-
-    trace = draw(skip + jobs, seed)
+    trace = LublinDraw(processors)(skip + jobs, seed)
     if skip:
         trace = trace.window(skip, jobs)
         part = f"jobs {skip + 1:,}–{skip + jobs:,} of a draw"
@@ -351,25 +342,29 @@ def _with_model_estimates(trace: Trace, law: EstimateLaw, path: str) -> Trace:
     """``trace`` with its estimates drawn from the law's estimate model (seconds; the model's own generator, seeded by
     its seed: the jobs are unchanged); for a synthetic trace, every trace its generator draws gets its own estimates,
     from the model's seed and the trace's seed sequence."""
-    from msjgym.systems.msj.trace.user_estimates import draw_estimates
-
-    def estimated(t: Trace, rng: np.random.Generator | None) -> Trace:
-        try:
-            values = draw_estimates(t.duration, law.model, rng, what=path)
-        except ValueError as exc:
-            raise ScenarioError(str(exc)) from None
-        return replace(t, estimate=values, estimated=len(t), notes=list(t.notes))
-
+    estimated = _ModelEstimates(law.model, path)
     out = estimated(trace, None)
     if trace.generator is not None:
-        draw = trace.generator
-        out = replace(out, generator=lambda jobs, seq: estimated(draw(jobs, seq), np.random.default_rng(
-            [law.model.seed, *_seed_sequence(seq).generate_state(2).tolist()])))
+        out = replace(out, generator=EstimatedDraw(trace.generator, estimated, law.model.seed))
     return out
 
 
-def _seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
-    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+@dataclass(frozen=True)
+class _ModelEstimates:
+    """A trace with its requested times drawn from ``model`` (``rng``: the model's generator; None: seeded by its
+    seed); a bad draw is a ScenarioError naming ``what``. A class, not a closure: the scenario pickles."""
+
+    model: TsafrirModel
+    what: str
+
+    def __call__(self, t: Trace, rng: np.random.Generator | None) -> Trace:
+        from msjgym.systems.msj.trace.user_estimates import draw_estimates
+
+        try:
+            values = draw_estimates(t.duration, self.model, rng, what=self.what)
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
+        return replace(t, estimate=values, estimated=len(t), notes=list(t.notes))
 
 
 def model_of_trace(trace: Trace, servers: int, estimate: EstimateLaw) -> MSJModel:

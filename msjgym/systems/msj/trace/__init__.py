@@ -7,6 +7,8 @@ module                                              what it holds
                                                     the machine's size, requested times); killing at requested times
 :mod:`~msjgym.systems.msj.trace.lublin`             the Lublin–Feitelson workload model: synthetic traces, no file
 :mod:`~msjgym.systems.msj.trace.user_estimates`     users' runtime estimates (Tsafrir, Etsion & Feitelson)
+:mod:`~msjgym.systems.msj.trace.generators`         a synthetic trace's generator (another draw of its model, scaled
+                                                    and estimated alike), picklable for sweep's worker processes
 :mod:`~msjgym.systems.msj.trace.windows`            a replay's length, the windows of a trace (``--windows``) and
                                                     each replication's scenario
 :mod:`~msjgym.systems.msj.trace.arrivals`           the compiled side: the next trace job to arrive (the event loop),
