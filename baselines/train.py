@@ -247,7 +247,9 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
     (:mod:`msjgym.systems.msj.env_search`) instead of PPO. Each stage of ``[[search.stages]]`` (``parametrisation``
     ``"linear"`` or ``"mlp"``, ``pairs``, ``sigma``, ``learning_rate``, ``seconds``, ``generations``,
     ``validate_every``) starts from the previous stage's best validated weights (the first from the base order's
-    pick, row 0); fitness: the mean log bounded slowdown of ``windows`` windows of ``window_jobs`` jobs of each
+    pick, row 0, or ``start``, a recorded linear model); ``"gated"`` (last stage only, with ``estimate_accuracy``)
+    keeps that score and searches a second one weighted by one minus the accuracy column (from 0, or from
+    ``gated_start``'s linear weights minus the kept ones: :mod:`msjgym.systems.msj.env_search`); fitness: the mean log bounded slowdown of ``windows`` windows of ``window_jobs`` jobs of each
     training scenario (``scenarios``, default ``[scenario] name``; fresh windows each generation, the same for every
     candidate); validation (the selection between generations and stages): ``validation_windows`` fixed windows of
     ``validation_window_jobs`` jobs of each ``validation_scenarios`` trace (never an evaluation trace). Saves the best
@@ -283,13 +285,29 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
                              f"{shape.features} features")
         theta = np.concatenate([start_weights, np.zeros(shape.features - start_weights.size)])
         print(f"search start: the linear weights of {se['start']}", flush=True)
-    parametrisation = "linear"
+    parametrisation, fixed = "linear", None  # fixed: the "gated" stage's first score (θ); the stage searches v
     for index, stage in enumerate(se.get("stages", [{}])):
         settings = ps.SearchSettings(**{k: v for k, v in stage.items() if k != "log"})
         if settings.parametrisation == "mlp" and parametrisation == "linear":
             theta = ps.linear_as_mlp(theta, shape)
-        parametrisation = settings.parametrisation
-        _, score = ps.score_function(parametrisation, shape)
+        if settings.parametrisation == "gated":  # the last stage: theta stays, gated (v) is searched
+            if index != len(se["stages"]) - 1 or not env.get("estimate_accuracy"):
+                raise SystemExit("[[search.stages]] parametrisation = \"gated\": only as the last stage, with "
+                                 "[env] estimate_accuracy = true (its gate is the accuracy column)")
+            _, base_score = ps.score_function(parametrisation, shape)
+            fixed = theta
+            score = ps.gated_score(lambda x, t=fixed, f=base_score: f(t, x))
+            theta = np.zeros(shape.features)  # v = 0: the model starts as the fixed score alone
+            if se.get("gated_start"):  # v = that model's linear weights − the fixed score's (inaccurate times: a ≈ 0)
+                if parametrisation != "linear":
+                    raise SystemExit("[search] gated_start: needs a linear score before the gated stage")
+                other = ps.linear_weights_of_model(se["gated_start"])
+                theta = np.concatenate([other, np.zeros(shape.features - other.size)]) - fixed
+                print(f"gated start: {se['gated_start']}'s linear weights minus the fixed score's", flush=True)
+            parametrisation = "gated"
+        else:
+            parametrisation = settings.parametrisation
+            _, score = ps.score_function(parametrisation, shape)
         left = budget - (time.perf_counter() - start)
         settings.seconds = min(settings.seconds, max(left, 0.0))
 
@@ -313,20 +331,27 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
         if value <= best_value or not validation_runners:
             best_value = value
             theta = found
+        elif fixed is not None:  # the gated stage validated worse than the stages before it: the fixed score alone
+            theta, fixed = fixed, None
         print(f"stage {index + 1}: {len(settings.log)} generations, {decisions:,} decisions; validation "
               f"{value:.4f} (best so far {best_value:.4f})", flush=True)
     seconds = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
     venv = job_vector_env({**config, "env": {**env, "num_envs": 1}})
-    ps.save_sb3_model(theta, venv, str(out / f"{name}.zip"), seed=seed, shape=shape)
+    if fixed is None:
+        ps.save_sb3_model(theta, venv, str(out / f"{name}.zip"), seed=seed, shape=shape)
+    else:
+        ps.save_sb3_model(fixed, venv, str(out / f"{name}.zip"), seed=seed, shape=shape, gated=theta)
     decisions = sum(s["decisions"] for s in stages_done)
     print(f"searched {decisions:,} decisions in {seconds:.0f} s; saved {out / (name + '.zip')}", flush=True)
     (out / f"{name}.train_log.json").write_text(json.dumps(stages_done))
-    weights = theta.tolist() if theta.size <= 64 else None
+    first = theta if fixed is None else fixed
+    weights = first.tolist() if first.size <= 64 else None
     training = {"seconds": seconds, "timesteps": decisions, "load_before": load_before,
                 "load_after": os.getloadavg()[0], "imitated": None,
                 "search": {"stages": [{k: v for k, v in s.items() if k != "log"} for s in stages_done],
-                           "validation": best_value, "linear_weights": weights}}
+                           "validation": best_value, "linear_weights": weights,
+                           **({} if fixed is None else {"gated_weights": theta.tolist()})}}
     (out / f"{name}.training.json").write_text(json.dumps(training))
     return training
 

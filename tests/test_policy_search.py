@@ -144,3 +144,69 @@ def test_the_saved_model_acts_as_the_numpy_scorer(tmp_path, accuracy):
         if terminated or truncated:
             obs, _ = env.reset()
     assert checked > 50 and chosen_other > 0  # real choices, not only row 0
+
+
+def test_a_gated_model_scores_exact_times_as_its_first_score_and_acts_as_the_gated_numpy_scorer(tmp_path):
+    """The ``"gated"`` parametrisation (``gate_column`` = the accuracy column): with exact requested times (accuracy 1)
+    a saved gated model schedules every window as its first score alone; with users' estimates its greedy actions are
+    those of f(x) + (1 − accuracy)·x·v, the search's score (:func:`env_search.gated_score`), and not f's alone."""
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+
+    from msjgym.core.user_policy import load_user_policy
+
+    rng = np.random.default_rng(3)
+    shape = ps.MLPShape(features=jo.FEATURES_ACCURACY)
+    f = (ps.base_order_weights(shape.features) + rng.normal(0, 0.5, size=shape.features)).astype(np.float32)
+    v = rng.normal(0, 1.0, size=shape.features).astype(np.float32)
+    v[jo.HEURISTIC] = -3.0  # the gate open: rarely the base order's job, which f favours
+    f, v = f.astype(np.float64), v.astype(np.float64)
+    args = {"window": 32, "action": "pick", "base_order": "sjf", "backfill": "easy", "horizon_jobs": 300,
+            "trace_windows": True, "estimate_accuracy": True}
+    estimated = str(EXAMPLES / "lublin_256.toml")  # users' estimates (SWF field 9)
+    exact = str(EXAMPLES / "lublin_256_exact.toml")  # the same jobs, requested time = run time
+    venv = gym.make_vec("msjgym/JobScheduling-v0", 1, vectorization_mode="vector_entry_point", scenario=estimated,
+                        **args)
+    ps.save_sb3_model(f, venv, str(tmp_path / "f.zip"), shape=shape)
+    ps.save_sb3_model(f, venv, str(tmp_path / "gated.zip"), shape=shape, gated=v)
+    np.testing.assert_array_equal(ps.linear_weights_of_model(str(tmp_path / "gated.zip")), f)  # the first score
+
+    run = {"seed": 4, "windows": 3, "window_jobs": 300, "references": False, "progress": False}
+    by = {name: {trace: [r["bounded_slowdown"] for r in msjgym.evaluate(
+        msjgym.load_scenario(trace), f"sb3:{tmp_path / name}.zip", **run).replications] for trace in (exact, estimated)}
+        for name in ("f", "gated")}
+    assert by["gated"][exact] == by["f"][exact]  # accuracy 1: the same schedule, window for window
+
+    score = ps.gated_score(lambda x: x @ f)
+    env = gym.make("msjgym/JobScheduling-v0", scenario=estimated, **args).unwrapped
+    _, decide = load_user_policy(f"sb3:{tmp_path / 'gated.zip'}", env.spec_)
+    obs, _ = env.reset(seed=2)
+    inaccurate = 0
+    for _ in range(400):
+        mask = env.action_masks()
+        present = obs[:, jo.PRESENT] > 0.5
+        values = np.where(mask & present, score(v, obs.astype(np.float64)), -np.inf)
+        mine = int(np.argmax(values)) if present.any() else 0
+        assert decide(obs, mask) == mine
+        inaccurate += int(obs[0, jo.ACCURACY] < 0.9)
+        obs, _, terminated, truncated, _ = env.step(mine)
+        if terminated or truncated:
+            obs, _ = env.reset()
+    assert inaccurate > 100  # the gate was open on most decisions
+    assert by["gated"][estimated] != by["f"][estimated]
+
+
+def test_a_gate_column_is_checked():
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    from msjgym.envs import to_sb3
+    from msjgym.envs.scoring import JobScoringPolicy
+
+    venv = gym.make_vec("msjgym/JobScheduling-v0", 1, vectorization_mode="vector_entry_point",
+                        scenario=str(EXAMPLES / "lublin_256.toml"), window=8, horizon_jobs=50, trace_windows=True)
+    for bad, message in (({"gate_column": 99}, "gate_column = 99"), ({"gate_column": True}, "gate_column = True"),
+                         ({"gate_column": 3, "attention": True}, "not with attention")):
+        with pytest.raises(ValueError, match=message):
+            MaskablePPO(JobScoringPolicy, to_sb3(venv), policy_kwargs=bad, device="cpu")

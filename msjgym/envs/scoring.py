@@ -15,6 +15,12 @@ then depend on the other jobs.
 With a ``Discrete(2)`` action space (the environment's ``action="inspect"``: accept or delay the base heuristic's
 pick, SchedInspector) the actor pools as the critic does and its head gives the two logits.
 
+``gate_column=g`` (pick, no attention) adds a second scoring MLP f₂ of the same shape, weighted by one minus a column
+in [0, 1]: logit = f(x) + (1 − x_g)·f₂(x). With g the ``accuracy`` column of ``msjgym/JobScheduling-v0``'s
+``estimate_accuracy=True`` (:mod:`msjgym.systems.msj.job_observation`: 1 while every completed job's requested time
+was its run time), f alone scores the jobs of a trace with exact requested times, and f₂ corrects it as requested
+times turn out to be users' estimates: one model, two regimes (``baselines/hpc_pick_easy_gated.toml``).
+
     >>> from sb3_contrib import MaskablePPO
     >>> from msjgym.envs.scoring import JobScoringPolicy
     >>> model = MaskablePPO(JobScoringPolicy, env, policy_kwargs={"present_column": col})
@@ -103,10 +109,11 @@ def _classes() -> dict[str, type]:
 
         def __init__(self, rows: int, features: int, actions: int, score_arch: Sequence[int],
                      value_arch: Sequence[int], activation: type[nn.Module], attention: bool, heads: int,
-                     present_column: int) -> None:
+                     present_column: int, gate_column: int | None = None) -> None:
             super().__init__()
             self.rows, self.features, self.pick = rows, features, actions == rows
             self.present_column = present_column % features
+            self.gate_column = None if gate_column is None else gate_column % features
             self.attention = attention
             width = score_arch[0]
             if attention:
@@ -119,6 +126,9 @@ def _classes() -> dict[str, type]:
             # pick: the per-row MLP down to one logit; inspect: the per-row encoder, pooled, then a head (action_net)
             self.score_net = nn.Sequential(*mlp([*score_sizes, 1] if self.pick else score_sizes, activation,
                                                 False if self.pick else True))
+            # gate_column: the second score f2, weighted by 1 - x[gate_column] (module docstring)
+            self.gated_net = None if self.gate_column is None else nn.Sequential(*mlp([*score_sizes, 1], activation,
+                                                                                      False))
             pooled = (score_sizes[-1] + 1)
             self.actor_head = nn.Sequential(*mlp([pooled, *value_arch], activation, True)) if not self.pick else None
             self.value_embed = nn.Sequential(nn.Linear(features, value_arch[0]), activation())
@@ -153,6 +163,9 @@ def _classes() -> dict[str, type]:
                 out = self.rows_out(x, present)[where]
             else:  # only the present rows: the cost grows with the jobs waiting, not with K
                 out = self.score_net(rows)
+                if self.gated_net is not None:
+                    g = self.gate_column
+                    out = out + (1.0 - rows[:, g:g + 1]) * self.gated_net(rows)
             if self.pick:
                 logits = x.new_full(present.shape, ABSENT_LOGIT)
                 return logits.index_put(where, out[:, 0])
@@ -184,12 +197,19 @@ def _classes() -> dict[str, type]:
         that are the network's own output (pick: no ``action_net`` layer mixing the slots)."""
 
         def _scoring_init(self, kwargs: dict[str, Any], score_arch: Sequence[int], value_arch: Sequence[int],
-                          attention: bool, heads: int, present_column: int) -> None:
+                          attention: bool, heads: int, present_column: int, gate_column: int | None) -> None:
             self.score_arch = _check_arch("score_arch", score_arch)
             self.value_arch = _check_arch("value_arch", value_arch)
             if isinstance(present_column, bool) or not isinstance(present_column, (int, np.integer)):
                 raise ValueError(f"present_column = {present_column!r}: the index of the column that is 1 for a "
                                  "slot holding a job")
+            if gate_column is not None and (isinstance(gate_column, bool) or
+                                            not isinstance(gate_column, (int, np.integer))):
+                raise ValueError(f"gate_column = {gate_column!r}: None or the index of a column in [0, 1] weighting "
+                                 "the second score by one minus it")
+            if gate_column is not None and attention:
+                raise ValueError("gate_column: not with attention=True (the second score is a per-row MLP)")
+            self.gate_column = None if gate_column is None else int(gate_column)
             if not isinstance(heads, int) or heads < 1 or self.score_arch[0] % heads:
                 raise ValueError(f"heads = {heads!r}: an integer >= 1 dividing score_arch[0] = {self.score_arch[0]}")
             self.attention, self.heads, self.present_column = bool(attention), heads, int(present_column)
@@ -205,9 +225,12 @@ def _classes() -> dict[str, type]:
                                  "(pick) or two (inspect)")
             if not -features <= self.present_column < features:
                 raise ValueError(f"present_column = {self.present_column}: not a column of the {features} features")
+            if self.gate_column is not None and not (-features <= self.gate_column < features and actions == rows):
+                raise ValueError(f"gate_column = {self.gate_column}: a column of the {features} features, with one "
+                                 "action per row (pick)")
             self.mlp_extractor = JobScoringNetwork(rows, features, actions, self.score_arch, self.value_arch,
                                                    self.activation_fn, self.attention, self.heads,
-                                                   self.present_column)
+                                                   self.present_column, self.gate_column)
 
         def _build(self, lr_schedule: Any) -> None:
             self._build_mlp_extractor()
@@ -219,6 +242,9 @@ def _classes() -> dict[str, type]:
                     module.apply(functools.partial(self.init_weights, gain=gain))
                 if net.pick:  # the last scoring layer is the output layer: small, so the first policy is near uniform
                     self.init_weights(net.score_net[-1], gain=0.01)
+                if net.gated_net is not None:  # the second score starts at 0: the gated model starts as f alone
+                    nn.init.zeros_(net.gated_net[-1].weight)
+                    nn.init.zeros_(net.gated_net[-1].bias)
             self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
         def numpy_scores(self) -> Callable[[np.ndarray], np.ndarray] | None:
@@ -229,6 +255,8 @@ def _classes() -> dict[str, type]:
             data = super()._get_constructor_parameters()
             data.update(score_arch=self.score_arch, value_arch=self.value_arch, attention=self.attention,
                         heads=self.heads, present_column=self.present_column)
+            if self.gate_column is not None:  # a model saved without it loads as before
+                data.update(gate_column=self.gate_column)
             return data
 
     class JobScoringPolicy(_Scoring, MaskableActorCriticPolicy):
@@ -236,18 +264,19 @@ def _classes() -> dict[str, type]:
         docstring). ``score_arch``: the scoring MLP's hidden widths (default 32, 16, 8); ``value_arch``: the
         critic's (default 32, 16); ``attention``: one self-attention layer first (``heads`` heads);
         ``present_column``: the observation column that is 1 for a slot holding a job (default 0, ``PRESENT`` of
-        ``msjgym/JobScheduling-v0``'s layout, :mod:`msjgym.systems.msj.job_observation`);
+        ``msjgym/JobScheduling-v0``'s layout, :mod:`msjgym.systems.msj.job_observation`); ``gate_column``: None
+        (default) or the column g of the second score, logit f(x) + (1 − x_g)·f₂(x) (module docstring);
         ``activation_fn`` default ``nn.ReLU``; other keyword arguments as ``MaskableActorCriticPolicy``'s."""
 
         def __init__(self, *args: Any, score_arch: Sequence[int] = SCORE_ARCH,
                      value_arch: Sequence[int] = VALUE_ARCH, attention: bool = False, heads: int = 1,
-                     present_column: int = 0, **kwargs: Any) -> None:
-            self._scoring_init(kwargs, score_arch, value_arch, attention, heads, present_column)
+                     present_column: int = 0, gate_column: int | None = None, **kwargs: Any) -> None:
+            self._scoring_init(kwargs, score_arch, value_arch, attention, heads, present_column, gate_column)
             super().__init__(*args, **kwargs)
             # sb3-contrib's masked categorical computed directly (msjgym.envs.masked_categorical): the same
             # distribution, one log_softmax instead of two Categorical constructions per call
             self.action_dist = LeanMaskableCategoricalDistribution(int(self.action_space.n))
-            self._numpy_layers = numpy_layers(self)
+            self._numpy_layers = numpy_layers(self) if self.gate_column is None else None
 
         def forward(self, obs: torch.Tensor, deterministic: bool = False,
                     action_masks: np.ndarray | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -266,8 +295,8 @@ def _classes() -> dict[str, type]:
 
         def __init__(self, *args: Any, score_arch: Sequence[int] = SCORE_ARCH,
                      value_arch: Sequence[int] = VALUE_ARCH, attention: bool = False, heads: int = 1,
-                     present_column: int = 0, **kwargs: Any) -> None:
-            self._scoring_init(kwargs, score_arch, value_arch, attention, heads, present_column)
+                     present_column: int = 0, gate_column: int | None = None, **kwargs: Any) -> None:
+            self._scoring_init(kwargs, score_arch, value_arch, attention, heads, present_column, gate_column)
             super().__init__(*args, **kwargs)
 
     classes = {"JobScoringPolicy": JobScoringPolicy, "JobScoringActorCriticPolicy": JobScoringActorCriticPolicy,
@@ -290,10 +319,11 @@ def numpy_scores(policy: Any) -> Callable[[np.ndarray], np.ndarray] | None:
         return None
     from msjgym.core.numpy_net import numpy_layer
 
-    rows, features, column = net.rows, net.features, net.present_column
+    rows, features, column, gate = net.rows, net.features, net.present_column, net.gate_column
     score = [numpy_layer(m) for m in net.score_net]
+    gated = [] if net.gated_net is None else [numpy_layer(m) for m in net.gated_net]
     head = None if net.pick else [numpy_layer(m) for m in (*net.actor_head, policy.action_net)]
-    if any(layer is None for layer in score + (head or [])):  # an activation numpy_layer does not copy
+    if any(layer is None for layer in score + gated + (head or [])):  # an activation numpy_layer does not copy
         return None
 
     def run(layers: list[Any], x: np.ndarray) -> np.ndarray:
@@ -305,6 +335,8 @@ def numpy_scores(policy: Any) -> Callable[[np.ndarray], np.ndarray] | None:
         x = np.asarray(obs, dtype=np.float32).reshape(rows, features).astype(np.float64)
         present = x[:, column] > 0.5
         out = run(score, x[present])
+        if gated:
+            out = out + (1.0 - x[present, gate][:, None]) * run(gated, x[present])
         if head is None:
             logits = np.full(rows, ABSENT_LOGIT)
             logits[present] = out[:, 0]

@@ -18,6 +18,10 @@ Two parametrisations of the per-row score (the same network :class:`~msjgym.envs
   F→32→16→8→1 ReLU network exactly (x·w = relu(x·w) − relu(−x·w), carried through the hidden layers), so a
   linear search can warm-start the full network.
 * ``"mlp"``: the 1,153 weights of that network (``SCORE_ARCH``), flattened layer by layer (W then b).
+* ``"gated"``: F weights v of a second, linear score added to a fixed one f (the previous stage's result), weighted
+  by one minus the ``accuracy`` column (``estimate_accuracy=True``): score = f(x) + (1 − x_accuracy)·x·v, the
+  policy's ``gate_column`` (:mod:`msjgym.envs.scoring`). On a trace with exact requested times the accuracy is 1 and
+  the score is f's: the search changes only how the model scores jobs once requested times prove inaccurate.
 
 The start :func:`base_order_weights` (weight 1 on the ``heuristic`` column, 0 elsewhere) picks row 0, the base
 order's job, at every decision: the search starts at the base heuristic's schedule. :func:`save_sb3_model` writes a
@@ -38,12 +42,12 @@ from msjgym.core.jit import njit
 from msjgym.envs.scoring import SCORE_ARCH
 from msjgym.systems.msj import job_control as jc
 from msjgym.systems.msj.job_agent import JobBatch, JobSpec
-from msjgym.systems.msj.job_observation import FEATURES, HEURISTIC, PRESENT
+from msjgym.systems.msj.job_observation import ACCURACY, FEATURES, HEURISTIC, PRESENT
 
 __all__ = ["MLPShape", "linear_as_mlp", "base_order_weights", "WindowRunner", "SearchSettings", "evolve",
-           "save_sb3_model", "linear_weights_of_model", "PARAMETRISATIONS", "OBJECTIVES", "fitness"]
+           "save_sb3_model", "linear_weights_of_model", "gated_score", "PARAMETRISATIONS", "OBJECTIVES", "fitness"]
 
-PARAMETRISATIONS = ("linear", "mlp")
+PARAMETRISATIONS = ("linear", "mlp", "gated")
 OBJECTIVES = ("mean-log", "log-mean")
 """The fitness of a candidate on one trace's windows (:func:`fitness`): ``"mean-log"``, the mean over windows of
 log(the window's mean bounded slowdown); ``"log-mean"``, log(the mean over windows of it), the log of the evaluation
@@ -120,12 +124,18 @@ def base_order_weights(features: int = FEATURES) -> np.ndarray:
 
 
 def score_function(parametrisation: str, shape: MLPShape = MLPShape()) -> tuple[int, Callable]:
-    """(θ's size, scores(θ, x) → float64[N]) of ``"linear"`` or ``"mlp"``."""
+    """(θ's size, scores(θ, x) → float64[N]) of ``"linear"`` or ``"mlp"`` (``"gated"``: :func:`gated_score`)."""
     if parametrisation == "linear":
         return shape.features, lambda theta, x: x @ theta
     if parametrisation == "mlp":
         return shape.size, shape.scores
-    raise ValueError(f"parametrisation = {parametrisation!r}: one of {', '.join(map(repr, PARAMETRISATIONS))}")
+    raise ValueError(f"parametrisation = {parametrisation!r}: one of 'linear', 'mlp'")
+
+
+def gated_score(base: Callable[[np.ndarray], np.ndarray], gate: int = ACCURACY) -> Callable:
+    """scores(v, x) = base(x) + (1 − x[:, gate])·(x·v): the ``"gated"`` parametrisation, ``base`` the fixed first
+    score (e.g. ``lambda x: mlp_scores(theta, x)``)."""
+    return lambda v, x: base(x) + (1.0 - x[:, gate]) * (x @ v)
 
 
 # ---------------------------------------------------------------- running candidates on common windows
@@ -331,12 +341,13 @@ def linear_weights_of_model(path: str) -> np.ndarray:
 
 
 def save_sb3_model(theta: np.ndarray, venv: Any, path: str, seed: int = 0, shape: MLPShape = MLPShape(),
-                   **policy_kwargs: Any) -> Any:
+                   gated: np.ndarray | None = None, **policy_kwargs: Any) -> Any:
     """Write the scoring MLP θ (``shape``; a linear θ of F weights is first written with :func:`linear_as_mlp`)
     into a MaskablePPO model with :class:`~msjgym.envs.scoring.JobScoringPolicy` on ``venv`` (a
     ``msjgym/JobScheduling-v0`` vector environment: its settings are saved with the model,
-    :func:`msjgym.envs.sb3.record_env`) and save it to ``path``; returns the model. The critic keeps its initial
-    weights (the greedy actor does not use it)."""
+    :func:`msjgym.envs.sb3.record_env`) and save it to ``path``; returns the model. ``gated``: the linear weights v
+    of the ``"gated"`` second score (the policy's ``gate_column`` = the ``accuracy`` column). The critic keeps its
+    initial weights (the greedy actor does not use it)."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -344,18 +355,25 @@ def save_sb3_model(theta: np.ndarray, venv: Any, path: str, seed: int = 0, shape
     from msjgym.envs.sb3 import record_env
     from msjgym.envs.scoring import JobScoringPolicy
 
-    theta = np.asarray(theta, dtype=np.float64)
-    if theta.shape == (shape.features,):
-        theta = linear_as_mlp(theta, shape)
+    def as_mlp(t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=np.float64)
+        return linear_as_mlp(t, shape) if t.shape == (shape.features,) else t
+
     policy_kwargs.setdefault("present_column", PRESENT)
     policy_kwargs["score_arch"] = shape.hidden
+    if gated is not None:
+        policy_kwargs["gate_column"] = ACCURACY
     model = MaskablePPO(JobScoringPolicy, to_sb3(venv), seed=seed, device="cpu", policy_kwargs=policy_kwargs,
                         verbose=0)
-    linears = [m for m in model.policy.mlp_extractor.score_net if isinstance(m, torch.nn.Linear)]
+    net = model.policy.mlp_extractor
     with torch.no_grad():
-        for layer, (w, b) in zip(linears, shape.unpack(theta), strict=True):
-            layer.weight.copy_(torch.as_tensor(w.T, dtype=torch.float32))
-            layer.bias.copy_(torch.as_tensor(b, dtype=torch.float32))
+        for module, t in ((net.score_net, theta), (net.gated_net, gated)):
+            if t is None:
+                continue
+            linears = [m for m in module if isinstance(m, torch.nn.Linear)]
+            for layer, (w, b) in zip(linears, shape.unpack(as_mlp(t)), strict=True):
+                layer.weight.copy_(torch.as_tensor(w.T, dtype=torch.float32))
+                layer.bias.copy_(torch.as_tensor(b, dtype=torch.float32))
     record_env(model, venv)
     model.save(path, exclude=["_last_obs", "_last_original_obs"])
     return model
