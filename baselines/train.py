@@ -311,9 +311,10 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
         left = budget - (time.perf_counter() - start)
         settings.seconds = min(settings.seconds, max(left, 0.0))
 
-        def validate(t: np.ndarray, score: Any = score, objective: str = settings.objective) -> float:
+        def validate(t: np.ndarray, score: Any = score, settings: ps.SearchSettings = settings) -> float:
             t32 = np.asarray(t, dtype=np.float32).astype(np.float64)[None]
-            values = [ps.fitness(r.run(score, t32, s), objective)[0]
+            values = [ps.penalised_fitness(r.run(score, t32, s), r.makespans, settings.objective,
+                                           settings.makespan_weight)[0]
                       for r, s in zip(validation_runners, validation_seeds)]
             return float(np.mean(values))
 

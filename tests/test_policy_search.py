@@ -83,6 +83,18 @@ def small_trace(tmp_path_factory):
     return str(path)
 
 
+def test_the_makespan_penalty_adds_its_weight_times_the_mean_log_makespan():
+    bsld = np.array([[20.0, 20.0], [10.0, 10.0]])
+    span = np.array([[100.0, 100.0], [400.0, 400.0]])
+    np.testing.assert_array_equal(ps.penalised_fitness(bsld, span), ps.fitness(bsld))
+    got = ps.penalised_fitness(bsld, span, "log-mean", 2.0)
+    np.testing.assert_allclose(got, ps.fitness(bsld, "log-mean") + 2.0 * np.log(span).mean(axis=1), rtol=1e-15)
+    assert ps.fitness(bsld, "log-mean")[1] < ps.fitness(bsld, "log-mean")[0]
+    assert got[1] > got[0]  # half the bounded slowdown bought with 4x the makespan loses at λ = 2
+    with pytest.raises(ValueError, match="makespan_weight"):
+        ps.SearchSettings(makespan_weight=-1.0)
+
+
 @pytest.mark.parametrize("backfill", ["none", "easy"])
 def test_the_base_order_weights_reproduce_priority(small_trace, backfill):
     """Weight 1 on the heuristic column picks row 0 at every decision: the window's mean bounded slowdown is the
@@ -99,6 +111,8 @@ def test_the_base_order_weights_reproduce_priority(small_trace, backfill):
     sjf = policy_spec(family("msj"), "priority").bind(order="sjf", backfill=backfill)
     result = msjgym.evaluate(sc, sjf, seed=0, bsld_threshold=10.0, references=False)  # one exact replay
     assert bsld[0, 0] == pytest.approx(result.metrics["bounded_slowdown"].mean, rel=1e-9)
+    assert runner.makespans[0, 0] == runner.makespans[1, 0] == pytest.approx(result.metrics["makespan"].mean,
+                                                                              rel=1e-12)
     assert runner.decisions > 600
 
 
