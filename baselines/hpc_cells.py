@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             first = np.argsort(jobs["job"][mine], kind="stable")[:MEASURED]
             out.append(float(jobs["bounded_slowdown"][mine][first].mean()))
         return np.asarray(out)
+
     record: dict = {"windows": args.windows, "first": args.first, "window_jobs": MEASURED, "cooldown": args.cooldown,
                     "seed": 2027, "cells": {}, "heuristics": {}}
     if args.out.is_file():  # the cells done (unless --redo) and the heuristics' windows are kept

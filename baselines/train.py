@@ -249,8 +249,9 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
     ``validate_every``) starts from the previous stage's best validated weights (the first from the base order's
     pick, row 0, or ``start``, a recorded linear model); ``"gated"`` (last stage only, with ``estimate_accuracy``)
     keeps that score and searches a second one weighted by one minus the accuracy column (from 0, or from
-    ``gated_start``'s linear weights minus the kept ones: :mod:`msjgym.systems.msj.env_search`); fitness: the mean log bounded slowdown of ``windows`` windows of ``window_jobs`` jobs of each
-    training scenario (``scenarios``, default ``[scenario] name``; fresh windows each generation, the same for every
+    ``gated_start``'s linear weights minus the kept ones: :mod:`msjgym.systems.msj.env_search`); fitness: the mean
+    log bounded slowdown (``objective``; + ``makespan_weight`` · the mean log makespan) of ``windows`` windows of
+    ``window_jobs`` jobs of each training scenario (``scenarios``, default ``[scenario] name``; fresh windows each generation, the same for every
     candidate); validation (the selection between generations and stages): ``validation_windows`` fixed windows of
     ``validation_window_jobs`` jobs of each ``validation_scenarios`` trace (never an evaluation trace). Saves the best
     validated weights as ``OUT/NAME.zip`` (a MaskablePPO model with the job-scoring policy and the environment's

@@ -224,9 +224,9 @@ def test_a_tsafrir_training_trace_keeps_the_jobs_and_changes_only_the_requested_
 @pytest.mark.parametrize("recipe, kept", [("hpc_pick_easy_gated.toml", "hpc_pick_easy_long"),
                                           ("hpc_pick_easy_gated_makespan.toml", "hpc_pick_easy_makespan")])
 def test_a_gated_recipe_keeps_an_exact_model_and_searches_the_estimate_score_on_estimate_traces(train, recipe, kept):
-    """The gated recipes: the kept score is a recorded exact-time model of the same environment (base order, backfilling,
-    window) with the accuracy columns on, the gated stage is the only one, and it trains and validates on Tsafrir traces
-    only, none an evaluation trace of either kind of requested times."""
+    """The gated recipes: the kept score is a recorded exact-time model of the same environment (base order,
+    backfilling, window) with the accuracy columns on, the gated stage is the only one, and it trains and validates on
+    Tsafrir traces only, none an evaluation trace of either kind of requested times."""
     config = train.load_config(ROOT / "baselines" / recipe)
     exact = train.load_config(ROOT / "baselines" / f"{kept}.toml")
     assert config["search"]["start"] == f"baselines/results/{kept}.zip"

@@ -66,7 +66,8 @@ def test_every_shipped_scenario_pickles_and_its_trace_generator_survives(name: s
     copy = pickle.loads(pickle.dumps(scenario))
     trace = getattr(scenario.model, "trace", None)
     if trace is not None and trace.generator is not None:
-        a, b = trace.generator(200, np.random.SeedSequence(3)), copy.model.trace.generator(200, np.random.SeedSequence(3))
+        seq = np.random.SeedSequence(3)
+        a, b = trace.generator(200, seq), copy.model.trace.generator(200, seq)
         for column in ("arrival", "need", "duration", "estimate"):
             assert np.array_equal(getattr(a, column), getattr(b, column)), column
 

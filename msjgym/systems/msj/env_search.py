@@ -12,7 +12,7 @@ function to what the simulations say is good); the search is the evolution strat
 Sutskever, "Evolution strategies as a scalable alternative to reinforcement learning", arXiv:1703.03864, 2017
 (antithetic Gaussian perturbations, centred-rank fitness shaping, §2.1–2.2), with Adam steps (Kingma & Ba, ICLR 2015).
 
-Two parametrisations of the per-row score (the same network :class:`~msjgym.envs.scoring.JobScoringPolicy` evaluates):
+The parametrisations of the per-row score (the same network :class:`~msjgym.envs.scoring.JobScoringPolicy` evaluates):
 
 * ``"linear"``: score = x·w over the F features of a row (F weights). :func:`linear_as_mlp` writes it into the
   F→32→16→8→1 ReLU network exactly (x·w = relu(x·w) − relu(−x·w), carried through the hidden layers), so a
@@ -46,7 +46,8 @@ from msjgym.systems.msj.job_observation import ACCURACY, FEATURES, HEURISTIC, PR
 from msjgym.systems.msj.state import T_NOW
 
 __all__ = ["MLPShape", "linear_as_mlp", "base_order_weights", "WindowRunner", "SearchSettings", "evolve",
-           "save_sb3_model", "linear_weights_of_model", "gated_score", "penalised_fitness", "PARAMETRISATIONS", "OBJECTIVES", "fitness"]
+           "save_sb3_model", "linear_weights_of_model", "gated_score", "penalised_fitness", "PARAMETRISATIONS",
+           "OBJECTIVES", "fitness"]
 
 PARAMETRISATIONS = ("linear", "mlp", "gated")
 OBJECTIVES = ("mean-log", "log-mean")
@@ -274,8 +275,8 @@ def penalised_fitness(bsld: np.ndarray, makespans: np.ndarray, objective: str = 
                       makespan_weight: float = 0.0) -> np.ndarray:
     """float64[P]: :func:`fitness` + λ · the mean over windows of log(makespan) (λ = ``makespan_weight``; both
     float[P, W] on the same windows). Why: a window ends with its last arrival, and a scheduler that defers wide or
-    long jobs past it lowers the mean bounded slowdown of the window (the deferred jobs are few, and long) at the cost of
-    a longer makespan: the search finds that and the held-out windows reward it (``baselines/README.md``,
+    long jobs past it lowers the mean bounded slowdown of the window (the deferred jobs are few, and long) at the cost
+    of a longer makespan: the search finds that and the held-out windows reward it (``baselines/README.md``,
     ``hpc_pick_long``). The makespan of a window is its arrivals' span plus the drain after them, so λ · log(makespan)
     charges the drain (λ = 2: doubling the makespan costs as much as a 4× higher bounded slowdown)."""
     f = fitness(bsld, objective)
