@@ -102,9 +102,12 @@ def test_ctrl_c_stops_a_long_compiled_run_within_seconds(policy):
     at most ``CPU_AFTER_SIGINT`` CPU seconds after the signal (counted from the process's CPU time when the signal was
     sent, or from its first chunk where there is no ``/proc``), a few chunks of a run that needs several minutes."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # SIGINT at its default in the child, as in a terminal's process: an ignored disposition is inherited across exec,
+    # and a test runner's worker may have SIGINT ignored, depending on the tests it ran before (Python then installs
+    # no KeyboardInterrupt handler, and the run, rightly, ignores Ctrl-C: `msjgym ... &` in a script stays running)
     proc = subprocess.Popen([sys.executable, "-c", PROBE, "evaluate", "one-and-n", "--policy", policy, "--reps", "4",
                              "--jobs", "50000000", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: queue.Queue[str | None] = queue.Queue()
 
     def read() -> None:
