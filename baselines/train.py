@@ -242,19 +242,33 @@ def _search_objective(config: dict[str, Any], windows: str = "training") -> str:
     return f"the mean over {windows} windows of log(mean bounded slowdown)"
 
 
+def _linear_start(se: dict[str, Any], key: str, features: int) -> np.ndarray:
+    """The linear weights of the recorded model ``[search] KEY`` (a ``.zip``), the columns it lacks at weight 0;
+    ValueError if its network is not a linear score, SystemExit if it has more columns than ``features``."""
+    from msjgym.systems.msj import env_search as ps
+
+    weights = ps.linear_weights_of_model(se[key])
+    if weights.size > features:
+        raise SystemExit(f"[search] {key} = {se[key]!r}: {weights.size} linear weights, more than the {features} "
+                         "features")
+    return np.concatenate([weights, np.zeros(features - weights.size)])
+
+
 def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]:
     """``[search]``: direct policy search over the job-scoring network's weights
     (:mod:`msjgym.systems.msj.env_search`) instead of PPO. Each stage of ``[[search.stages]]`` (``parametrisation``
     ``"linear"`` or ``"mlp"``, ``pairs``, ``sigma``, ``learning_rate``, ``seconds``, ``generations``,
     ``validate_every``) starts from the previous stage's best validated weights (the first from the base order's
-    pick, row 0, or ``start``, a recorded linear model); ``"gated"`` (last stage only, with ``estimate_accuracy``)
-    keeps that score and searches a second one weighted by one minus the accuracy column (from 0, or from
-    ``gated_start``'s linear weights minus the kept ones: :mod:`msjgym.systems.msj.env_search`); fitness: the mean
-    log bounded slowdown (``objective``; + ``makespan_weight`` · the mean log makespan) of ``windows`` windows of
-    ``window_jobs`` jobs of each training scenario (``scenarios``, default ``[scenario] name``; fresh windows each generation, the same for every
-    candidate); validation (the selection between generations and stages): ``validation_windows`` fixed windows of
-    ``validation_window_jobs`` jobs of each ``validation_scenarios`` trace (never an evaluation trace). Saves the best
-    validated weights as ``OUT/NAME.zip`` (a MaskablePPO model with the job-scoring policy and the environment's
+    pick, row 0, or ``start``, a recorded linear model or network); ``"gated"`` (last stage only, with
+    ``estimate_accuracy``) keeps that score and searches a second one weighted by one minus the accuracy column
+    (from 0, or from ``gated_start``'s linear weights, minus the kept ones when those are linear:
+    :mod:`msjgym.systems.msj.env_search`);
+    fitness: the mean log bounded slowdown (``objective``; + ``makespan_weight`` · the mean log makespan) of
+    ``windows`` windows of ``window_jobs`` jobs of each training scenario (``scenarios``, default ``[scenario]
+    name``; fresh windows each generation, the same for every candidate); validation (the selection between
+    generations and stages): ``validation_windows`` fixed windows of ``validation_window_jobs`` jobs of each
+    ``validation_scenarios`` trace (never an evaluation trace). Saves the best validated weights as ``OUT/NAME.zip``
+    (a MaskablePPO model with the job-scoring policy and the environment's
     settings)."""
     import torch
 
@@ -279,18 +293,24 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
     shape = ps.MLPShape(features=validation_runners[0].spec.layout.features if validation_runners else
                         ps.WindowRunner(loaded[scenarios[0]], env, 16, 1, 1).spec.layout.features)
     theta, best_value, stages_done = ps.base_order_weights(shape.features), math.inf, []
-    if se.get("start"):  # a recorded linear model's weights (its .zip), the columns it lacks at weight 0
-        start_weights = ps.linear_weights_of_model(se["start"])
-        if start_weights.size > shape.features:
-            raise SystemExit(f"[search] start = {se['start']!r}: {start_weights.size} linear weights, more than the "
-                             f"{shape.features} features")
-        theta = np.concatenate([start_weights, np.zeros(shape.features - start_weights.size)])
-        print(f"search start: the linear weights of {se['start']}", flush=True)
     parametrisation, fixed = "linear", None  # fixed: the "gated" stage's first score (θ); the stage searches v
+    if se.get("start"):  # a recorded model's weights (its .zip), the columns it lacks at weight 0
+        try:
+            theta = _linear_start(se, "start", shape.features)
+            print(f"search start: the linear weights of {se['start']}", flush=True)
+        except ValueError:  # a whole network (an "mlp" stage's result)
+            try:
+                theta, parametrisation = ps.mlp_weights_of_model(se["start"], shape), "mlp"
+            except ValueError as error:
+                raise SystemExit(f"[search] start = {se['start']!r}: {error}") from None
+            print(f"search start: the network of {se['start']}", flush=True)
     for index, stage in enumerate(se.get("stages", [{}])):
         settings = ps.SearchSettings(**{k: v for k, v in stage.items() if k != "log"})
         if settings.parametrisation == "mlp" and parametrisation == "linear":
             theta = ps.linear_as_mlp(theta, shape)
+        if settings.parametrisation == "linear" and parametrisation == "mlp":
+            raise SystemExit(f"[[search.stages]] {index + 1}: a linear stage after a network (the start or an mlp "
+                             "stage); use \"mlp\" or \"gated\"")
         if settings.parametrisation == "gated":  # the last stage: theta stays, gated (v) is searched
             if index != len(se["stages"]) - 1 or not env.get("estimate_accuracy"):
                 raise SystemExit("[[search.stages]] parametrisation = \"gated\": only as the last stage, with "
@@ -300,11 +320,15 @@ def search_train(config: dict[str, Any], out: Path, name: str) -> dict[str, Any]
             score = ps.gated_score(lambda x, t=fixed, f=base_score: f(t, x))
             theta = np.zeros(shape.features)  # v = 0: the model starts as the fixed score alone
             if se.get("gated_start"):  # v = that model's linear weights − the fixed score's (inaccurate times: a ≈ 0)
-                if parametrisation != "linear":
-                    raise SystemExit("[search] gated_start: needs a linear score before the gated stage")
-                other = ps.linear_weights_of_model(se["gated_start"])
-                theta = np.concatenate([other, np.zeros(shape.features - other.size)]) - fixed
-                print(f"gated start: {se['gated_start']}'s linear weights minus the fixed score's", flush=True)
+                try:
+                    theta = _linear_start(se, "gated_start", shape.features)
+                except ValueError as error:
+                    raise SystemExit(f"[search] gated_start = {se['gated_start']!r}: {error}") from None
+                if parametrisation == "linear":
+                    theta = theta - fixed
+                    print(f"gated start: {se['gated_start']}'s linear weights minus the fixed score's", flush=True)
+                else:  # a network kept: nothing to subtract, its score and v's are added
+                    print(f"gated start: {se['gated_start']}'s linear weights (added to the kept network)", flush=True)
             parametrisation = "gated"
         else:
             parametrisation = settings.parametrisation

@@ -2,7 +2,7 @@
 (rollouts and gradient epochs together), beside the environment alone at the same number of copies, one torch
 thread.
 
-The recipe (default ``baselines/hpc_pick_easy.toml``: ``msjgym/JobScheduling-v0`` with K = 128 shown jobs, the
+The recipe (default ``baselines/hpc_pick_easy_v1.toml``: ``msjgym/JobScheduling-v0`` with K = 128 shown jobs, the
 job-scoring policy of :mod:`msjgym.envs.scoring`) is built exactly as ``baselines/train.py`` builds it (its
 environment, copies, policy and PPO settings); the environment-only rate steps the same vector environment with
 uniformly random allowed actions. Each rate is given per wall-clock second and per CPU second of the process (what
@@ -104,7 +104,7 @@ TARGET = 5_000
 def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("recipe", nargs="?", type=Path, default=ROOT / "baselines" / "hpc_pick_easy.toml")
+    parser.add_argument("recipe", nargs="?", type=Path, default=ROOT / "baselines" / "hpc_pick_easy_v1.toml")
     parser.add_argument("--decisions", type=int, default=60_000, help="training decisions measured")
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds of the environment-only run")
     parser.add_argument("--stock", action="store_true",

@@ -84,10 +84,10 @@ def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
     assert np.allclose(added, -0.25 * (counts ** 2).sum(axis=1), rtol=1e-5, atol=1e-3)
 
 
-@pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_easy.toml", "hpc_pick_est.toml",
+@pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_v1.toml", "hpc_pick_easy_v1.toml", "hpc_pick_est.toml",
                                     "hpc_pick_easy_est.toml", "hpc_pick_est_acc.toml", "hpc_pick_easy_est_acc.toml",
                                     "hpc_pick_easy_est_sizes.toml", "hpc_pick_easy_est_mean.toml",
-                                    "hpc_pick_easy_est_saf.toml", "hpc_pick_easy_est_saf_seed3.toml",
+                                    "hpc_pick_easy_est_saf.toml", "hpc_pick_easy.toml",
                                     "hpc_pick_easy_est_saf_mlp.toml", "hpc_pick_easy_mixed.toml"])
 def test_the_job_scheduling_recipes_parse(train, recipe):
     """The keys of the learned HPC scheduler's recipes: the environment id and its arguments, the job-scoring
@@ -141,7 +141,8 @@ def test_the_estimate_recipes_train_and_select_on_estimates_never_on_an_evaluati
     exact recipes' traces, only the requested times differ). The ``_acc`` ones: those of their ``_est`` recipe, with
     the estimate-accuracy columns, started from the recorded ``_est`` model."""
     config = train.load_config(ROOT / "baselines" / recipe)
-    exact = train.load_config(ROOT / "baselines" / recipe.replace("_est", "").replace("_acc", ""))
+    exact = train.load_config(ROOT / "baselines" / recipe.replace("_est", "").replace("_acc", "")
+                              .replace(".toml", "_v1.toml"))  # the first recorded exact-time models
     if recipe.endswith("_acc.toml"):
         est = train.load_config(ROOT / "baselines" / recipe.replace("_acc", ""))
         assert config["env"] == {**est["env"], "estimate_accuracy": True}
@@ -168,11 +169,11 @@ def test_the_mixed_recipe_trains_on_both_kinds_of_requested_times_never_on_an_ev
     """``hpc_pick_easy_mixed``: the exact recipe's training and validation traces, each also with Tsafrir estimates
     (the ``_est`` recipe's), started from the recorded exact model; its evaluation traces are the exact recipe's."""
     config = train.load_config(ROOT / "baselines" / "hpc_pick_easy_mixed.toml")
-    exact = train.load_config(ROOT / "baselines" / "hpc_pick_easy.toml")
+    exact = train.load_config(ROOT / "baselines" / "hpc_pick_easy_v1.toml")
     est = train.load_config(ROOT / "baselines" / "hpc_pick_easy_est.toml")
     for key in ("scenarios", "validation_scenarios"):
         assert config["search"][key] == exact["search"][key] + est["search"][key]
-    assert config["search"]["start"] == "baselines/results/hpc_pick_easy.zip"
+    assert config["search"]["start"] == "baselines/results/hpc_pick_easy_v1.zip"
     assert config["env"] == exact["env"] and config["evaluate"]["scenarios"] == exact["evaluate"]["scenarios"]
     used = {train.scenario_name({"scenario": {"name": n}}) for n in
             (*config["search"]["scenarios"], *config["search"]["validation_scenarios"])}
@@ -181,18 +182,20 @@ def test_the_mixed_recipe_trains_on_both_kinds_of_requested_times_never_on_an_ev
 
 
 @pytest.mark.parametrize("recipe", ["hpc_pick_easy_est_sizes.toml", "hpc_pick_easy_est_mean.toml",
-                                    "hpc_pick_easy_est_saf.toml", "hpc_pick_easy_est_saf_seed3.toml",
+                                    "hpc_pick_easy_est_saf.toml", "hpc_pick_easy.toml",
                                     "hpc_pick_easy_est_saf_mlp.toml"])
 def test_the_sizes_recipes_train_on_other_machine_sizes_than_the_held_out_cell_iv(train, recipe):
-    """``hpc_pick_easy_est_sizes.toml``, ``_mean``, ``_saf``, ``_saf_seed3``, ``_saf_mlp``: the ``_acc`` EASY recipe
-    (``_saf*``: base order SAF, started at its pick; ``_saf_mlp`` from ``_saf_seed3``) on 256, 512 and 2,048 processors, never on an evaluation trace, never with an evaluation
-    estimate seed, and never on 1,024 processors (cell (iv)'s)."""
+    """``hpc_pick_easy_est_sizes.toml``, ``_mean``, ``_saf``, ``hpc_pick_easy.toml`` (``_saf`` with search seed 3;
+    named ``_saf_seed3`` until it was promoted), ``_saf_mlp``: the ``_acc`` EASY recipe (``_saf*`` and
+    ``hpc_pick_easy``: base order SAF, started at its pick; ``_saf_mlp`` from ``hpc_pick_easy``) on 256, 512 and
+    2,048 processors, never on an evaluation trace, never with an evaluation estimate seed, and never on 1,024
+    processors (cell (iv)'s)."""
     config = train.load_config(ROOT / "baselines" / recipe)
     acc = train.load_config(ROOT / "baselines" / "hpc_pick_easy_est_acc.toml")
-    saf = "_saf" in recipe
+    saf = "_saf" in recipe or recipe == "hpc_pick_easy.toml"
     assert config["env"] == {**acc["env"], **({"base_order": "saf"} if saf else {})}
     assert config["evaluate"] == acc["evaluate"]
-    start = {"hpc_pick_easy_est_saf_mlp.toml": "baselines/results/hpc_pick_easy_est_saf_seed3.zip"}.get(
+    start = {"hpc_pick_easy_est_saf_mlp.toml": "baselines/results/hpc_pick_easy.zip"}.get(
         recipe, None if saf else "baselines/results/hpc_pick_easy_est_acc.zip")
     assert config["search"].get("start") == start
 
@@ -222,7 +225,8 @@ def test_a_tsafrir_training_trace_keeps_the_jobs_and_changes_only_the_requested_
 
 
 @pytest.mark.parametrize("recipe, kept", [("hpc_pick_easy_gated.toml", "hpc_pick_easy_long"),
-                                          ("hpc_pick_easy_gated_makespan.toml", "hpc_pick_easy_makespan")])
+                                          ("hpc_pick_easy_gated_makespan.toml", "hpc_pick_easy_makespan"),
+                                          ("hpc_pick.toml", "hpc_pick_v1")])
 def test_a_gated_recipe_keeps_an_exact_model_and_searches_the_estimate_score_on_estimate_traces(train, recipe, kept):
     """The gated recipes: the kept score is a recorded exact-time model of the same environment (base order,
     backfilling, window) with the accuracy columns on, the gated stage is the only one, and it trains and validates on
@@ -237,3 +241,95 @@ def test_a_gated_recipe_keeps_an_exact_model_and_searches_the_estimate_score_on_
             (*config["search"]["scenarios"], *config["search"]["validation_scenarios"])}
     assert all(n.endswith("_tsafrir.toml") for n in used)
     assert not used & (set(train.held_out_scenarios(config)) | set(train.held_out_scenarios(exact)))
+
+
+def _hpc_select():
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(ROOT / "baselines"))
+    spec = importlib.util.spec_from_file_location("_hpc_select", ROOT / "baselines" / "hpc_select.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_recorded_hpc_models_are_the_selection_rules_choice_on_the_stored_validation_windows(train):
+    """``baselines/hpc_select.py``'s rule, rerun on its stored validation windows (no simulation): every recorded
+    ``hpc_pick*`` model is a candidate of its backfilling rule, the chosen ones are those recorded as ``hpc_pick.zip``
+    and ``hpc_pick_easy.zip``, and a candidate whose makespans grow past the limit on one trace is no longer eligible."""
+    import copy
+    import json
+
+    select = _hpc_select()
+    record = json.loads((ROOT / "baselines" / "results" / "hpc_selection.json").read_text())
+    recorded = {p.stem for p in (ROOT / "baselines").glob("hpc_pick*.toml")
+                if (ROOT / "baselines" / "results" / f"{p.stem}.zip").is_file()}
+    assert {m for ms in record["candidates"].values() for m in ms} == recorded
+    for rule, members in record["candidates"].items():
+        assert all(train.load_config(ROOT / "baselines" / f"{m}.toml")["env"]["backfill"] == rule for m in members)
+    again = copy.deepcopy(record)
+    select.select(again)
+    assert again["chosen"] == record["chosen"] == {"none": "hpc_pick", "easy": "hpc_pick_easy"}
+    assert again["table"] == record["table"]
+    runs = again["models"]["hpc_pick_easy"][select.TRACES[1]]
+    runs["makespan"] = [m * (select.MAKESPAN_LIMIT + 0.01) / 0.989 for m in runs["makespan"]]  # now 1.06× the best
+    select.select(again)
+    assert again["chosen"]["easy"] != "hpc_pick_easy" and "hpc_pick_easy (not eligible)" in again["table"]
+
+
+def test_the_gated_hpc_pick_schedules_exact_requested_times_as_hpc_pick_v1_in_every_recorded_window():
+    """``hpc_pick`` = the ``hpc_pick_v1`` network + (1 − accuracy) · a second score: with exact requested times
+    (accuracy 1) its recorded values of the four exact cells (100 windows each, ``hpc_cells.json``) are
+    ``hpc_pick_v1``'s, window for window, and with estimates they differ."""
+    import json
+
+    cells = json.loads((ROOT / "baselines" / "results" / "hpc_cells.json").read_text())["cells"]
+    for cell in ("i", "ii", "iii", "iv"):
+        assert cells[f"hpc_pick/exact/{cell}"]["learned"] == cells[f"hpc_pick_v1/exact/{cell}"]["learned"]
+        assert len(cells[f"hpc_pick/exact/{cell}"]["learned"]) == 100
+        assert cells[f"hpc_pick/tsafrir/{cell}"]["learned"] != cells[f"hpc_pick_v1/tsafrir/{cell}"]["learned"]
+
+
+def test_a_gated_search_from_a_saved_network_keeps_its_exact_time_schedule(train, tmp_path):
+    """``[search] start`` = a saved network (not a linear score) and a ``"gated"`` stage with ``gated_start`` = a
+    linear model: the search runs (two generations), saves a gated model whose schedule with exact requested times
+    is the start network's, window for window; a linear stage after a network start is refused."""
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+
+    from msjgym.systems.msj import env_search as ps
+    from msjgym.systems.msj import job_observation as jo
+
+    examples = ROOT / "examples"
+    env = {"id": "msjgym/JobScheduling-v0", "window": 16, "action": "pick", "base_order": "sjf", "backfill": "none",
+           "reward": "mean-bounded-slowdown", "trace_windows": True, "horizon_jobs": 100, "num_envs": 2}
+    venv = gym.make_vec("msjgym/JobScheduling-v0", 1, vectorization_mode="vector_entry_point",
+                        scenario=str(examples / "lublin_256.toml"), **{k: v for k, v in env.items()
+                                                                        if k not in ("id", "num_envs")})
+    rng = np.random.default_rng(1)
+    small = ps.MLPShape(features=jo.FEATURES)
+    ps.save_sb3_model(rng.normal(0, 0.3, size=small.size), venv, str(tmp_path / "net.zip"), shape=small)
+    ps.save_sb3_model(ps.base_order_weights(jo.FEATURES), venv, str(tmp_path / "linear.zip"), shape=small)
+    config = train.load_config(ROOT / "baselines" / "hpc_pick.toml")
+    config["scenario"] = {"name": str(examples / "lublin_256.toml")}
+    config["env"] = {**env, "estimate_accuracy": True}
+    config["train"] = {"seed": 1, "time_budget_seconds": 120}
+    config["evaluate"] = {"scenarios": [str(examples / "lublin_256_exact.toml")]}
+    config["search"] = {"seed": 1, "start": str(tmp_path / "net.zip"), "gated_start": str(tmp_path / "linear.zip"),
+                        "scenarios": [str(examples / "lublin_256.toml")], "window_jobs": 100, "windows": 2,
+                        "validation_scenarios": [str(examples / "lublin_256.toml")], "validation_windows": 2,
+                        "validation_window_jobs": 100,
+                        "stages": [{"parametrisation": "gated", "pairs": 1, "sigma": 0.5, "generations": 2,
+                                    "validate_every": 1, "makespan_weight": 2.0}]}
+    training = train.search_train(config, tmp_path, "gated")
+    assert training["search"]["stages"][0]["parametrisation"] == "gated" and training["timesteps"] > 0
+    run = {"seed": 3, "windows": 3, "window_jobs": 300, "references": False, "progress": False}
+    exact = msjgym.load_scenario(str(examples / "lublin_256_exact.toml"))
+    values = {name: [r["bounded_slowdown"] for r in msjgym.evaluate(exact, f"sb3:{tmp_path / name}.zip",
+                                                                    **run).replications]
+              for name in ("net", "gated")}
+    assert values["gated"] == values["net"]
+    config["search"]["stages"] = [{"parametrisation": "linear", "generations": 1}]
+    with pytest.raises(SystemExit, match="a linear stage after a network"):
+        train.search_train(config, tmp_path, "refused")

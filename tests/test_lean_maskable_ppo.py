@@ -157,7 +157,8 @@ def test_maskable_ppo_learns_with_the_lean_path():
         obs, *_ = probe.step(action)
 
 
-@pytest.mark.parametrize("name", ["hpc_pick", "hpc_pick_easy", "hpc_pick_est", "hpc_pick_easy_est"])
+@pytest.mark.parametrize("name", ["hpc_pick", "hpc_pick_easy", "hpc_pick_v1", "hpc_pick_easy_v1", "hpc_pick_est",
+                                  "hpc_pick_easy_est"])
 def test_recorded_models_keep_their_greedy_actions(name):
     """A recorded model loads without custom objects, gets the lean distribution, and its greedy actions and
     log-probabilities on a few hundred of its environment's states equal those of sb3-contrib's distribution."""

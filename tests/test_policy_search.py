@@ -160,6 +160,30 @@ def test_the_saved_model_acts_as_the_numpy_scorer(tmp_path, accuracy):
     assert checked > 50 and chosen_other > 0  # real choices, not only row 0
 
 
+def test_a_network_start_reads_a_saved_network_with_the_columns_it_lacks_at_zero(tmp_path):
+    """``mlp_weights_of_model``: a saved network of the 14 columns, read for the 17 of ``estimate_accuracy``, scores
+    every row as before whatever the three new columns hold; other hidden widths, or more columns, are refused."""
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+
+    rng = np.random.default_rng(5)
+    small, large = ps.MLPShape(features=jo.FEATURES), ps.MLPShape(features=jo.FEATURES_ACCURACY)
+    theta = rng.normal(0, 0.3, size=small.size).astype(np.float32).astype(np.float64)
+    venv = gym.make_vec("msjgym/JobScheduling-v0", 1, vectorization_mode="vector_entry_point",
+                        scenario=str(EXAMPLES / "lublin_256.toml"), window=32, action="pick", base_order="sjf",
+                        backfill="none", horizon_jobs=200, trace_windows=True)
+    ps.save_sb3_model(theta, venv, str(tmp_path / "net.zip"), shape=small)
+    read = ps.mlp_weights_of_model(str(tmp_path / "net.zip"), large)
+    assert read.shape == (large.size,)
+    x = rng.normal(size=(64, large.features))
+    np.testing.assert_allclose(large.scores(read, x), small.scores(theta, x[:, :small.features]), rtol=1e-12)
+    np.testing.assert_array_equal(ps.mlp_weights_of_model(str(tmp_path / "net.zip"), small), theta)
+    with pytest.raises(ValueError, match="expected at most"):
+        ps.mlp_weights_of_model(str(tmp_path / "net.zip"), ps.MLPShape(features=large.features, hidden=(16, 8)))
+    with pytest.raises(ValueError, match="expected at most"):
+        ps.mlp_weights_of_model(str(tmp_path / "net.zip"), ps.MLPShape(features=small.features - 1))
+
+
 def test_a_gated_model_scores_exact_times_as_its_first_score_and_acts_as_the_gated_numpy_scorer(tmp_path):
     """The ``"gated"`` parametrisation (``gate_column`` = the accuracy column): with exact requested times (accuracy 1)
     a saved gated model schedules every window as its first score alone; with users' estimates its greedy actions are

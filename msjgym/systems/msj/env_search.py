@@ -46,8 +46,8 @@ from msjgym.systems.msj.job_observation import ACCURACY, FEATURES, HEURISTIC, PR
 from msjgym.systems.msj.state import T_NOW
 
 __all__ = ["MLPShape", "linear_as_mlp", "base_order_weights", "WindowRunner", "SearchSettings", "evolve",
-           "save_sb3_model", "linear_weights_of_model", "gated_score", "penalised_fitness", "PARAMETRISATIONS",
-           "OBJECTIVES", "fitness"]
+           "save_sb3_model", "linear_weights_of_model", "mlp_weights_of_model", "gated_score", "penalised_fitness",
+           "PARAMETRISATIONS", "OBJECTIVES", "fitness"]
 
 PARAMETRISATIONS = ("linear", "mlp", "gated")
 OBJECTIVES = ("mean-log", "log-mean")
@@ -347,17 +347,22 @@ def evolve(theta: np.ndarray, settings: SearchSettings, runners: Sequence[Any],
 
 
 # ---------------------------------------------------------------- the SB3 model
-def linear_weights_of_model(path: str) -> np.ndarray:
-    """The F linear weights w of a saved job-scoring model (``path``: a ``.zip`` of :func:`save_sb3_model`) whose
-    network computes a linear score, i.e. holds exactly :func:`linear_as_mlp` (w) (a linear search's result);
-    ValueError if the network is not of that form."""
+def _layers_of_model(path: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """[(W, b)] of the scoring network of a saved job-scoring model (W: in × out, float64)."""
     import torch
     from sb3_contrib import MaskablePPO
 
     model = MaskablePPO.load(path, device="cpu")
     linears = [m for m in model.policy.mlp_extractor.score_net if isinstance(m, torch.nn.Linear)]
-    layers = [(m.weight.detach().numpy().T.astype(np.float64), m.bias.detach().numpy().astype(np.float64))
-              for m in linears]
+    return [(m.weight.detach().numpy().T.astype(np.float64), m.bias.detach().numpy().astype(np.float64))
+            for m in linears]
+
+
+def linear_weights_of_model(path: str) -> np.ndarray:
+    """The F linear weights w of a saved job-scoring model (``path``: a ``.zip`` of :func:`save_sb3_model`) whose
+    network computes a linear score, i.e. holds exactly :func:`linear_as_mlp` (w) (a linear search's result);
+    ValueError if the network is not of that form."""
+    layers = _layers_of_model(path)
     shape = MLPShape(features=layers[0][0].shape[0], hidden=tuple(w.shape[1] for w, _ in layers[:-1]))
     theta = np.concatenate([a.ravel() for layer in layers for a in layer])
     w = layers[0][0][:, 0].copy()
@@ -365,6 +370,20 @@ def linear_weights_of_model(path: str) -> np.ndarray:
         raise ValueError(f"{path}: its scoring network is not a linear score (not linear_as_mlp of its first unit)")
     return w
 
+
+def mlp_weights_of_model(path: str, shape: MLPShape) -> np.ndarray:
+    """θ (``shape``) of a saved job-scoring model's whole network (an ``"mlp"`` search's result). A model of fewer
+    features (the observation without the trailing ``estimate_accuracy`` columns) gets zero input weights for the
+    columns it lacks, so it scores every job as before; ValueError if its hidden widths differ from ``shape``'s or
+    it has more features."""
+    layers = _layers_of_model(path)
+    (w0, b0), rest = layers[0], layers[1:]
+    hidden = tuple(w.shape[1] for w, _ in layers[:-1])
+    if hidden != shape.hidden or w0.shape[0] > shape.features:
+        raise ValueError(f"{path}: a network {w0.shape[0]} → {hidden} → 1; expected at most {shape.features} "
+                         f"features → {shape.hidden} → 1")
+    w0 = np.vstack([w0, np.zeros((shape.features - w0.shape[0], w0.shape[1]))])
+    return np.concatenate([a.ravel() for layer in [(w0, b0), *rest] for a in layer])
 
 
 def save_sb3_model(theta: np.ndarray, venv: Any, path: str, seed: int = 0, shape: MLPShape = MLPShape(),
