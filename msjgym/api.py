@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -577,6 +577,17 @@ def declared_parameters(family_: Family | str, policy: str) -> frozenset[str]:
     compiled = getattr(family_, "compiled_policy", None)
     spec = compiled(policy) if compiled is not None and isinstance(policy, str) and ".py:" in policy else None
     return frozenset(p.name for p in spec.params) if spec is not None else frozenset()
+
+
+def foreign_parameters(family_: Family | str, policy: str, among: Iterable[str] | None = None) -> frozenset[str]:
+    """The parameters of other policies that ``policy`` does not declare (``order`` of ``priority`` for
+    ``first-fit``): a sweep or plot axis of such a key is one the policy does not read. ``among``: the policies
+    whose parameters count (a sweep's compared policies); default every built-in policy of the family."""
+    if isinstance(family_, str):
+        family_ = family(family_)
+    others = (set().union(*(declared_parameters(family_, p) for p in among)) if among is not None else
+              {q.name for spec in family_.policies().values() for q in spec.params})
+    return frozenset(others - declared_parameters(family_, policy))
 
 
 def scenario_and_policy(name: str, policy: Any, overrides: Mapping[str, Any]) -> tuple[Scenario, Any]:

@@ -251,16 +251,16 @@ def reads(summary: PointSummary, x: str, loaded: dict[tuple[str, str], Scenario 
     try:
         family = api.family_of(summary.scenario)
         own = api.declared_parameters(family, summary.policy)
+        foreign = api.foreign_parameters(family, summary.policy)
     except MsjgymError:  # a policy or scenario that no longer loads: assume it reads x (drawn as points)
         return True
     if x in own:
         return True
-    others = {p.name for spec in family.policies().values() for p in spec.params}
-    if x in others:
+    if x in foreign:
         return False
     if getattr(family, "keys_not_read", None) is None:
         return True
-    point = {k: v for k, v in summary.point.items() if k not in others}
+    point = {k: v for k, v in summary.point.items() if k not in own | foreign}
     loaded = {} if loaded is None else loaded
     at = (summary.scenario, canonical_point(point))
     if at not in loaded:

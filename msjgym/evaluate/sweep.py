@@ -472,9 +472,7 @@ def _foreign_parameters(family: api.Family, policies: Sequence[str]) -> dict[str
     """For each policy, the parameters of the other compared policies that it does not declare (``order`` of
     ``priority`` for ``first-fit``): where the scenario does not take such a key either, the policy does not read it
     (it runs once across its axis, :attr:`Combo.unread`), rather than the point being refused."""
-    declared = {p: api.declared_parameters(family, p) for p in policies}
-    every = set().union(*declared.values()) if declared else set()
-    return {p: frozenset(every - declared[p]) for p in policies}
+    return {p: api.foreign_parameters(family, p, among=policies) for p in policies}
 
 
 def _load_point(scenario: str, policy: str, point: dict[str, Any], names: Sequence[str], skip: bool = False,
