@@ -8,7 +8,9 @@ Candidates: every recorded ``hpc_pick*`` model (``baselines/results/NAME.zip``, 
 grouped by its backfilling rule. Validation traces: the four the searches select on (Lublin-Feitelson seed 17 at 256
 processors and seed 31 at 2,048, each with exact requested times and with Tsafrir estimates); none shares a job with
 a training or an evaluation trace. Each candidate and the six priority orders under its backfilling rule run on the
-same ``windows`` windows of 1,024 jobs (the searches' validation windows: seed 99).
+same ``windows`` windows of 1,024 jobs, drawn as ``msjgym evaluate --windows 16 --seed 99`` draws them: other
+windows than those each search kept its weights on (``SeedSequence([99, trace])``), so a search's own checkpoint
+selection does not favour it here.
 
 Selection score of a policy on a trace: ``log(mean bounded slowdown over the windows) + 2 · mean log(makespan)``
 (τ = 10 s; the objective of the ``_makespan`` searches, ``msjgym.systems.msj.env_search.penalised_fitness`` with

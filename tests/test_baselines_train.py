@@ -84,8 +84,9 @@ def test_queue_shaping_adds_the_change_of_the_potential(train, mode):
     assert np.allclose(added, -0.25 * (counts ** 2).sum(axis=1), rtol=1e-5, atol=1e-3)
 
 
-@pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_v1.toml", "hpc_pick_easy_v1.toml", "hpc_pick_est.toml",
-                                    "hpc_pick_easy_est.toml", "hpc_pick_est_acc.toml", "hpc_pick_easy_est_acc.toml",
+@pytest.mark.parametrize("recipe", ["hpc_pick.toml", "hpc_pick_gated.toml", "hpc_pick_v1.toml", "hpc_pick_easy_v1.toml",
+                                    "hpc_pick_est.toml", "hpc_pick_easy_est.toml", "hpc_pick_est_acc.toml",
+                                    "hpc_pick_easy_est_acc.toml",
                                     "hpc_pick_easy_est_sizes.toml", "hpc_pick_easy_est_mean.toml",
                                     "hpc_pick_easy_est_saf.toml", "hpc_pick_easy.toml",
                                     "hpc_pick_easy_est_saf_mlp.toml", "hpc_pick_easy_mixed.toml"])
@@ -226,7 +227,7 @@ def test_a_tsafrir_training_trace_keeps_the_jobs_and_changes_only_the_requested_
 
 @pytest.mark.parametrize("recipe, kept", [("hpc_pick_easy_gated.toml", "hpc_pick_easy_long"),
                                           ("hpc_pick_easy_gated_makespan.toml", "hpc_pick_easy_makespan"),
-                                          ("hpc_pick.toml", "hpc_pick_v1")])
+                                          ("hpc_pick.toml", "hpc_pick_v1"), ("hpc_pick_gated.toml", "hpc_pick_v1")])
 def test_a_gated_recipe_keeps_an_exact_model_and_searches_the_estimate_score_on_estimate_traces(train, recipe, kept):
     """The gated recipes: the kept score is a recorded exact-time model of the same environment (base order,
     backfilling, window) with the accuracy columns on, the gated stage is the only one, and it trains and validates on
