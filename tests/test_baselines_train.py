@@ -245,10 +245,9 @@ def test_a_gated_recipe_keeps_an_exact_model_and_searches_the_estimate_score_on_
 
 
 def _hpc_select():
+    """``baselines/hpc_select.py`` (a script), loaded as a module."""
     import importlib.util
-    import sys
 
-    sys.path.insert(0, str(ROOT / "baselines"))
     spec = importlib.util.spec_from_file_location("_hpc_select", ROOT / "baselines" / "hpc_select.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -258,7 +257,8 @@ def _hpc_select():
 def test_the_recorded_hpc_models_are_the_selection_rules_choice_on_the_stored_validation_windows(train):
     """``baselines/hpc_select.py``'s rule, rerun on its stored validation windows (no simulation): every recorded
     ``hpc_pick*`` model is a candidate of its backfilling rule, the chosen ones are those recorded as ``hpc_pick.zip``
-    and ``hpc_pick_easy.zip``, and a candidate whose makespans grow past the limit on one trace is no longer eligible."""
+    and ``hpc_pick_easy.zip``, and a candidate whose makespans grow past the limit on one trace is no longer
+    eligible."""
     import copy
     import json
 
