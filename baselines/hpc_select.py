@@ -48,8 +48,11 @@ MAKESPAN_LIMIT = 1.05
 
 
 def score(bsld: np.ndarray, makespan: np.ndarray) -> float:
-    """log(mean bounded slowdown of the windows) + λ · mean log(makespan) (makespan in seconds)."""
-    return float(np.log(bsld.mean()) + MAKESPAN_WEIGHT * np.log(makespan).mean())
+    """log(mean bounded slowdown of the windows) + λ · mean log(makespan) (makespan in seconds): the searches'
+    ``"log-mean"`` objective with the makespan penalty, :func:`msjgym.systems.msj.env_search.penalised_fitness`."""
+    from msjgym.systems.msj.env_search import penalised_fitness
+
+    return float(penalised_fitness(bsld[None], makespan[None], "log-mean", MAKESPAN_WEIGHT)[0])
 
 
 def _arrays(v: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray]:
