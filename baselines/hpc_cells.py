@@ -51,8 +51,8 @@ MEASURED = 1024
 MODELS = ("hpc_pick", "hpc_pick_easy", "hpc_pick_gated", "hpc_pick_v1", "hpc_pick_est", "hpc_pick_est_acc",
           "hpc_pick_easy_v1", "hpc_pick_easy_est", "hpc_pick_easy_est_acc", "hpc_pick_easy_est_sizes",
           "hpc_pick_easy_est_mean", "hpc_pick_easy_est_saf", "hpc_pick_easy_est_saf_mlp", "hpc_pick_easy_mixed",
-          "hpc_pick_long", "hpc_pick_easy_long", "hpc_pick_easy_gated", "hpc_pick_long_makespan", "hpc_pick_easy_makespan",
-          "hpc_pick_easy_gated_makespan")
+          "hpc_pick_long", "hpc_pick_easy_long", "hpc_pick_easy_gated", "hpc_pick_long_makespan",
+          "hpc_pick_easy_makespan", "hpc_pick_easy_gated_makespan")
 """The recorded models, the two of ``hpc_select.py``'s choice first (``hpc_pick``, ``hpc_pick_easy``)."""
 
 
