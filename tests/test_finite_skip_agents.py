@@ -122,4 +122,4 @@ def test_a_policy_of_the_users_says_what_its_run_compiles(monkeypatch):
     prepared = []
     monkeypatch.setattr(compiling, "compile_units", lambda units: prepared.extend(units) or 0.0)
     runs.prepare()
-    assert [(u.dispatcher, u.signature) for u in prepared] == [(u.dispatcher, u.signature) for u in fs.agent_units()]
+    assert [(u.dispatcher, u.signature) for u in prepared] == [(u.dispatcher, u.signature) for u in fs.loop_units()]

@@ -196,3 +196,36 @@ def test_an_sb3_model_trained_on_the_environment_evaluates_on_the_command_line(t
     data = json.loads(out.stdout)
     assert data["policy"] == f"sb3:{path}" and data["reps"] == 2
     assert data["metrics"]["response_time"]["mean"] > 0
+
+
+def test_every_path_runs_the_one_compiled_loop(tmp_path):
+    """On a fresh cache, the environment's decision path (``loop.run`` in modes RESET, ADVANCE, EPOCH, called from
+    ``control.step_batch``), the agent path (START, STEP) and ``evaluate`` (RUN) all run the loop's one compiled
+    signature: a compiled caller passing its mode as a constant must not compile the whole loop again per mode (numba
+    types a constant argument as a literal). A fresh process, since a cached caller is never typed again."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = ("import json, numpy as np, gymnasium as gym, msjgym\n"
+              "from msjgym.policies.finite_skip import FiniteSkipAgent\n"
+              "from msjgym.systems.finite_skip import loop\n"
+              "from msjgym.systems.finite_skip.agent import RateDecider, agent_replication\n"
+              "env = gym.make('msjgym/FiniteSkip-v0', scenario='finite-skip-fig4a')\n"
+              "env.reset(seed=3)\n"
+              "for _ in range(30):\n"
+              "    env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))\n"
+              "model = msjgym.api.load_scenario('finite-skip-fig4a').model\n"
+              "agent = FiniteSkipAgent('tp-fcfs', model.servers, model.speeds)\n"
+              "agent_replication(model, RateDecider(model, agent), jobs=50, stream=np.random.SeedSequence(3))\n"
+              "msjgym.evaluate('finite-skip-fig3', 'lps', reps=1, jobs=50, seed=3)\n"
+              "print(json.dumps([[str(a) for a in sig] for sig in loop.run.overloads]))\n")
+    root = Path(msjgym.__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), MSJGYM_CACHE_DIR=str(tmp_path / "msjgym"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    overloads = json.loads(done.stdout.strip().splitlines()[-1])
+    assert overloads == [[str(a) for a in fs.signatures()["run"].args]]

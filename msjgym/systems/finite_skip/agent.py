@@ -2,7 +2,7 @@
 :mod:`msjgym.systems.finite_skip.loop`, stepped one decision epoch at a time (:func:`agent_replication`), its decisions
 taken in Python by a policy of the user's.
 
-It runs the loop's own transitions (``loop.start`` / ``loop.step``), so a built-in policy's agent form reproduces the
+It runs the event loop itself (``loop.run`` in modes START and STEP), so a built-in policy's agent form reproduces the
 compiled trajectory (``tests/test_finite_skip_agents.py``), and a policy of your own gets the same statistics and
 pathwise diagnostics (is it work-conserving finite-skip on this path?). At each decision epoch (after every arrival
 and completion) a *decider* gives every job's rate: :class:`RateDecider` asks a rate agent
@@ -23,9 +23,9 @@ import numpy as np
 from msjgym.core.fast_call import FastCall
 from msjgym.core.user_policy import UserPolicy, checked_rates
 from msjgym.systems.finite_skip import simulation as fs
-from msjgym.systems.finite_skip.loop import start, step
+from msjgym.systems.finite_skip.loop import START, STEP, run
 from msjgym.systems.finite_skip.model import compiled_params, front_rule
-from msjgym.systems.finite_skip.state import A_EVENTS, F_TIME, I_N
+from msjgym.systems.finite_skip.state import A_EVENTS, F_TIME, I_N, rows
 from msjgym.systems.finite_skip.observation import FiniteSkipLayout, FiniteSkipView, make_observation
 
 
@@ -139,8 +139,9 @@ def agent_replication(model: fs.FiniteSkipModel, decider: Decider, *, jobs: int 
     warmup = jobs // 5 if warmup is None else warmup
     pr = compiled_params(model, rule=front_rule(model) if rule is None else rule, warmup=int(warmup), jobs=int(jobs))
     st = fs.replication_state(model, jobs=jobs, stream=stream, capacity=capacity)
-    advance = FastCall(step, (st, pr, 0))  # the records typed once, not at every epoch
-    due = start(st, pr, 0)
+    s = rows(st, 0)
+    advance = FastCall(run, (s, pr, 0, STEP))  # the records typed once, not at every epoch
+    due = run(s, pr, 0, START)
     while due:
         n = int(st.ints[0, I_N])
         classes = st.cls[0, :n].copy()

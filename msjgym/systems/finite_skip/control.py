@@ -1,11 +1,12 @@
 """Agent control of the finite-skip systems (``msjgym/FiniteSkip-v0``): B systems stepped by one compiled call, on the
-event loop's own transitions (:func:`msjgym.systems.finite_skip.loop.advance` and ``epoch``) and state record
-(:mod:`msjgym.systems.finite_skip.state`).
+event loop itself (:func:`msjgym.systems.finite_skip.loop.run` in its modes RESET, ADVANCE and EPOCH) and its state
+record (:mod:`msjgym.systems.finite_skip.state`).
 
 The system is the rate model of :mod:`msjgym.systems.finite_skip.model` (capacity 1, jobs in arrival order, each
 served at a rate that is a fraction of the capacity; Grosof, Harchol-Balter & Scheller-Wolf, "The finite-skip method
-for multiserver analysis", §§2, 4–7), with the same random streams drawn in the same order (the same transition code), so an agent that allocates as a built-in policy does reproduces that
-policy's compiled trajectory (``tests/test_finite_skip_env.py``).
+for multiserver analysis", §§2, 4–7), with the same random streams drawn in the same order (the same compiled code),
+so an agent that allocates as a built-in policy does reproduces that policy's compiled trajectory
+(``tests/test_finite_skip_env.py``).
 
 **Decision epochs.** After every arrival and completion the allocation is rebuilt from nothing (preemptive): the
 agent chooses jobs one at a time among the W oldest present (the window), each choice at the same instant (dt = 0),
@@ -27,7 +28,8 @@ from __future__ import annotations
 
 from msjgym.core.jit import njit
 from msjgym.systems.finite_skip.contract import HET, LPS, MSJ
-from msjgym.systems.finite_skip.loop import advance, begin, epoch
+from msjgym.systems.finite_skip.loop import ADVANCE, EPOCH, RESET
+from msjgym.systems.finite_skip.loop import run as loop_run
 from msjgym.systems.finite_skip.model import P_K, P_SYSTEM
 from msjgym.systems.finite_skip.state import (A_UNSTABLE, F_DT, F_TIME, I_CHOSEN, I_EVENTS, I_FREE, I_N, I_SEQ,
                                               system)
@@ -157,7 +159,7 @@ def step_batch(st, pr, classes, window, horizon, lo, hi, actions, resetting, obs
         area = 0.0
         run = True
         if resetting[b]:
-            begin(s, pr)
+            loop_run(s, pr, 0, RESET)
             t0 = 0.0
             new_epoch(st, pr, b)
         else:
@@ -168,14 +170,14 @@ def step_batch(st, pr, classes, window, horizon, lo, hi, actions, resetting, obs
         while run:
             commit(st, pr, b)
             n = st.ints[b, I_N]
-            going = advance(s, pr)
+            going = loop_run(s, pr, 0, ADVANCE)
             area += n * st.flts[b, F_DT]
             if not going or st.ints[b, I_SEQ] >= horizon:
                 ended[b] = True
                 new_epoch(st, pr, b)
                 observe(st, pr, b, classes, window, obs, masks)
                 break
-            epoch(s, pr)
+            loop_run(s, pr, 0, EPOCH)
             new_epoch(st, pr, b)
             run = not observe(st, pr, b, classes, window, obs, masks)
         rewards[b] = -area

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from msjgym.core.compiling import compile_units
 from msjgym.core.env_batch import EnvBatch
 from msjgym.core.fast_call import FastCall
 from msjgym.core.observation import ObservationView
@@ -25,6 +26,7 @@ from msjgym.systems.finite_skip.agent import Epoch
 from msjgym.systems.finite_skip.contract import HET, LPS, MSJ, THRESHOLD
 from msjgym.systems.finite_skip.model import FiniteSkipModel, FiniteSkipParams, compiled_params, front_rule
 from msjgym.systems.finite_skip.scenarios import FIGURES, RATE_MODEL_FIGURES, load_finite_skip
+from msjgym.systems.finite_skip.simulation import loop_units
 from msjgym.systems.finite_skip.state import F_TIME, I_CHOSEN, I_N, FiniteSkipState, new_state
 
 SYSTEM_LABELS = {HET: "heterogeneous M/G/k", LPS: "LPS(k)", THRESHOLD: "threshold parallelism",
@@ -208,6 +210,7 @@ class FiniteSkipEnvBatch(EnvBatch):
         self._reset_actions = np.zeros(num, np.int64)
         self._resetting = np.ones(num, np.bool_)
         self._buffers(num, spec.observation_size, spec.action_count)
+        compile_units(loop_units())  # the loop first: step_batch calls its one compiled signature
         self._step = FastCall(fc.step_batch, (self.state, self.params, spec.classes, spec.window, spec.horizon_jobs),
                               (0, num, self._reset_actions, self._resetting, self.obs, self.masks, self.rewards,
                                self.dts, self.ended))

@@ -77,7 +77,7 @@ class FiniteSkipRuns(api.Simulation):
             compile_units(self._units())
 
     def _units(self) -> list:
-        return fs.units(self.policy) if self.decider is None else fs.agent_units()
+        return fs.units(self.policy) if self.decider is None else fs.loop_units()
 
     def advance(self, rep: int, max_events: int) -> int:
         if self.decider is None:

@@ -15,12 +15,12 @@ import numpy as np
 
 from msjgym.core.rng import seed_states
 from msjgym.systems.finite_skip.contract import HET, KERNELS, LPS, MSJ, THRESHOLD, FiniteSkipPolicy  # noqa: F401
-from msjgym.systems.finite_skip.loop import run, signatures, start, step
+from msjgym.systems.finite_skip.loop import RUN, run, signatures
 from msjgym.systems.finite_skip.model import (  # noqa: F401 (re-exported)
     FULL_CLASS, FULL_COUNT, FULL_SUM, FiniteSkipModel, check_policy, compiled_params, front_rule)
 from msjgym.systems.finite_skip.state import (  # noqa: F401 (re-exported: the layout of acc and rec)
     A_B, A_END, A_EVENTS, A_GAP, A_MAXNF, A_N, A_NARR, A_NEND, A_NF, A_OUTSIDE, A_SIZE, A_SIZE2, A_TIME, A_UNSTABLE,
-    A_W, A_W1B, NACC, NREC, R_ARR, R_DONE, R_FRONT, R_SIZE, R_WA, R_WFF, FiniteSkipState, new_state)
+    A_W, A_W1B, NACC, NREC, R_ARR, R_DONE, R_FRONT, R_SIZE, R_WA, R_WFF, FiniteSkipState, new_state, rows)
 
 
 def units(policy: FiniteSkipPolicy) -> list:
@@ -30,11 +30,12 @@ def units(policy: FiniteSkipPolicy) -> list:
     return KERNELS.units(policy, loops=[(run, signatures()["run"])])
 
 
-def agent_units() -> list:
-    """What the agent path (:mod:`msjgym.systems.finite_skip.agent`) needs compiled: the event loop's stepping entry
-    points (once per machine)."""
-    sig = signatures()
-    return KERNELS.loop_units([(start, sig["start"]), (step, sig["step"])])
+def loop_units() -> list:
+    """The event loop alone (once per machine), for the paths that run it one decision at a time: the agent path
+    (:mod:`msjgym.systems.finite_skip.agent`, modes START and STEP) and the environment's decision path
+    (:mod:`msjgym.systems.finite_skip.control`, modes RESET, ADVANCE and EPOCH). Compiled before
+    ``control.step_batch``, so that its calls of the loop use this compiled signature, not one per mode."""
+    return KERNELS.loop_units([(run, signatures()["run"])])
 
 
 def prepare(policy: FiniteSkipPolicy) -> int:
@@ -84,5 +85,5 @@ def replication(model: FiniteSkipModel, policy: FiniteSkipPolicy, *, jobs: int =
                          slots=slots() if slots is not None else ())
     alloc = prepare(policy)
     st = replication_state(model, jobs=jobs, stream=stream, capacity=capacity)
-    run(st, pr, 0, alloc)
+    run(rows(st, 0), pr, alloc, RUN)
     return Replication(st.acc[0], st.rec[0])

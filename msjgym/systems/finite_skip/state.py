@@ -111,3 +111,14 @@ def system(st, b):
     return System(st.ints[b], st.flts[b], st.acc[b], st.rec[b], st.cls[b], st.srv[b], st.seqs[b], st.rem[b],
                   st.arr[b], st.wa[b], st.wff[b], st.fent[b], st.sz[b], st.rates[b], st.chosen[b], st.taken[b],
                   st.rng[b:b + 1])
+
+
+def rows(st: FiniteSkipState, b: int) -> System:
+    """System b of the record ``st`` (in Python): a :class:`System` of row views."""
+    return System(*(a[b:b + 1] if name == "rng" else a[b] for name, a in zip(st._fields, st)))
+
+
+@functools.lru_cache(maxsize=1)
+def system_type() -> types.Type:
+    """The numba type of one system's rows (:class:`System`)."""
+    return record_type(rows(new_state(1, 1, 1, 1, 1), 0))
