@@ -192,3 +192,40 @@ def test_a_helper_compiles_on_its_own_without_a_python_wrapper_is_inlined_and_st
     assert options["no_cpython_wrapper"] and options.get("inline", "never") == "never"
     linked = cres.library._get_module_for_linking().get_function(cres.fndesc.mangled_name)
     assert b"alwaysinline" in next(iter(linked.attributes)).split()  # the function's own attributes come first
+
+
+
+def test_a_compile_leaves_the_older_objects_out_of_the_collectors_scans_and_restores_the_freeze_it_found():
+    """``compile_units`` freezes the objects that exist before it (``gc.freeze``: the collector does not scan them
+    during the compile) and unfreezes them after, unless the program had frozen objects itself: then it leaves the
+    program's freeze alone."""
+    import gc
+
+    import numba
+
+    from msjgym.core.compiling import Unit, compile_units
+
+    class NullCache:  # compile times are recorded only for a dispatcher with a cache
+        pass
+
+    class Recording:
+        """A dispatcher stand-in: records the collector's freeze count when asked to compile."""
+
+        def __init__(self) -> None:
+            self.overloads, self.py_func, self._cache, self.seen = {}, Recording, NullCache(), []
+
+        def compile(self, signature) -> None:
+            self.seen.append(gc.get_freeze_count())
+
+    dispatcher = Recording()
+    unit = Unit("a test unit", "test", dispatcher, numba.types.void(numba.types.int64))
+    gc.unfreeze()
+    compile_units([unit])
+    assert dispatcher.seen[-1] > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    mine = gc.get_freeze_count()
+    try:
+        compile_units([unit])
+        assert dispatcher.seen[-1] == mine and gc.get_freeze_count() == mine
+    finally:
+        gc.unfreeze()

@@ -32,6 +32,8 @@ numba_hooks.check()  # the numba internals used below are there, or one line say
 from numba._dispatcher import compute_fingerprint  # noqa: E402
 from numba.core.typing.typeof import Purpose, typeof  # noqa: E402
 
+from msjgym.core.compiling import older_objects_frozen  # noqa: E402
+
 
 class FastCall:
     """``dispatcher(*bound, *args)`` from Python, typed once for ``bound`` and arguments like ``example``.
@@ -47,7 +49,8 @@ class FastCall:
         self.bound = tuple(bound)
         self.signature = tuple(typeof(value, Purpose.argument) for value in (*self.bound, *example))
         if self.signature not in dispatcher.overloads:  # (an event loop's entry point refuses compile() once ready)
-            dispatcher.compile(self.signature)
+            with older_objects_frozen():
+                dispatcher.compile(self.signature)
         self._entry = dispatcher.get_overload(self.signature)
         self._fingerprints = tuple(compute_fingerprint(value) for value in example)
 
