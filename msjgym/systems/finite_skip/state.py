@@ -114,8 +114,8 @@ def system(st, b):
 
 
 def rows(st: FiniteSkipState, b: int) -> System:
-    """System b of the record ``st`` (in Python): a :class:`System` of row views."""
-    return System(*(a[b:b + 1] if name == "rng" else a[b] for name, a in zip(st._fields, st)))
+    """System b of the record ``st``, from Python: :func:`system` run as plain Python (the same row views)."""
+    return system.py_func(st, b)
 
 
 @functools.lru_cache(maxsize=1)
