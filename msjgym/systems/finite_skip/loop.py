@@ -33,8 +33,8 @@ from numba import types
 
 from msjgym.core.jit import njit
 from msjgym.core.plug import call
-from msjgym.core.rng import exponential, uniform
-from msjgym.core.sampling import sample
+from msjgym.core.rng import exponential
+from msjgym.core.sampling import pick, sample
 from msjgym.systems.finite_skip.model import (
     FULL_COUNT, FULL_SUM, P_JOBS, P_K, P_LAMBDA, P_RULE, P_WARMUP, params_type)
 from msjgym.systems.finite_skip.state import (
@@ -220,12 +220,7 @@ def run(s, pr, alloc, mode):
                 acc[A_UNSTABLE] = 1.0
                 going = False
                 break
-            u = uniform(rng, 0)
-            c = nk - 1
-            for i in range(nk - 1):
-                if u < cumprob[i]:
-                    c = i
-                    break
+            c = pick(cumprob, 0, nk, rng, 0)  # the class: the first cumulative probability above a uniform
             size = scale[c] * sample(dkind[c], ddata, dstart[c], rng, 0)
             if seq == warmup:
                 t_start = t
@@ -254,7 +249,6 @@ def run(s, pr, alloc, mode):
             next_arr = t + exponential(rng, 0) / lam
         else:  # completion of job `who`
             sq = seqs[who]
-            rec = rec
             if warmup <= sq < warmup + jobs:
                 i = sq - warmup
                 rec[i, R_ARR] = arr[who]
